@@ -1,0 +1,41 @@
+//! Every Low id, kept together in one file.
+//!
+//! Ids follow Cranelift's `entities.rs` and rust-analyzer's MIR: an id is an `Idx` into the arena
+//! of the thing that owns it, and the payload type carries the `Data` suffix. Module-level ids
+//! ([`ClassId`], [`FuncId`]) index the arenas of a [`Module`](crate::Module); function-level ids
+//! ([`LocalId`], [`BlockId`], [`OpId`], [`LabelId`]) index the arenas of one
+//! [`FunctionData`](crate::FunctionData) and mean nothing without it.
+
+use la_arena::Idx;
+
+use crate::module::{BlockData, ClassData, FunctionData, LabelData, LocalData, OpData};
+
+/// A class of the module: an index into `Module::classes`.
+pub type ClassId = Idx<ClassData>;
+/// A function of the module: an index into `Module::functions`.
+pub type FuncId = Idx<FunctionData>;
+/// A local (parameter or variable) of one function: an index into `FunctionData::locals`.
+pub type LocalId = Idx<LocalData>;
+/// A block (an ordered list of operations) of one function: an index into `FunctionData::blocks`.
+pub type BlockId = Idx<BlockData>;
+/// An operation of one function: an index into `FunctionData::ops`.
+pub type OpId = Idx<OpData>;
+/// A loop or block label of one function: an index into `FunctionData::labels`.
+pub type LabelId = Idx<LabelData>;
+
+/// The position of a field inside its class's field list (0-based, declaration order).
+pub type FieldIndex = u32;
+
+/// Checked lookup in an arena, for ids that come from outside the arena's owner (hand-edited
+/// text, a buggy pass): indexing an `Arena` with a foreign id panics, this answers `None`.
+pub trait ArenaGet<T> {
+    /// The entry for `idx`, or `None` when `idx` is out of range.
+    fn get(&self, idx: Idx<T>) -> Option<&T>;
+}
+
+impl<T> ArenaGet<T> for la_arena::Arena<T> {
+    fn get(&self, idx: Idx<T>) -> Option<&T> {
+        let i = u32::from(idx.into_raw()) as usize;
+        if i < self.len() { Some(&self[idx]) } else { None }
+    }
+}

@@ -1,0 +1,31 @@
+//! Low: Nagi's typed, explicit, arena-based intermediate representation.
+//!
+//! Every later stage of the compiler reads Low, and people read, edit and hand it back as
+//! text. This crate holds the data model ([`Module`], [`FunctionData`], [`OpKind`], …), the
+//! runtime interface table ([`runtime`]), the text [`printer`] and [`parser`], and the
+//! [`verifier`]. It depends on no other compiler crate. `docs/low.md` is the reference of the
+//! text format.
+
+pub mod diagnostic;
+pub mod entities;
+pub mod lexer;
+pub mod module;
+pub mod ops;
+pub mod parser;
+pub mod printer;
+pub mod runtime;
+pub mod source;
+pub mod types;
+
+pub use diagnostic::Diagnostic;
+pub use entities::{ArenaGet, BlockId, ClassId, FieldIndex, FuncId, LabelId, LocalId, OpId};
+pub use module::{
+    BlockData, ClassData, FieldData, FunctionData, HttpMethod, LabelData, LocalData, Module, OpData, RouteDecl,
+    TableDecl,
+};
+pub use ops::{BinaryOp, OpKind, Opcode, Operand, UnaryOp};
+pub use parser::parse;
+pub use printer::{print_function, print_module};
+pub use runtime::{RtType, RuntimeFn};
+pub use source::{Anchor, SourceMap, Span};
+pub use types::{Constant, ScalarType, Type};

@@ -1,0 +1,214 @@
+//! The Low data model: a module of classes, functions and declarations; a function of locals,
+//! blocks, operations and labels, each in its own arena.
+//!
+//! Structure of a function body: `FunctionData::body` is a block; a block is an ordered list of
+//! operations; control-flow operations (`if`, `loop`, `block`, `for`) own further blocks. Every
+//! block has exactly one owner, so a body is a tree and every function is reducible by
+//! construction. The canonical arena order is the order of the text: the parser allocates
+//! parameters first, then declared locals, and operations and blocks in pre-order.
+
+use la_arena::Arena;
+
+use crate::entities::{BlockId, ClassId, FieldIndex, FuncId, LocalId, OpId};
+use crate::ops::OpKind;
+use crate::types::Type;
+
+/// The text format's version; the first line of every Low file is `nagi-low 1`.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// One Low module: what one `.low` file (or one lowered `.nagi` file) holds.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Module {
+    /// The module's name, from its `module NAME` line.
+    pub name: String,
+    /// Classes in declaration order.
+    pub classes: Arena<ClassData>,
+    /// Functions in declaration order.
+    pub functions: Arena<FunctionData>,
+    /// `table` bindings of classes to SQLite tables, in declaration order.
+    pub tables: Vec<TableDecl>,
+    /// `route` bindings of HTTP method and path to handler functions, in declaration order.
+    pub routes: Vec<RouteDecl>,
+}
+
+impl Module {
+    /// An empty module called `name`.
+    pub fn new(name: impl Into<String>) -> Module {
+        Module { name: name.into(), ..Module::default() }
+    }
+
+    /// The class called `name`, if any.
+    pub fn class_by_name(&self, name: &str) -> Option<ClassId> {
+        self.classes.iter().find(|(_, c)| c.name == name).map(|(id, _)| id)
+    }
+
+    /// The function called `name` (without the `$` sigil), if any.
+    pub fn function_by_name(&self, name: &str) -> Option<FuncId> {
+        self.functions.iter().find(|(_, f)| f.name == name).map(|(id, _)| id)
+    }
+}
+
+/// A class: a named record of fields, owned by value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClassData {
+    pub name: String,
+    /// Fields in declaration order; [`FieldIndex`] indexes this list.
+    pub fields: Vec<FieldData>,
+}
+
+impl ClassData {
+    /// The index of the field called `name`, if any.
+    pub fn field_index(&self, name: &str) -> Option<FieldIndex> {
+        self.fields.iter().position(|f| f.name == name).map(|i| i as FieldIndex)
+    }
+}
+
+/// One field of a class.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldData {
+    pub name: String,
+    pub ty: Type,
+}
+
+/// `table NAME: Class key FIELD`: the rows of SQLite table `NAME` are values of `Class`, and
+/// `FIELD` is its primary key. The runtime creates the table at start.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableDecl {
+    pub name: String,
+    pub class: ClassId,
+    pub key: FieldIndex,
+}
+
+/// An HTTP method a route answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum HttpMethod {
+    Get,
+    Post,
+    Put,
+    Patch,
+    Delete,
+}
+
+impl HttpMethod {
+    /// All methods, in table order.
+    pub const ALL: [HttpMethod; 5] =
+        [HttpMethod::Get, HttpMethod::Post, HttpMethod::Put, HttpMethod::Patch, HttpMethod::Delete];
+
+    /// The method as written in Low and on the wire (`GET`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            HttpMethod::Get => "GET",
+            HttpMethod::Post => "POST",
+            HttpMethod::Put => "PUT",
+            HttpMethod::Patch => "PATCH",
+            HttpMethod::Delete => "DELETE",
+        }
+    }
+
+    /// The method spelled `name`, if any.
+    pub fn from_name(name: &str) -> Option<HttpMethod> {
+        HttpMethod::ALL.into_iter().find(|m| m.name() == name)
+    }
+}
+
+/// `route METHOD "PATH" $handler`: requests matching method and path are answered by calling
+/// the handler. Path parameters are written `{name}` and bind the handler parameter of that
+/// name; a parameter called `body` of class type is the decoded JSON request body; other
+/// parameters are query parameters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RouteDecl {
+    pub method: HttpMethod,
+    pub path: String,
+    pub handler: FuncId,
+}
+
+/// One function: its signature and the arenas of its body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FunctionData {
+    /// The name, without the `$` sigil.
+    pub name: String,
+    /// Whether the function is `async`: it may `await`, and every call to it must be awaited.
+    pub is_async: bool,
+    /// The parameters, which are the first `params.len()` locals, in order.
+    pub params: Vec<LocalId>,
+    /// The result type (`unit` for none).
+    pub ret: Type,
+    /// Parameters, then declared locals.
+    pub locals: Arena<LocalData>,
+    /// Every block of the body, the body block first.
+    pub blocks: Arena<BlockData>,
+    /// Every operation of the body, in pre-order.
+    pub ops: Arena<OpData>,
+    /// Every loop and block label, in the order they are declared.
+    pub labels: Arena<LabelData>,
+    /// The outermost block.
+    pub body: BlockId,
+}
+
+impl FunctionData {
+    /// A function with no parameters, no locals and an empty body.
+    pub fn new(name: impl Into<String>, ret: Type) -> FunctionData {
+        let mut blocks = Arena::new();
+        let body = blocks.alloc(BlockData::default());
+        FunctionData {
+            name: name.into(),
+            is_async: false,
+            params: Vec::new(),
+            ret,
+            locals: Arena::new(),
+            blocks,
+            ops: Arena::new(),
+            labels: Arena::new(),
+            body,
+        }
+    }
+
+    /// The type of `local`.
+    pub fn local_type(&self, local: LocalId) -> &Type {
+        &self.locals[local].ty
+    }
+
+    /// The types of the parameters, in order.
+    pub fn param_types(&self) -> impl Iterator<Item = &Type> {
+        self.params.iter().map(|p| &self.locals[*p].ty)
+    }
+
+    /// The local called `name` (without the `%` sigil), if any.
+    pub fn local_by_name(&self, name: &str) -> Option<LocalId> {
+        self.locals.iter().find(|(_, l)| l.name == name).map(|(id, _)| id)
+    }
+}
+
+/// A parameter or local variable. Locals are mutable and function-scoped; the verifier
+/// checks that each is assigned before use and not used after it is moved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LocalData {
+    /// The name, without the `%` sigil; lowering keeps the High variable's name.
+    pub name: String,
+    pub ty: Type,
+}
+
+/// An ordered list of operations.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct BlockData {
+    pub ops: Vec<OpId>,
+}
+
+/// A label that `break` and `continue` name; declared by a `loop`, `for` or `block` operation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LabelData {
+    /// The name, without the `@` sigil.
+    pub name: String,
+}
+
+/// One operation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpData {
+    pub kind: OpKind,
+}
+
+impl From<OpKind> for OpData {
+    fn from(kind: OpKind) -> OpData {
+        OpData { kind }
+    }
+}

@@ -1,0 +1,424 @@
+//! Low's operations and the one table of their names.
+//!
+//! Operations are three-address: operands are locals or typed constants, never nested
+//! expressions. An operation writes at most one local (its destination). The semantics are
+//! DESIGN.md's, and `docs/low.md` gives each operation's text form with an example. The name
+//! tables below ([`Opcode`], [`UnaryOp`], [`BinaryOp`]) are the only place names are spelled:
+//! the printer prints through `name()` and the parser reads through `from_name()`.
+
+use crate::entities::{BlockId, ClassId, FieldIndex, FuncId, LabelId, LocalId};
+use crate::runtime::RuntimeFn;
+use crate::types::{Constant, ScalarType};
+
+/// Declares a fieldless enum together with its text names, as one list.
+macro_rules! name_table {
+    ($(#[$meta:meta])* $vis:vis enum $enum:ident { $($(#[$vmeta:meta])* $variant:ident => $name:literal,)* }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        $vis enum $enum { $($(#[$vmeta])* $variant,)* }
+
+        impl $enum {
+            /// Every value, in table order.
+            pub const ALL: &'static [$enum] = &[$($enum::$variant,)*];
+
+            /// The text spelling.
+            pub fn name(self) -> &'static str {
+                match self { $($enum::$variant => $name,)* }
+            }
+
+            /// The value spelled `name`, if any.
+            pub fn from_name(name: &str) -> Option<$enum> {
+                match name { $($name => Some($enum::$variant),)* _ => None }
+            }
+        }
+    };
+}
+
+name_table! {
+    /// Every operation mnemonic except the unary and binary arithmetic ones, which have their
+    /// own tables because they always carry a scalar-type suffix.
+    pub enum Opcode {
+        /// `%d = const C`
+        Const => "const",
+        /// `%d = copy %x` (copy types only)
+        Copy => "copy",
+        /// `%d = cast.T x`
+        Cast => "cast",
+        /// `[%d =] [await] call $f(args)`
+        Call => "call",
+        /// `[%d =] [await] rtcall name[<Class>](args)`
+        RuntimeCall => "rtcall",
+        /// `%d = new Class { field: x, … }`
+        New => "new",
+        /// `%d = field.get %o, name`
+        FieldGet => "field.get",
+        /// `%d = field.ref %o, name`
+        FieldRef => "field.ref",
+        /// `%d = field.ref_mut %o, name`
+        FieldRefMut => "field.ref_mut",
+        /// `field.set %o, name, x`
+        FieldSet => "field.set",
+        /// `%d = array.new`
+        ArrayNew => "array.new",
+        /// `%d = array.len %a`
+        ArrayLen => "array.len",
+        /// `%d = array.get %a, i`
+        ArrayGet => "array.get",
+        /// `%d = array.ref %a, i`
+        ArrayRef => "array.ref",
+        /// `%d = array.ref_mut %a, i`
+        ArrayRefMut => "array.ref_mut",
+        /// `array.set %a, i, x`
+        ArraySet => "array.set",
+        /// `array.push %a, x`
+        ArrayPush => "array.push",
+        /// `%d = string "text"`
+        String => "string",
+        /// `%d = str.len %s`
+        StrLen => "str.len",
+        /// `%d = str.concat %a, %b`
+        StrConcat => "str.concat",
+        /// `%d = str.eq %a, %b`
+        StrEq => "str.eq",
+        /// `%d = option.some x`
+        OptionSome => "option.some",
+        /// `%d = option.none`
+        OptionNone => "option.none",
+        /// `%d = option.is_some %o`
+        OptionIsSome => "option.is_some",
+        /// `%d = option.unwrap %o`
+        OptionUnwrap => "option.unwrap",
+        /// `%d = move %x`
+        Move => "move",
+        /// `%d = clone %x`
+        Clone => "clone",
+        /// `drop %x`
+        Drop => "drop",
+        /// `%d = borrow %x`
+        Borrow => "borrow",
+        /// `%d = borrow_mut %x`
+        BorrowMut => "borrow_mut",
+        /// `%d = load %r`
+        Load => "load",
+        /// `store %r, x`
+        Store => "store",
+        /// `if c { … } else { … }`
+        If => "if",
+        /// `loop @l { … }`
+        Loop => "loop",
+        /// `block @l { … }`
+        Block => "block",
+        /// `for %i in a..b @l { … }` or `for %x in %xs @l { … }`
+        For => "for",
+        /// `break @l`
+        Break => "break",
+        /// `continue @l`
+        Continue => "continue",
+        /// `return [x]`
+        Return => "return",
+        /// `trap "message"`
+        Trap => "trap",
+    }
+}
+
+name_table! {
+    /// One-operand arithmetic, written `op.T x`.
+    pub enum UnaryOp {
+        /// Wrapping negation for integers (`neg.i64 MIN == MIN`), sign flip for `f64`.
+        Neg => "neg",
+        /// Logical not for `bool`, bitwise not for integers.
+        Not => "not",
+        /// Wrapping absolute value for integers (`abs.i64 MIN == MIN`), sign clear for `f64`.
+        Abs => "abs",
+    }
+}
+
+name_table! {
+    /// Two-operand arithmetic, bitwise and comparison operations, written `op.T a, b`. Both
+    /// operands have type `T`; the result has type `T`, except comparisons (`bool`) and checked
+    /// operations (`Option<T>`).
+    pub enum BinaryOp {
+        /// Wrapping for integers.
+        Add => "add",
+        /// Wrapping for integers.
+        Sub => "sub",
+        /// Wrapping for integers.
+        Mul => "mul",
+        /// Integers: traps on zero divisor; `MIN / -1 == MIN`. `f64`: IEEE.
+        Div => "div",
+        /// Integers: traps on zero divisor; `MIN % -1 == 0`. `f64`: IEEE `fmod` (Rust `%`).
+        Rem => "rem",
+        /// Bitwise for integers, logical (not short-circuit) for `bool`.
+        And => "and",
+        /// Bitwise for integers, logical (not short-circuit) for `bool`.
+        Or => "or",
+        /// Bitwise for integers, logical for `bool`.
+        Xor => "xor",
+        /// Integers only; the count is masked to the bit width.
+        Shl => "shl",
+        /// Arithmetic shift right, integers only; the count is masked to the bit width.
+        Shr => "shr",
+        /// IEEE for `f64` (false when either side is NaN).
+        Eq => "eq",
+        /// IEEE for `f64` (true when either side is NaN).
+        Ne => "ne",
+        Lt => "lt",
+        Le => "le",
+        Gt => "gt",
+        Ge => "ge",
+        /// For `f64`: the other operand when one is NaN, and `-0.0 < +0.0`.
+        Min => "min",
+        /// For `f64`: the other operand when one is NaN, and `-0.0 < +0.0`.
+        Max => "max",
+        /// Integers only: `Option<T>`, none on overflow.
+        CheckedAdd => "checked_add",
+        /// Integers only: `Option<T>`, none on overflow.
+        CheckedSub => "checked_sub",
+        /// Integers only: `Option<T>`, none on overflow.
+        CheckedMul => "checked_mul",
+    }
+}
+
+impl BinaryOp {
+    /// Whether the result is `bool` whatever the operand type.
+    pub fn is_comparison(self) -> bool {
+        matches!(self, BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge)
+    }
+
+    /// Whether the result is `Option<T>`.
+    pub fn is_checked(self) -> bool {
+        matches!(self, BinaryOp::CheckedAdd | BinaryOp::CheckedSub | BinaryOp::CheckedMul)
+    }
+
+    /// Whether the operation may trap (integer division and remainder by zero).
+    pub fn may_trap(self, ty: ScalarType) -> bool {
+        ty.is_int() && matches!(self, BinaryOp::Div | BinaryOp::Rem)
+    }
+}
+
+/// An operand: a local or a typed constant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operand {
+    Local(LocalId),
+    Const(Constant),
+}
+
+impl Operand {
+    /// The local this operand reads, if it is one.
+    pub fn as_local(&self) -> Option<LocalId> {
+        match self {
+            Operand::Local(l) => Some(*l),
+            Operand::Const(_) => None,
+        }
+    }
+}
+
+/// What an operation does. Field names follow one convention: `dest` is the local written;
+/// every other `LocalId` or [`Operand`] is read. Operands in consuming positions (arguments to
+/// owned parameters, `new` fields, `array.push`/`array.set`/`field.set`/`store` values,
+/// `option.some`, `move`, `drop`, `option.unwrap`, `return`) move a non-copy local; every other
+/// read borrows it for the duration of the operation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OpKind {
+    Const { dest: LocalId, value: Constant },
+    Copy { dest: LocalId, src: LocalId },
+    Unary { dest: LocalId, op: UnaryOp, ty: ScalarType, arg: Operand },
+    Binary { dest: LocalId, op: BinaryOp, ty: ScalarType, lhs: Operand, rhs: Operand },
+    /// Numeric conversion to `to` from the operand's type. Float → int saturates, NaN → 0;
+    /// int → int truncates or sign-extends; int → float rounds to nearest.
+    Cast { dest: LocalId, to: ScalarType, arg: Operand },
+    Call { dest: Option<LocalId>, callee: FuncId, args: Vec<Operand>, awaited: bool },
+    /// A call of a runtime function from [`crate::runtime::RUNTIME_FUNCTIONS`]; `class` is the
+    /// class argument of generic rows such as `db.query<User>`.
+    RuntimeCall { dest: Option<LocalId>, func: RuntimeFn, class: Option<ClassId>, args: Vec<Operand>, awaited: bool },
+    /// Construction; `fields` are in the class's declaration order.
+    New { dest: LocalId, class: ClassId, fields: Vec<Operand> },
+    /// Reads a copy-type field of a class value or reference.
+    FieldGet { dest: LocalId, object: LocalId, field: FieldIndex },
+    /// Borrows a field of a class value or reference.
+    FieldRef { dest: LocalId, object: LocalId, field: FieldIndex, mutable: bool },
+    /// Replaces a field (dropping the old value) of an owned class or `&mut` class.
+    FieldSet { object: LocalId, field: FieldIndex, value: Operand },
+    /// An empty array; the element type is the destination's.
+    ArrayNew { dest: LocalId },
+    /// The length as `i64`.
+    ArrayLen { dest: LocalId, array: LocalId },
+    /// Reads a copy-type element; an index outside `0..len` traps.
+    ArrayGet { dest: LocalId, array: LocalId, index: Operand },
+    /// Borrows an element; an index outside `0..len` traps.
+    ArrayRef { dest: LocalId, array: LocalId, index: Operand, mutable: bool },
+    /// Replaces an element (dropping the old value); an index outside `0..len` traps.
+    ArraySet { array: LocalId, index: Operand, value: Operand },
+    /// Appends an element.
+    ArrayPush { array: LocalId, value: Operand },
+    /// A new owned `String` holding `value` (allocates).
+    StringLit { dest: LocalId, value: String },
+    /// The length in UTF-8 bytes as `i64`.
+    StrLen { dest: LocalId, string: LocalId },
+    /// A new `String`: `lhs` followed by `rhs` (allocates; neither operand is consumed).
+    StrConcat { dest: LocalId, lhs: LocalId, rhs: LocalId },
+    /// Byte-wise equality.
+    StrEq { dest: LocalId, lhs: LocalId, rhs: LocalId },
+    OptionSome { dest: LocalId, value: Operand },
+    /// The empty option; the payload type is the destination's.
+    OptionNone { dest: LocalId },
+    OptionIsSome { dest: LocalId, option: LocalId },
+    /// The payload; traps when the option is empty. Consumes a non-copy option.
+    OptionUnwrap { dest: LocalId, option: LocalId },
+    /// Transfers ownership; `src` is unusable afterwards.
+    Move { dest: LocalId, src: LocalId },
+    /// A deep copy of an owned value or of what a reference points to (allocates).
+    Clone { dest: LocalId, src: LocalId },
+    /// Ends an owned value's life, freeing what it owns.
+    Drop { local: LocalId },
+    /// Borrows a local (`&T`, or `&mut T` when `mutable`) until the local is moved, dropped or
+    /// reassigned.
+    Borrow { dest: LocalId, src: LocalId, mutable: bool },
+    /// Reads a copy-type value through a reference.
+    Load { dest: LocalId, reference: LocalId },
+    /// Writes through a `&mut` reference, dropping the old value.
+    Store { reference: LocalId, value: Operand },
+    If { cond: Operand, then_block: BlockId, else_block: Option<BlockId> },
+    /// Repeats `body` until a `break` or `return` leaves it.
+    Loop { label: LabelId, body: BlockId },
+    /// Runs `body` once; `break @label` leaves it early.
+    Block { label: LabelId, body: BlockId },
+    /// `var` takes `start, start+1, …, end-1` (empty when `start >= end`); the bounds are read
+    /// once.
+    ForRange { var: LocalId, start: Operand, end: Operand, label: LabelId, body: BlockId },
+    /// `var` takes each element of `seq` in order: the element itself for copy types, a
+    /// shared reference to it otherwise. `seq` is borrowed for the loop.
+    ForEach { var: LocalId, seq: LocalId, label: LabelId, body: BlockId },
+    Break { label: LabelId },
+    Continue { label: LabelId },
+    Return { value: Option<Operand> },
+    /// Ends the program (or, in a handler, the request with a 500) with `message`.
+    Trap { message: String },
+}
+
+impl OpKind {
+    /// The mnemonic of this operation; `None` for unary and binary arithmetic, whose names
+    /// come from [`UnaryOp`] and [`BinaryOp`].
+    pub fn opcode(&self) -> Option<Opcode> {
+        Some(match self {
+            OpKind::Unary { .. } | OpKind::Binary { .. } => return None,
+            OpKind::Const { .. } => Opcode::Const,
+            OpKind::Copy { .. } => Opcode::Copy,
+            OpKind::Cast { .. } => Opcode::Cast,
+            OpKind::Call { .. } => Opcode::Call,
+            OpKind::RuntimeCall { .. } => Opcode::RuntimeCall,
+            OpKind::New { .. } => Opcode::New,
+            OpKind::FieldGet { .. } => Opcode::FieldGet,
+            OpKind::FieldRef { mutable: false, .. } => Opcode::FieldRef,
+            OpKind::FieldRef { mutable: true, .. } => Opcode::FieldRefMut,
+            OpKind::FieldSet { .. } => Opcode::FieldSet,
+            OpKind::ArrayNew { .. } => Opcode::ArrayNew,
+            OpKind::ArrayLen { .. } => Opcode::ArrayLen,
+            OpKind::ArrayGet { .. } => Opcode::ArrayGet,
+            OpKind::ArrayRef { mutable: false, .. } => Opcode::ArrayRef,
+            OpKind::ArrayRef { mutable: true, .. } => Opcode::ArrayRefMut,
+            OpKind::ArraySet { .. } => Opcode::ArraySet,
+            OpKind::ArrayPush { .. } => Opcode::ArrayPush,
+            OpKind::StringLit { .. } => Opcode::String,
+            OpKind::StrLen { .. } => Opcode::StrLen,
+            OpKind::StrConcat { .. } => Opcode::StrConcat,
+            OpKind::StrEq { .. } => Opcode::StrEq,
+            OpKind::OptionSome { .. } => Opcode::OptionSome,
+            OpKind::OptionNone { .. } => Opcode::OptionNone,
+            OpKind::OptionIsSome { .. } => Opcode::OptionIsSome,
+            OpKind::OptionUnwrap { .. } => Opcode::OptionUnwrap,
+            OpKind::Move { .. } => Opcode::Move,
+            OpKind::Clone { .. } => Opcode::Clone,
+            OpKind::Drop { .. } => Opcode::Drop,
+            OpKind::Borrow { mutable: false, .. } => Opcode::Borrow,
+            OpKind::Borrow { mutable: true, .. } => Opcode::BorrowMut,
+            OpKind::Load { .. } => Opcode::Load,
+            OpKind::Store { .. } => Opcode::Store,
+            OpKind::If { .. } => Opcode::If,
+            OpKind::Loop { .. } => Opcode::Loop,
+            OpKind::Block { .. } => Opcode::Block,
+            OpKind::ForRange { .. } | OpKind::ForEach { .. } => Opcode::For,
+            OpKind::Break { .. } => Opcode::Break,
+            OpKind::Continue { .. } => Opcode::Continue,
+            OpKind::Return { .. } => Opcode::Return,
+            OpKind::Trap { .. } => Opcode::Trap,
+        })
+    }
+
+    /// The local this operation writes, if any. A `for` writes its loop variable at the top of
+    /// each iteration, which is reported here too.
+    pub fn dest(&self) -> Option<LocalId> {
+        match self {
+            OpKind::Const { dest, .. }
+            | OpKind::Copy { dest, .. }
+            | OpKind::Unary { dest, .. }
+            | OpKind::Binary { dest, .. }
+            | OpKind::Cast { dest, .. }
+            | OpKind::New { dest, .. }
+            | OpKind::FieldGet { dest, .. }
+            | OpKind::FieldRef { dest, .. }
+            | OpKind::ArrayNew { dest }
+            | OpKind::ArrayLen { dest, .. }
+            | OpKind::ArrayGet { dest, .. }
+            | OpKind::ArrayRef { dest, .. }
+            | OpKind::StringLit { dest, .. }
+            | OpKind::StrLen { dest, .. }
+            | OpKind::StrConcat { dest, .. }
+            | OpKind::StrEq { dest, .. }
+            | OpKind::OptionSome { dest, .. }
+            | OpKind::OptionNone { dest }
+            | OpKind::OptionIsSome { dest, .. }
+            | OpKind::OptionUnwrap { dest, .. }
+            | OpKind::Move { dest, .. }
+            | OpKind::Clone { dest, .. }
+            | OpKind::Borrow { dest, .. }
+            | OpKind::Load { dest, .. } => Some(*dest),
+            OpKind::Call { dest, .. } | OpKind::RuntimeCall { dest, .. } => *dest,
+            OpKind::ForRange { var, .. } | OpKind::ForEach { var, .. } => Some(*var),
+            OpKind::FieldSet { .. }
+            | OpKind::ArraySet { .. }
+            | OpKind::ArrayPush { .. }
+            | OpKind::Drop { .. }
+            | OpKind::Store { .. }
+            | OpKind::If { .. }
+            | OpKind::Loop { .. }
+            | OpKind::Block { .. }
+            | OpKind::Break { .. }
+            | OpKind::Continue { .. }
+            | OpKind::Return { .. }
+            | OpKind::Trap { .. } => None,
+        }
+    }
+
+    /// The blocks this operation owns, in text order.
+    pub fn blocks(&self) -> Vec<BlockId> {
+        match self {
+            OpKind::If { then_block, else_block, .. } => {
+                let mut v = vec![*then_block];
+                v.extend(*else_block);
+                v
+            }
+            OpKind::Loop { body, .. }
+            | OpKind::Block { body, .. }
+            | OpKind::ForRange { body, .. }
+            | OpKind::ForEach { body, .. } => vec![*body],
+            _ => Vec::new(),
+        }
+    }
+
+    /// The label this operation declares (`loop`, `block`, `for`), if any.
+    pub fn declared_label(&self) -> Option<LabelId> {
+        match self {
+            OpKind::Loop { label, .. }
+            | OpKind::Block { label, .. }
+            | OpKind::ForRange { label, .. }
+            | OpKind::ForEach { label, .. } => Some(*label),
+            _ => None,
+        }
+    }
+
+    /// Whether control never reaches the operation after this one in the same block.
+    pub fn is_terminator(&self) -> bool {
+        matches!(self, OpKind::Break { .. } | OpKind::Continue { .. } | OpKind::Return { .. } | OpKind::Trap { .. })
+    }
+}

@@ -1,0 +1,1044 @@
+//! The Low text parser: text → [`Module`] plus its [`SourceMap`].
+//!
+//! The grammar is the printer's output (see `docs/low.md`), read line by line. The parser
+//! resolves names (locals, functions, classes, fields, labels) to ids and reports a name that
+//! does not resolve; everything else about well-formedness is the verifier's job. Errors stop
+//! the parse and give the position, what was found and what was expected; the parser never
+//! panics. Nested blocks are parsed with an explicit stack, so nesting depth is bounded by
+//! memory, not by the thread's stack.
+
+use std::collections::HashMap;
+
+use crate::diagnostic::Diagnostic;
+use crate::entities::{BlockId, ClassId, FieldIndex, FuncId, LabelId, LocalId, OpId};
+use crate::lexer::{Token, TokenKind, lex};
+use crate::module::{
+    BlockData, ClassData, FORMAT_VERSION, FieldData, FunctionData, HttpMethod, LabelData, LocalData, Module,
+    OpData, RouteDecl, TableDecl,
+};
+use crate::ops::{BinaryOp, OpKind, Opcode, Operand, UnaryOp};
+use crate::runtime::RuntimeFn;
+use crate::source::{Anchor, FunctionSpans, SourceMap, Span};
+use crate::types::{Constant, ScalarType, Type};
+
+/// Parses a whole Low file.
+///
+/// Errors: a missing or unsupported version line (`L100`), a lexical error (`L101`–`L103`), a
+/// syntax error naming what was found and what was expected (`L110`), or a name that does not
+/// resolve or is declared twice (`L120`–`L129`). Only the first error is reported, since what
+/// follows a syntax error is rarely meaningful.
+pub fn parse(text: &str) -> Result<(Module, SourceMap), Diagnostic> {
+    let after_version = check_version(text)?;
+    let tokens = lex(text, after_version)?;
+    let mut parser = Parser {
+        tokens,
+        pos: 0,
+        module: Module::default(),
+        source: SourceMap::default(),
+        pending: Vec::new(),
+        classes: HashMap::new(),
+        functions: HashMap::new(),
+    };
+    parser.declare_names()?;
+    parser.module()?;
+    Ok((parser.module, parser.source))
+}
+
+/// Checks the first line and returns the offset after it.
+fn check_version(text: &str) -> Result<usize, Diagnostic> {
+    let line_end = text.find('\n').unwrap_or(text.len());
+    let line = text[..line_end].trim_end_matches('\r');
+    let expected = format!("nagi-low {FORMAT_VERSION}");
+    let bad = |message: String| {
+        Err(Diagnostic::new("L100", message)
+            .at(Some(Span::new(0, line.len())))
+            .label(format!("expected `{expected}`"))
+            .note("every Low file starts with its format version line"))
+    };
+    let Some(version) = line.strip_prefix("nagi-low ") else {
+        let found = if line.is_empty() { "an empty line".to_string() } else { format!("`{line}`") };
+        return bad(format!("bad version line: expected `{expected}`, found {found}"));
+    };
+    match version.trim().parse::<u32>() {
+        Ok(FORMAT_VERSION) => Ok(line_end),
+        Ok(other) => bad(format!("unsupported Low format version {other}; this nagic reads version {FORMAT_VERSION}")),
+        Err(_) => bad(format!("bad version line: expected `{expected}`, found `{line}`")),
+    }
+}
+
+struct Parser {
+    tokens: Vec<Token>,
+    pos: usize,
+    module: Module,
+    source: SourceMap,
+    /// Comments read since the last anchor.
+    pending: Vec<String>,
+    classes: HashMap<String, ClassId>,
+    functions: HashMap<String, FuncId>,
+}
+
+/// The function being parsed.
+struct FnCtx {
+    id: FuncId,
+    data: FunctionData,
+    spans: FunctionSpans,
+    locals: HashMap<String, LocalId>,
+}
+
+/// One open block during body parsing.
+struct Frame {
+    block: BlockId,
+    /// The label this block's operation declares, for `break`/`continue` resolution.
+    label: Option<(String, LabelId)>,
+    /// The `if` whose then-block this is, so that `} else {` can attach an else-block.
+    if_op: Option<OpId>,
+}
+
+type PResult<T> = Result<T, Diagnostic>;
+
+impl Parser {
+    fn peek(&self) -> &TokenKind {
+        &self.tokens[self.pos].kind
+    }
+
+    fn span(&self) -> Span {
+        self.tokens[self.pos].span
+    }
+
+    fn prev_span(&self) -> Span {
+        self.tokens[self.pos.saturating_sub(1)].span
+    }
+
+    fn bump(&mut self) -> Token {
+        let t = self.tokens[self.pos].clone();
+        if self.pos + 1 < self.tokens.len() {
+            self.pos += 1;
+        }
+        t
+    }
+
+    fn error(&self, expected: &str) -> Diagnostic {
+        let found = self.peek().describe();
+        Diagnostic::new("L110", format!("expected {expected}, found {found}"))
+            .at(Some(self.span()))
+            .label(format!("expected {expected}"))
+    }
+
+    fn expect(&mut self, kind: TokenKind, expected: &str) -> PResult<Span> {
+        if *self.peek() == kind {
+            Ok(self.bump().span)
+        } else {
+            Err(self.error(expected))
+        }
+    }
+
+    fn keyword(&mut self, word: &str) -> PResult<Span> {
+        match self.peek() {
+            TokenKind::Ident(s) if s == word => Ok(self.bump().span),
+            _ => Err(self.error(&format!("`{word}`"))),
+        }
+    }
+
+    fn ident(&mut self, expected: &str) -> PResult<(String, Span)> {
+        match self.peek().clone() {
+            TokenKind::Ident(s) => Ok((s, self.bump().span)),
+            _ => Err(self.error(expected)),
+        }
+    }
+
+    fn is_keyword(&self, word: &str) -> bool {
+        matches!(self.peek(), TokenKind::Ident(s) if s == word)
+    }
+
+    /// Skips blank lines, collecting comments for the next anchor.
+    fn skip_blank(&mut self) {
+        loop {
+            match self.peek().clone() {
+                TokenKind::Newline => {
+                    self.bump();
+                }
+                TokenKind::Comment(text) => {
+                    self.pending.push(text);
+                    self.bump();
+                }
+                _ => return,
+            }
+        }
+    }
+
+    /// Expects the end of the line (a trailing comment is kept for the next line's anchor).
+    fn end_of_line(&mut self) -> PResult<()> {
+        if let TokenKind::Comment(text) = self.peek().clone() {
+            self.pending.push(text);
+            self.bump();
+        }
+        match self.peek() {
+            TokenKind::Newline => {
+                self.bump();
+                Ok(())
+            }
+            TokenKind::Eof => Ok(()),
+            _ => Err(self.error("end of line")),
+        }
+    }
+
+    fn anchor(&mut self, anchor: Anchor) {
+        if !self.pending.is_empty() {
+            let comments = std::mem::take(&mut self.pending);
+            self.source.comments.entry(anchor).or_default().extend(comments);
+        }
+    }
+
+    /// Allocates every class and function named at the top level, so that types and calls can
+    /// refer to items declared further down.
+    fn declare_names(&mut self) -> PResult<()> {
+        let mut depth = 0usize;
+        let mut i = 0;
+        while i < self.tokens.len() {
+            match &self.tokens[i].kind {
+                TokenKind::LBrace => depth += 1,
+                TokenKind::RBrace => depth = depth.saturating_sub(1),
+                TokenKind::Ident(kw) if depth == 0 && (kw == "class" || kw == "fn") => {
+                    let is_class = kw == "class";
+                    if let Some(next) = self.tokens.get(i + 1) {
+                        match (&next.kind, is_class) {
+                            (TokenKind::Ident(name), true) => {
+                                if self.classes.contains_key(name) {
+                                    return Err(duplicate("class", name, next.span));
+                                }
+                                let id = self.module.classes.alloc(ClassData { name: name.clone(), fields: Vec::new() });
+                                self.classes.insert(name.clone(), id);
+                            }
+                            (TokenKind::Function(name), false) => {
+                                if self.functions.contains_key(name) {
+                                    return Err(duplicate("function", &format!("${name}"), next.span));
+                                }
+                                let id = self.module.functions.alloc(FunctionData::new(name.clone(), Type::Unit));
+                                self.functions.insert(name.clone(), id);
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        Ok(())
+    }
+
+    fn module(&mut self) -> PResult<()> {
+        self.skip_blank();
+        self.anchor(Anchor::ModuleHeader);
+        self.keyword("module")?;
+        let (name, _) = self.ident("a module name")?;
+        self.module.name = name;
+        self.end_of_line()?;
+        let mut next_class = self.module.classes.iter().map(|(id, _)| id).collect::<Vec<_>>().into_iter();
+        let mut next_function = self.module.functions.iter().map(|(id, _)| id).collect::<Vec<_>>().into_iter();
+        loop {
+            self.skip_blank();
+            match self.peek().clone() {
+                TokenKind::Eof => {
+                    self.anchor(Anchor::End);
+                    return Ok(());
+                }
+                TokenKind::Ident(kw) => match kw.as_str() {
+                    "class" => {
+                        let id = next_class.next().expect("declare_names allocated every class");
+                        self.class(id)?;
+                    }
+                    "table" => self.table()?,
+                    "route" => self.route()?,
+                    "fn" | "async" => {
+                        let id = next_function.next().ok_or_else(|| self.error("`fn $name`"))?;
+                        self.function(id)?;
+                    }
+                    _ => return Err(self.error("`class`, `table`, `route`, `fn` or `async fn`")),
+                },
+                _ => return Err(self.error("`class`, `table`, `route`, `fn` or `async fn`")),
+            }
+        }
+    }
+
+    fn class(&mut self, id: ClassId) -> PResult<()> {
+        self.anchor(Anchor::Class(id));
+        let start = self.keyword("class")?;
+        let (_, name_span) = self.ident("a class name")?;
+        self.source.classes.insert(id, start.to(name_span));
+        self.expect(TokenKind::LBrace, "`{`")?;
+        self.end_of_line()?;
+        let mut fields: Vec<FieldData> = Vec::new();
+        loop {
+            self.skip_blank();
+            if *self.peek() == TokenKind::RBrace {
+                self.anchor(Anchor::ClassEnd(id));
+                self.bump();
+                self.end_of_line()?;
+                break;
+            }
+            self.anchor(Anchor::Field(id, fields.len() as FieldIndex));
+            let (name, span) = self.ident("a field name or `}`")?;
+            if fields.iter().any(|f| f.name == name) {
+                return Err(duplicate("field", &name, span));
+            }
+            self.expect(TokenKind::Colon, "`:`")?;
+            let ty = self.ty()?;
+            self.end_of_line()?;
+            fields.push(FieldData { name, ty });
+        }
+        self.module.classes[id].fields = fields;
+        Ok(())
+    }
+
+    fn table(&mut self) -> PResult<()> {
+        self.anchor(Anchor::Table(self.module.tables.len()));
+        let start = self.keyword("table")?;
+        let (name, _) = self.ident("a table name")?;
+        self.expect(TokenKind::Colon, "`:`")?;
+        let (class_name, class_span) = self.ident("a class name")?;
+        let class = self.class_id(&class_name, class_span)?;
+        self.keyword("key")?;
+        let (key, key_span) = self.ident("the key field's name")?;
+        let key = self.module.classes[class].field_index(&key).ok_or_else(|| {
+            Diagnostic::new("L123", format!("class {class_name} has no field `{key}`"))
+                .at(Some(key_span))
+                .label("unknown field")
+        })?;
+        self.source.tables.push(start.to(key_span));
+        self.module.tables.push(TableDecl { name, class, key });
+        self.end_of_line()
+    }
+
+    fn route(&mut self) -> PResult<()> {
+        self.anchor(Anchor::Route(self.module.routes.len()));
+        let start = self.keyword("route")?;
+        let (method_name, method_span) = self.ident("an HTTP method")?;
+        let method = HttpMethod::from_name(&method_name).ok_or_else(|| {
+            Diagnostic::new("L110", format!("unknown HTTP method `{method_name}`"))
+                .at(Some(method_span))
+                .label("expected GET, POST, PUT, PATCH or DELETE")
+        })?;
+        let path = match self.peek().clone() {
+            TokenKind::Str(s) => {
+                self.bump();
+                s
+            }
+            _ => return Err(self.error("a route path string")),
+        };
+        let handler = match self.peek().clone() {
+            TokenKind::Function(name) => {
+                let span = self.bump().span;
+                self.function_id(&name, span)?
+            }
+            _ => return Err(self.error("a handler function `$name`")),
+        };
+        self.source.routes.push(start.to(self.prev_span()));
+        self.module.routes.push(RouteDecl { method, path, handler });
+        self.end_of_line()
+    }
+
+    fn class_id(&self, name: &str, span: Span) -> PResult<ClassId> {
+        self.classes.get(name).copied().ok_or_else(|| {
+            Diagnostic::new("L121", format!("unknown class `{name}`")).at(Some(span)).label("no class of this name")
+        })
+    }
+
+    fn function_id(&self, name: &str, span: Span) -> PResult<FuncId> {
+        self.functions.get(name).copied().ok_or_else(|| {
+            Diagnostic::new("L122", format!("unknown function `${name}`"))
+                .at(Some(span))
+                .label("no function of this name in the module")
+        })
+    }
+
+    /// Parses a type. Nesting of `[…]`, `Option<…>` and `&` is iterative, so deep types
+    /// cannot overflow the stack.
+    fn ty(&mut self) -> PResult<Type> {
+        // Wrappers read left to right, applied innermost-first once the base type is known.
+        enum Wrap {
+            Array,
+            Option,
+            Ref(bool),
+        }
+        let mut wraps = Vec::new();
+        let base = loop {
+            match self.peek().clone() {
+                TokenKind::LBracket => {
+                    self.bump();
+                    wraps.push(Wrap::Array);
+                }
+                TokenKind::Amp => {
+                    self.bump();
+                    let mutable = self.is_keyword("mut");
+                    if mutable {
+                        self.bump();
+                    }
+                    if self.is_keyword("str") {
+                        self.bump();
+                        break Type::String;
+                    }
+                    wraps.push(Wrap::Ref(mutable));
+                }
+                TokenKind::Ident(name) => {
+                    let span = self.bump().span;
+                    match name.as_str() {
+                        "i32" => break Type::I32,
+                        "i64" => break Type::I64,
+                        "f64" => break Type::F64,
+                        "bool" => break Type::Bool,
+                        "unit" => break Type::Unit,
+                        "String" => break Type::String,
+                        "Option" => {
+                            self.expect(TokenKind::Lt, "`<`")?;
+                            wraps.push(Wrap::Option);
+                        }
+                        _ => break Type::Class(self.class_id(&name, span)?),
+                    }
+                }
+                _ => return Err(self.error("a type")),
+            }
+        };
+        let mut ty = base;
+        while let Some(wrap) = wraps.pop() {
+            ty = match wrap {
+                Wrap::Array => {
+                    self.expect(TokenKind::RBracket, "`]`")?;
+                    Type::Array(Box::new(ty))
+                }
+                Wrap::Option => {
+                    self.expect(TokenKind::Gt, "`>`")?;
+                    Type::Option(Box::new(ty))
+                }
+                Wrap::Ref(mutable) => Type::reference(mutable, ty),
+            };
+        }
+        Ok(ty)
+    }
+
+    fn function(&mut self, id: FuncId) -> PResult<()> {
+        self.anchor(Anchor::Function(id));
+        let is_async = self.is_keyword("async");
+        if is_async {
+            self.bump();
+        }
+        self.keyword("fn")?;
+        let name_span = self.span();
+        let name = match self.peek().clone() {
+            TokenKind::Function(name) => {
+                self.bump();
+                name
+            }
+            _ => return Err(self.error("a function name `$name`")),
+        };
+        let mut cx = FnCtx {
+            id,
+            data: FunctionData::new(name, Type::Unit),
+            spans: FunctionSpans { name: name_span, ..FunctionSpans::default() },
+            locals: HashMap::new(),
+        };
+        cx.data.is_async = is_async;
+        self.expect(TokenKind::LParen, "`(`")?;
+        while *self.peek() != TokenKind::RParen {
+            if !cx.data.params.is_empty() {
+                self.expect(TokenKind::Comma, "`,` or `)`")?;
+            }
+            let local = self.declare_local(&mut cx)?;
+            cx.data.params.push(local);
+        }
+        self.bump();
+        self.expect(TokenKind::Arrow, "`->` and the result type")?;
+        cx.data.ret = self.ty()?;
+        self.expect(TokenKind::LBrace, "`{`")?;
+        self.end_of_line()?;
+        // `let` lines come first, so every local's type is known before any operation.
+        loop {
+            self.skip_blank();
+            if !self.is_keyword("let") {
+                break;
+            }
+            let next_local = la_arena::Idx::from_raw((cx.data.locals.len() as u32).into());
+            self.anchor(Anchor::Local(id, next_local));
+            self.bump();
+            self.declare_local(&mut cx)?;
+            self.end_of_line()?;
+        }
+        self.body(&mut cx)?;
+        self.source.functions.insert(id, cx.spans);
+        self.module.functions[id] = cx.data;
+        Ok(())
+    }
+
+    /// Parses `%name: Type` and allocates the local.
+    fn declare_local(&mut self, cx: &mut FnCtx) -> PResult<LocalId> {
+        let (name, span) = match self.peek().clone() {
+            TokenKind::Local(name) => (name, self.bump().span),
+            _ => return Err(self.error("a local `%name`")),
+        };
+        if cx.locals.contains_key(&name) {
+            return Err(duplicate("local", &format!("%{name}"), span));
+        }
+        self.expect(TokenKind::Colon, "`:` and a type")?;
+        let ty = self.ty()?;
+        let id = cx.data.locals.alloc(LocalData { name: name.clone(), ty });
+        cx.locals.insert(name, id);
+        cx.spans.locals.insert(id, span.to(self.prev_span()));
+        Ok(id)
+    }
+
+    fn body(&mut self, cx: &mut FnCtx) -> PResult<()> {
+        let mut stack = vec![Frame { block: cx.data.body, label: None, if_op: None }];
+        loop {
+            self.skip_blank();
+            match self.peek().clone() {
+                TokenKind::RBrace => {
+                    let top = stack.last().expect("the stack holds at least the body until it closes");
+                    self.anchor(Anchor::BlockEnd(cx.id, top.block));
+                    self.bump();
+                    if let Some(if_op) = top.if_op
+                        && self.is_keyword("else")
+                    {
+                        self.bump();
+                        self.expect(TokenKind::LBrace, "`{` after `else`")?;
+                        self.end_of_line()?;
+                        let else_block = cx.data.blocks.alloc(BlockData::default());
+                        if let OpKind::If { else_block: slot, .. } = &mut cx.data.ops[if_op].kind {
+                            *slot = Some(else_block);
+                        }
+                        let top = stack.last_mut().expect("checked above");
+                        *top = Frame { block: else_block, label: None, if_op: None };
+                        continue;
+                    }
+                    stack.pop();
+                    self.end_of_line()?;
+                    if stack.is_empty() {
+                        return Ok(());
+                    }
+                }
+                TokenKind::Eof => return Err(self.error("`}` closing the block")),
+                _ => {
+                    let start = self.span();
+                    let (kind, opens) = self.op(cx, &stack)?;
+                    let op = cx.data.ops.alloc(OpData { kind });
+                    let parent = stack.last().expect("non-empty while parsing a body").block;
+                    cx.data.blocks[parent].ops.push(op);
+                    cx.spans.ops.insert(op, start.to(self.prev_span()));
+                    // The comments read before this line belong to it; a trailing comment on
+                    // it is read by `end_of_line` below and goes to the next line.
+                    self.anchor(Anchor::Op(cx.id, op));
+                    if let Some(opens) = opens {
+                        let block = match &cx.data.ops[op].kind {
+                            OpKind::If { then_block, .. } => *then_block,
+                            other => other.blocks()[0],
+                        };
+                        let if_op = matches!(opens, Opens::If).then_some(op);
+                        let label = match opens {
+                            Opens::Labelled(name, id) => Some((name, id)),
+                            Opens::If => None,
+                        };
+                        self.expect(TokenKind::LBrace, "`{`")?;
+                        stack.push(Frame { block, label, if_op });
+                    }
+                    self.end_of_line()?;
+                }
+            }
+        }
+    }
+
+    fn local_ref(&mut self, cx: &FnCtx) -> PResult<LocalId> {
+        match self.peek().clone() {
+            TokenKind::Local(name) => {
+                let span = self.bump().span;
+                cx.locals.get(&name).copied().ok_or_else(|| {
+                    Diagnostic::new("L120", format!("unknown local `%{name}`"))
+                        .at(Some(span))
+                        .label("not a parameter and not declared with `let`")
+                })
+            }
+            _ => Err(self.error("a local `%name`")),
+        }
+    }
+
+    fn operand(&mut self, cx: &FnCtx) -> PResult<Operand> {
+        match self.peek().clone() {
+            TokenKind::Local(_) => Ok(Operand::Local(self.local_ref(cx)?)),
+            TokenKind::Number(_) | TokenKind::Ident(_) => Ok(Operand::Const(self.constant()?)),
+            _ => Err(self.error("an operand (a local `%x` or a constant such as `1_i64`)")),
+        }
+    }
+
+    fn constant(&mut self) -> PResult<Constant> {
+        let span = self.span();
+        let text = match self.peek().clone() {
+            TokenKind::Number(s) | TokenKind::Ident(s) => s,
+            _ => return Err(self.error("a constant such as `1_i64`, `0.5_f64` or `true`")),
+        };
+        let value = match text.as_str() {
+            "true" => Some(Constant::Bool(true)),
+            "false" => Some(Constant::Bool(false)),
+            "unit" => Some(Constant::Unit),
+            _ => parse_number(&text),
+        };
+        match value {
+            Some(c) => {
+                self.bump();
+                Ok(c)
+            }
+            None => {
+                let (message, label) = match text.rsplit_once('_') {
+                    Some((_, "i32" | "i64" | "f64")) => {
+                        (format!("constant `{text}` is out of range or malformed"), "not a valid value of its type")
+                    }
+                    _ if matches!(self.peek(), TokenKind::Number(_)) => (
+                        format!("constant `{text}` has no type suffix"),
+                        "write the type after an underscore, e.g. `1_i64` or `0.5_f64`",
+                    ),
+                    _ => (format!("expected an operand, found `{text}`"), "not a local or a constant"),
+                };
+                Err(Diagnostic::new("L111", message).at(Some(span)).label(label))
+            }
+        }
+    }
+
+    fn string(&mut self, what: &str) -> PResult<String> {
+        match self.peek().clone() {
+            TokenKind::Str(s) => {
+                self.bump();
+                Ok(s)
+            }
+            _ => Err(self.error(what)),
+        }
+    }
+
+    fn label_decl(&mut self, cx: &mut FnCtx) -> PResult<(String, LabelId)> {
+        match self.peek().clone() {
+            TokenKind::Label(name) => {
+                self.bump();
+                let id = cx.data.labels.alloc(LabelData { name: name.clone() });
+                Ok((name, id))
+            }
+            _ => Err(self.error("a label `@name`")),
+        }
+    }
+
+    fn label_use(&mut self, stack: &[Frame]) -> PResult<LabelId> {
+        match self.peek().clone() {
+            TokenKind::Label(name) => {
+                let span = self.bump().span;
+                let found = stack.iter().rev().find_map(|f| f.label.as_ref().filter(|(n, _)| *n == name));
+                found.map(|(_, id)| *id).ok_or_else(|| {
+                    Diagnostic::new("L124", format!("no enclosing loop or block is labelled `@{name}`"))
+                        .at(Some(span))
+                        .label("`break` and `continue` name a label of an enclosing `loop`, `for` or `block`")
+                })
+            }
+            _ => Err(self.error("a label `@name`")),
+        }
+    }
+
+    fn args(&mut self, cx: &FnCtx) -> PResult<Vec<Operand>> {
+        self.expect(TokenKind::LParen, "`(`")?;
+        let mut args = Vec::new();
+        while *self.peek() != TokenKind::RParen {
+            if !args.is_empty() {
+                self.expect(TokenKind::Comma, "`,` or `)`")?;
+            }
+            args.push(self.operand(cx)?);
+        }
+        self.bump();
+        Ok(args)
+    }
+
+    /// The field `name` of the class that `object`'s type is (through one reference).
+    fn field(&mut self, cx: &FnCtx, object: LocalId) -> PResult<FieldIndex> {
+        let (name, span) = self.ident("a field name")?;
+        let ty = cx.data.locals[object].ty.through_ref().0;
+        let Type::Class(class) = ty else {
+            return Err(Diagnostic::new(
+                "L123",
+                format!("`%{}` has type {}, which has no fields", cx.data.locals[object].name, ty.display(&self.module)),
+            )
+            .at(Some(span))
+            .label("field access needs a class or a reference to one"));
+        };
+        let class = &self.module.classes[*class];
+        class.field_index(&name).ok_or_else(|| {
+            Diagnostic::new("L123", format!("class {} has no field `{name}`", class.name))
+                .at(Some(span))
+                .label("unknown field")
+        })
+    }
+
+    /// Parses one operation line, up to (not including) its `{` or end of line.
+    fn op(&mut self, cx: &mut FnCtx, stack: &[Frame]) -> PResult<(OpKind, Option<Opens>)> {
+        let dest = if let TokenKind::Local(_) = self.peek() {
+            let d = self.local_ref(cx)?;
+            self.expect(TokenKind::Equals, "`=`")?;
+            Some(d)
+        } else {
+            None
+        };
+        let awaited = self.is_keyword("await");
+        if awaited {
+            self.bump();
+        }
+        let (mnemonic, mspan) = self.ident("an operation")?;
+        let unknown = || {
+            Diagnostic::new("L112", format!("unknown operation `{mnemonic}`"))
+                .at(Some(mspan))
+                .label("not a Low operation; docs/low.md lists them all")
+        };
+        // Arithmetic mnemonics carry a scalar suffix: `add.i64`, `neg.f64`, `cast.i32`.
+        if let Some((base, suffix)) = mnemonic.rsplit_once('.')
+            && let Some(ty) = ScalarType::from_name(suffix)
+        {
+            let dest = self.need_dest(dest, &mnemonic, mspan)?;
+            if let Some(op) = UnaryOp::from_name(base) {
+                let arg = self.operand(cx)?;
+                return Ok((OpKind::Unary { dest, op, ty, arg }, None));
+            }
+            if let Some(op) = BinaryOp::from_name(base) {
+                let lhs = self.operand(cx)?;
+                self.expect(TokenKind::Comma, "`,`")?;
+                let rhs = self.operand(cx)?;
+                return Ok((OpKind::Binary { dest, op, ty, lhs, rhs }, None));
+            }
+            if Opcode::from_name(base) == Some(Opcode::Cast) {
+                let arg = self.operand(cx)?;
+                return Ok((OpKind::Cast { dest, to: ty, arg }, None));
+            }
+            return Err(unknown());
+        }
+        let opcode = Opcode::from_name(&mnemonic).ok_or_else(unknown)?;
+        if awaited && !matches!(opcode, Opcode::Call | Opcode::RuntimeCall) {
+            return Err(Diagnostic::new("L110", format!("`await` applies to `call` and `rtcall`, not `{mnemonic}`"))
+                .at(Some(mspan))
+                .label("only calls are awaited"));
+        }
+        let has_dest = matches!(
+            opcode,
+            Opcode::Const
+                | Opcode::Copy
+                | Opcode::Cast
+                | Opcode::New
+                | Opcode::FieldGet
+                | Opcode::FieldRef
+                | Opcode::FieldRefMut
+                | Opcode::ArrayNew
+                | Opcode::ArrayLen
+                | Opcode::ArrayGet
+                | Opcode::ArrayRef
+                | Opcode::ArrayRefMut
+                | Opcode::String
+                | Opcode::StrLen
+                | Opcode::StrConcat
+                | Opcode::StrEq
+                | Opcode::OptionSome
+                | Opcode::OptionNone
+                | Opcode::OptionIsSome
+                | Opcode::OptionUnwrap
+                | Opcode::Move
+                | Opcode::Clone
+                | Opcode::Borrow
+                | Opcode::BorrowMut
+                | Opcode::Load
+        );
+        let no_dest = !has_dest && !matches!(opcode, Opcode::Call | Opcode::RuntimeCall);
+        if no_dest && dest.is_some() {
+            return Err(Diagnostic::new("L110", format!("`{mnemonic}` has no result to assign"))
+                .at(Some(mspan))
+                .label("remove the `%x =` before it"));
+        }
+        let d = || self.need_dest(dest, &mnemonic, mspan);
+        let kind = match opcode {
+            Opcode::Const => OpKind::Const { dest: d()?, value: self.constant()? },
+            Opcode::Copy => OpKind::Copy { dest: d()?, src: self.local_ref(cx)? },
+            Opcode::Cast => {
+                return Err(Diagnostic::new("L110", "`cast` needs the target type as a suffix")
+                    .at(Some(mspan))
+                    .label("e.g. `cast.f64 %x`"));
+            }
+            Opcode::Call => {
+                let (name, span) = match self.peek().clone() {
+                    TokenKind::Function(name) => (name, self.bump().span),
+                    _ => return Err(self.error("a function `$name`")),
+                };
+                let callee = self.function_id(&name, span)?;
+                let args = self.args(cx)?;
+                OpKind::Call { dest, callee, args, awaited }
+            }
+            Opcode::RuntimeCall => {
+                let (name, span) = self.ident("a runtime function name such as `print.i64`")?;
+                let func = RuntimeFn::from_name(&name).ok_or_else(|| {
+                    Diagnostic::new("L125", format!("unknown runtime function `{name}`"))
+                        .at(Some(span))
+                        .label("not in the runtime interface table (low/src/runtime.rs)")
+                })?;
+                let class = if *self.peek() == TokenKind::Lt {
+                    self.bump();
+                    let (cname, cspan) = self.ident("a class name")?;
+                    let c = self.class_id(&cname, cspan)?;
+                    self.expect(TokenKind::Gt, "`>`")?;
+                    Some(c)
+                } else {
+                    None
+                };
+                let args = self.args(cx)?;
+                OpKind::RuntimeCall { dest, func, class, args, awaited }
+            }
+            Opcode::New => {
+                let dest = d()?;
+                let (cname, cspan) = self.ident("a class name")?;
+                let class = self.class_id(&cname, cspan)?;
+                self.expect(TokenKind::LBrace, "`{`")?;
+                let mut fields = Vec::new();
+                let field_count = self.module.classes[class].fields.len();
+                while *self.peek() != TokenKind::RBrace {
+                    if !fields.is_empty() {
+                        self.expect(TokenKind::Comma, "`,` or `}`")?;
+                    }
+                    let (fname, fspan) = self.ident("a field name")?;
+                    let expected = self.module.classes[class].fields.get(fields.len()).map(|f| f.name.clone());
+                    if expected.as_deref() != Some(fname.as_str()) {
+                        let message = match expected {
+                            Some(e) => format!("expected field `{e}` of class {cname} here, found `{fname}`"),
+                            None => format!("class {cname} has only {field_count} fields, found `{fname}`"),
+                        };
+                        return Err(Diagnostic::new("L123", message)
+                            .at(Some(fspan))
+                            .label("`new` lists every field once, in declaration order"));
+                    }
+                    self.expect(TokenKind::Colon, "`:`")?;
+                    fields.push(self.operand(cx)?);
+                }
+                let close = self.bump().span;
+                if fields.len() != field_count {
+                    let missing = &self.module.classes[class].fields[fields.len()].name;
+                    return Err(Diagnostic::new("L123", format!("`new {cname}` is missing field `{missing}`"))
+                        .at(Some(close))
+                        .label("`new` lists every field once, in declaration order"));
+                }
+                OpKind::New { dest, class, fields }
+            }
+            Opcode::FieldGet | Opcode::FieldRef | Opcode::FieldRefMut => {
+                let dest = d()?;
+                let object = self.local_ref(cx)?;
+                self.expect(TokenKind::Comma, "`,`")?;
+                let field = self.field(cx, object)?;
+                match opcode {
+                    Opcode::FieldGet => OpKind::FieldGet { dest, object, field },
+                    _ => OpKind::FieldRef { dest, object, field, mutable: opcode == Opcode::FieldRefMut },
+                }
+            }
+            Opcode::FieldSet => {
+                let object = self.local_ref(cx)?;
+                self.expect(TokenKind::Comma, "`,`")?;
+                let field = self.field(cx, object)?;
+                self.expect(TokenKind::Comma, "`,`")?;
+                OpKind::FieldSet { object, field, value: self.operand(cx)? }
+            }
+            Opcode::ArrayNew => OpKind::ArrayNew { dest: d()? },
+            Opcode::OptionNone => OpKind::OptionNone { dest: d()? },
+            Opcode::ArrayLen => OpKind::ArrayLen { dest: d()?, array: self.local_ref(cx)? },
+            Opcode::StrLen => OpKind::StrLen { dest: d()?, string: self.local_ref(cx)? },
+            Opcode::OptionIsSome => OpKind::OptionIsSome { dest: d()?, option: self.local_ref(cx)? },
+            Opcode::OptionUnwrap => OpKind::OptionUnwrap { dest: d()?, option: self.local_ref(cx)? },
+            Opcode::Move => OpKind::Move { dest: d()?, src: self.local_ref(cx)? },
+            Opcode::Clone => OpKind::Clone { dest: d()?, src: self.local_ref(cx)? },
+            Opcode::Borrow | Opcode::BorrowMut => {
+                OpKind::Borrow { dest: d()?, src: self.local_ref(cx)?, mutable: opcode == Opcode::BorrowMut }
+            }
+            Opcode::Load => OpKind::Load { dest: d()?, reference: self.local_ref(cx)? },
+            Opcode::ArrayGet | Opcode::ArrayRef | Opcode::ArrayRefMut => {
+                let dest = d()?;
+                let array = self.local_ref(cx)?;
+                self.expect(TokenKind::Comma, "`,`")?;
+                let index = self.operand(cx)?;
+                match opcode {
+                    Opcode::ArrayGet => OpKind::ArrayGet { dest, array, index },
+                    _ => OpKind::ArrayRef { dest, array, index, mutable: opcode == Opcode::ArrayRefMut },
+                }
+            }
+            Opcode::ArraySet => {
+                let array = self.local_ref(cx)?;
+                self.expect(TokenKind::Comma, "`,`")?;
+                let index = self.operand(cx)?;
+                self.expect(TokenKind::Comma, "`,`")?;
+                OpKind::ArraySet { array, index, value: self.operand(cx)? }
+            }
+            Opcode::ArrayPush | Opcode::Store => {
+                let target = self.local_ref(cx)?;
+                self.expect(TokenKind::Comma, "`,`")?;
+                let value = self.operand(cx)?;
+                match opcode {
+                    Opcode::ArrayPush => OpKind::ArrayPush { array: target, value },
+                    _ => OpKind::Store { reference: target, value },
+                }
+            }
+            Opcode::String => OpKind::StringLit { dest: d()?, value: self.string("a string literal")? },
+            Opcode::StrConcat | Opcode::StrEq => {
+                let dest = d()?;
+                let lhs = self.local_ref(cx)?;
+                self.expect(TokenKind::Comma, "`,`")?;
+                let rhs = self.local_ref(cx)?;
+                match opcode {
+                    Opcode::StrConcat => OpKind::StrConcat { dest, lhs, rhs },
+                    _ => OpKind::StrEq { dest, lhs, rhs },
+                }
+            }
+            Opcode::OptionSome => OpKind::OptionSome { dest: d()?, value: self.operand(cx)? },
+            Opcode::Drop => OpKind::Drop { local: self.local_ref(cx)? },
+            Opcode::If => {
+                let cond = self.operand(cx)?;
+                let then_block = cx.data.blocks.alloc(BlockData::default());
+                return Ok((OpKind::If { cond, then_block, else_block: None }, Some(Opens::If)));
+            }
+            Opcode::Loop | Opcode::Block => {
+                let (name, label) = self.label_decl(cx)?;
+                let body = cx.data.blocks.alloc(BlockData::default());
+                let kind = match opcode {
+                    Opcode::Loop => OpKind::Loop { label, body },
+                    _ => OpKind::Block { label, body },
+                };
+                return Ok((kind, Some(Opens::Labelled(name, label))));
+            }
+            Opcode::For => {
+                let var = self.local_ref(cx)?;
+                self.keyword("in")?;
+                let first = self.operand(cx)?;
+                let range_end = if *self.peek() == TokenKind::DotDot {
+                    self.bump();
+                    Some(self.operand(cx)?)
+                } else {
+                    None
+                };
+                let (name, label) = self.label_decl(cx)?;
+                let body = cx.data.blocks.alloc(BlockData::default());
+                let kind = match (range_end, first) {
+                    (Some(end), start) => OpKind::ForRange { var, start, end, label, body },
+                    (None, Operand::Local(seq)) => OpKind::ForEach { var, seq, label, body },
+                    (None, Operand::Const(_)) => {
+                        return Err(Diagnostic::new("L110", "`for` over a constant")
+                            .at(Some(mspan))
+                            .label("write a range `a..b` or a local holding an array"));
+                    }
+                };
+                return Ok((kind, Some(Opens::Labelled(name, label))));
+            }
+            Opcode::Break => OpKind::Break { label: self.label_use(stack)? },
+            Opcode::Continue => OpKind::Continue { label: self.label_use(stack)? },
+            Opcode::Return => {
+                let value = match self.peek() {
+                    TokenKind::Newline | TokenKind::Eof | TokenKind::Comment(_) | TokenKind::RBrace => None,
+                    _ => Some(self.operand(cx)?),
+                };
+                OpKind::Return { value }
+            }
+            Opcode::Trap => OpKind::Trap { message: self.string("the trap's message as a string literal")? },
+        };
+        Ok((kind, None))
+    }
+
+    fn need_dest(&self, dest: Option<LocalId>, mnemonic: &str, span: Span) -> PResult<LocalId> {
+        dest.ok_or_else(|| {
+            Diagnostic::new("L110", format!("`{mnemonic}` produces a value; assign it to a local"))
+                .at(Some(span))
+                .label(format!("write `%x = {mnemonic} …`"))
+        })
+    }
+}
+
+/// What kind of block an operation opens after its head line.
+enum Opens {
+    If,
+    Labelled(String, LabelId),
+}
+
+fn duplicate(what: &str, name: &str, span: Span) -> Diagnostic {
+    Diagnostic::new("L126", format!("{what} `{name}` is declared twice"))
+        .at(Some(span))
+        .label("a second declaration of this name")
+}
+
+/// Reads a suffixed number: `5_i64`, `-1_i32`, `0.5_f64`, `1e21_f64`, `-inf_f64`, and the
+/// bare words `NaN_f64` and `inf_f64`. Digit separators `_` inside the digits are allowed.
+fn parse_number(text: &str) -> Option<Constant> {
+    let (digits, suffix) = text.rsplit_once('_')?;
+    let digits: String = digits.chars().filter(|c| *c != '_').collect();
+    if digits.is_empty() {
+        return None;
+    }
+    match suffix {
+        "i32" => digits.parse().ok().map(Constant::I32),
+        "i64" => digits.parse().ok().map(Constant::I64),
+        "f64" => {
+            // Rust's parser also takes `infinity` and `+1`; Low takes only what the printer
+            // writes (and plain decimal forms of it), so there is one spelling per value.
+            let body = digits.strip_prefix('-').unwrap_or(&digits);
+            let ok = body == "inf"
+                || (digits == "NaN")
+                || body.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '-' | '+'));
+            if !ok || body.is_empty() {
+                return None;
+            }
+            digits.parse::<f64>().ok().map(Constant::F64)
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::printer::print_module;
+
+    fn round_trip(text: &str) {
+        let (m, src) = parse(text).unwrap_or_else(|d| panic!("{}", d.render("test.low", text)));
+        assert_eq!(print_module(&m, Some(&src)), text);
+        let (m2, _) = parse(&print_module(&m, None)).expect("printed text parses");
+        assert_eq!(m, m2);
+    }
+
+    #[test]
+    fn kernel_round_trips() {
+        round_trip(
+            "nagi-low 1\nmodule k\n\n// Sum of a slice.\nfn $sum(%xs: &[i64]) -> i64 {\n  let %acc: i64\n  let %x: i64\n  %acc = const 0_i64\n  for %x in %xs @each {\n    %acc = add.i64 %acc, %x\n  }\n  return %acc\n}\n",
+        );
+    }
+
+    #[test]
+    fn constants_keep_their_bits() {
+        for text in ["NaN_f64", "-0.0_f64", "1e21_f64", "-inf_f64", "0.30000000000000004_f64", "5e-324_f64"] {
+            let c = parse_number(text).unwrap();
+            assert_eq!(c.to_string(), text);
+        }
+        assert_eq!(parse_number("-9223372036854775808_i64"), Some(Constant::I64(i64::MIN)));
+        assert_eq!(parse_number("2147483648_i32"), None);
+        assert_eq!(parse_number("5"), None);
+    }
+
+    #[test]
+    fn bad_version_is_reported_at_line_one() {
+        let err = parse("nagi-low 9\nmodule m\n").unwrap_err();
+        assert_eq!(err.code, "L100");
+        assert!(err.message.contains("unsupported Low format version 9"), "{}", err.message);
+    }
+
+    #[test]
+    fn deep_nesting_does_not_overflow() {
+        let depth = 5000;
+        let mut text = String::from("nagi-low 1\nmodule deep\n\nfn $f() -> unit {\n");
+        for _ in 0..depth {
+            text.push_str("if true {\n");
+        }
+        for _ in 0..depth {
+            text.push_str("}\n");
+        }
+        text.push_str("return\n}\n");
+        let (m, _) = parse(&text).expect("deep nesting parses");
+        let f = m.functions.values().next().unwrap();
+        assert_eq!(f.ops.len(), depth + 1);
+        let printed = print_module(&m, None);
+        assert_eq!(parse(&printed).unwrap().0, m);
+    }
+}

@@ -1,0 +1,427 @@
+//! The Low text printer: the one canonical spelling of a module.
+//!
+//! Output is deterministic (a function of the module alone, plus comments when a
+//! [`SourceMap`] is given): classes, then tables, then routes, then functions, each in arena
+//! order; inside a function, parameters in the header, `let` lines for the other locals in
+//! arena order, then the body with two spaces of indentation per level. `parser::parse` reads
+//! every printed module back to an equal one, and printing that again gives the same text.
+//! Names come from the tables in [`crate::ops`] and [`crate::runtime`].
+
+use std::fmt::Write;
+
+use crate::entities::{ArenaGet, BlockId, FuncId, LocalId, OpId};
+use crate::module::{FORMAT_VERSION, FunctionData, Module};
+use crate::ops::{OpKind, Operand};
+use crate::source::{Anchor, SourceMap};
+
+/// Prints `module` in canonical Low text, with the comments of `source` where given.
+pub fn print_module(module: &Module, source: Option<&SourceMap>) -> String {
+    let mut p = Printer { module, source, out: String::new() };
+    p.module();
+    p.out
+}
+
+/// Prints one function (header and body) in canonical Low text, without comments. Used in
+/// diagnostics and by tools that show or replace single functions.
+pub fn print_function(module: &Module, func: FuncId) -> String {
+    let mut p = Printer { module, source: None, out: String::new() };
+    p.function(func);
+    p.out
+}
+
+/// Prints one operation's first line (for a control-flow operation, up to its `{`), without
+/// indentation or newline. Used to name operations in diagnostics.
+pub fn print_op_head(module: &Module, func: &FunctionData, op: OpId) -> String {
+    let mut p = Printer { module, source: None, out: String::new() };
+    p.op_head(func, &func.ops[op].kind);
+    p.out
+}
+
+/// Writes `s` as a Low string literal: `"` … `"` with `\\`, `\"`, `\n`, `\r`, `\t`, `\0` and
+/// `\u{…}` for other control characters; everything else is written as itself.
+pub fn write_string_literal(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\0' => out.push_str("\\0"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+struct Printer<'a> {
+    module: &'a Module,
+    source: Option<&'a SourceMap>,
+    out: String,
+}
+
+impl Printer<'_> {
+    fn comments(&mut self, anchor: Anchor, indent: usize) {
+        if let Some(source) = self.source {
+            for line in source.comments(anchor) {
+                self.indent(indent);
+                self.out.push_str("//");
+                self.out.push_str(line);
+                self.out.push('\n');
+            }
+        }
+    }
+
+    fn indent(&mut self, level: usize) {
+        for _ in 0..level {
+            self.out.push_str("  ");
+        }
+    }
+
+    fn module(&mut self) {
+        let m = self.module;
+        let _ = writeln!(self.out, "nagi-low {FORMAT_VERSION}");
+        self.comments(Anchor::ModuleHeader, 0);
+        let _ = writeln!(self.out, "module {}", m.name);
+        for (id, class) in m.classes.iter() {
+            self.out.push('\n');
+            self.comments(Anchor::Class(id), 0);
+            let _ = writeln!(self.out, "class {} {{", class.name);
+            for (i, field) in class.fields.iter().enumerate() {
+                self.comments(Anchor::Field(id, i as u32), 1);
+                let _ = writeln!(self.out, "  {}: {}", field.name, field.ty.display(m));
+            }
+            self.comments(Anchor::ClassEnd(id), 1);
+            self.out.push_str("}\n");
+        }
+        if !m.tables.is_empty() {
+            self.out.push('\n');
+        }
+        for (i, table) in m.tables.iter().enumerate() {
+            self.comments(Anchor::Table(i), 0);
+            let class = &m.classes[table.class];
+            let key = &class.fields[table.key as usize].name;
+            let _ = writeln!(self.out, "table {}: {} key {}", table.name, class.name, key);
+        }
+        if !m.routes.is_empty() {
+            self.out.push('\n');
+        }
+        for (i, route) in m.routes.iter().enumerate() {
+            self.comments(Anchor::Route(i), 0);
+            self.out.push_str("route ");
+            self.out.push_str(route.method.name());
+            self.out.push(' ');
+            write_string_literal(&mut self.out, &route.path);
+            let _ = writeln!(self.out, " ${}", m.functions[route.handler].name);
+        }
+        for (id, _) in m.functions.iter() {
+            self.out.push('\n');
+            self.function(id);
+        }
+        if let Some(source) = self.source
+            && !source.comments(Anchor::End).is_empty()
+        {
+            self.out.push('\n');
+            self.comments(Anchor::End, 0);
+        }
+    }
+
+    fn function(&mut self, id: FuncId) {
+        let m = self.module;
+        let f = &m.functions[id];
+        self.comments(Anchor::Function(id), 0);
+        if f.is_async {
+            self.out.push_str("async ");
+        }
+        let _ = write!(self.out, "fn ${}(", f.name);
+        for (i, p) in f.params.iter().enumerate() {
+            if i > 0 {
+                self.out.push_str(", ");
+            }
+            let local = &f.locals[*p];
+            let _ = write!(self.out, "%{}: {}", local.name, local.ty.display(m));
+        }
+        let _ = writeln!(self.out, ") -> {} {{", f.ret.display(m));
+        for (lid, local) in f.locals.iter() {
+            if f.params.contains(&lid) {
+                continue;
+            }
+            self.comments(Anchor::Local(id, lid), 1);
+            let _ = writeln!(self.out, "  let %{}: {}", local.name, local.ty.display(m));
+        }
+        self.block_body(id, f, f.body, 1);
+        self.comments(Anchor::BlockEnd(id, f.body), 1);
+        self.out.push_str("}\n");
+    }
+
+    /// Prints the operations of `block` and everything nested in them. Uses an explicit work
+    /// stack so that deeply nested bodies cannot overflow the thread's stack.
+    fn block_body(&mut self, fid: FuncId, f: &FunctionData, block: BlockId, level: usize) {
+        enum Work {
+            Op(OpId, usize),
+            Close { block: BlockId, level: usize, last: bool },
+        }
+        let mut stack: Vec<Work> = f.blocks[block].ops.iter().rev().map(|&op| Work::Op(op, level)).collect();
+        while let Some(work) = stack.pop() {
+            match work {
+                Work::Op(op, level) => {
+                    self.comments(Anchor::Op(fid, op), level);
+                    self.indent(level);
+                    let kind = &f.ops[op].kind;
+                    self.op_head(f, kind);
+                    self.out.push('\n');
+                    let blocks = kind.blocks();
+                    for (i, &b) in blocks.iter().enumerate().rev() {
+                        stack.push(Work::Close { block: b, level, last: i + 1 == blocks.len() });
+                        stack.extend(f.blocks[b].ops.iter().rev().map(|&op| Work::Op(op, level + 1)));
+                    }
+                }
+                Work::Close { block, level, last } => {
+                    self.comments(Anchor::BlockEnd(fid, block), level + 1);
+                    self.indent(level);
+                    self.out.push_str(if last { "}\n" } else { "} else {\n" });
+                }
+            }
+        }
+    }
+
+    fn local(&mut self, f: &FunctionData, l: LocalId) {
+        self.out.push('%');
+        match f.locals.get(l) {
+            Some(local) => self.out.push_str(&local.name),
+            None => {
+                let _ = write!(self.out, "<invalid local #{}>", l.into_raw());
+            }
+        }
+    }
+
+    fn operand(&mut self, f: &FunctionData, o: &Operand) {
+        match o {
+            Operand::Local(l) => self.local(f, *l),
+            Operand::Const(c) => {
+                let _ = write!(self.out, "{c}");
+            }
+        }
+    }
+
+    fn operands(&mut self, f: &FunctionData, ops: &[Operand]) {
+        for (i, o) in ops.iter().enumerate() {
+            if i > 0 {
+                self.out.push_str(", ");
+            }
+            self.operand(f, o);
+        }
+    }
+
+    fn label(&mut self, f: &FunctionData, l: crate::entities::LabelId) {
+        self.out.push('@');
+        self.out.push_str(&f.labels[l].name);
+    }
+
+    /// Writes `%dest = ` and the mnemonic for operations that have both.
+    fn head(&mut self, f: &FunctionData, dest: LocalId, name: &str) {
+        self.local(f, dest);
+        self.out.push_str(" = ");
+        self.out.push_str(name);
+    }
+
+    fn op_head(&mut self, f: &FunctionData, kind: &OpKind) {
+        let m = self.module;
+        let name = kind.opcode().map(|o| o.name()).unwrap_or("");
+        match kind {
+            OpKind::Const { dest, value } => {
+                self.head(f, *dest, name);
+                let _ = write!(self.out, " {value}");
+            }
+            OpKind::Unary { dest, op, ty, arg } => {
+                self.head(f, *dest, op.name());
+                let _ = write!(self.out, ".{} ", ty.name());
+                self.operand(f, arg);
+            }
+            OpKind::Binary { dest, op, ty, lhs, rhs } => {
+                self.head(f, *dest, op.name());
+                let _ = write!(self.out, ".{} ", ty.name());
+                self.operands(f, &[*lhs, *rhs]);
+            }
+            OpKind::Cast { dest, to, arg } => {
+                self.head(f, *dest, name);
+                let _ = write!(self.out, ".{} ", to.name());
+                self.operand(f, arg);
+            }
+            OpKind::Call { dest, callee, args, awaited } => {
+                if let Some(d) = dest {
+                    self.local(f, *d);
+                    self.out.push_str(" = ");
+                }
+                if *awaited {
+                    self.out.push_str("await ");
+                }
+                let callee = m.functions.get(*callee).map_or("<invalid function>", |c| c.name.as_str());
+                let _ = write!(self.out, "{name} ${callee}(");
+                self.operands(f, args);
+                self.out.push(')');
+            }
+            OpKind::RuntimeCall { dest, func, class, args, awaited } => {
+                if let Some(d) = dest {
+                    self.local(f, *d);
+                    self.out.push_str(" = ");
+                }
+                if *awaited {
+                    self.out.push_str("await ");
+                }
+                let _ = write!(self.out, "{name} {}", func.name());
+                if let Some(c) = class {
+                    let _ = write!(self.out, "<{}>", m.classes[*c].name);
+                }
+                self.out.push('(');
+                self.operands(f, args);
+                self.out.push(')');
+            }
+            OpKind::New { dest, class, fields } => {
+                self.head(f, *dest, name);
+                let class = &m.classes[*class];
+                let _ = write!(self.out, " {} {{", class.name);
+                for (i, (field, value)) in class.fields.iter().zip(fields).enumerate() {
+                    self.out.push_str(if i == 0 { " " } else { ", " });
+                    let _ = write!(self.out, "{}: ", field.name);
+                    self.operand(f, value);
+                }
+                self.out.push_str(if fields.is_empty() { "}" } else { " }" });
+            }
+            OpKind::FieldGet { dest, object, field } | OpKind::FieldRef { dest, object, field, .. } => {
+                self.head(f, *dest, name);
+                self.out.push(' ');
+                self.local(f, *object);
+                let _ = write!(self.out, ", {}", self.field_name(f, *object, *field));
+            }
+            OpKind::FieldSet { object, field, value } => {
+                self.out.push_str(name);
+                self.out.push(' ');
+                self.local(f, *object);
+                let _ = write!(self.out, ", {}, ", self.field_name(f, *object, *field));
+                self.operand(f, value);
+            }
+            OpKind::ArrayNew { dest } | OpKind::OptionNone { dest } => self.head(f, *dest, name),
+            OpKind::Copy { dest, src: x }
+            | OpKind::ArrayLen { dest, array: x }
+            | OpKind::StrLen { dest, string: x }
+            | OpKind::OptionIsSome { dest, option: x }
+            | OpKind::OptionUnwrap { dest, option: x }
+            | OpKind::Move { dest, src: x }
+            | OpKind::Clone { dest, src: x }
+            | OpKind::Borrow { dest, src: x, .. }
+            | OpKind::Load { dest, reference: x } => {
+                self.head(f, *dest, name);
+                self.out.push(' ');
+                self.local(f, *x);
+            }
+            OpKind::ArrayGet { dest, array, index } | OpKind::ArrayRef { dest, array, index, .. } => {
+                self.head(f, *dest, name);
+                self.out.push(' ');
+                self.local(f, *array);
+                self.out.push_str(", ");
+                self.operand(f, index);
+            }
+            OpKind::ArraySet { array, index, value } => {
+                self.out.push_str(name);
+                self.out.push(' ');
+                self.local(f, *array);
+                self.out.push_str(", ");
+                self.operands(f, &[*index, *value]);
+            }
+            OpKind::ArrayPush { array: target, value } | OpKind::Store { reference: target, value } => {
+                self.out.push_str(name);
+                self.out.push(' ');
+                self.local(f, *target);
+                self.out.push_str(", ");
+                self.operand(f, value);
+            }
+            OpKind::StringLit { dest, value } => {
+                self.head(f, *dest, name);
+                self.out.push(' ');
+                write_string_literal(&mut self.out, value);
+            }
+            OpKind::StrConcat { dest, lhs, rhs } | OpKind::StrEq { dest, lhs, rhs } => {
+                self.head(f, *dest, name);
+                self.out.push(' ');
+                self.local(f, *lhs);
+                self.out.push_str(", ");
+                self.local(f, *rhs);
+            }
+            OpKind::OptionSome { dest, value } => {
+                self.head(f, *dest, name);
+                self.out.push(' ');
+                self.operand(f, value);
+            }
+            OpKind::Drop { local } => {
+                self.out.push_str(name);
+                self.out.push(' ');
+                self.local(f, *local);
+            }
+            OpKind::If { cond, .. } => {
+                self.out.push_str("if ");
+                self.operand(f, cond);
+                self.out.push_str(" {");
+            }
+            OpKind::Loop { label, .. } | OpKind::Block { label, .. } => {
+                self.out.push_str(name);
+                self.out.push(' ');
+                self.label(f, *label);
+                self.out.push_str(" {");
+            }
+            OpKind::ForRange { var, start, end, label, .. } => {
+                self.out.push_str("for ");
+                self.local(f, *var);
+                self.out.push_str(" in ");
+                self.operand(f, start);
+                self.out.push_str("..");
+                self.operand(f, end);
+                self.out.push(' ');
+                self.label(f, *label);
+                self.out.push_str(" {");
+            }
+            OpKind::ForEach { var, seq, label, .. } => {
+                self.out.push_str("for ");
+                self.local(f, *var);
+                self.out.push_str(" in ");
+                self.local(f, *seq);
+                self.out.push(' ');
+                self.label(f, *label);
+                self.out.push_str(" {");
+            }
+            OpKind::Break { label } | OpKind::Continue { label } => {
+                self.out.push_str(name);
+                self.out.push(' ');
+                self.label(f, *label);
+            }
+            OpKind::Return { value } => {
+                self.out.push_str(name);
+                if let Some(v) = value {
+                    self.out.push(' ');
+                    self.operand(f, v);
+                }
+            }
+            OpKind::Trap { message } => {
+                self.out.push_str(name);
+                self.out.push(' ');
+                write_string_literal(&mut self.out, message);
+            }
+        }
+    }
+
+    /// The name of field `field` of the class that `object`'s type (through a reference) is;
+    /// a placeholder when the object is not a class, which the verifier reports.
+    fn field_name(&self, f: &FunctionData, object: LocalId, field: u32) -> String {
+        let ty = f.locals.get(object).map(|l| l.ty.through_ref().0.clone());
+        if let Some(crate::types::Type::Class(c)) = ty
+            && let Some(field) = self.module.classes.get(c).and_then(|c| c.fields.get(field as usize))
+        {
+            return field.name.clone();
+        }
+        format!("<field #{field}>")
+    }
+}
