@@ -16,6 +16,7 @@ pub mod printer;
 pub mod runtime;
 pub mod source;
 pub mod types;
+pub mod verifier;
 
 pub use diagnostic::Diagnostic;
 pub use entities::{ArenaGet, BlockId, ClassId, FieldIndex, FuncId, LabelId, LocalId, OpId};
@@ -29,3 +30,4 @@ pub use printer::{print_function, print_module};
 pub use runtime::{RtType, RuntimeFn};
 pub use source::{Anchor, SourceMap, Span};
 pub use types::{Constant, ScalarType, Type};
+pub use verifier::verify;

@@ -39,7 +39,8 @@ pub fn parse(text: &str) -> Result<(Module, SourceMap), Diagnostic> {
         classes: HashMap::new(),
         functions: HashMap::new(),
     };
-    parser.declare_names()?;
+    let class_starts = parser.declare_names()?;
+    parser.declare_fields(&class_starts)?;
     parser.module()?;
     Ok((parser.module, parser.source))
 }
@@ -191,39 +192,68 @@ impl Parser {
 
     /// Allocates every class and function named at the top level, so that types and calls can
     /// refer to items declared further down.
-    fn declare_names(&mut self) -> PResult<()> {
+    /// Whether token `i` starts a line (only blank lines or comments before it on its line).
+    fn starts_line(&self, i: usize) -> bool {
+        i == 0 || matches!(self.tokens[i - 1].kind, TokenKind::Newline | TokenKind::Comment(_))
+    }
+
+    /// Allocates every class and function declared at the top level, so that types and calls
+    /// can refer to items declared further down, and returns the token index of each class
+    /// declaration. Declarations start a line (`class Name {`, `fn $f(`, `async fn $f(`).
+    fn declare_names(&mut self) -> PResult<Vec<usize>> {
+        let mut class_starts = Vec::new();
         let mut depth = 0usize;
-        let mut i = 0;
-        while i < self.tokens.len() {
+        for i in 0..self.tokens.len() {
             match &self.tokens[i].kind {
                 TokenKind::LBrace => depth += 1,
                 TokenKind::RBrace => depth = depth.saturating_sub(1),
-                TokenKind::Ident(kw) if depth == 0 && (kw == "class" || kw == "fn") => {
-                    let is_class = kw == "class";
-                    if let Some(next) = self.tokens.get(i + 1) {
-                        match (&next.kind, is_class) {
-                            (TokenKind::Ident(name), true) => {
-                                if self.classes.contains_key(name) {
-                                    return Err(duplicate("class", name, next.span));
-                                }
-                                let id = self.module.classes.alloc(ClassData { name: name.clone(), fields: Vec::new() });
-                                self.classes.insert(name.clone(), id);
-                            }
-                            (TokenKind::Function(name), false) => {
-                                if self.functions.contains_key(name) {
-                                    return Err(duplicate("function", &format!("${name}"), next.span));
-                                }
-                                let id = self.module.functions.alloc(FunctionData::new(name.clone(), Type::Unit));
-                                self.functions.insert(name.clone(), id);
-                            }
-                            _ => {}
-                        }
+                TokenKind::Ident(kw) if depth == 0 && kw == "class" && self.starts_line(i) => {
+                    let Some(next) = self.tokens.get(i + 1) else { continue };
+                    let TokenKind::Ident(name) = &next.kind else { continue };
+                    if self.classes.contains_key(name) {
+                        return Err(duplicate("class", name, next.span));
                     }
+                    if is_reserved_type_name(name) {
+                        return Err(Diagnostic::new("L127", format!("`{name}` is a built-in type name; a class cannot be called that"))
+                            .at(Some(next.span))
+                            .label("reserved name"));
+                    }
+                    let id = self.module.classes.alloc(ClassData { name: name.clone(), fields: Vec::new() });
+                    self.classes.insert(name.clone(), id);
+                    class_starts.push(i);
+                }
+                TokenKind::Ident(kw) if depth == 0 && kw == "fn" => {
+                    let after_async =
+                        i > 0 && matches!(&self.tokens[i - 1].kind, TokenKind::Ident(a) if a == "async") && self.starts_line(i - 1);
+                    if !(self.starts_line(i) || after_async) {
+                        continue;
+                    }
+                    let Some(next) = self.tokens.get(i + 1) else { continue };
+                    let TokenKind::Function(name) = &next.kind else { continue };
+                    if self.functions.contains_key(name) {
+                        return Err(duplicate("function", &format!("${name}"), next.span));
+                    }
+                    let id = self.module.functions.alloc(FunctionData::new(name.clone(), Type::Unit));
+                    self.functions.insert(name.clone(), id);
                 }
                 _ => {}
             }
-            i += 1;
         }
+        Ok(class_starts)
+    }
+
+    /// Reads every class's fields before anything else, so that `table … key`, `new` and
+    /// `field.*` may name fields of classes written further down. The main pass reads the
+    /// classes again for their comments and spans; this pass leaves no trace but the fields.
+    fn declare_fields(&mut self, class_starts: &[usize]) -> PResult<()> {
+        let ids: Vec<ClassId> = self.module.classes.iter().map(|(id, _)| id).collect();
+        for (&start, &id) in class_starts.iter().zip(&ids) {
+            self.pos = start;
+            self.class(id)?;
+        }
+        self.pos = 0;
+        self.pending.clear();
+        self.source = SourceMap::default();
         Ok(())
     }
 
@@ -245,7 +275,7 @@ impl Parser {
                 }
                 TokenKind::Ident(kw) => match kw.as_str() {
                     "class" => {
-                        let id = next_class.next().expect("declare_names allocated every class");
+                        let id = next_class.next().ok_or_else(|| self.error("`class Name {`"))?;
                         self.class(id)?;
                     }
                     "table" => self.table()?,
@@ -376,6 +406,7 @@ impl Parser {
                     }
                     if self.is_keyword("str") {
                         self.bump();
+                        wraps.push(Wrap::Ref(mutable));
                         break Type::String;
                     }
                     wraps.push(Wrap::Ref(mutable));
@@ -613,7 +644,10 @@ impl Parser {
     fn label_decl(&mut self, cx: &mut FnCtx) -> PResult<(String, LabelId)> {
         match self.peek().clone() {
             TokenKind::Label(name) => {
-                self.bump();
+                let span = self.bump().span;
+                if cx.data.labels.values().any(|l| l.name == name) {
+                    return Err(duplicate("label", &format!("@{name}"), span));
+                }
                 let id = cx.data.labels.alloc(LabelData { name: name.clone() });
                 Ok((name, id))
             }
@@ -954,6 +988,11 @@ enum Opens {
     Labelled(String, LabelId),
 }
 
+/// Names that spell built-in types, which a class may not take.
+fn is_reserved_type_name(name: &str) -> bool {
+    matches!(name, "i32" | "i64" | "f64" | "bool" | "unit" | "String" | "Option" | "str" | "mut")
+}
+
 fn duplicate(what: &str, name: &str, span: Span) -> Diagnostic {
     Diagnostic::new("L126", format!("{what} `{name}` is declared twice"))
         .at(Some(span))
@@ -981,7 +1020,12 @@ fn parse_number(text: &str) -> Option<Constant> {
             if !ok || body.is_empty() {
                 return None;
             }
-            digits.parse::<f64>().ok().map(Constant::F64)
+            // A finite spelling that overflows to infinity is out of range, like an integer.
+            let value = digits.parse::<f64>().ok()?;
+            if value.is_infinite() && body != "inf" {
+                return None;
+            }
+            Some(Constant::F64(value))
         }
         _ => None,
     }

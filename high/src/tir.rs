@@ -1,0 +1,297 @@
+//! The typed intermediate representation (TIR): High Nagi after name resolution and type
+//! checking, before lowering.
+//!
+//! The checker (`check/`) builds it from the AST; lowering (`lower/`) turns it into Low. In
+//! TIR every name is resolved to an index, every expression has its type, implicit
+//! conversions are explicit nodes (`OptionSome` for `T` → `T?`), compound assignments are
+//! spelled out (`x += e` is `x = x + e`), and defaults and shapes the checker validated are
+//! trusted. What TIR does not decide is ownership: whether a read moves, copies or borrows is
+//! the lowering's decision from the context of the read (see `lower`).
+
+use nagi_low::{HttpMethod, ScalarType};
+use nagi_syntax::ast::Span;
+
+/// An index into [`Program::classes`].
+pub type ClassIdx = usize;
+/// An index into [`Program::functions`].
+pub type FnIdx = usize;
+/// An index into [`Function::locals`].
+pub type LocalIdx = usize;
+/// An index into a class's fields.
+pub type FieldIdx = usize;
+
+/// A checked program.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Program {
+    pub classes: Vec<Class>,
+    pub tables: Vec<Table>,
+    pub routes: Vec<Route>,
+    /// Plain functions and route handlers, in source order.
+    pub functions: Vec<Function>,
+}
+
+/// A High type.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Ty {
+    I32,
+    I64,
+    F64,
+    Bool,
+    Unit,
+    String,
+    Array(Box<Ty>),
+    Option(Box<Ty>),
+    Class(ClassIdx),
+}
+
+impl Ty {
+    /// Whether values are copied rather than moved: scalars and options of scalars.
+    pub fn is_copy(&self) -> bool {
+        match self {
+            Ty::I32 | Ty::I64 | Ty::F64 | Ty::Bool | Ty::Unit => true,
+            Ty::Option(inner) => inner.is_copy(),
+            Ty::String | Ty::Array(_) | Ty::Class(_) => false,
+        }
+    }
+
+    /// The scalar type, for `i32`, `i64`, `f64` and `bool`.
+    pub fn scalar(&self) -> Option<ScalarType> {
+        match self {
+            Ty::I32 => Some(ScalarType::I32),
+            Ty::I64 => Some(ScalarType::I64),
+            Ty::F64 => Some(ScalarType::F64),
+            Ty::Bool => Some(ScalarType::Bool),
+            _ => None,
+        }
+    }
+}
+
+/// A class declaration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Class {
+    pub name: String,
+    pub fields: Vec<Field>,
+    pub span: Span,
+}
+
+/// One field of a class.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Field {
+    pub name: String,
+    pub ty: Ty,
+}
+
+/// `table NAME: Class key FIELD`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Table {
+    pub name: String,
+    pub class: ClassIdx,
+    pub key: FieldIdx,
+    pub span: Span,
+}
+
+/// A route: its method and path, and the function that handles it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Route {
+    pub method: HttpMethod,
+    pub path: String,
+    pub handler: FnIdx,
+    pub span: Span,
+}
+
+/// How a function receives a parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamMode {
+    /// Borrowed read-only: plain function parameters (copy types are simply copied).
+    Borrowed,
+    /// Borrowed mutably: `inout` parameters.
+    Inout,
+    /// Owned by the callee: route handler parameters (the runtime gives up the decoded value).
+    Owned,
+}
+
+/// What a local is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LocalKind {
+    Param(ParamMode),
+    /// A `let` or `var` binding (`mutable` tells which).
+    Binding,
+    /// The variable of a `for` loop (read-only; for non-copy elements it stands for a borrow of
+    /// the element).
+    LoopVar,
+    /// The name bound by `if let` (owns the unwrapped value).
+    IfLet,
+}
+
+/// A local variable or parameter.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Local {
+    /// The name as written; lowering keeps it for the Low local.
+    pub name: String,
+    pub ty: Ty,
+    pub mutable: bool,
+    pub kind: LocalKind,
+    pub span: Span,
+}
+
+/// A function or route handler.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Function {
+    /// The Low name: the written name for `fn`, a name derived from method and path for a
+    /// route (`get_users_id`).
+    pub name: String,
+    /// The first `params.len()` locals, in order.
+    pub params: Vec<LocalIdx>,
+    /// Route query parameters with a default: `(param, default)`. The handler receives such a
+    /// parameter as `Option<T>` and lowering substitutes the default for `none`.
+    pub defaults: Vec<(LocalIdx, Literal)>,
+    pub ret: Ty,
+    pub locals: Vec<Local>,
+    pub body: Block,
+    /// Inferred: the body uses the database or calls an async function.
+    pub is_async: bool,
+    /// Whether this function handles a route.
+    pub is_route: bool,
+    pub span: Span,
+}
+
+/// A constant usable as a default.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Literal {
+    I32(i32),
+    I64(i64),
+    F64(f64),
+    Bool(bool),
+}
+
+/// A sequence of statements; the locals it declares go out of scope at its end.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Block {
+    pub stmts: Vec<Stmt>,
+}
+
+/// A statement and its span.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+/// Statements.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StmtKind {
+    /// Declares `local` (in the enclosing block's scope) and initialises it.
+    Let { local: LocalIdx, value: Expr },
+    /// Replaces the value at `place` (dropping the old one).
+    Assign { place: Place, value: Expr },
+    /// An expression evaluated for its effect; its value, if any, is dropped.
+    Expr(Expr),
+    If { cond: Expr, then_block: Block, else_block: Option<Block> },
+    /// `if let local = value { } else { }`: `value` has type `Option<T>`, `local` has type `T`.
+    IfLet { local: LocalIdx, value: Expr, then_block: Block, else_block: Option<Block> },
+    While { cond: Expr, body: Block },
+    /// `for local in start..end`, with `local` of `start`'s integer type.
+    ForRange { local: LocalIdx, start: Expr, end: Expr, body: Block },
+    /// `for local in array`.
+    ForEach { local: LocalIdx, array: Expr, body: Block },
+    /// Leaves the innermost loop.
+    Break,
+    /// Starts the innermost loop's next iteration.
+    Continue,
+    Return(Option<Expr>),
+    /// `db.transaction { }`: the block runs between `db.begin` and `db.commit`.
+    Transaction(Block),
+}
+
+/// An expression with its type and span.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub ty: Ty,
+    pub span: Span,
+}
+
+/// A place: something that names storage (a local, a field of a place, an element of a
+/// place).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Place {
+    Local(LocalIdx),
+    Field(Box<Place>, FieldIdx),
+    Index(Box<Place>, Box<Expr>),
+}
+
+/// Builtin functions and methods.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Builtin {
+    /// `print(x)` for any scalar or `String`.
+    Print,
+    /// `min(a, b)` on numbers.
+    Min,
+    /// `max(a, b)` on numbers.
+    Max,
+    /// `abs(x)` on numbers.
+    Abs,
+    /// `to_string(x)` for any scalar or `String`.
+    ToString,
+    /// `xs.len()` or `s.len()`: `i64`.
+    Len,
+    /// `x.clone()`: an owned copy.
+    Clone,
+}
+
+/// The three database operations that are expressions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DbOp {
+    /// `db.exec(sql, …)`: `i64` rows changed.
+    Exec,
+    /// `db.query<T>(sql, …)`: `[T]`.
+    Query,
+    /// `db.query_one<T>(sql, …)`: `T?`.
+    QueryOne,
+}
+
+/// Expressions. Operands of arithmetic are evaluated left to right.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    /// An integer literal already fitted to its type (`ty` is `i32` or `i64`).
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    /// A string literal (an owned `String` when used as a value).
+    Str(String),
+    /// `none`, of the option type in `ty`.
+    None,
+    /// A read of a place.
+    Place(Place),
+    /// `[a, b]`: a new array.
+    Array(Vec<Expr>),
+    /// `Class { … }` with fields in declaration order.
+    New { class: ClassIdx, fields: Vec<Expr> },
+    /// `-x` (wrapping for integers) on a number, or `!x` on `bool` or an integer.
+    Unary { op: nagi_low::UnaryOp, operand: Box<Expr> },
+    /// Arithmetic, bitwise or comparison on scalars of type `operand_ty` (comparisons have
+    /// `ty` `bool`).
+    Binary { op: nagi_low::BinaryOp, operand_ty: ScalarType, lhs: Box<Expr>, rhs: Box<Expr> },
+    /// `a + b` on strings: a new `String`.
+    Concat(Box<Expr>, Box<Expr>),
+    /// `a == b` (or `!=` when `negated`) on strings.
+    StrEq { negated: bool, lhs: Box<Expr>, rhs: Box<Expr> },
+    /// `a && b`, short-circuit.
+    And(Box<Expr>, Box<Expr>),
+    /// `a || b`, short-circuit.
+    Or(Box<Expr>, Box<Expr>),
+    /// `x as T` between numeric types.
+    Cast { expr: Box<Expr>, to: ScalarType },
+    /// A call of a program function. Arguments for `Inout` parameters are `Place` reads of
+    /// mutable places.
+    Call { func: FnIdx, args: Vec<Expr> },
+    /// A builtin function or method.
+    Builtin { builtin: Builtin, args: Vec<Expr> },
+    /// `xs.push(v)`: `xs` is a mutable place.
+    Push { array: Place, value: Box<Expr> },
+    /// `db.exec/query/query_one` with the SQL text (a literal the checker prepared against
+    /// the declared tables) and the placeholder arguments.
+    Db { op: DbOp, class: Option<ClassIdx>, sql: String, args: Vec<Expr> },
+    /// Implicit `T` → `T?`.
+    OptionSome(Box<Expr>),
+}

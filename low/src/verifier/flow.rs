@@ -1,0 +1,715 @@
+//! Flow-sensitive checks: definite assignment, use after move, overwrites and leaks of owned
+//! values, references outliving what they borrow, exclusive `&mut` at call sites, and that
+//! every path returns.
+//!
+//! The analysis is a forward dataflow over the structured body. At each point, each local has
+//! a set of possible states (unassigned, live, moved); joining two paths unions the sets, so a
+//! local that is live on one path and moved on the other is "maybe moved". `if` joins its two
+//! arms (or the arm and the fall-through); `block` exits with the join of its end and its
+//! `break`s; `loop` exits with the join of its `break`s only, and `for` with the join of its
+//! head (it may run zero times) and its `break`s. After `break`, `continue`, `return` and
+//! `trap` nothing is reachable, and unreachable operations are skipped.
+//!
+//! Loop heads are solved by chaotic iteration over whole passes: each pass walks the body once
+//! with an explicit stack, every loop head is the join of everything that has reached it so
+//! far (entry, end of body, `continue`s), and passes repeat until no head grows. Only the last
+//! pass, which saw the fixpoint, reports. Heads only grow and each local has three bits, so
+//! the number of passes is bounded; in practice it is two or three.
+//!
+//! Which locals a reference may borrow from is computed once, flow-insensitively, from every
+//! `borrow`, `field.ref`, `array.ref`, `for` and `copy` that writes a reference: a reference's
+//! origins are the owned locals it may point into, and the reference parameters it may derive
+//! from (a parameter's referent belongs to the caller, so it is never invalidated, but two
+//! arguments derived from one `&mut` parameter still alias).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use la_arena::{Idx, RawIdx};
+
+use crate::diagnostic::Diagnostic;
+use crate::entities::{ArenaGet, BlockId, LabelId, LocalId, OpId};
+use crate::ops::{OpKind, Operand};
+use crate::types::Type;
+
+use super::structure::{ScopeKind, Tree, scope_kind};
+use super::{FnCx, code, op_label, raw};
+
+/// The local may hold no value yet on some path.
+const UNASSIGNED: u8 = 1;
+/// The local may hold a value on some path.
+const LIVE: u8 = 2;
+/// The local may have been moved or dropped (or, for a reference, lost its referent) on some
+/// path.
+const MOVED: u8 = 4;
+
+/// Why a local may have lost its value: the operation that took it (for a reference, that
+/// took the value of the local it borrows from). Ordered by the operation's text position, so
+/// where several reasons meet, the first in the text is named.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Reason {
+    position: u32,
+    how: How,
+    /// For a reference: the arena index of the local it borrowed from.
+    source: Option<usize>,
+    op: OpId,
+}
+
+/// The state at one reachable program point.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Point {
+    /// For each local (by arena index), which of UNASSIGNED, LIVE and MOVED it may be.
+    bits: Vec<u8>,
+    /// For each local that may be MOVED (and only those), why. Kept sparse, since few locals
+    /// are moved at any point and states are copied at every branch and loop.
+    why: BTreeMap<usize, Reason>,
+}
+
+/// The state at one program point; `None` where the point is unreachable.
+type State = Option<Point>;
+
+/// Widens `into` to also cover `other`.
+fn join(into: &mut State, other: &State) {
+    let Some(other) = other else { return };
+    match into {
+        Some(into) => {
+            for (a, b) in into.bits.iter_mut().zip(&other.bits) {
+                *a |= *b;
+            }
+            for (&local, &reason) in &other.why {
+                into.why.entry(local).and_modify(|r| *r = (*r).min(reason)).or_insert(reason);
+            }
+        }
+        None => *into = Some(other.clone()),
+    }
+}
+
+fn local_id(index: usize) -> LocalId {
+    Idx::from_raw(RawIdx::from(index as u32))
+}
+
+/// Runs the alias check and the dataflow on a structurally sound body.
+pub(super) fn check(cx: &mut FnCx<'_>, tree: &Tree) {
+    let origins = Origins::compute(cx, tree);
+    check_aliasing(cx, tree, &origins);
+    let diagnostics = Flow::new(cx, &origins).run(tree);
+    cx.diagnostics.extend(diagnostics);
+}
+
+/// For each local, the locals it may borrow from, and the reverse.
+struct Origins {
+    /// For each reference local, its origins in ascending order: the owned locals it may
+    /// point into and the reference parameters it may derive from. Empty for owned locals.
+    of: Vec<Vec<usize>>,
+    /// For each owned local, the reference locals that may point into it.
+    dependents: Vec<Vec<usize>>,
+}
+
+impl Origins {
+    fn compute(cx: &FnCx<'_>, tree: &Tree) -> Origins {
+        let func = cx.func;
+        let is_ref: Vec<bool> = func.locals.values().map(|l| l.ty.is_ref()).collect();
+        let n = is_ref.len();
+        let mut sets: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); n];
+        // Reference locals written from another reference inherit that one's origins.
+        let mut derived: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for &p in &func.params {
+            if is_ref.get(raw(p)).copied().unwrap_or(false) {
+                sets[raw(p)].insert(raw(p));
+            }
+        }
+        for &op in &tree.preorder {
+            let Some(data) = func.ops.get(op) else { continue };
+            let (dest, src) = match &data.kind {
+                OpKind::Borrow { dest, src, .. } | OpKind::Copy { dest, src } => (raw(*dest), raw(*src)),
+                OpKind::FieldRef { dest, object, .. } => (raw(*dest), raw(*object)),
+                OpKind::ArrayRef { dest, array, .. } => (raw(*dest), raw(*array)),
+                OpKind::ForEach { var, seq, .. } => (raw(*var), raw(*seq)),
+                _ => continue,
+            };
+            if dest >= n || src >= n || !is_ref[dest] {
+                continue;
+            }
+            if is_ref[src] {
+                derived[src].push(dest);
+            } else {
+                sets[dest].insert(src);
+            }
+        }
+        let mut work: Vec<usize> = (0..n).filter(|&i| !sets[i].is_empty()).collect();
+        while let Some(from) = work.pop() {
+            if derived[from].is_empty() {
+                continue;
+            }
+            let inherited = sets[from].clone();
+            for &to in &derived[from] {
+                let before = sets[to].len();
+                sets[to].extend(inherited.iter().copied());
+                if sets[to].len() > before {
+                    work.push(to);
+                }
+            }
+        }
+        let mut dependents = vec![Vec::new(); n];
+        for (r, set) in sets.iter().enumerate() {
+            for &origin in set {
+                if !is_ref[origin] {
+                    dependents[origin].push(r);
+                }
+            }
+        }
+        Origins { of: sets.into_iter().map(|s| s.into_iter().collect()).collect(), dependents }
+    }
+
+    /// The first origin `a` and `b` share, if any.
+    fn common(&self, a: usize, b: usize) -> Option<usize> {
+        let (Some(a), Some(b)) = (self.of.get(a), self.of.get(b)) else { return None };
+        a.iter().copied().find(|o| b.binary_search(o).is_ok())
+    }
+}
+
+/// V244: within one call, a `&mut` argument is the only way to its value.
+fn check_aliasing(cx: &mut FnCx<'_>, tree: &Tree, origins: &Origins) {
+    for &op in &tree.preorder {
+        let Some(data) = cx.func.ops.get(op) else { continue };
+        // Runtime functions never consume their arguments; calls move non-copy ones.
+        let (args, moves) = match &data.kind {
+            OpKind::Call { args, .. } => (args, true),
+            OpKind::RuntimeCall { args, .. } => (args, false),
+            _ => continue,
+        };
+        let locals: Vec<LocalId> = args.iter().filter_map(Operand::as_local).filter(|l| cx.ty(*l).is_some()).collect();
+        for (i, &a) in locals.iter().enumerate() {
+            for &b in &locals[i + 1..] {
+                if let Some(message) = alias(cx, origins, a, b, moves) {
+                    cx.op_error(code::MUT_ALIAS, op, message);
+                }
+            }
+        }
+    }
+}
+
+/// Why passing `a` and `b` to one call breaks exclusivity, if it does.
+fn alias(cx: &FnCx<'_>, origins: &Origins, a: LocalId, b: LocalId, moves: bool) -> Option<String> {
+    let (ta, tb) = (cx.ty(a)?, cx.ty(b)?);
+    let exclusive = |t: &Type| matches!(t, Type::Ref { mutable: true, .. });
+    if ta.is_ref() && tb.is_ref() {
+        if !exclusive(ta) && !exclusive(tb) {
+            return None;
+        }
+        if a == b {
+            return Some(format!(
+                "passes {} twice; a `&mut` argument must be the only way the callee can reach its value",
+                cx.name(a)
+            ));
+        }
+        let common = origins.common(raw(a), raw(b))?;
+        let (m, other) = if exclusive(ta) { (a, b) } else { (b, a) };
+        return Some(format!(
+            "passes {} (a `&mut`) and {}, which may both reach {}; a `&mut` argument must be the only way \
+             the callee can reach its value",
+            cx.name(m),
+            cx.name(other),
+            cx.name(local_id(common))
+        ));
+    }
+    if !moves {
+        return None;
+    }
+    let (reference, owned) = if ta.is_ref() && !tb.is_copy() {
+        (a, b)
+    } else if tb.is_ref() && !ta.is_copy() {
+        (b, a)
+    } else {
+        return None;
+    };
+    let borrows = origins.of.get(raw(reference)).is_some_and(|o| o.binary_search(&raw(owned)).is_ok());
+    borrows.then(|| {
+        format!(
+            "moves {} into the callee while also passing {}, which may borrow from it",
+            cx.name(owned),
+            cx.name(reference)
+        )
+    })
+}
+
+/// How a local lost its value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum How {
+    Moved,
+    Dropped,
+    Reassigned,
+}
+
+impl How {
+    fn word(self) -> &'static str {
+        match self {
+            How::Moved => "moved",
+            How::Dropped => "dropped",
+            How::Reassigned => "reassigned",
+        }
+    }
+}
+
+/// A label being walked, with what reached its `break`s and `continue`s.
+struct Scope {
+    label: LabelId,
+    kind: ScopeKind,
+    breaks: State,
+    continues: State,
+}
+
+/// What remains to be done in the walk of one pass.
+enum Frame {
+    /// Walk the operations of `block` from `next` on.
+    Ops { block: BlockId, next: usize },
+    /// The `then` arm has been walked; walk `else_block` from `entry`, or join with `entry`.
+    IfThen { entry: State, else_block: Option<BlockId> },
+    /// The `else` arm has been walked; join with the `then` arm's end.
+    IfElse { then_end: State },
+    /// The body of the `loop`, `for` or `block` operation `op` has been walked.
+    ScopeEnd { op: OpId },
+}
+
+struct Flow<'c, 'a> {
+    cx: &'c FnCx<'a>,
+    origins: &'c Origins,
+    /// Whether each local's type is a copy type (copy locals are never moved).
+    copy: Vec<bool>,
+    /// The state on entry: parameters live, everything else unassigned.
+    initial: Point,
+    /// For each `loop` and `for` operation, the join of everything that reached its head.
+    heads: Vec<State>,
+    // The fields below belong to one pass.
+    scopes: Vec<Scope>,
+    /// Whether a loop head grew in this pass, so another is needed.
+    changed: bool,
+    /// For each local, which bad reads (UNASSIGNED, MOVED) were already reported since it was
+    /// last assigned, so one mistake gives one error rather than one per later read.
+    reported: Vec<u8>,
+    out: Vec<(u32, Diagnostic)>,
+}
+
+impl<'c, 'a> Flow<'c, 'a> {
+    fn new(cx: &'c FnCx<'a>, origins: &'c Origins) -> Flow<'c, 'a> {
+        let func = cx.func;
+        let copy: Vec<bool> = func.locals.values().map(|l| l.ty.is_copy()).collect();
+        let n = copy.len();
+        let mut initial = vec![UNASSIGNED; n];
+        for &p in &func.params {
+            if let Some(state) = initial.get_mut(raw(p)) {
+                *state = LIVE;
+            }
+        }
+        Flow {
+            cx,
+            origins,
+            copy,
+            initial: Point { bits: initial, why: BTreeMap::new() },
+            heads: vec![None; func.ops.len()],
+            scopes: Vec::new(),
+            changed: false,
+            reported: vec![0; n],
+            out: Vec::new(),
+        }
+    }
+
+    fn run(mut self, tree: &Tree) -> Vec<(u32, Diagnostic)> {
+        // Every pass but the last grows at least one loop head (a state bit, or a reason moving
+        // to an earlier operation), which bounds the passes; the bound only guards against a
+        // bug in a transfer function.
+        let loops = tree
+            .preorder
+            .iter()
+            .filter(|&&op| {
+                self.cx
+                    .func
+                    .ops
+                    .get(op)
+                    .is_some_and(|d| matches!(scope_kind(&d.kind), Some(k) if k != ScopeKind::Block))
+            })
+            .count();
+        let height = self.cx.func.ops.len().saturating_add(3);
+        let limit = loops.saturating_mul(self.copy.len()).saturating_mul(height).saturating_add(2);
+        for _ in 0..limit {
+            self.pass();
+            if !self.changed {
+                break;
+            }
+        }
+        self.out
+    }
+
+    fn pass(&mut self) {
+        self.changed = false;
+        self.out.clear();
+        self.reported.iter_mut().for_each(|r| *r = 0);
+        self.scopes.clear();
+        let func = self.cx.func;
+        let mut cur: State = Some(self.initial.clone());
+        let mut frames = vec![Frame::Ops { block: func.body, next: 0 }];
+        while let Some(frame) = frames.pop() {
+            match frame {
+                Frame::Ops { block, next } => {
+                    // The rest of a block after an unreachable point is unreachable too.
+                    if cur.is_none() {
+                        continue;
+                    }
+                    let Some(&op) = func.blocks.get(block).and_then(|b| b.ops.get(next)) else { continue };
+                    frames.push(Frame::Ops { block, next: next + 1 });
+                    self.op(op, &mut cur, &mut frames);
+                }
+                Frame::IfThen { entry, else_block } => match else_block {
+                    Some(else_block) => {
+                        frames.push(Frame::IfElse { then_end: cur.take() });
+                        cur = entry;
+                        frames.push(Frame::Ops { block: else_block, next: 0 });
+                    }
+                    None => join(&mut cur, &entry),
+                },
+                Frame::IfElse { then_end } => join(&mut cur, &then_end),
+                Frame::ScopeEnd { op } => self.close_scope(op, &mut cur),
+            }
+        }
+        if cur.is_some() {
+            let d = self
+                .cx
+                .end_diagnostic(code::MISSING_RETURN, "control reaches the end of the function without `return`");
+            self.out.push(d);
+        }
+    }
+
+    /// Applies operation `op` to the reachable state `cur`, pushing frames for its blocks.
+    fn op(&mut self, op: OpId, cur: &mut State, frames: &mut Vec<Frame>) {
+        let func = self.cx.func;
+        let Some(data) = func.ops.get(op) else { return };
+        let kind = &data.kind;
+        // Control flow first: these replace or fork the state rather than update it.
+        match kind {
+            OpKind::If { cond, then_block, else_block } => {
+                if let Some(s) = cur.as_mut() {
+                    self.read_operand(s, op, cond);
+                }
+                frames.push(Frame::IfThen { entry: cur.clone(), else_block: *else_block });
+                frames.push(Frame::Ops { block: *then_block, next: 0 });
+                return;
+            }
+            OpKind::Loop { label, body } | OpKind::Block { label, body } => {
+                if matches!(kind, OpKind::Loop { .. }) {
+                    self.enter_head(op, cur);
+                }
+                self.open_scope(op, kind, *label, *body, frames);
+                return;
+            }
+            OpKind::ForRange { var, start, end, label, body } => {
+                if let Some(s) = cur.as_mut() {
+                    self.read_operand(s, op, start);
+                    self.read_operand(s, op, end);
+                }
+                self.enter_head(op, cur);
+                if let Some(s) = cur.as_mut() {
+                    self.write(s, op, *var, false);
+                }
+                self.open_scope(op, kind, *label, *body, frames);
+                return;
+            }
+            OpKind::ForEach { var, seq, label, body } => {
+                // The array is borrowed for the whole loop, so it must still be live at the
+                // head of every iteration, not only on entry.
+                self.enter_head(op, cur);
+                if let Some(s) = cur.as_mut() {
+                    self.read(s, op, *seq);
+                    self.write(s, op, *var, false);
+                }
+                self.open_scope(op, kind, *label, *body, frames);
+                return;
+            }
+            OpKind::Break { label } => {
+                if let Some(scope) = self.scopes.iter_mut().rev().find(|s| s.label == *label) {
+                    join(&mut scope.breaks, cur);
+                }
+                *cur = None;
+                return;
+            }
+            OpKind::Continue { label } => {
+                // A `continue` to a block is reported by the structure check; it goes nowhere.
+                if let Some(scope) = self.scopes.iter_mut().rev().find(|s| s.label == *label)
+                    && scope.kind != ScopeKind::Block
+                {
+                    join(&mut scope.continues, cur);
+                }
+                *cur = None;
+                return;
+            }
+            OpKind::Return { value } => {
+                if let Some(s) = cur.as_mut() {
+                    if let Some(value) = value {
+                        self.consume_operand(s, op, value);
+                    }
+                    self.check_leaks(s, op);
+                }
+                *cur = None;
+                return;
+            }
+            OpKind::Trap { .. } => {
+                *cur = None;
+                return;
+            }
+            _ => {}
+        }
+        let Some(s) = cur.as_mut() else { return };
+        match kind {
+            OpKind::Const { dest, .. }
+            | OpKind::ArrayNew { dest }
+            | OpKind::StringLit { dest, .. }
+            | OpKind::OptionNone { dest } => self.write(s, op, *dest, true),
+            OpKind::Copy { dest, src: x }
+            | OpKind::Clone { dest, src: x }
+            | OpKind::Borrow { dest, src: x, .. }
+            | OpKind::FieldGet { dest, object: x, .. }
+            | OpKind::FieldRef { dest, object: x, .. }
+            | OpKind::ArrayLen { dest, array: x }
+            | OpKind::StrLen { dest, string: x }
+            | OpKind::OptionIsSome { dest, option: x }
+            | OpKind::Load { dest, reference: x } => {
+                self.read(s, op, *x);
+                self.write(s, op, *dest, true);
+            }
+            OpKind::StrConcat { dest, lhs, rhs } | OpKind::StrEq { dest, lhs, rhs } => {
+                self.read(s, op, *lhs);
+                self.read(s, op, *rhs);
+                self.write(s, op, *dest, true);
+            }
+            OpKind::Unary { dest, arg, .. } | OpKind::Cast { dest, arg, .. } => {
+                self.read_operand(s, op, arg);
+                self.write(s, op, *dest, true);
+            }
+            OpKind::Binary { dest, lhs, rhs, .. } => {
+                self.read_operand(s, op, lhs);
+                self.read_operand(s, op, rhs);
+                self.write(s, op, *dest, true);
+            }
+            OpKind::ArrayGet { dest, array, index } | OpKind::ArrayRef { dest, array, index, .. } => {
+                self.read(s, op, *array);
+                self.read_operand(s, op, index);
+                self.write(s, op, *dest, true);
+            }
+            OpKind::Call { dest, args, .. } => {
+                for arg in args {
+                    self.consume_operand(s, op, arg);
+                }
+                if let Some(dest) = dest {
+                    self.write(s, op, *dest, true);
+                }
+            }
+            OpKind::RuntimeCall { dest, args, .. } => {
+                for arg in args {
+                    self.read_operand(s, op, arg);
+                }
+                if let Some(dest) = dest {
+                    self.write(s, op, *dest, true);
+                }
+            }
+            OpKind::New { dest, fields, .. } => {
+                for field in fields {
+                    self.consume_operand(s, op, field);
+                }
+                self.write(s, op, *dest, true);
+            }
+            OpKind::FieldSet { object: target, value, .. }
+            | OpKind::ArrayPush { array: target, value }
+            | OpKind::Store { reference: target, value } => {
+                self.read(s, op, *target);
+                self.consume_operand(s, op, value);
+            }
+            OpKind::ArraySet { array, index, value } => {
+                self.read(s, op, *array);
+                self.read_operand(s, op, index);
+                self.consume_operand(s, op, value);
+            }
+            OpKind::OptionSome { dest, value } => {
+                self.consume_operand(s, op, value);
+                self.write(s, op, *dest, true);
+            }
+            OpKind::OptionUnwrap { dest, option: x } | OpKind::Move { dest, src: x } => {
+                self.consume(s, op, *x, How::Moved);
+                self.write(s, op, *dest, true);
+            }
+            OpKind::Drop { local } => self.consume(s, op, *local, How::Dropped),
+            OpKind::If { .. }
+            | OpKind::Loop { .. }
+            | OpKind::Block { .. }
+            | OpKind::ForRange { .. }
+            | OpKind::ForEach { .. }
+            | OpKind::Break { .. }
+            | OpKind::Continue { .. }
+            | OpKind::Return { .. }
+            | OpKind::Trap { .. } => {}
+        }
+    }
+
+    /// Joins what reaches the head of loop `op` into its recorded head, and continues from
+    /// the head.
+    fn enter_head(&mut self, op: OpId, cur: &mut State) {
+        let Some(head) = self.heads.get_mut(raw(op)) else { return };
+        join(head, cur);
+        *cur = head.clone();
+    }
+
+    fn open_scope(&mut self, op: OpId, kind: &OpKind, label: LabelId, body: BlockId, frames: &mut Vec<Frame>) {
+        let Some(scope) = scope_kind(kind) else { return };
+        self.scopes.push(Scope { label, kind: scope, breaks: None, continues: None });
+        frames.push(Frame::ScopeEnd { op });
+        frames.push(Frame::Ops { block: body, next: 0 });
+    }
+
+    /// Leaves the body of `loop`, `for` or `block` operation `op`; `cur` is the state at the
+    /// end of the body on entry and the state after the operation on return.
+    fn close_scope(&mut self, op: OpId, cur: &mut State) {
+        let Some(scope) = self.scopes.pop() else { return };
+        if scope.kind == ScopeKind::Block {
+            join(cur, &scope.breaks);
+            return;
+        }
+        let Some(head) = self.heads.get_mut(raw(op)) else { return };
+        let mut grown = head.clone();
+        join(&mut grown, cur);
+        join(&mut grown, &scope.continues);
+        if grown != *head {
+            self.changed = true;
+            *head = grown;
+        }
+        *cur = scope.breaks;
+        if scope.kind == ScopeKind::For {
+            join(cur, head);
+        }
+    }
+
+    /// A read that needs `local` to hold a value but does not take it.
+    fn read(&mut self, s: &Point, op: OpId, local: LocalId) {
+        let i = raw(local);
+        let Some(&state) = s.bits.get(i) else { return };
+        if state == LIVE {
+            return;
+        }
+        let some_path = if state & LIVE != 0 { " (on some path)" } else { "" };
+        if state & MOVED != 0 {
+            if self.reported[i] & MOVED == 0 {
+                self.reported[i] |= MOVED;
+                let message = self.moved_message(i, state, s.why.get(&i));
+                self.out.push(self.cx.op_diagnostic(code::USE_AFTER_MOVE, op, message));
+            }
+        } else if state & UNASSIGNED != 0 && self.reported[i] & UNASSIGNED == 0 {
+            self.reported[i] |= UNASSIGNED;
+            let message = format!("{} is read before it is assigned{some_path}", self.cx.name(local));
+            self.out.push(self.cx.op_diagnostic(code::UNASSIGNED_READ, op, message));
+        }
+    }
+
+    fn read_operand(&mut self, s: &Point, op: OpId, operand: &Operand) {
+        if let Operand::Local(local) = operand {
+            self.read(s, op, *local);
+        }
+    }
+
+    /// A read that takes the value of `local` when its type is not a copy type.
+    fn consume(&mut self, s: &mut Point, op: OpId, local: LocalId, how: How) {
+        self.read(s, op, local);
+        let i = raw(local);
+        if i >= s.bits.len() || self.copy[i] {
+            return;
+        }
+        s.bits[i] = MOVED;
+        s.why.insert(i, self.reason(op, how, None));
+        self.invalidate(s, op, i, how);
+    }
+
+    fn reason(&self, op: OpId, how: How, source: Option<usize>) -> Reason {
+        let position = self.cx.order.get(raw(op)).copied().unwrap_or(0);
+        Reason { position, how, source, op }
+    }
+
+    fn consume_operand(&mut self, s: &mut Point, op: OpId, operand: &Operand) {
+        if let Operand::Local(local) = operand {
+            self.consume(s, op, *local, How::Moved);
+        }
+    }
+
+    /// An assignment of `local`; `check` says whether overwriting a live owned value is an
+    /// error (it is for every destination, but a `for` variable is written by the loop).
+    fn write(&mut self, s: &mut Point, op: OpId, local: LocalId, check: bool) {
+        let i = raw(local);
+        let Some(&state) = s.bits.get(i) else { return };
+        if check && !self.copy[i] && state & LIVE != 0 {
+            let some_path = if state != LIVE { " (on some path)" } else { "" };
+            let message = format!(
+                "assigns {} while it still owns a value{some_path}; drop or move it first",
+                self.cx.name(local)
+            );
+            self.out.push(self.cx.op_diagnostic(code::OVERWRITE, op, message));
+        }
+        s.bits[i] = LIVE;
+        s.why.remove(&i);
+        // A new value starts a new life: a later bad read of it is a new mistake.
+        self.reported[i] = 0;
+        self.invalidate(s, op, i, How::Reassigned);
+    }
+
+    /// Marks every reference that may point into `local` as unusable, since `local` lost the
+    /// value it held.
+    fn invalidate(&self, s: &mut Point, op: OpId, local: usize, how: How) {
+        let Some(dependents) = self.origins.dependents.get(local) else { return };
+        let reason = self.reason(op, how, Some(local));
+        for &r in dependents {
+            if let Some(state) = s.bits.get_mut(r)
+                && *state & LIVE != 0
+            {
+                *state = (*state & !LIVE) | MOVED;
+                s.why.entry(r).and_modify(|w| *w = (*w).min(reason)).or_insert(reason);
+            }
+        }
+    }
+
+    /// V243: at a `return`, no owned value is left behind.
+    fn check_leaks(&mut self, s: &Point, op: OpId) {
+        for (i, &state) in s.bits.iter().enumerate() {
+            if self.copy[i] || state & LIVE == 0 {
+                continue;
+            }
+            let some_path = if state != LIVE { " (on some path)" } else { "" };
+            let message = format!(
+                "{} still owns a value at `return`{some_path}; drop or move it first",
+                self.cx.name(local_id(i))
+            );
+            self.out.push(self.cx.op_diagnostic(code::LEAK_AT_RETURN, op, message));
+        }
+    }
+
+    fn moved_message(&self, i: usize, state: u8, why: Option<&Reason>) -> String {
+        let name = self.cx.name(local_id(i));
+        // "Maybe" when another state is possible too.
+        let maybe = state & (LIVE | UNASSIGNED) != 0;
+        let Some(kill) = why else {
+            return if maybe {
+                format!("{name} is used, but on some path it was moved before")
+            } else {
+                format!("{name} is used after it was moved")
+            };
+        };
+        let by = op_label(self.cx.module, self.cx.func, kill.op).unwrap_or_default();
+        let how = kill.how.word();
+        match (kill.source, maybe) {
+            (None, false) => format!("{name} is used after it was {how} by `{by}`"),
+            (None, true) => format!("{name} is used, but on some path it was {how} by `{by}`"),
+            (Some(source), false) => format!(
+                "{name} is used after its source {} was {how} by `{by}`; a reference is valid only while \
+                 what it borrows from keeps its value",
+                self.cx.name(local_id(source))
+            ),
+            (Some(source), true) => format!(
+                "{name} is used, but on some path its source {} was {how} by `{by}`; a reference is valid \
+                 only while what it borrows from keeps its value",
+                self.cx.name(local_id(source))
+            ),
+        }
+    }
+}

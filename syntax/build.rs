@@ -1,0 +1,4 @@
+//! Generates the High Nagi parser from `src/grammar.lalrpop`.
+fn main() {
+    lalrpop::process_src().expect("the grammar compiles");
+}

@@ -1,0 +1,265 @@
+//! The High Nagi abstract syntax tree, as the parser builds it: every node carries its source
+//! span, and nothing is resolved yet (names are strings, types are as written).
+
+/// A byte range `start..end` in the source file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    /// The span `start..end`.
+    pub fn new(start: usize, end: usize) -> Span {
+        Span { start: start as u32, end: end as u32 }
+    }
+}
+
+/// A name as written, with where.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ident {
+    pub name: String,
+    pub span: Span,
+}
+
+/// A whole `.nagi` file: its declarations in source order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SourceFile {
+    pub items: Vec<Item>,
+}
+
+/// A top-level declaration.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Item {
+    Class(ClassDecl),
+    Table(TableDecl),
+    Route(RouteDecl),
+    Function(FnDecl),
+}
+
+/// `class Name { field: Type … }`
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClassDecl {
+    pub name: Ident,
+    pub fields: Vec<FieldDecl>,
+    pub span: Span,
+}
+
+/// One field of a class declaration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldDecl {
+    pub name: Ident,
+    pub ty: TypeExpr,
+}
+
+/// `table NAME: Class key FIELD`
+#[derive(Clone, Debug, PartialEq)]
+pub struct TableDecl {
+    pub name: Ident,
+    pub class: Ident,
+    pub key: Ident,
+    pub span: Span,
+}
+
+/// `route METHOD "path" (params) -> T { body }`
+#[derive(Clone, Debug, PartialEq)]
+pub struct RouteDecl {
+    pub method: Ident,
+    pub path: StrLit,
+    pub params: Vec<Param>,
+    pub ret: Option<TypeExpr>,
+    pub body: Block,
+    pub span: Span,
+}
+
+/// `fn name(params) -> T { body }`
+#[derive(Clone, Debug, PartialEq)]
+pub struct FnDecl {
+    pub name: Ident,
+    pub params: Vec<Param>,
+    pub ret: Option<TypeExpr>,
+    pub body: Block,
+    pub span: Span,
+}
+
+/// A parameter: `[inout] name: Type [= default]`. Defaults are allowed on route query
+/// parameters only (the checker says so elsewhere).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    pub inout: bool,
+    pub name: Ident,
+    pub ty: TypeExpr,
+    pub default: Option<Expr>,
+    pub span: Span,
+}
+
+/// A string literal's value (escapes resolved) and span.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StrLit {
+    pub value: String,
+    pub span: Span,
+}
+
+/// A type as written.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TypeExpr {
+    pub kind: TypeExprKind,
+    pub span: Span,
+}
+
+/// The shapes a written type can have.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TypeExprKind {
+    /// `i32`, `i64`, `f64`, `bool`, `String` or a class name.
+    Named(String),
+    /// `[T]`
+    Array(Box<TypeExpr>),
+    /// `T?`
+    Option(Box<TypeExpr>),
+}
+
+/// `{ statements }`
+#[derive(Clone, Debug, PartialEq)]
+pub struct Block {
+    pub stmts: Vec<Stmt>,
+    pub span: Span,
+}
+
+/// A statement and its span.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+/// The statements of High Nagi.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StmtKind {
+    /// `let x[: T] = e` (`mutable: false`) or `var x[: T] = e`.
+    Let { mutable: bool, name: Ident, ty: Option<TypeExpr>, value: Expr },
+    /// `place = e`, or `place op= e` when `op` is given.
+    Assign { target: Expr, op: Option<BinaryOp>, value: Expr },
+    /// `if c { } [else { }]`; `else if` is an else-block holding one `if`.
+    If { cond: Expr, then_block: Block, else_block: Option<Block> },
+    /// `if let x = option { } [else { }]`
+    IfLet { name: Ident, value: Expr, then_block: Block, else_block: Option<Block> },
+    /// `while c { }`
+    While { cond: Expr, body: Block },
+    /// `for x in e { }` or `for i in a..b { }`
+    For { var: Ident, iter: ForIter, body: Block },
+    Break,
+    Continue,
+    Return(Option<Expr>),
+    /// `db.transaction { }`
+    Transaction(Block),
+    /// An expression evaluated for its effect (a call).
+    Expr(Expr),
+}
+
+/// What a `for` loop walks.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ForIter {
+    /// `a..b`: integers from `a` up to, not including, `b`.
+    Range(Expr, Expr),
+    /// An array's elements.
+    Each(Expr),
+}
+
+/// An expression and its span.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+/// The expressions of High Nagi.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    /// An integer literal's magnitude (a leading `-` is a unary minus, so `-2^63` is
+    /// `Neg(Int(2^63))`, which the checker accepts for `i64::MIN`).
+    Int(u64),
+    Float(f64),
+    Str(String),
+    Bool(bool),
+    /// `none`
+    None,
+    Name(Ident),
+    /// `[a, b, …]`
+    Array(Vec<Expr>),
+    /// `Class { field: e, … }`
+    ClassLit { class: Ident, fields: Vec<(Ident, Expr)> },
+    Unary { op: UnaryOp, operand: Box<Expr> },
+    Binary { op: BinaryOp, lhs: Box<Expr>, rhs: Box<Expr> },
+    /// `e as T`
+    Cast { expr: Box<Expr>, ty: TypeExpr },
+    /// `f(args)`: a function or a builtin (`print`, `min`, `max`, `abs`, `to_string`).
+    Call { callee: Ident, args: Vec<Expr> },
+    /// `e.m(args)`: `len`, `push`, `clone`.
+    MethodCall { receiver: Box<Expr>, method: Ident, args: Vec<Expr> },
+    /// `e.field`
+    Field { object: Box<Expr>, field: Ident },
+    /// `e[i]`
+    Index { array: Box<Expr>, index: Box<Expr> },
+    /// `db.exec(…)`, `db.query<T>(…)`, `db.query_one<T>(…)`.
+    Db { op: Ident, class: Option<TypeExpr>, args: Vec<Expr> },
+}
+
+/// Prefix operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnaryOp {
+    /// `-e`
+    Neg,
+    /// `!e`: logical for `bool`, bitwise for integers.
+    Not,
+}
+
+/// Infix operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    /// `&&`, short-circuit.
+    And,
+    /// `||`, short-circuit.
+    Or,
+}
+
+impl BinaryOp {
+    /// The operator as written.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Mul => "*",
+            BinaryOp::Div => "/",
+            BinaryOp::Rem => "%",
+            BinaryOp::BitAnd => "&",
+            BinaryOp::BitOr => "|",
+            BinaryOp::BitXor => "^",
+            BinaryOp::Shl => "<<",
+            BinaryOp::Shr => ">>",
+            BinaryOp::Eq => "==",
+            BinaryOp::Ne => "!=",
+            BinaryOp::Lt => "<",
+            BinaryOp::Le => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::Ge => ">=",
+            BinaryOp::And => "&&",
+            BinaryOp::Or => "||",
+        }
+    }
+}

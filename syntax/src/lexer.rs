@@ -1,0 +1,514 @@
+//! The High Nagi lexer: source text → tokens for the lalrpop grammar.
+//!
+//! Statements end at a line break, as in Go and Swift: the lexer inserts a `;` token at a line
+//! break when the last token can end a statement (a name, a literal, `)`, `]`, `}`, `?`,
+//! `return`, `break`, `continue`) and the break is not inside `(…)`, `[…]` or a class
+//! literal's braces. Explicit `;` is also accepted. Two contextual decisions are made here so
+//! the grammar stays LR(1): a `{` that opens a class literal (`Name {` followed by `}` or by
+//! `field:`, with `Name` capitalised) is its own token, and the `<`…`>` of `db.query<T>` are
+//! their own tokens.
+
+use crate::ast::Span;
+
+/// A High Nagi token.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Tok {
+    Ident(String),
+    Int(u64),
+    Float(f64),
+    Str(String),
+    // Keywords.
+    Class,
+    Fn,
+    Table,
+    Key,
+    Route,
+    Let,
+    Var,
+    If,
+    Else,
+    While,
+    For,
+    In,
+    Break,
+    Continue,
+    Return,
+    True,
+    False,
+    None,
+    As,
+    Inout,
+    Db,
+    // Punctuation.
+    LBrace,
+    /// The `{` of a class literal.
+    LitBrace,
+    RBrace,
+    LParen,
+    RParen,
+    LBracket,
+    RBracket,
+    Comma,
+    Colon,
+    Semi,
+    Dot,
+    DotDot,
+    Arrow,
+    Question,
+    Assign,
+    PlusAssign,
+    MinusAssign,
+    StarAssign,
+    SlashAssign,
+    PercentAssign,
+    EqEq,
+    NotEq,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Plus,
+    Minus,
+    Star,
+    Slash,
+    Percent,
+    Amp,
+    Pipe,
+    Caret,
+    Shl,
+    Shr,
+    AndAnd,
+    OrOr,
+    Bang,
+    /// The `<` of `db.query<T>`.
+    TypeArgsOpen,
+    /// The `>` of `db.query<T>`.
+    TypeArgsClose,
+}
+
+impl Tok {
+    /// How the token reads in "found …" messages.
+    pub fn describe(&self) -> String {
+        match self {
+            Tok::Ident(s) => format!("`{s}`"),
+            Tok::Int(v) => format!("`{v}`"),
+            Tok::Float(v) => format!("`{v:?}`"),
+            Tok::Str(_) => "a string literal".into(),
+            Tok::Semi => "end of statement".into(),
+            other => format!("`{}`", other.symbol()),
+        }
+    }
+
+    fn symbol(&self) -> &'static str {
+        match self {
+            Tok::Class => "class",
+            Tok::Fn => "fn",
+            Tok::Table => "table",
+            Tok::Key => "key",
+            Tok::Route => "route",
+            Tok::Let => "let",
+            Tok::Var => "var",
+            Tok::If => "if",
+            Tok::Else => "else",
+            Tok::While => "while",
+            Tok::For => "for",
+            Tok::In => "in",
+            Tok::Break => "break",
+            Tok::Continue => "continue",
+            Tok::Return => "return",
+            Tok::True => "true",
+            Tok::False => "false",
+            Tok::None => "none",
+            Tok::As => "as",
+            Tok::Inout => "inout",
+            Tok::Db => "db",
+            Tok::LBrace | Tok::LitBrace => "{",
+            Tok::RBrace => "}",
+            Tok::LParen => "(",
+            Tok::RParen => ")",
+            Tok::LBracket => "[",
+            Tok::RBracket => "]",
+            Tok::Comma => ",",
+            Tok::Colon => ":",
+            Tok::Semi => ";",
+            Tok::Dot => ".",
+            Tok::DotDot => "..",
+            Tok::Arrow => "->",
+            Tok::Question => "?",
+            Tok::Assign => "=",
+            Tok::PlusAssign => "+=",
+            Tok::MinusAssign => "-=",
+            Tok::StarAssign => "*=",
+            Tok::SlashAssign => "/=",
+            Tok::PercentAssign => "%=",
+            Tok::EqEq => "==",
+            Tok::NotEq => "!=",
+            Tok::Lt | Tok::TypeArgsOpen => "<",
+            Tok::Le => "<=",
+            Tok::Gt | Tok::TypeArgsClose => ">",
+            Tok::Ge => ">=",
+            Tok::Plus => "+",
+            Tok::Minus => "-",
+            Tok::Star => "*",
+            Tok::Slash => "/",
+            Tok::Percent => "%",
+            Tok::Amp => "&",
+            Tok::Pipe => "|",
+            Tok::Caret => "^",
+            Tok::Shl => "<<",
+            Tok::Shr => ">>",
+            Tok::AndAnd => "&&",
+            Tok::OrOr => "||",
+            Tok::Bang => "!",
+            Tok::Ident(_) | Tok::Int(_) | Tok::Float(_) | Tok::Str(_) => "",
+        }
+    }
+
+    /// Whether a line break after this token ends the statement.
+    fn ends_statement(&self) -> bool {
+        matches!(
+            self,
+            Tok::Ident(_)
+                | Tok::Int(_)
+                | Tok::Float(_)
+                | Tok::Str(_)
+                | Tok::True
+                | Tok::False
+                | Tok::None
+                | Tok::RParen
+                | Tok::RBracket
+                | Tok::RBrace
+                | Tok::Question
+                | Tok::Return
+                | Tok::Break
+                | Tok::Continue
+        )
+    }
+}
+
+/// A lexical error: what is wrong and where.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LexError {
+    pub message: String,
+    pub span: Span,
+}
+
+/// A token with its byte offsets, as lalrpop's external-lexer interface wants.
+pub type Spanned = (usize, Tok, usize);
+
+#[derive(Clone, Copy, PartialEq)]
+enum Bracket {
+    Paren,
+    Square,
+    Brace,
+    ClassLit,
+}
+
+fn keyword(word: &str) -> Option<Tok> {
+    Some(match word {
+        "class" => Tok::Class,
+        "fn" => Tok::Fn,
+        "table" => Tok::Table,
+        "key" => Tok::Key,
+        "route" => Tok::Route,
+        "let" => Tok::Let,
+        "var" => Tok::Var,
+        "if" => Tok::If,
+        "else" => Tok::Else,
+        "while" => Tok::While,
+        "for" => Tok::For,
+        "in" => Tok::In,
+        "break" => Tok::Break,
+        "continue" => Tok::Continue,
+        "return" => Tok::Return,
+        "true" => Tok::True,
+        "false" => Tok::False,
+        "none" => Tok::None,
+        "as" => Tok::As,
+        "inout" => Tok::Inout,
+        "db" => Tok::Db,
+        _ => return None,
+    })
+}
+
+/// Splits `text` into tokens, inserting statement-ending `;` tokens at line breaks.
+///
+/// Errors: an unterminated string, an unknown escape, an integer too large for 64 bits, or a
+/// character that starts no token.
+pub fn lex(text: &str) -> Result<Vec<Spanned>, LexError> {
+    let mut lx = Lexer { text, bytes: text.as_bytes(), pos: 0, out: Vec::new(), brackets: Vec::new(), type_args: false };
+    lx.run()?;
+    Ok(lx.out)
+}
+
+struct Lexer<'a> {
+    text: &'a str,
+    bytes: &'a [u8],
+    pos: usize,
+    out: Vec<Spanned>,
+    brackets: Vec<Bracket>,
+    /// Inside `db.op<…>`: the next `>` closes the type arguments.
+    type_args: bool,
+}
+
+impl Lexer<'_> {
+    fn err(&self, message: impl Into<String>, start: usize, end: usize) -> LexError {
+        LexError { message: message.into(), span: Span::new(start, end) }
+    }
+
+    fn push(&mut self, tok: Tok, start: usize, end: usize) {
+        self.out.push((start, tok, end));
+        self.pos = end;
+    }
+
+    fn peek_byte(&self, ahead: usize) -> Option<u8> {
+        self.bytes.get(self.pos + ahead).copied()
+    }
+
+    fn insert_semi(&mut self, at: usize) {
+        let inside = matches!(self.brackets.last(), Some(Bracket::Paren | Bracket::Square | Bracket::ClassLit));
+        if !inside && self.out.last().is_some_and(|(_, t, _)| t.ends_statement()) {
+            self.out.push((at, Tok::Semi, at));
+        }
+    }
+
+    fn run(&mut self) -> Result<(), LexError> {
+        while self.pos < self.bytes.len() {
+            let start = self.pos;
+            let c = self.text[start..].chars().next().unwrap_or('\0');
+            match c {
+                '\n' => {
+                    // `}` on one line and `else` on the next still belong together.
+                    let rest = self.text[start..].trim_start();
+                    let else_follows = rest.strip_prefix("else").is_some_and(|r| !r.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_'));
+                    if !else_follows {
+                        self.insert_semi(start);
+                    }
+                    self.pos += 1;
+                }
+                ' ' | '\t' | '\r' => self.pos += 1,
+                '/' if self.peek_byte(1) == Some(b'/') => {
+                    self.pos = self.text[start..].find('\n').map_or(self.bytes.len(), |n| start + n);
+                }
+                '"' => self.string(start)?,
+                '0'..='9' => self.number(start)?,
+                c if c.is_ascii_alphabetic() || c == '_' => self.word(start),
+                _ => self.punct(start, c)?,
+            }
+        }
+        self.insert_semi(self.bytes.len());
+        Ok(())
+    }
+
+    fn word(&mut self, start: usize) {
+        let mut end = start;
+        while end < self.bytes.len() && (self.bytes[end].is_ascii_alphanumeric() || self.bytes[end] == b'_') {
+            end += 1;
+        }
+        let word = &self.text[start..end];
+        let tok = keyword(word).unwrap_or_else(|| Tok::Ident(word.to_string()));
+        self.push(tok, start, end);
+    }
+
+    fn number(&mut self, start: usize) -> Result<(), LexError> {
+        let digits_end = |mut i: usize, bytes: &[u8]| {
+            while i < bytes.len() && (bytes[i].is_ascii_digit() || bytes[i] == b'_') {
+                i += 1;
+            }
+            i
+        };
+        let mut end = digits_end(start, self.bytes);
+        let mut is_float = false;
+        if self.bytes.get(end) == Some(&b'.') && self.bytes.get(end + 1).is_some_and(u8::is_ascii_digit) {
+            is_float = true;
+            end = digits_end(end + 1, self.bytes);
+        }
+        if matches!(self.bytes.get(end), Some(b'e' | b'E')) {
+            let mut e = end + 1;
+            if matches!(self.bytes.get(e), Some(b'+' | b'-')) {
+                e += 1;
+            }
+            if self.bytes.get(e).is_some_and(u8::is_ascii_digit) {
+                is_float = true;
+                end = digits_end(e, self.bytes);
+            }
+        }
+        if self.bytes.get(end).is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_') {
+            let mut bad = end;
+            while bad < self.bytes.len() && self.bytes[bad].is_ascii_alphanumeric() {
+                bad += 1;
+            }
+            return Err(self.err("a number is directly followed by letters", start, bad));
+        }
+        let clean: String = self.text[start..end].chars().filter(|c| *c != '_').collect();
+        let tok = if is_float {
+            Tok::Float(clean.parse().map_err(|_| self.err("malformed float literal", start, end))?)
+        } else {
+            Tok::Int(clean.parse().map_err(|_| self.err("integer literal is too large for 64 bits", start, end))?)
+        };
+        self.push(tok, start, end);
+        Ok(())
+    }
+
+    fn string(&mut self, start: usize) -> Result<(), LexError> {
+        let mut value = String::new();
+        let mut chars = self.text[start + 1..].char_indices().map(|(o, c)| (o + start + 1, c));
+        while let Some((at, c)) = chars.next() {
+            match c {
+                '"' => {
+                    self.push(Tok::Str(value), start, at + 1);
+                    return Ok(());
+                }
+                '\n' => break,
+                '\\' => {
+                    let Some((eat, e)) = chars.next() else { break };
+                    match e {
+                        '\\' => value.push('\\'),
+                        '"' => value.push('"'),
+                        'n' => value.push('\n'),
+                        'r' => value.push('\r'),
+                        't' => value.push('\t'),
+                        '0' => value.push('\0'),
+                        'u' => {
+                            let rest = &self.text[eat + 1..];
+                            let close = rest.find('}').filter(|_| rest.starts_with('{'));
+                            let ch = close.and_then(|c| u32::from_str_radix(&rest[1..c], 16).ok()).and_then(char::from_u32);
+                            let (Some(close), Some(ch)) = (close, ch) else {
+                                return Err(self.err("bad unicode escape; write `\\u{hex}`", at, eat + 1));
+                            };
+                            value.push(ch);
+                            for _ in 0..rest[..=close].chars().count() {
+                                chars.next();
+                            }
+                        }
+                        other => {
+                            return Err(self.err(
+                                format!("unknown escape `\\{other}`; known escapes are \\\\ \\\" \\n \\r \\t \\0 \\u{{…}}"),
+                                at,
+                                eat + other.len_utf8(),
+                            ));
+                        }
+                    }
+                }
+                c => value.push(c),
+            }
+        }
+        let end = self.text[start..].find('\n').map_or(self.bytes.len(), |n| start + n);
+        Err(self.err("unterminated string literal", start, end))
+    }
+
+    /// Whether the `{` at `at` opens a class literal: the previous token is a capitalised
+    /// name and the brace is followed by `}` or by `name:`.
+    fn opens_class_literal(&self, at: usize) -> bool {
+        let n = self.out.len();
+        let Some((_, Tok::Ident(name), _)) = self.out.last() else { return false };
+        // `class Name {` and `-> Name {` open a class body and a function body.
+        if n >= 2 && matches!(self.out[n - 2].1, Tok::Class | Tok::Arrow) {
+            return false;
+        }
+        if !name.starts_with(|c: char| c.is_ascii_uppercase()) {
+            return false;
+        }
+        let rest = self.text[at + 1..].trim_start();
+        if rest.starts_with('}') {
+            return true;
+        }
+        let name_len = rest.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_').count();
+        name_len > 0 && rest[name_len..].trim_start().starts_with(':')
+    }
+
+    fn punct(&mut self, start: usize, c: char) -> Result<(), LexError> {
+        let next = self.peek_byte(1);
+        let two = |t: Tok| (t, 2);
+        let one = |t: Tok| (t, 1);
+        let (tok, len) = match (c, next) {
+            ('{', _) => {
+                if self.opens_class_literal(start) {
+                    self.brackets.push(Bracket::ClassLit);
+                    one(Tok::LitBrace)
+                } else {
+                    self.brackets.push(Bracket::Brace);
+                    one(Tok::LBrace)
+                }
+            }
+            ('}', _) => {
+                // A line break before `}` ends the last statement of the block.
+                if self.brackets.last() == Some(&Bracket::Brace) {
+                    self.insert_semi(start);
+                }
+                self.brackets.pop();
+                one(Tok::RBrace)
+            }
+            ('(', _) => {
+                self.brackets.push(Bracket::Paren);
+                one(Tok::LParen)
+            }
+            (')', _) => {
+                self.brackets.pop();
+                one(Tok::RParen)
+            }
+            ('[', _) => {
+                self.brackets.push(Bracket::Square);
+                one(Tok::LBracket)
+            }
+            (']', _) => {
+                self.brackets.pop();
+                one(Tok::RBracket)
+            }
+            (',', _) => one(Tok::Comma),
+            (':', _) => one(Tok::Colon),
+            (';', _) => one(Tok::Semi),
+            ('.', Some(b'.')) => two(Tok::DotDot),
+            ('.', _) => one(Tok::Dot),
+            ('?', _) => one(Tok::Question),
+            ('-', Some(b'>')) => two(Tok::Arrow),
+            ('=', Some(b'=')) => two(Tok::EqEq),
+            ('=', _) => one(Tok::Assign),
+            ('+', Some(b'=')) => two(Tok::PlusAssign),
+            ('-', Some(b'=')) => two(Tok::MinusAssign),
+            ('*', Some(b'=')) => two(Tok::StarAssign),
+            ('/', Some(b'=')) => two(Tok::SlashAssign),
+            ('%', Some(b'=')) => two(Tok::PercentAssign),
+            ('!', Some(b'=')) => two(Tok::NotEq),
+            ('<', _) if self.after_db_op() => {
+                self.type_args = true;
+                one(Tok::TypeArgsOpen)
+            }
+            ('>', _) if self.type_args => {
+                self.type_args = false;
+                one(Tok::TypeArgsClose)
+            }
+            ('<', Some(b'<')) => two(Tok::Shl),
+            ('<', Some(b'=')) => two(Tok::Le),
+            ('<', _) => one(Tok::Lt),
+            ('>', Some(b'>')) => two(Tok::Shr),
+            ('>', Some(b'=')) => two(Tok::Ge),
+            ('>', _) => one(Tok::Gt),
+            ('&', Some(b'&')) => two(Tok::AndAnd),
+            ('&', _) => one(Tok::Amp),
+            ('|', Some(b'|')) => two(Tok::OrOr),
+            ('|', _) => one(Tok::Pipe),
+            ('^', _) => one(Tok::Caret),
+            ('+', _) => one(Tok::Plus),
+            ('-', _) => one(Tok::Minus),
+            ('*', _) => one(Tok::Star),
+            ('/', _) => one(Tok::Slash),
+            ('%', _) => one(Tok::Percent),
+            ('!', _) => one(Tok::Bang),
+            (other, _) => {
+                return Err(self.err(format!("unexpected character {other:?}"), start, start + other.len_utf8()));
+            }
+        };
+        self.push(tok, start, start + len);
+        Ok(())
+    }
+
+    /// Whether the last tokens are `db . name`, so a `<` opens type arguments.
+    fn after_db_op(&self) -> bool {
+        let n = self.out.len();
+        n >= 3
+            && matches!(self.out[n - 3].1, Tok::Db)
+            && matches!(self.out[n - 2].1, Tok::Dot)
+            && matches!(self.out[n - 1].1, Tok::Ident(_))
+    }
+}

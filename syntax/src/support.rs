@@ -1,0 +1,25 @@
+//! Small helpers the grammar's actions call, kept out of the grammar file so they are
+//! ordinary, type-checked Rust.
+
+use crate::ast::{Block, Ident, Span, Stmt};
+use crate::lexer::LexError;
+
+/// The span between two byte offsets.
+pub fn sp(l: usize, r: usize) -> Span {
+    Span::new(l, r)
+}
+
+/// Wraps the `if` of an `else if` in a block, so the AST has one shape for else branches.
+pub fn else_if(nested: Stmt) -> Block {
+    let span = nested.span;
+    Block { stmts: vec![nested], span }
+}
+
+/// Checks that `db.NAME` names one of `allowed`.
+pub fn check_db_op(op: &Ident, allowed: &[&str]) -> Result<(), LexError> {
+    if allowed.contains(&op.name.as_str()) {
+        return Ok(());
+    }
+    let list = allowed.iter().map(|a| format!("`db.{a}`")).collect::<Vec<_>>().join(", ");
+    Err(LexError { message: format!("unknown database operation `db.{}`; expected {list}", op.name), span: op.span })
+}
