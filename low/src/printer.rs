@@ -33,7 +33,9 @@ pub fn print_function(module: &Module, func: FuncId) -> String {
 /// indentation or newline. Used to name operations in diagnostics.
 pub fn print_op_head(module: &Module, func: &FunctionData, op: OpId) -> String {
     let mut p = Printer { module, source: None, out: String::new() };
-    p.op_head(func, &func.ops[op].kind);
+    if let Some(data) = func.ops.get(op) {
+        p.op_head(func, &data.kind);
+    }
     p.out
 }
 
@@ -103,9 +105,10 @@ impl Printer<'_> {
         }
         for (i, table) in m.tables.iter().enumerate() {
             self.comments(Anchor::Table(i), 0);
-            let class = &m.classes[table.class];
-            let key = &class.fields[table.key as usize].name;
-            let _ = writeln!(self.out, "table {}: {} key {}", table.name, class.name, key);
+            let class = m.classes.get(table.class);
+            let class_name = class.map_or("<invalid class>", |c| c.name.as_str());
+            let key = class.and_then(|c| c.fields.get(table.key as usize)).map_or("<invalid field>", |f| f.name.as_str());
+            let _ = writeln!(self.out, "table {}: {} key {}", table.name, class_name, key);
         }
         if !m.routes.is_empty() {
             self.out.push('\n');
@@ -116,7 +119,8 @@ impl Printer<'_> {
             self.out.push_str(route.method.name());
             self.out.push(' ');
             write_string_literal(&mut self.out, &route.path);
-            let _ = writeln!(self.out, " ${}", m.functions[route.handler].name);
+            let handler = m.functions.get(route.handler).map_or("<invalid function>", |f| f.name.as_str());
+            let _ = writeln!(self.out, " ${handler}");
         }
         for (id, _) in m.functions.iter() {
             self.out.push('\n');
@@ -142,8 +146,12 @@ impl Printer<'_> {
             if i > 0 {
                 self.out.push_str(", ");
             }
-            let local = &f.locals[*p];
-            let _ = write!(self.out, "%{}: {}", local.name, local.ty.display(m));
+            match f.locals.get(*p) {
+                Some(local) => {
+                    let _ = write!(self.out, "%{}: {}", local.name, local.ty.display(m));
+                }
+                None => self.out.push_str("<invalid parameter>"),
+            }
         }
         let _ = writeln!(self.out, ") -> {} {{", f.ret.display(m));
         for (lid, local) in f.locals.iter() {
@@ -165,19 +173,29 @@ impl Printer<'_> {
             Op(OpId, usize),
             Close { block: BlockId, level: usize, last: bool },
         }
-        let mut stack: Vec<Work> = f.blocks[block].ops.iter().rev().map(|&op| Work::Op(op, level)).collect();
+        // Checked lookups and a visited set keep a malformed module (a pass's bug, shown by
+        // `--print-low-after`) from panicking or looping forever in the printer.
+        let ops_of = |b: BlockId| f.blocks.get(b).map_or(&[][..], |b| b.ops.as_slice());
+        let mut visited = std::collections::HashSet::from([block]);
+        let mut stack: Vec<Work> = ops_of(block).iter().rev().map(|&op| Work::Op(op, level)).collect();
         while let Some(work) = stack.pop() {
             match work {
                 Work::Op(op, level) => {
                     self.comments(Anchor::Op(fid, op), level);
                     self.indent(level);
-                    let kind = &f.ops[op].kind;
+                    let Some(data) = f.ops.get(op) else {
+                        self.out.push_str("<invalid operation>\n");
+                        continue;
+                    };
+                    let kind = &data.kind;
                     self.op_head(f, kind);
                     self.out.push('\n');
                     let blocks = kind.blocks();
                     for (i, &b) in blocks.iter().enumerate().rev() {
                         stack.push(Work::Close { block: b, level, last: i + 1 == blocks.len() });
-                        stack.extend(f.blocks[b].ops.iter().rev().map(|&op| Work::Op(op, level + 1)));
+                        if visited.insert(b) {
+                            stack.extend(ops_of(b).iter().rev().map(|&op| Work::Op(op, level + 1)));
+                        }
                     }
                 }
                 Work::Close { block, level, last } => {
@@ -219,7 +237,7 @@ impl Printer<'_> {
 
     fn label(&mut self, f: &FunctionData, l: crate::entities::LabelId) {
         self.out.push('@');
-        self.out.push_str(&f.labels[l].name);
+        self.out.push_str(f.labels.get(l).map_or("<invalid label>", |label| label.name.as_str()));
     }
 
     /// Writes `%dest = ` and the mnemonic for operations that have both.
@@ -275,7 +293,7 @@ impl Printer<'_> {
                 }
                 let _ = write!(self.out, "{name} {}", func.name());
                 if let Some(c) = class {
-                    let _ = write!(self.out, "<{}>", m.classes[*c].name);
+                    let _ = write!(self.out, "<{}>", m.classes.get(*c).map_or("<invalid class>", |c| c.name.as_str()));
                 }
                 self.out.push('(');
                 self.operands(f, args);
@@ -283,11 +301,12 @@ impl Printer<'_> {
             }
             OpKind::New { dest, class, fields } => {
                 self.head(f, *dest, name);
-                let class = &m.classes[*class];
-                let _ = write!(self.out, " {} {{", class.name);
-                for (i, (field, value)) in class.fields.iter().zip(fields).enumerate() {
+                let class = m.classes.get(*class);
+                let _ = write!(self.out, " {} {{", class.map_or("<invalid class>", |c| c.name.as_str()));
+                for (i, value) in fields.iter().enumerate() {
                     self.out.push_str(if i == 0 { " " } else { ", " });
-                    let _ = write!(self.out, "{}: ", field.name);
+                    let field = class.and_then(|c| c.fields.get(i)).map_or("<invalid field>", |f| f.name.as_str());
+                    let _ = write!(self.out, "{field}: ");
                     self.operand(f, value);
                 }
                 self.out.push_str(if fields.is_empty() { "}" } else { " }" });

@@ -51,9 +51,10 @@
 //!   parameter's exactly, so a `&mut` argument is not accepted for a `&` parameter), `rtcall`
 //!   (per [`crate::runtime::RtType::accepts`]), `new`, `field.*`, `array.*` (index `i64`),
 //!   `string`, `str.*` (operands `String` or a reference to one), `option.*`, `move`, `clone`,
-//!   `borrow` (not of a reference), `load`, `store`, `if` (condition `bool`), `for` over a range
-//!   (variable and bounds the same `i32` or `i64`) or over an array (`[T]`, `&[T]` or
-//!   `&mut [T]`; the variable is `T` for copy `T`, else `&T`), and the value of `return`.
+//!   `borrow` (of an owned value, or of a `&mut T` as a `&T` reborrow), `load`, `store`, `if`
+//!   (condition `bool`), `for` over a range (variable and bounds the same `i32` or `i64`) or
+//!   over an array (`[T]`, `&[T]` or `&mut [T]`; the variable is `T` for copy `T`, else `&T`),
+//!   and the value of `return`.
 //! - V221 An arithmetic or cast operation is defined at its suffix type: `neg` and `abs` at
 //!   `i32 i64 f64`; `not` at `i32 i64 bool`; `add sub mul div rem min max lt le gt ge` at
 //!   `i32 i64 f64`; `and or xor` at `i32 i64 bool`; `shl shr checked_*` at `i32 i64`; `eq ne`
@@ -93,6 +94,9 @@
 //!   argument moves a local that a reference argument borrows from.
 //! - V245 Control never reaches the end of the body: every path ends in `return` or `trap`, or
 //!   loops forever (a `loop` that nothing breaks out of never exits).
+//!
+//! The flow checks run only on a function whose body passed the structure checks on blocks
+//! and operations (V210 for them, V211), since they walk the body as a tree.
 //!
 //! # Not yet checked
 //!

@@ -16,6 +16,10 @@
 //! pass, which saw the fixpoint, reports. Heads only grow and each local has three bits, so
 //! the number of passes is bounded; in practice it is two or three.
 //!
+//! A moved local also carries, in the state, the operation that moved it (the first in text
+//! order where several paths meet), so a use-after-move error names a move that really
+//! reaches the use, even one later in a loop body.
+//!
 //! Which locals a reference may borrow from is computed once, flow-insensitively, from every
 //! `borrow`, `field.ref`, `array.ref`, `for` and `copy` that writes a reference: a reference's
 //! origins are the owned locals it may point into, and the reference parameters it may derive
@@ -270,6 +274,8 @@ enum Frame {
     ScopeEnd { op: OpId },
 }
 
+/// The dataflow of one function: the loop heads it has solved so far, and the walk state
+/// and findings of the current pass.
 struct Flow<'c, 'a> {
     cx: &'c FnCx<'a>,
     origins: &'c Origins,

@@ -498,6 +498,25 @@ fn mut_alias_through_a_parameter_and_a_field_of_it() {
 }
 
 #[test]
+fn a_mut_reference_reborrows_as_shared_but_not_as_mut() {
+    let mut f = F::new("f", Type::I64);
+    let xs = f.param("xs", exclusive(array(Type::I64)));
+    let r = f.local("r", shared(array(Type::I64)));
+    let n = f.local("n", Type::I64);
+    f.op(OpKind::Borrow { dest: r, src: xs, mutable: false });
+    f.op(call(Some(n), func(1), vec![local(r)]));
+    f.ret(Some(local(n)));
+    assert_eq!(verify(&module(vec![f, integer_sum()]), None), Ok(()));
+
+    let mut f = F::new("f", Type::Unit);
+    let xs = f.param("xs", exclusive(array(Type::I64)));
+    let m = f.local("m", exclusive(exclusive(array(Type::I64))));
+    f.op(OpKind::Borrow { dest: m, src: xs, mutable: true });
+    f.ret(None);
+    has(&module(vec![f]), "V220", "operand %xs of `borrow_mut` has type &mut [i64], expected an owned value");
+}
+
+#[test]
 fn reference_used_after_its_source_is_dropped() {
     let mut f = F::new("f", Type::Unit);
     let s = f.local("s", Type::String);
@@ -915,4 +934,27 @@ fn random_corrupt_functions_never_panic_and_verify_deterministically() {
         let second = verify(&m, None);
         assert_eq!(first, second);
     }
+}
+
+#[test]
+fn a_move_under_five_thousand_nested_loops_is_found() {
+    // Every level has its own loop variable, so each state is 5,000 locals wide and the
+    // move at the bottom must travel back up through 5,000 loop heads.
+    let mut f = F::new("deep", Type::Unit);
+    let s = f.local("s", Type::String);
+    f.op(OpKind::StringLit { dest: s, value: "a".into() });
+    let mut block = f.body();
+    for level in 0..5000 {
+        let inner = f.block();
+        let label = f.label(&format!("l{level}"));
+        let i = f.local(&format!("i{level}"), Type::I64);
+        f.push(block, OpKind::ForRange { var: i, start: int(0), end: int(2), label, body: inner });
+        block = inner;
+    }
+    f.push(block, call(None, func(1), vec![local(s)]));
+    f.ret(None);
+    let diagnostics = errors(&module(vec![f, consume()]));
+    let codes: Vec<_> = diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(codes, ["V241", "V243"], "{}", render(&diagnostics));
+    assert!(diagnostics[0].message.contains("on some path it was moved by `call $consume(%s)`"));
 }

@@ -420,10 +420,15 @@ impl<'a> OpCheck<'_, 'a> {
                 }
             }
             OpKind::Borrow { dest, src, mutable } => match self.local(*src) {
+                // A shared borrow of a `&mut T` reborrows it as `&T`, so an `inout` parameter
+                // can be passed on to a read-only one.
+                Some(Type::Ref { mutable: true, pointee }) if !*mutable => {
+                    self.expect_dest(*dest, &Type::reference(false, (**pointee).clone()))
+                }
                 Some(ty) if ty.is_ref() => {
                     self.local(*dest);
                     let what = format!("operand {}", self.cx.name(*src));
-                    self.mismatch(&what, ty, "an owned value (a reference is copied, not borrowed again)");
+                    self.mismatch(&what, ty, "an owned value or a `&mut` (a reference is copied, not borrowed again)");
                 }
                 Some(ty) => self.expect_dest(*dest, &Type::reference(*mutable, ty.clone())),
                 None => {
