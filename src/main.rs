@@ -23,7 +23,7 @@ struct Cli {
     /// Where to write it (default: standard output).
     #[arg(short = 'o', long = "output", value_name = "PATH", requires = "emit")]
     output: Option<PathBuf>,
-    /// The input file: Low text (`.low`).
+    /// The input file: High Nagi (`.nagi`) or Low text (`.low`).
     #[arg(value_name = "FILE", requires = "emit")]
     input: Option<PathBuf>,
 }
@@ -32,7 +32,7 @@ struct Cli {
 enum Command {
     /// Parse and verify files; print every diagnostic and exit 1 if any file has errors.
     Check {
-        /// Input files: Low text (`.low`).
+        /// Input files: High Nagi (`.nagi`) or Low text (`.low`).
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
     },
@@ -45,7 +45,22 @@ enum Emit {
     Low,
 }
 
+/// The compiler walks nested syntax recursively; a large stack keeps deeply nested input (a
+/// generated file, a fuzzer's) from overflowing it, as rustc does with its own big stack.
+const COMPILER_STACK_BYTES: usize = 256 * 1024 * 1024;
+
 fn main() -> ExitCode {
+    let worker = std::thread::Builder::new().name("nagic".into()).stack_size(COMPILER_STACK_BYTES).spawn(run);
+    match worker.map(|handle| handle.join()) {
+        Ok(Ok(code)) => code,
+        _ => {
+            eprintln!("nagic: internal compiler error: the compiler thread failed; please report this with the input");
+            ExitCode::from(101)
+        }
+    }
+}
+
+fn run() -> ExitCode {
     let cli = Cli::parse();
     let result = match (&cli.command, cli.emit, &cli.input) {
         (Some(Command::Check { files }), _, _) => check(files),
@@ -86,18 +101,25 @@ fn load(path: &Path) -> Result<Loaded, Failure> {
             return Err(Failure::Input);
         }
     };
+    let report =
+        |diagnostics: &[Diagnostic]| eprint!("{}", nagi_low::diagnostic::render_all(diagnostics, &name, &text));
     match path.extension().and_then(|e| e.to_str()) {
         Some("low") => {}
         Some("nagi") => {
-            eprintln!("{name}: error: High Nagi (`.nagi`) input is not supported by this nagic yet; give a `.low` file");
-            return Err(Failure::Input);
+            let module_name = module_name(path);
+            return match nagi_high::compile(&text, &module_name) {
+                Ok(module) => Ok(Loaded { module, source: SourceMap::default() }),
+                Err(diagnostics) => {
+                    report(&diagnostics);
+                    Err(Failure::Input)
+                }
+            };
         }
         _ => {
-            eprintln!("{name}: error: unknown input kind; nagic reads Low text from files ending in `.low`");
+            eprintln!("{name}: error: unknown input kind; nagic reads High Nagi (`.nagi`) and Low (`.low`) files");
             return Err(Failure::Input);
         }
     }
-    let report = |diagnostics: &[Diagnostic]| eprint!("{}", nagi_low::diagnostic::render_all(diagnostics, &name, &text));
     let (module, source) = nagi_low::parse(&text).map_err(|d| {
         report(std::slice::from_ref(&d));
         Failure::Input
@@ -107,6 +129,14 @@ fn load(path: &Path) -> Result<Loaded, Failure> {
         return Err(Failure::Input);
     }
     Ok(Loaded { module, source })
+}
+
+/// The Low module name for an input file: its stem, with characters other than letters,
+/// digits and `_` replaced by `_`.
+fn module_name(path: &Path) -> String {
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("main");
+    let name: String = stem.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
+    if name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') { name } else { format!("m_{name}") }
 }
 
 fn check(files: &[PathBuf]) -> Result<(), Failure> {

@@ -92,7 +92,9 @@ fn diagnostic(path: &Path) -> Result<(), Failed> {
         return Err(format!("`nagic check {name}` panicked:\n{stderr}").into());
     }
     if out.status.code() != Some(1) {
-        return Err(format!("`nagic check {name}` exited {:?}, expected 1; stderr:\n{stderr}", out.status.code()).into());
+        return Err(
+            format!("`nagic check {name}` exited {:?}, expected 1; stderr:\n{stderr}", out.status.code()).into()
+        );
     }
     let dir = path.parent().expect("golden files live in a directory");
     let mut mint = Mint::new(dir);

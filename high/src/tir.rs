@@ -181,19 +181,46 @@ pub struct Stmt {
 #[derive(Clone, Debug, PartialEq)]
 pub enum StmtKind {
     /// Declares `local` (in the enclosing block's scope) and initialises it.
-    Let { local: LocalIdx, value: Expr },
+    Let {
+        local: LocalIdx,
+        value: Expr,
+    },
     /// Replaces the value at `place` (dropping the old one).
-    Assign { place: Place, value: Expr },
+    Assign {
+        place: Place,
+        value: Expr,
+    },
     /// An expression evaluated for its effect; its value, if any, is dropped.
     Expr(Expr),
-    If { cond: Expr, then_block: Block, else_block: Option<Block> },
+    If {
+        cond: Expr,
+        then_block: Block,
+        else_block: Option<Block>,
+    },
     /// `if let local = value { } else { }`: `value` has type `Option<T>`, `local` has type `T`.
-    IfLet { local: LocalIdx, value: Expr, then_block: Block, else_block: Option<Block> },
-    While { cond: Expr, body: Block },
+    IfLet {
+        local: LocalIdx,
+        value: Expr,
+        then_block: Block,
+        else_block: Option<Block>,
+    },
+    While {
+        cond: Expr,
+        body: Block,
+    },
     /// `for local in start..end`, with `local` of `start`'s integer type.
-    ForRange { local: LocalIdx, start: Expr, end: Expr, body: Block },
+    ForRange {
+        local: LocalIdx,
+        start: Expr,
+        end: Expr,
+        body: Block,
+    },
     /// `for local in array`.
-    ForEach { local: LocalIdx, array: Expr, body: Block },
+    ForEach {
+        local: LocalIdx,
+        array: Expr,
+        body: Block,
+    },
     /// Leaves the innermost loop.
     Break,
     /// Starts the innermost loop's next iteration.
@@ -266,32 +293,64 @@ pub enum ExprKind {
     /// `[a, b]`: a new array.
     Array(Vec<Expr>),
     /// `Class { … }` with fields in declaration order.
-    New { class: ClassIdx, fields: Vec<Expr> },
+    New {
+        class: ClassIdx,
+        fields: Vec<Expr>,
+    },
     /// `-x` (wrapping for integers) on a number, or `!x` on `bool` or an integer.
-    Unary { op: nagi_low::UnaryOp, operand: Box<Expr> },
+    Unary {
+        op: nagi_low::UnaryOp,
+        operand: Box<Expr>,
+    },
     /// Arithmetic, bitwise or comparison on scalars of type `operand_ty` (comparisons have
     /// `ty` `bool`).
-    Binary { op: nagi_low::BinaryOp, operand_ty: ScalarType, lhs: Box<Expr>, rhs: Box<Expr> },
+    Binary {
+        op: nagi_low::BinaryOp,
+        operand_ty: ScalarType,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
     /// `a + b` on strings: a new `String`.
     Concat(Box<Expr>, Box<Expr>),
     /// `a == b` (or `!=` when `negated`) on strings.
-    StrEq { negated: bool, lhs: Box<Expr>, rhs: Box<Expr> },
+    StrEq {
+        negated: bool,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
     /// `a && b`, short-circuit.
     And(Box<Expr>, Box<Expr>),
     /// `a || b`, short-circuit.
     Or(Box<Expr>, Box<Expr>),
     /// `x as T` between numeric types.
-    Cast { expr: Box<Expr>, to: ScalarType },
+    Cast {
+        expr: Box<Expr>,
+        to: ScalarType,
+    },
     /// A call of a program function. Arguments for `Inout` parameters are `Place` reads of
     /// mutable places.
-    Call { func: FnIdx, args: Vec<Expr> },
+    Call {
+        func: FnIdx,
+        args: Vec<Expr>,
+    },
     /// A builtin function or method.
-    Builtin { builtin: Builtin, args: Vec<Expr> },
+    Builtin {
+        builtin: Builtin,
+        args: Vec<Expr>,
+    },
     /// `xs.push(v)`: `xs` is a mutable place.
-    Push { array: Place, value: Box<Expr> },
+    Push {
+        array: Place,
+        value: Box<Expr>,
+    },
     /// `db.exec/query/query_one` with the SQL text (a literal the checker prepared against
     /// the declared tables) and the placeholder arguments.
-    Db { op: DbOp, class: Option<ClassIdx>, sql: String, args: Vec<Expr> },
+    Db {
+        op: DbOp,
+        class: Option<ClassIdx>,
+        sql: String,
+        args: Vec<Expr>,
+    },
     /// Implicit `T` → `T?`.
     OptionSome(Box<Expr>),
 }

@@ -212,7 +212,11 @@ fn number_end(text: &str, mut i: usize) -> usize {
         let c = bytes[i];
         let next_is_digit = bytes.get(i + 1).is_some_and(u8::is_ascii_digit);
         let after_exponent = i > 0 && matches!(bytes[i - 1], b'e' | b'E') && bytes[i - 1].is_ascii_alphabetic();
-        if c.is_ascii_alphanumeric() || c == b'_' || (c == b'.' && next_is_digit) || (matches!(c, b'+' | b'-') && after_exponent && next_is_digit) {
+        if c.is_ascii_alphanumeric()
+            || c == b'_'
+            || (c == b'.' && next_is_digit)
+            || (matches!(c, b'+' | b'-') && after_exponent && next_is_digit)
+        {
             i += 1;
         } else {
             break;

@@ -220,80 +220,222 @@ impl Operand {
 /// read borrows it for the duration of the operation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum OpKind {
-    Const { dest: LocalId, value: Constant },
-    Copy { dest: LocalId, src: LocalId },
-    Unary { dest: LocalId, op: UnaryOp, ty: ScalarType, arg: Operand },
-    Binary { dest: LocalId, op: BinaryOp, ty: ScalarType, lhs: Operand, rhs: Operand },
+    Const {
+        dest: LocalId,
+        value: Constant,
+    },
+    Copy {
+        dest: LocalId,
+        src: LocalId,
+    },
+    Unary {
+        dest: LocalId,
+        op: UnaryOp,
+        ty: ScalarType,
+        arg: Operand,
+    },
+    Binary {
+        dest: LocalId,
+        op: BinaryOp,
+        ty: ScalarType,
+        lhs: Operand,
+        rhs: Operand,
+    },
     /// Numeric conversion to `to` from the operand's type. Float → int saturates, NaN → 0;
     /// int → int truncates or sign-extends; int → float rounds to nearest.
-    Cast { dest: LocalId, to: ScalarType, arg: Operand },
-    Call { dest: Option<LocalId>, callee: FuncId, args: Vec<Operand>, awaited: bool },
+    Cast {
+        dest: LocalId,
+        to: ScalarType,
+        arg: Operand,
+    },
+    Call {
+        dest: Option<LocalId>,
+        callee: FuncId,
+        args: Vec<Operand>,
+        awaited: bool,
+    },
     /// A call of a runtime function from [`crate::runtime::RUNTIME_FUNCTIONS`]; `class` is the
     /// class argument of generic rows such as `db.query<User>`.
-    RuntimeCall { dest: Option<LocalId>, func: RuntimeFn, class: Option<ClassId>, args: Vec<Operand>, awaited: bool },
+    RuntimeCall {
+        dest: Option<LocalId>,
+        func: RuntimeFn,
+        class: Option<ClassId>,
+        args: Vec<Operand>,
+        awaited: bool,
+    },
     /// Construction; `fields` are in the class's declaration order.
-    New { dest: LocalId, class: ClassId, fields: Vec<Operand> },
+    New {
+        dest: LocalId,
+        class: ClassId,
+        fields: Vec<Operand>,
+    },
     /// Reads a copy-type field of a class value or reference.
-    FieldGet { dest: LocalId, object: LocalId, field: FieldIndex },
+    FieldGet {
+        dest: LocalId,
+        object: LocalId,
+        field: FieldIndex,
+    },
     /// Borrows a field of a class value or reference.
-    FieldRef { dest: LocalId, object: LocalId, field: FieldIndex, mutable: bool },
+    FieldRef {
+        dest: LocalId,
+        object: LocalId,
+        field: FieldIndex,
+        mutable: bool,
+    },
     /// Replaces a field (dropping the old value) of an owned class or `&mut` class.
-    FieldSet { object: LocalId, field: FieldIndex, value: Operand },
+    FieldSet {
+        object: LocalId,
+        field: FieldIndex,
+        value: Operand,
+    },
     /// An empty array; the element type is the destination's.
-    ArrayNew { dest: LocalId },
+    ArrayNew {
+        dest: LocalId,
+    },
     /// The length as `i64`.
-    ArrayLen { dest: LocalId, array: LocalId },
+    ArrayLen {
+        dest: LocalId,
+        array: LocalId,
+    },
     /// Reads a copy-type element; an index outside `0..len` traps.
-    ArrayGet { dest: LocalId, array: LocalId, index: Operand },
+    ArrayGet {
+        dest: LocalId,
+        array: LocalId,
+        index: Operand,
+    },
     /// Borrows an element; an index outside `0..len` traps.
-    ArrayRef { dest: LocalId, array: LocalId, index: Operand, mutable: bool },
+    ArrayRef {
+        dest: LocalId,
+        array: LocalId,
+        index: Operand,
+        mutable: bool,
+    },
     /// Replaces an element (dropping the old value); an index outside `0..len` traps.
-    ArraySet { array: LocalId, index: Operand, value: Operand },
+    ArraySet {
+        array: LocalId,
+        index: Operand,
+        value: Operand,
+    },
     /// Appends an element.
-    ArrayPush { array: LocalId, value: Operand },
+    ArrayPush {
+        array: LocalId,
+        value: Operand,
+    },
     /// A new owned `String` holding `value` (allocates).
-    StringLit { dest: LocalId, value: String },
+    StringLit {
+        dest: LocalId,
+        value: String,
+    },
     /// The length in UTF-8 bytes as `i64`.
-    StrLen { dest: LocalId, string: LocalId },
+    StrLen {
+        dest: LocalId,
+        string: LocalId,
+    },
     /// A new `String`: `lhs` followed by `rhs` (allocates; neither operand is consumed).
-    StrConcat { dest: LocalId, lhs: LocalId, rhs: LocalId },
+    StrConcat {
+        dest: LocalId,
+        lhs: LocalId,
+        rhs: LocalId,
+    },
     /// Byte-wise equality.
-    StrEq { dest: LocalId, lhs: LocalId, rhs: LocalId },
-    OptionSome { dest: LocalId, value: Operand },
+    StrEq {
+        dest: LocalId,
+        lhs: LocalId,
+        rhs: LocalId,
+    },
+    OptionSome {
+        dest: LocalId,
+        value: Operand,
+    },
     /// The empty option; the payload type is the destination's.
-    OptionNone { dest: LocalId },
-    OptionIsSome { dest: LocalId, option: LocalId },
+    OptionNone {
+        dest: LocalId,
+    },
+    OptionIsSome {
+        dest: LocalId,
+        option: LocalId,
+    },
     /// The payload; traps when the option is empty. Consumes a non-copy option.
-    OptionUnwrap { dest: LocalId, option: LocalId },
+    OptionUnwrap {
+        dest: LocalId,
+        option: LocalId,
+    },
     /// Transfers ownership; `src` is unusable afterwards.
-    Move { dest: LocalId, src: LocalId },
+    Move {
+        dest: LocalId,
+        src: LocalId,
+    },
     /// A deep copy of an owned value or of what a reference points to (allocates).
-    Clone { dest: LocalId, src: LocalId },
+    Clone {
+        dest: LocalId,
+        src: LocalId,
+    },
     /// Ends an owned value's life, freeing what it owns.
-    Drop { local: LocalId },
+    Drop {
+        local: LocalId,
+    },
     /// Borrows a local (`&T`, or `&mut T` when `mutable`) until the local is moved, dropped or
     /// reassigned.
-    Borrow { dest: LocalId, src: LocalId, mutable: bool },
+    Borrow {
+        dest: LocalId,
+        src: LocalId,
+        mutable: bool,
+    },
     /// Reads a copy-type value through a reference.
-    Load { dest: LocalId, reference: LocalId },
+    Load {
+        dest: LocalId,
+        reference: LocalId,
+    },
     /// Writes through a `&mut` reference, dropping the old value.
-    Store { reference: LocalId, value: Operand },
-    If { cond: Operand, then_block: BlockId, else_block: Option<BlockId> },
+    Store {
+        reference: LocalId,
+        value: Operand,
+    },
+    If {
+        cond: Operand,
+        then_block: BlockId,
+        else_block: Option<BlockId>,
+    },
     /// Repeats `body` until a `break` or `return` leaves it.
-    Loop { label: LabelId, body: BlockId },
+    Loop {
+        label: LabelId,
+        body: BlockId,
+    },
     /// Runs `body` once; `break @label` leaves it early.
-    Block { label: LabelId, body: BlockId },
+    Block {
+        label: LabelId,
+        body: BlockId,
+    },
     /// `var` takes `start, start+1, …, end-1` (empty when `start >= end`); the bounds are read
     /// once.
-    ForRange { var: LocalId, start: Operand, end: Operand, label: LabelId, body: BlockId },
+    ForRange {
+        var: LocalId,
+        start: Operand,
+        end: Operand,
+        label: LabelId,
+        body: BlockId,
+    },
     /// `var` takes each element of `seq` in order: the element itself for copy types, a
     /// shared reference to it otherwise. `seq` is borrowed for the loop.
-    ForEach { var: LocalId, seq: LocalId, label: LabelId, body: BlockId },
-    Break { label: LabelId },
-    Continue { label: LabelId },
-    Return { value: Option<Operand> },
+    ForEach {
+        var: LocalId,
+        seq: LocalId,
+        label: LabelId,
+        body: BlockId,
+    },
+    Break {
+        label: LabelId,
+    },
+    Continue {
+        label: LabelId,
+    },
+    Return {
+        value: Option<Operand>,
+    },
     /// Ends the program (or, in a handler, the request with a 500) with `message`.
-    Trap { message: String },
+    Trap {
+        message: String,
+    },
 }
 
 impl OpKind {

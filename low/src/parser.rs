@@ -13,8 +13,8 @@ use crate::diagnostic::Diagnostic;
 use crate::entities::{BlockId, ClassId, FieldIndex, FuncId, LabelId, LocalId, OpId};
 use crate::lexer::{Token, TokenKind, lex};
 use crate::module::{
-    BlockData, ClassData, FORMAT_VERSION, FieldData, FunctionData, HttpMethod, LabelData, LocalData, Module,
-    OpData, RouteDecl, TableDecl,
+    BlockData, ClassData, FORMAT_VERSION, FieldData, FunctionData, HttpMethod, LabelData, LocalData, Module, OpData,
+    RouteDecl, TableDecl,
 };
 use crate::ops::{BinaryOp, OpKind, Opcode, Operand, UnaryOp};
 use crate::runtime::RuntimeFn;
@@ -126,11 +126,7 @@ impl Parser {
     }
 
     fn expect(&mut self, kind: TokenKind, expected: &str) -> PResult<Span> {
-        if *self.peek() == kind {
-            Ok(self.bump().span)
-        } else {
-            Err(self.error(expected))
-        }
+        if *self.peek() == kind { Ok(self.bump().span) } else { Err(self.error(expected)) }
     }
 
     fn keyword(&mut self, word: &str) -> PResult<Span> {
@@ -214,17 +210,21 @@ impl Parser {
                         return Err(duplicate("class", name, next.span));
                     }
                     if is_reserved_type_name(name) {
-                        return Err(Diagnostic::new("L127", format!("`{name}` is a built-in type name; a class cannot be called that"))
-                            .at(Some(next.span))
-                            .label("reserved name"));
+                        return Err(Diagnostic::new(
+                            "L127",
+                            format!("`{name}` is a built-in type name; a class cannot be called that"),
+                        )
+                        .at(Some(next.span))
+                        .label("reserved name"));
                     }
                     let id = self.module.classes.alloc(ClassData { name: name.clone(), fields: Vec::new() });
                     self.classes.insert(name.clone(), id);
                     class_starts.push(i);
                 }
                 TokenKind::Ident(kw) if depth == 0 && kw == "fn" => {
-                    let after_async =
-                        i > 0 && matches!(&self.tokens[i - 1].kind, TokenKind::Ident(a) if a == "async") && self.starts_line(i - 1);
+                    let after_async = i > 0
+                        && matches!(&self.tokens[i - 1].kind, TokenKind::Ident(a) if a == "async")
+                        && self.starts_line(i - 1);
                     if !(self.starts_line(i) || after_async) {
                         continue;
                     }
@@ -690,7 +690,11 @@ impl Parser {
         let Type::Class(class) = ty else {
             return Err(Diagnostic::new(
                 "L123",
-                format!("`%{}` has type {}, which has no fields", cx.data.locals[object].name, ty.display(&self.module)),
+                format!(
+                    "`%{}` has type {}, which has no fields",
+                    cx.data.locals[object].name,
+                    ty.display(&self.module)
+                ),
             )
             .at(Some(span))
             .label("field access needs a class or a reference to one"));

@@ -107,7 +107,8 @@ impl Printer<'_> {
             self.comments(Anchor::Table(i), 0);
             let class = m.classes.get(table.class);
             let class_name = class.map_or("<invalid class>", |c| c.name.as_str());
-            let key = class.and_then(|c| c.fields.get(table.key as usize)).map_or("<invalid field>", |f| f.name.as_str());
+            let key =
+                class.and_then(|c| c.fields.get(table.key as usize)).map_or("<invalid field>", |f| f.name.as_str());
             let _ = writeln!(self.out, "table {}: {} key {}", table.name, class_name, key);
         }
         if !m.routes.is_empty() {

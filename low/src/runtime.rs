@@ -166,7 +166,15 @@ pub static RUNTIME_FUNCTIONS: &[RuntimeFnData] = &[
     ),
     // SQLite through the runtime's database thread. Statements take `?` placeholders whose
     // values are the variadic arguments, always bound, never spliced into the SQL text.
-    row("db.exec", false, &[Str], Some(SqlValue), I64, true, "Runs a statement; the result is the number of rows changed."),
+    row(
+        "db.exec",
+        false,
+        &[Str],
+        Some(SqlValue),
+        I64,
+        true,
+        "Runs a statement; the result is the number of rows changed.",
+    ),
     row("db.query", true, &[Str], Some(SqlValue), ClassArray, true, "Runs a query; every row decodes into the class."),
     row(
         "db.query_one",

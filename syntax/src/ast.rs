@@ -136,17 +136,42 @@ pub struct Stmt {
 #[derive(Clone, Debug, PartialEq)]
 pub enum StmtKind {
     /// `let x[: T] = e` (`mutable: false`) or `var x[: T] = e`.
-    Let { mutable: bool, name: Ident, ty: Option<TypeExpr>, value: Expr },
+    Let {
+        mutable: bool,
+        name: Ident,
+        ty: Option<TypeExpr>,
+        value: Expr,
+    },
     /// `place = e`, or `place op= e` when `op` is given.
-    Assign { target: Expr, op: Option<BinaryOp>, value: Expr },
+    Assign {
+        target: Expr,
+        op: Option<BinaryOp>,
+        value: Expr,
+    },
     /// `if c { } [else { }]`; `else if` is an else-block holding one `if`.
-    If { cond: Expr, then_block: Block, else_block: Option<Block> },
+    If {
+        cond: Expr,
+        then_block: Block,
+        else_block: Option<Block>,
+    },
     /// `if let x = option { } [else { }]`
-    IfLet { name: Ident, value: Expr, then_block: Block, else_block: Option<Block> },
+    IfLet {
+        name: Ident,
+        value: Expr,
+        then_block: Block,
+        else_block: Option<Block>,
+    },
     /// `while c { }`
-    While { cond: Expr, body: Block },
+    While {
+        cond: Expr,
+        body: Block,
+    },
     /// `for x in e { }` or `for i in a..b { }`
-    For { var: Ident, iter: ForIter, body: Block },
+    For {
+        var: Ident,
+        iter: ForIter,
+        body: Block,
+    },
     Break,
     Continue,
     Return(Option<Expr>),
@@ -187,21 +212,51 @@ pub enum ExprKind {
     /// `[a, b, …]`
     Array(Vec<Expr>),
     /// `Class { field: e, … }`
-    ClassLit { class: Ident, fields: Vec<(Ident, Expr)> },
-    Unary { op: UnaryOp, operand: Box<Expr> },
-    Binary { op: BinaryOp, lhs: Box<Expr>, rhs: Box<Expr> },
+    ClassLit {
+        class: Ident,
+        fields: Vec<(Ident, Expr)>,
+    },
+    Unary {
+        op: UnaryOp,
+        operand: Box<Expr>,
+    },
+    Binary {
+        op: BinaryOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
     /// `e as T`
-    Cast { expr: Box<Expr>, ty: TypeExpr },
+    Cast {
+        expr: Box<Expr>,
+        ty: TypeExpr,
+    },
     /// `f(args)`: a function or a builtin (`print`, `min`, `max`, `abs`, `to_string`).
-    Call { callee: Ident, args: Vec<Expr> },
+    Call {
+        callee: Ident,
+        args: Vec<Expr>,
+    },
     /// `e.m(args)`: `len`, `push`, `clone`.
-    MethodCall { receiver: Box<Expr>, method: Ident, args: Vec<Expr> },
+    MethodCall {
+        receiver: Box<Expr>,
+        method: Ident,
+        args: Vec<Expr>,
+    },
     /// `e.field`
-    Field { object: Box<Expr>, field: Ident },
+    Field {
+        object: Box<Expr>,
+        field: Ident,
+    },
     /// `e[i]`
-    Index { array: Box<Expr>, index: Box<Expr> },
+    Index {
+        array: Box<Expr>,
+        index: Box<Expr>,
+    },
     /// `db.exec(…)`, `db.query<T>(…)`, `db.query_one<T>(…)`.
-    Db { op: Ident, class: Option<TypeExpr>, args: Vec<Expr> },
+    Db {
+        op: Ident,
+        class: Option<TypeExpr>,
+        args: Vec<Expr>,
+    },
 }
 
 /// Prefix operators.

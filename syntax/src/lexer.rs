@@ -236,7 +236,8 @@ fn keyword(word: &str) -> Option<Tok> {
 /// Errors: an unterminated string, an unknown escape, an integer too large for 64 bits, or a
 /// character that starts no token.
 pub fn lex(text: &str) -> Result<Vec<Spanned>, LexError> {
-    let mut lx = Lexer { text, bytes: text.as_bytes(), pos: 0, out: Vec::new(), brackets: Vec::new(), type_args: false };
+    let mut lx =
+        Lexer { text, bytes: text.as_bytes(), pos: 0, out: Vec::new(), brackets: Vec::new(), type_args: false };
     lx.run()?;
     Ok(lx.out)
 }
@@ -280,7 +281,9 @@ impl Lexer<'_> {
                 '\n' => {
                     // `}` on one line and `else` on the next still belong together.
                     let rest = self.text[start..].trim_start();
-                    let else_follows = rest.strip_prefix("else").is_some_and(|r| !r.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_'));
+                    let else_follows = rest
+                        .strip_prefix("else")
+                        .is_some_and(|r| !r.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_'));
                     if !else_follows {
                         self.insert_semi(start);
                     }
@@ -372,7 +375,8 @@ impl Lexer<'_> {
                         'u' => {
                             let rest = &self.text[eat + 1..];
                             let close = rest.find('}').filter(|_| rest.starts_with('{'));
-                            let ch = close.and_then(|c| u32::from_str_radix(&rest[1..c], 16).ok()).and_then(char::from_u32);
+                            let ch =
+                                close.and_then(|c| u32::from_str_radix(&rest[1..c], 16).ok()).and_then(char::from_u32);
                             let (Some(close), Some(ch)) = (close, ch) else {
                                 return Err(self.err("bad unicode escape; write `\\u{hex}`", at, eat + 1));
                             };
@@ -383,7 +387,9 @@ impl Lexer<'_> {
                         }
                         other => {
                             return Err(self.err(
-                                format!("unknown escape `\\{other}`; known escapes are \\\\ \\\" \\n \\r \\t \\0 \\u{{…}}"),
+                                format!(
+                                    "unknown escape `\\{other}`; known escapes are \\\\ \\\" \\n \\r \\t \\0 \\u{{…}}"
+                                ),
                                 at,
                                 eat + other.len_utf8(),
                             ));

@@ -31,7 +31,8 @@ pub struct SyntaxError {
 /// Errors: the first lexical or syntax error (what follows a syntax error is rarely
 /// meaningful, so parsing stops there).
 pub fn parse(text: &str) -> Result<SourceFile, SyntaxError> {
-    let tokens = lexer::lex(text).map_err(|e| SyntaxError { label: "here".into(), message: e.message, span: e.span })?;
+    let tokens =
+        lexer::lex(text).map_err(|e| SyntaxError { label: "here".into(), message: e.message, span: e.span })?;
     let parser = grammar::FileParser::new();
     parser.parse(tokens.into_iter().map(Ok::<_, LexError>)).map_err(|e| convert(e, text.len()))
 }

@@ -1,0 +1,420 @@
+//! The High Nagi checker: name resolution, type checking, mutability, definite return, route
+//! shapes and compile-time SQL checking, producing the typed IR of [`crate::tir`].
+//!
+//! The checker never stops at the first problem: it collects every diagnostic of the file, in
+//! source order, and returns them all. An expression that failed to check yields nothing and its
+//! parents stay silent, so one mistake gives one diagnostic rather than a cascade.
+//!
+//! Work happens in three phases:
+//! 1. [`items`] collects classes, tables, functions and routes and resolves every written type,
+//!    so bodies can refer to items declared anywhere in the file.
+//! 2. Each function body is checked ([`expr`], [`stmt`], [`builtins`]); SQL strings are handed
+//!    to the caller's SQL checker, which sees the program's classes and tables.
+//! 3. Async-ness is propagated through calls to a fixpoint, and `main` is checked not to use the
+//!    database.
+//!
+//! Error codes (stable; the negative golden tests depend on them):
+//!
+//! | code | meaning |
+//! | --- | --- |
+//! | H201 | unknown variable |
+//! | H202 | unknown function |
+//! | H203 | unknown type or class |
+//! | H204 | unknown field |
+//! | H205 | class declared twice, or named like a built-in type |
+//! | H206 | field declared twice in a class |
+//! | H207 | function declared twice, or named like a builtin |
+//! | H208 | table declared twice |
+//! | H209 | local declared twice in one block, or named `db` |
+//! | H210 | parameter declared twice |
+//! | H211 | unknown method |
+//! | H212 | route declared twice |
+//! | H214 | field given twice in a class literal |
+//! | H215 | field missing from a class literal |
+//! | H220 | unknown HTTP method |
+//! | H221 | malformed route path |
+//! | H222 | path parameter without a matching parameter |
+//! | H223 | route parameter that is neither a path, body nor query parameter |
+//! | H224 | `body` on a method without a request body |
+//! | H225 | misplaced or invalid default, or `inout` on a route parameter |
+//! | H226 | `main` with parameters or a result |
+//! | H301 | type mismatch |
+//! | H302 | operator or builtin not applicable to the type |
+//! | H303 | integer literal out of range |
+//! | H304 | `none` or `[]` whose type is unknown |
+//! | H305 | field access on a value that is not a class |
+//! | H306 | indexing a value that is not an array |
+//! | H307 | wrong number of arguments |
+//! | H308 | invalid `as` cast |
+//! | H309 | option of an option |
+//! | H310 | type not allowed here (table key, table column, route parameter) |
+//! | H311 | class that contains itself |
+//! | H312 | field or element of a temporary value |
+//! | H313 | a value of type unit used as a value |
+//! | H314 | `if let` on a non-option, `for` over a non-array or non-integer range |
+//! | H315 | `db.query<T>` / `db.query_one<T>` type argument problems |
+//! | H401 | modifying something that is not mutable |
+//! | H402 | assigning to something that is not a place |
+//! | H403 | function can reach its end without returning |
+//! | H404 | `return` with a missing or unexpected value |
+//! | H405 | `break` / `continue` outside a loop |
+//! | H406 | modifying an array while iterating over it |
+//! | H407 | expression statement whose value is unused |
+//! | H408 | misuse of `db.transaction` (nesting, leaving it with `return`/`break`/`continue`) |
+//! | H409 | `main` uses the database (directly or through a call) |
+//! | H410 | invalid `inout` argument (not a place, or overlapping another argument) |
+//! | H501 | SQL rejected by the SQL checker (unknown table or column, syntax, result shape) |
+//! | H502 | SQL that is not a string literal |
+//! | H503 | `?` placeholder count differs from the argument count |
+//! | H504 | SQL argument of a type that cannot be bound |
+
+mod builtins;
+mod expr;
+mod items;
+mod stmt;
+#[cfg(test)]
+mod tests;
+
+use nagi_low::Diagnostic;
+use nagi_syntax::ast::{self, SourceFile, Span};
+
+use crate::tir::{self, FnIdx, LocalIdx, LocalKind, ParamMode, Ty};
+use items::Items;
+
+/// One SQL statement for the SQL checker to prepare against the program's tables.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SqlRequest<'a> {
+    /// The SQL text, exactly as the string literal spells it (escapes resolved).
+    pub sql: &'a str,
+    /// How many placeholder arguments the call passes; the checker has already verified that
+    /// the SQL has that many `?` placeholders.
+    pub args: usize,
+    /// For `db.query<T>` and `db.query_one<T>`: `T`'s fields in declaration order, which the
+    /// statement's result columns must match by name and count. `None` for `db.exec`.
+    pub result_fields: Option<Vec<(String, Ty)>>,
+}
+
+/// A SQL checker: called once per `db.exec`/`db.query`/`db.query_one` whose SQL is a string
+/// literal; an `Err(message)` becomes an H501 diagnostic pointing at the literal.
+pub type SqlCheck = Box<dyn FnMut(&SqlRequest) -> Result<(), String>>;
+
+/// Checks a parsed file and builds its typed IR.
+///
+/// `make_sql` is called once, after the classes and tables are collected and only if they are
+/// free of errors (otherwise SQL checking is skipped, since a broken schema would make every
+/// statement look wrong). It receives the program's classes and tables and returns the checker
+/// for the SQL of the function bodies; `sql.rs` builds one on an in-memory SQLite, and
+/// [`no_sql_check`] accepts everything.
+///
+/// Errors: every diagnostic of the file, sorted by position.
+pub fn check(
+    file: &SourceFile,
+    make_sql: &dyn Fn(&[tir::Class], &[tir::Table]) -> SqlCheck,
+) -> Result<tir::Program, Vec<Diagnostic>> {
+    let mut diags = Vec::new();
+    let items = items::collect(file, &mut diags);
+    let classes = items.tir_classes();
+    let mut sql: SqlCheck = match (&classes, items.schema_ok) {
+        (Some(classes), true) => make_sql(classes, &items.tables),
+        _ => no_sql_check(&[], &[]),
+    };
+    let sql_enabled = classes.is_some() && items.schema_ok;
+
+    let mut functions = Vec::with_capacity(items.fns.len());
+    let mut effects = Vec::with_capacity(items.fns.len());
+    for idx in 0..items.fns.len() {
+        let (function, effect) = check_function(&items, idx, &mut diags, sql.as_mut(), sql_enabled);
+        functions.push(function);
+        effects.push(effect);
+    }
+
+    let is_async = propagate_async(&effects);
+    check_main(&items, &effects, &is_async, &mut diags);
+
+    if !diags.is_empty() {
+        // A stable sort keeps the order of diagnostics at one position as they were found.
+        diags.sort_by_key(|d| d.span.map_or(0, |s| s.start));
+        return Err(diags);
+    }
+    for (function, is_async) in functions.iter_mut().zip(is_async) {
+        function.is_async = is_async;
+    }
+    Ok(tir::Program {
+        classes: classes.unwrap_or_default(),
+        tables: items.tables.clone(),
+        routes: items.routes.clone(),
+        functions,
+    })
+}
+
+/// A SQL checker factory that accepts every statement: for tests, fuzzing, and checking a file
+/// without SQLite.
+pub fn no_sql_check(_classes: &[tir::Class], _tables: &[tir::Table]) -> SqlCheck {
+    Box::new(|_| Ok(()))
+}
+
+/// What a function body does that matters across functions.
+struct Effects {
+    /// Where the body first uses the database directly (an operation or a transaction).
+    db_use: Option<Span>,
+    /// Every call of a program function, with the call's span.
+    calls: Vec<(FnIdx, Span)>,
+}
+
+/// A function is async when it uses the database or calls an async function; iterating to a
+/// fixpoint handles recursion and calls to functions declared later.
+fn propagate_async(effects: &[Effects]) -> Vec<bool> {
+    let mut is_async: Vec<bool> = effects.iter().map(|e| e.db_use.is_some()).collect();
+    loop {
+        let mut changed = false;
+        for (idx, effect) in effects.iter().enumerate() {
+            if !is_async[idx] && effect.calls.iter().any(|(callee, _)| is_async.get(*callee) == Some(&true)) {
+                is_async[idx] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            return is_async;
+        }
+    }
+}
+
+/// `main` runs before any server or database exists, so it must not be async.
+fn check_main(items: &Items, effects: &[Effects], is_async: &[bool], diags: &mut Vec<Diagnostic>) {
+    let Some(main) = items.main else { return };
+    if !is_async.get(main).copied().unwrap_or(false) {
+        return;
+    }
+    let effect = &effects[main];
+    if let Some(span) = effect.db_use {
+        diags.push(
+            error(H409, span, "`main` cannot use the database", "database used here")
+                .note("the database is available to routes and the functions they call"),
+        );
+    } else if let Some((callee, span)) = effect.calls.iter().find(|(c, _)| is_async.get(*c) == Some(&true)) {
+        let name = &items.fns[*callee].name;
+        diags.push(
+            error(
+                H409,
+                *span,
+                format!("`main` cannot call `{name}`, which uses the database"),
+                "this call uses the database",
+            )
+            .note("the database is available to routes and the functions they call"),
+        );
+    }
+}
+
+/// The state of checking one function body. Its methods live in `expr.rs`, `stmt.rs` and
+/// `builtins.rs`.
+struct Body<'a, 'f> {
+    items: &'a Items<'f>,
+    diags: &'a mut Vec<Diagnostic>,
+    sql: &'a mut dyn FnMut(&SqlRequest) -> Result<(), String>,
+    /// False when the schema had errors, so SQL is not sent to the SQL checker.
+    sql_enabled: bool,
+    /// The function's name for messages (`f`, or `GET /users` for a route).
+    display_name: String,
+    locals: Vec<tir::Local>,
+    /// Locals whose type could not be resolved: reading one fails silently, because the
+    /// declaration already has a diagnostic.
+    poisoned: Vec<bool>,
+    /// The names visible in each open block, innermost last.
+    scopes: Vec<Vec<(String, LocalIdx)>>,
+    /// How many loops enclose the current statement.
+    loop_depth: usize,
+    /// Inside `db.transaction`: the loop depth at its start, so `break` and `continue` cannot
+    /// jump out of the transaction.
+    transaction_loop_depth: Option<usize>,
+    /// The places being iterated by enclosing `for` loops, with their names for messages.
+    iterating: Vec<(tir::Place, String)>,
+    /// The declared result type; `None` when it failed to resolve.
+    ret: Option<Ty>,
+    effects: Effects,
+}
+
+/// Checks function `idx`'s body.
+fn check_function(
+    items: &Items,
+    idx: FnIdx,
+    diags: &mut Vec<Diagnostic>,
+    sql: &mut dyn FnMut(&SqlRequest) -> Result<(), String>,
+    sql_enabled: bool,
+) -> (tir::Function, Effects) {
+    let info = &items.fns[idx];
+    let mut body = Body {
+        items,
+        diags,
+        sql,
+        sql_enabled,
+        display_name: info.display_name(),
+        locals: Vec::new(),
+        poisoned: Vec::new(),
+        scopes: vec![Vec::new()],
+        loop_depth: 0,
+        transaction_loop_depth: None,
+        iterating: Vec::new(),
+        ret: info.ret.clone(),
+        effects: Effects { db_use: None, calls: Vec::new() },
+    };
+    let mut params = Vec::with_capacity(info.params.len());
+    for param in &info.params {
+        let mutable = param.mode == ParamMode::Inout;
+        params.push(body.declare(&param.name, param.ty.clone(), mutable, LocalKind::Param(param.mode)));
+    }
+    let block = body.stmts(info.body);
+    let ret = info.ret.clone().unwrap_or(Ty::Unit);
+    if info.ret.as_ref().is_some_and(|t| *t != Ty::Unit) && !stmt::block_returns(info.body) {
+        let end = info.body.span.end;
+        let closing = Span { start: end.saturating_sub(1), end };
+        let ty = items.ty_name(&ret);
+        body.diags.push(
+            error(
+                H403,
+                closing,
+                format!("{} can reach its end without returning a `{ty}`", body.display_name),
+                "the function can end here",
+            )
+            .note(format!("add `return` with a `{ty}` value on every path")),
+        );
+    }
+    let function = tir::Function {
+        name: info.name.clone(),
+        params,
+        defaults: info.defaults.clone(),
+        ret,
+        locals: body.locals,
+        body: block,
+        is_async: false,
+        is_route: info.route.is_some(),
+        span: info.span,
+    };
+    (function, body.effects)
+}
+
+impl Body<'_, '_> {
+    /// Reports a diagnostic.
+    fn report(&mut self, diagnostic: Diagnostic) {
+        self.diags.push(diagnostic);
+    }
+
+    /// A type as the user writes it.
+    fn ty_name(&self, ty: &Ty) -> String {
+        self.items.ty_name(ty)
+    }
+
+    /// Opens a block scope.
+    fn open_scope(&mut self) {
+        self.scopes.push(Vec::new());
+    }
+
+    /// Closes the innermost block scope.
+    fn close_scope(&mut self) {
+        self.scopes.pop();
+    }
+
+    /// Declares a local in the innermost scope. A `None` type means the declaration already
+    /// failed; the local exists so later uses do not report "unknown variable" again.
+    fn declare(&mut self, name: &ast::Ident, ty: Option<Ty>, mutable: bool, kind: LocalKind) -> LocalIdx {
+        if name.name == "db" {
+            self.report(error(H209, name.span, "`db` is reserved for the database", "reserved name"));
+        } else if let Some(scope) = self.scopes.last()
+            && scope.iter().any(|(n, _)| *n == name.name)
+        {
+            self.report(
+                error(
+                    H209,
+                    name.span,
+                    format!("`{}` is already declared in this block", name.name),
+                    "declared again here",
+                )
+                .note("use a different name, or assign to the existing variable (declared with `var`)"),
+            );
+        }
+        let idx = self.locals.len();
+        self.poisoned.push(ty.is_none());
+        self.locals.push(tir::Local {
+            name: name.name.clone(),
+            ty: ty.unwrap_or(Ty::Unit),
+            mutable,
+            kind,
+            span: name.span,
+        });
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.push((name.name.clone(), idx));
+        }
+        idx
+    }
+
+    /// The innermost local called `name`.
+    fn lookup(&self, name: &str) -> Option<LocalIdx> {
+        self.scopes.iter().rev().flat_map(|s| s.iter().rev()).find(|(n, _)| n == name).map(|(_, idx)| *idx)
+    }
+}
+
+/// Converts an AST span to a diagnostic span.
+fn low_span(span: Span) -> nagi_low::Span {
+    nagi_low::Span { start: span.start, end: span.end }
+}
+
+/// An error diagnostic at `span`.
+fn error(code: &'static str, span: Span, message: impl Into<String>, label: impl Into<String>) -> Diagnostic {
+    Diagnostic::new(code, message).at(Some(low_span(span))).label(label)
+}
+
+/// "1 argument", "2 arguments".
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") }
+}
+
+// The codes, named so a typo is a compile error rather than a wrong code.
+const H201: &str = "H201";
+const H202: &str = "H202";
+const H203: &str = "H203";
+const H204: &str = "H204";
+const H205: &str = "H205";
+const H206: &str = "H206";
+const H207: &str = "H207";
+const H208: &str = "H208";
+const H209: &str = "H209";
+const H210: &str = "H210";
+const H211: &str = "H211";
+const H212: &str = "H212";
+const H214: &str = "H214";
+const H215: &str = "H215";
+const H220: &str = "H220";
+const H221: &str = "H221";
+const H222: &str = "H222";
+const H223: &str = "H223";
+const H224: &str = "H224";
+const H225: &str = "H225";
+const H226: &str = "H226";
+const H301: &str = "H301";
+const H302: &str = "H302";
+const H303: &str = "H303";
+const H304: &str = "H304";
+const H305: &str = "H305";
+const H306: &str = "H306";
+const H307: &str = "H307";
+const H308: &str = "H308";
+const H309: &str = "H309";
+const H310: &str = "H310";
+const H311: &str = "H311";
+const H312: &str = "H312";
+const H313: &str = "H313";
+const H314: &str = "H314";
+const H315: &str = "H315";
+const H401: &str = "H401";
+const H402: &str = "H402";
+const H403: &str = "H403";
+const H404: &str = "H404";
+const H405: &str = "H405";
+const H406: &str = "H406";
+const H407: &str = "H407";
+const H408: &str = "H408";
+const H409: &str = "H409";
+const H410: &str = "H410";
+const H501: &str = "H501";
+const H502: &str = "H502";
+const H503: &str = "H503";
+const H504: &str = "H504";

@@ -1,0 +1,476 @@
+//! Calls: program functions (arity, argument types, `inout` arguments and their aliasing),
+//! builtin functions and methods, and the database operations with their compile-time SQL
+//! checks.
+
+use nagi_syntax::ast::{self, Ident, Span};
+
+use super::expr::{NotPlace, is_number, mk};
+use super::items::is_sql_value;
+use super::stmt::{Mutation, overlaps};
+use super::{Body, H202, H211, H301, H302, H307, H315, H402, H410, H501, H502, H503, H504, SqlRequest, error, plural};
+use crate::tir::{Builtin, ClassIdx, DbOp, Expr, ExprKind, ParamMode, Place, Ty};
+
+impl Body<'_, '_> {
+    /// Reports a wrong argument count; true when the count is right.
+    fn arity(&mut self, name: &str, expected: usize, args: &[ast::Expr], span: Span) -> bool {
+        if args.len() == expected {
+            return true;
+        }
+        self.report(error(
+            H307,
+            span,
+            format!("`{name}` takes {} but {} given", plural(expected, "argument"), was_were(args.len())),
+            format!("called with {}", plural(args.len(), "argument")),
+        ));
+        false
+    }
+
+    /// `f(args)`: a builtin or a program function.
+    pub(super) fn call(&mut self, callee: &Ident, args: &[ast::Expr], hint: Option<&Ty>, span: Span) -> Option<Expr> {
+        let name = callee.name.as_str();
+        match name {
+            "print" | "to_string" => {
+                if !self.arity(name, 1, args, span) {
+                    return None;
+                }
+                let value = self.infer_value(&args[0], None)?;
+                if value.ty.scalar().is_none() && value.ty != Ty::String {
+                    let found = self.ty_name(&value.ty);
+                    self.report(
+                        error(
+                            H302,
+                            value.span,
+                            format!("`{name}` cannot take a `{found}`"),
+                            format!("this is `{found}`"),
+                        )
+                        .note(format!("`{name}` takes an i32, i64, f64, bool or String")),
+                    );
+                    return None;
+                }
+                let (builtin, ty) =
+                    if name == "print" { (Builtin::Print, Ty::Unit) } else { (Builtin::ToString, Ty::String) };
+                Some(mk(ExprKind::Builtin { builtin, args: vec![value] }, ty, span))
+            }
+            "min" | "max" => {
+                if !self.arity(name, 2, args, span) {
+                    return None;
+                }
+                let (a, b) = self.infer_pair(&args[0], &args[1], hint, span, &format!("`{name}`"))?;
+                if !is_number(&a.ty) {
+                    return self.not_applicable(name, &a.ty, span, "i32, i64 and f64");
+                }
+                let builtin = if name == "min" { Builtin::Min } else { Builtin::Max };
+                let ty = a.ty.clone();
+                Some(mk(ExprKind::Builtin { builtin, args: vec![a, b] }, ty, span))
+            }
+            "abs" => {
+                if !self.arity(name, 1, args, span) {
+                    return None;
+                }
+                let value = self.infer_value(&args[0], hint)?;
+                if !is_number(&value.ty) {
+                    return self.not_applicable(name, &value.ty, span, "i32, i64 and f64");
+                }
+                let ty = value.ty.clone();
+                Some(mk(ExprKind::Builtin { builtin: Builtin::Abs, args: vec![value] }, ty, span))
+            }
+            _ => self.program_call(callee, args, span),
+        }
+    }
+
+    fn program_call(&mut self, callee: &Ident, args: &[ast::Expr], span: Span) -> Option<Expr> {
+        let items = self.items;
+        let Some(&func) = items.fn_by_name.get(&callee.name) else {
+            let mut d = error(H202, callee.span, format!("unknown function `{}`", callee.name), "not found");
+            if self.lookup(&callee.name).is_some() {
+                d = d.note(format!("`{}` is a variable, not a function", callee.name));
+            }
+            self.report(d);
+            return None;
+        };
+        let info = &items.fns[func];
+        if !self.arity(&callee.name, info.params.len(), args, span) {
+            return None;
+        }
+        self.effects.calls.push((func, span));
+        let mut out = Vec::with_capacity(args.len());
+        let mut ok = true;
+        // Places passed by reference, to check that an `inout` argument overlaps no other.
+        let mut borrowed: Vec<(Place, bool, Span)> = Vec::new();
+        for (arg, param) in args.iter().zip(&info.params) {
+            let value = match param.mode {
+                ParamMode::Inout => self.inout_arg(arg, param.ty.as_ref(), &callee.name),
+                ParamMode::Borrowed | ParamMode::Owned => match &param.ty {
+                    Some(ty) => self.check_expr(arg, ty),
+                    None => {
+                        self.infer(arg, None);
+                        None
+                    }
+                },
+            };
+            let Some(value) = value else {
+                ok = false;
+                continue;
+            };
+            // Copy values are copied before the call, so only non-copy borrows can alias.
+            if let ExprKind::Place(place) = &value.kind
+                && (param.mode == ParamMode::Inout || !value.ty.is_copy())
+            {
+                borrowed.push((place.clone(), param.mode == ParamMode::Inout, arg.span));
+            }
+            out.push(value);
+        }
+        for (j, (later, later_inout, later_span)) in borrowed.iter().enumerate() {
+            let clash = borrowed[..j]
+                .iter()
+                .any(|(earlier, earlier_inout, _)| (*earlier_inout || *later_inout) && overlaps(earlier, later));
+            if clash {
+                self.report(
+                    error(
+                        H410,
+                        *later_span,
+                        format!("the same value is passed twice to `{}`, and one parameter is `inout`", callee.name),
+                        "overlaps an earlier argument",
+                    )
+                    .note("an `inout` argument must not overlap any other argument of the same call"),
+                );
+                ok = false;
+            }
+        }
+        let ret = info.ret.clone()?;
+        ok.then(|| mk(ExprKind::Call { func, args: out }, ret, span))
+    }
+
+    /// An argument for an `inout` parameter: a mutable place of exactly the parameter's type.
+    fn inout_arg(&mut self, arg: &ast::Expr, ty: Option<&Ty>, callee: &str) -> Option<Expr> {
+        let (place, found) = match self.place_expr(arg) {
+            Ok(p) => p,
+            Err(NotPlace::Reported) => return None,
+            Err(NotPlace::Value) => {
+                self.infer(arg, ty);
+                self.report(
+                    error(
+                        H410,
+                        arg.span,
+                        format!("an `inout` argument of `{callee}` must be a variable, field or element"),
+                        "not a place",
+                    )
+                    .note("`inout` lets the callee change the caller's value, so it needs somewhere to write"),
+                );
+                return None;
+            }
+        };
+        let mutable = self.check_mutation(&place, arg.span, Mutation::Inout);
+        let ty = ty?;
+        if found != *ty {
+            let (want, have) = (self.ty_name(ty), self.ty_name(&found));
+            self.report(error(
+                H301,
+                arg.span,
+                format!("mismatched types: the `inout` parameter is `{want}`, found `{have}`"),
+                format!("this is `{have}`"),
+            ));
+            return None;
+        }
+        mutable.then(|| mk(ExprKind::Place(place), found, arg.span))
+    }
+
+    /// `receiver.method(args)`: `len`, `push` or `clone`.
+    pub(super) fn method_call(
+        &mut self,
+        receiver: &ast::Expr,
+        method: &Ident,
+        args: &[ast::Expr],
+        hint: Option<&Ty>,
+        span: Span,
+    ) -> Option<Expr> {
+        match method.name.as_str() {
+            "len" => {
+                let value = self.infer_value(receiver, None);
+                if !self.arity("len", 0, args, span) {
+                    return None;
+                }
+                let value = value?;
+                if !matches!(value.ty, Ty::Array(_) | Ty::String) {
+                    let name = self.ty_name(&value.ty);
+                    self.report(
+                        error(
+                            H211,
+                            method.span,
+                            format!("`{name}` has no method `len`"),
+                            format!("receiver is `{name}`"),
+                        )
+                        .note("`len` works on arrays and Strings"),
+                    );
+                    return None;
+                }
+                Some(mk(ExprKind::Builtin { builtin: Builtin::Len, args: vec![value] }, Ty::I64, span))
+            }
+            "clone" => {
+                let value = self.infer_value(receiver, hint);
+                if !self.arity("clone", 0, args, span) {
+                    return None;
+                }
+                let value = value?;
+                let ty = value.ty.clone();
+                Some(mk(ExprKind::Builtin { builtin: Builtin::Clone, args: vec![value] }, ty, span))
+            }
+            "push" => self.push(receiver, method, args, span),
+            other => {
+                let value = self.infer(receiver, None)?;
+                let name = self.ty_name(&value.ty);
+                self.report(
+                    error(H211, method.span, format!("`{name}` has no method `{other}`"), "unknown method")
+                        .note("the methods are `len` (arrays and Strings), `push` (arrays) and `clone`"),
+                );
+                None
+            }
+        }
+    }
+
+    fn push(&mut self, receiver: &ast::Expr, method: &Ident, args: &[ast::Expr], span: Span) -> Option<Expr> {
+        let target = match self.place_expr(receiver) {
+            Ok(p) => Some(p),
+            Err(NotPlace::Reported) => None,
+            Err(NotPlace::Value) => {
+                self.infer(receiver, None);
+                self.report(
+                    error(
+                        H402,
+                        receiver.span,
+                        "can only push to an array variable, field or element",
+                        "a temporary value",
+                    )
+                    .note("bind the array with `var xs = …` first"),
+                );
+                None
+            }
+        };
+        if !self.arity("push", 1, args, span) {
+            return None;
+        }
+        let Some((place, ty)) = target else {
+            self.infer(&args[0], None);
+            return None;
+        };
+        let Ty::Array(elem) = &ty else {
+            let name = self.ty_name(&ty);
+            self.report(
+                error(H211, method.span, format!("`{name}` has no method `push`"), format!("receiver is `{name}`"))
+                    .note("`push` works on arrays"),
+            );
+            return None;
+        };
+        let mutable = self.check_mutation(&place, receiver.span, Mutation::Push);
+        let value = self.check_expr(&args[0], elem)?;
+        mutable.then(|| mk(ExprKind::Push { array: place, value: Box::new(value) }, Ty::Unit, span))
+    }
+
+    /// `db.exec(sql, …)`, `db.query<T>(sql, …)`, `db.query_one<T>(sql, …)`.
+    pub(super) fn db_op(
+        &mut self,
+        op: &Ident,
+        class: Option<&ast::TypeExpr>,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Option<Expr> {
+        self.effects.db_use.get_or_insert(span);
+        let db_op = match op.name.as_str() {
+            "exec" => DbOp::Exec,
+            "query" => DbOp::Query,
+            _ => DbOp::QueryOne,
+        };
+        let class = self.db_class(db_op, op, class, span);
+        let Some((sql_arg, rest)) = args.split_first() else {
+            self.report(
+                error(H502, span, format!("`db.{}` needs the SQL text as its first argument", op.name), "no SQL given")
+                    .note("for example `db.exec(\"DELETE FROM users WHERE id = ?\", id)`"),
+            );
+            return None;
+        };
+        let sql = match &sql_arg.kind {
+            ast::ExprKind::Str(s) => Some(s.as_str()),
+            _ => {
+                self.infer(sql_arg, None);
+                self.report(
+                    error(
+                        H502,
+                        sql_arg.span,
+                        "SQL must be a string literal so it can be checked at compile time",
+                        "not a string literal",
+                    )
+                    .note("pass values as `?` placeholders followed by arguments"),
+                );
+                None
+            }
+        };
+        let mut values = Vec::with_capacity(rest.len());
+        let mut ok = sql.is_some();
+        for arg in rest {
+            let Some(value) = self.infer_value(arg, None) else {
+                ok = false;
+                continue;
+            };
+            if !is_sql_value(&value.ty) {
+                let name = self.ty_name(&value.ty);
+                self.report(
+                    error(H504, arg.span, format!("a `{name}` cannot be passed to SQL"), format!("this is `{name}`"))
+                        .note("SQL arguments are i32, i64, f64, bool, String or options of those"),
+                );
+                ok = false;
+                continue;
+            }
+            values.push(value);
+        }
+        let sql = sql?;
+        let placeholders = count_placeholders(sql);
+        if placeholders != rest.len() {
+            self.report(
+                error(
+                    H503,
+                    sql_arg.span,
+                    format!(
+                        "the SQL has {} but {} given",
+                        plural(placeholders, "`?` placeholder"),
+                        was_were_arg(rest.len())
+                    ),
+                    format!("{} here", plural(placeholders, "placeholder")),
+                )
+                .note("every `?` takes the next argument after the SQL, in order"),
+            );
+            return None;
+        }
+        let class = class?;
+        if self.sql_enabled {
+            let result_fields = class.map(|c| {
+                self.items.classes[c]
+                    .fields
+                    .iter()
+                    .map(|f| (f.name.clone(), f.ty.clone().unwrap_or(Ty::Unit)))
+                    .collect()
+            });
+            let request = SqlRequest { sql, args: rest.len(), result_fields };
+            if let Err(message) = (self.sql)(&request) {
+                self.report(error(H501, sql_arg.span, message, "checked against the declared tables"));
+                return None;
+            }
+        }
+        let ty = match (db_op, class) {
+            (DbOp::Exec, _) => Ty::I64,
+            (DbOp::Query, Some(c)) => Ty::Array(Box::new(Ty::Class(c))),
+            (DbOp::QueryOne, Some(c)) => Ty::Option(Box::new(Ty::Class(c))),
+            _ => return None,
+        };
+        ok.then(|| mk(ExprKind::Db { op: db_op, class, sql: sql.to_string(), args: values }, ty, span))
+    }
+
+    /// The row class of a query: `Some(None)` for `exec`, `Some(Some(class))` for a valid
+    /// query, `None` after an error.
+    fn db_class(
+        &mut self,
+        op: DbOp,
+        name: &Ident,
+        class: Option<&ast::TypeExpr>,
+        span: Span,
+    ) -> Option<Option<ClassIdx>> {
+        let Some(class) = class else {
+            if op == DbOp::Exec {
+                return Some(None);
+            }
+            self.report(
+                error(H315, name.span, format!("`db.{}` needs the row class", name.name), "class missing")
+                    .note(format!("write `db.{}<Class>(…)`", name.name)),
+            );
+            return None;
+        };
+        if op == DbOp::Exec {
+            self.report(
+                error(H315, class.span, "`db.exec` takes no type argument", "unexpected type")
+                    .note("to read rows, use `db.query<T>` or `db.query_one<T>`"),
+            );
+            return None;
+        }
+        let ty = self.items.resolve_ty(class, self.diags)?;
+        let Ty::Class(idx) = ty else {
+            let found = self.ty_name(&ty);
+            self.report(
+                error(H315, class.span, format!("`db.{}` needs a class, found `{found}`", name.name), "not a class")
+                    .note("rows are decoded into a class whose fields match the result columns"),
+            );
+            return None;
+        };
+        let items = self.items;
+        let mut ok = true;
+        for field in &items.classes[idx].fields {
+            match &field.ty {
+                Some(ty) if !is_sql_value(ty) => {
+                    self.report(error(
+                        H315,
+                        span,
+                        format!(
+                            "rows cannot be decoded into `{}`: field `{}` has type `{}`, which no SQL column holds",
+                            items.classes[idx].name,
+                            field.name,
+                            self.ty_name(ty)
+                        ),
+                        "rows decoded here",
+                    ));
+                    ok = false;
+                }
+                Some(_) => {}
+                None => ok = false,
+            }
+        }
+        ok.then_some(Some(idx))
+    }
+}
+
+/// "1 was", "2 were".
+fn was_were(n: usize) -> String {
+    if n == 1 { "1 was".to_string() } else { format!("{n} were") }
+}
+
+/// "1 argument is", "2 arguments are".
+fn was_were_arg(n: usize) -> String {
+    if n == 1 { "1 argument is".to_string() } else { format!("{n} arguments are") }
+}
+
+/// Counts the `?` placeholders outside string literals, quoted identifiers and comments.
+pub(super) fn count_placeholders(sql: &str) -> usize {
+    let bytes = sql.as_bytes();
+    let mut count = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            quote @ (b'\'' | b'"' | b'`') => {
+                // A doubled quote inside a quoted run is an escaped quote; scanning to the next
+                // quote and continuing handles it, as the run simply restarts.
+                i += 1;
+                while i < bytes.len() && bytes[i] != quote {
+                    i += 1;
+                }
+            }
+            b'[' => {
+                while i < bytes.len() && bytes[i] != b']' {
+                    i += 1;
+                }
+            }
+            b'-' if bytes.get(i + 1) == Some(&b'-') => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i < bytes.len() && !(bytes[i] == b'*' && bytes.get(i + 1) == Some(&b'/')) {
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'?' => count += 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    count
+}

@@ -1,0 +1,594 @@
+//! Expressions: bidirectional type checking (an expected type flows into literals, `none`,
+//! `[]` and operands), places, operators, casts, array and class literals.
+
+use nagi_low::{BinaryOp as LowBinary, ScalarType, UnaryOp as LowUnary};
+use nagi_syntax::ast::{self, BinaryOp, Span, UnaryOp};
+
+use super::{Body, H201, H203, H204, H214, H215, H301, H302, H303, H304, H305, H306, H308, H312, H313, error};
+use crate::tir::{Expr, ExprKind, Place, Ty};
+
+/// Why an expression did not yield a place.
+pub(super) enum NotPlace {
+    /// It is not a name, field or element at all (a call, a literal, …).
+    Value,
+    /// It is, but checking it failed and was reported.
+    Reported,
+}
+
+impl Body<'_, '_> {
+    /// Checks `e` against `expected`, turning a `T` into a `T?` where one is expected.
+    pub(super) fn check_expr(&mut self, e: &ast::Expr, expected: &Ty) -> Option<Expr> {
+        let value = self.infer(e, Some(expected))?;
+        self.coerce(value, expected)
+    }
+
+    /// Accepts `value` where `expected` is wanted: equal types, or `T` for `T?`.
+    pub(super) fn coerce(&mut self, value: Expr, expected: &Ty) -> Option<Expr> {
+        if value.ty == *expected {
+            return Some(value);
+        }
+        if let Ty::Option(inner) = expected
+            && **inner == value.ty
+        {
+            let span = value.span;
+            return Some(Expr { kind: ExprKind::OptionSome(Box::new(value)), ty: expected.clone(), span });
+        }
+        self.mismatch(expected, &value);
+        None
+    }
+
+    /// Reports that `value` is not of type `expected`, with a hint where one helps.
+    pub(super) fn mismatch(&mut self, expected: &Ty, value: &Expr) {
+        let (want, found) = (self.ty_name(expected), self.ty_name(&value.ty));
+        let mut d = error(
+            H301,
+            value.span,
+            format!("mismatched types: expected `{want}`, found `{found}`"),
+            format!("this is `{found}`"),
+        );
+        let want_base = match expected {
+            Ty::Option(inner) => inner.as_ref(),
+            other => other,
+        };
+        if matches!(value.kind, ExprKind::Int(_)) && *want_base == Ty::F64 {
+            d = d.note("write a float literal, such as `1.0`");
+        } else if is_number(want_base) && is_number(&value.ty) {
+            d = d.note(format!("numbers are not converted implicitly; convert with `as {}`", self.ty_name(want_base)));
+        } else if let Ty::Option(inner) = &value.ty
+            && **inner == *expected
+        {
+            d = d.note("this is an option; unwrap it with `if let`");
+        }
+        self.report(d);
+    }
+
+    /// Infers `e`'s type; `hint` is the type the context expects, if known, and decides the
+    /// type of integer literals, `none` and `[]`.
+    pub(super) fn infer(&mut self, e: &ast::Expr, hint: Option<&Ty>) -> Option<Expr> {
+        let span = e.span;
+        let base = hint.map(strip_option);
+        match &e.kind {
+            ast::ExprKind::Int(v) => self.int_literal(*v, false, base, span),
+            ast::ExprKind::Float(f) => Some(mk(ExprKind::Float(*f), Ty::F64, span)),
+            ast::ExprKind::Str(s) => Some(mk(ExprKind::Str(s.clone()), Ty::String, span)),
+            ast::ExprKind::Bool(b) => Some(mk(ExprKind::Bool(*b), Ty::Bool, span)),
+            ast::ExprKind::None => self.none_literal(hint, span),
+            ast::ExprKind::Name(_) | ast::ExprKind::Field { .. } | ast::ExprKind::Index { .. } => {
+                let (place, ty) = self.place_expr(e).ok()?;
+                Some(mk(ExprKind::Place(place), ty, span))
+            }
+            ast::ExprKind::Array(elems) => self.array_literal(elems, base, span),
+            ast::ExprKind::ClassLit { class, fields } => self.class_literal(class, fields, span),
+            ast::ExprKind::Unary { op, operand } => self.unary(*op, operand, base, span),
+            ast::ExprKind::Binary { op, lhs, rhs } => self.binary(*op, lhs, rhs, base, span),
+            ast::ExprKind::Cast { expr, ty } => self.cast(expr, ty, span),
+            ast::ExprKind::Call { callee, args } => self.call(callee, args, base, span),
+            ast::ExprKind::MethodCall { receiver, method, args } => {
+                self.method_call(receiver, method, args, hint, span)
+            }
+            ast::ExprKind::Db { op, class, args } => self.db_op(op, class.as_ref(), args, span),
+        }
+    }
+
+    /// Infers a value that must not be of type unit (a call of a function without a result).
+    pub(super) fn infer_value(&mut self, e: &ast::Expr, hint: Option<&Ty>) -> Option<Expr> {
+        let value = self.infer(e, hint)?;
+        if value.ty == Ty::Unit {
+            self.report(error(H313, value.span, "this expression has no value", "its type is unit"));
+            return None;
+        }
+        Some(value)
+    }
+
+    /// Resolves a name, field or element to a place. Fields and elements of temporaries are
+    /// errors: TIR reads only through places, so the value must be bound first.
+    pub(super) fn place_expr(&mut self, e: &ast::Expr) -> Result<(Place, Ty), NotPlace> {
+        match &e.kind {
+            ast::ExprKind::Name(id) => {
+                let Some(local) = self.lookup(&id.name) else {
+                    let mut d =
+                        error(H201, id.span, format!("unknown variable `{}`", id.name), "not found in this scope");
+                    if self.items.fn_by_name.contains_key(&id.name) {
+                        d = d.note(format!("`{}` is a function; call it with `{}(…)`", id.name, id.name));
+                    }
+                    self.report(d);
+                    return Err(NotPlace::Reported);
+                };
+                if self.poisoned[local] {
+                    return Err(NotPlace::Reported);
+                }
+                Ok((Place::Local(local), self.locals[local].ty.clone()))
+            }
+            ast::ExprKind::Field { object, field } => {
+                let (base, ty) = self.base_place(object, "read a field of")?;
+                match &ty {
+                    Ty::Class(class) => {
+                        let Some(idx) = self.items.field_index(*class, &field.name) else {
+                            let class_name = self.ty_name(&ty);
+                            let list = self.items.field_list(*class);
+                            self.report(
+                                error(
+                                    H204,
+                                    field.span,
+                                    format!("class `{class_name}` has no field `{}`", field.name),
+                                    "unknown field",
+                                )
+                                .note(list),
+                            );
+                            return Err(NotPlace::Reported);
+                        };
+                        let field_ty = self.items.classes[*class].fields[idx].ty.clone().ok_or(NotPlace::Reported)?;
+                        Ok((Place::Field(Box::new(base), idx), field_ty))
+                    }
+                    other => {
+                        let name = self.ty_name(other);
+                        let mut d = error(
+                            H305,
+                            field.span,
+                            format!("`{name}` has no field `{}`; only classes have fields", field.name),
+                            format!("this is `{name}`"),
+                        );
+                        if matches!(other, Ty::Option(inner) if matches!(**inner, Ty::Class(_))) {
+                            d = d.note("this is an option; unwrap it with `if let v = … { v.field }`");
+                        }
+                        self.report(d);
+                        Err(NotPlace::Reported)
+                    }
+                }
+            }
+            ast::ExprKind::Index { array, index } => {
+                let base = self.base_place(array, "index");
+                let index = self.check_expr(index, &Ty::I64);
+                let (base, ty) = base?;
+                let Ty::Array(elem) = ty else {
+                    let name = self.ty_name(&ty);
+                    self.report(error(
+                        H306,
+                        array.span,
+                        format!("cannot index a `{name}`; only arrays can be indexed"),
+                        format!("this is `{name}`"),
+                    ));
+                    return Err(NotPlace::Reported);
+                };
+                let index = index.ok_or(NotPlace::Reported)?;
+                Ok((Place::Index(Box::new(base), Box::new(index)), *elem))
+            }
+            _ => Err(NotPlace::Value),
+        }
+    }
+
+    /// The place under a field access or index; a temporary there is reported.
+    fn base_place(&mut self, e: &ast::Expr, action: &str) -> Result<(Place, Ty), NotPlace> {
+        match self.place_expr(e) {
+            Err(NotPlace::Value) => {
+                // Check the temporary anyway, so mistakes inside it are reported too.
+                if let Some(value) = self.infer(e, None) {
+                    let name = self.ty_name(&value.ty);
+                    self.report(
+                        error(H312, e.span, format!("cannot {action} a temporary `{name}` value"), "a temporary value")
+                            .note("bind it to a variable first: `let v = …`"),
+                    );
+                }
+                Err(NotPlace::Reported)
+            }
+            other => other,
+        }
+    }
+
+    /// An integer literal, `-magnitude` when `negative`, typed by the hint (`i64` by default).
+    fn int_literal(&mut self, magnitude: u64, negative: bool, hint: Option<&Ty>, span: Span) -> Option<Expr> {
+        let ty = if hint == Some(&Ty::I32) { Ty::I32 } else { Ty::I64 };
+        let value = if negative { -i128::from(magnitude) } else { i128::from(magnitude) };
+        let (min, max, name) = match ty {
+            Ty::I32 => (i128::from(i32::MIN), i128::from(i32::MAX), "i32"),
+            _ => (i128::from(i64::MIN), i128::from(i64::MAX), "i64"),
+        };
+        if value < min || value > max {
+            self.report(
+                error(H303, span, format!("the integer literal `{value}` does not fit in `{name}`"), "out of range")
+                    .note(format!("`{name}` holds {min} to {max}")),
+            );
+            return None;
+        }
+        // The range check above makes this conversion exact.
+        Some(mk(ExprKind::Int(value as i64), ty, span))
+    }
+
+    fn none_literal(&mut self, hint: Option<&Ty>, span: Span) -> Option<Expr> {
+        match hint {
+            Some(ty @ Ty::Option(_)) => Some(mk(ExprKind::None, ty.clone(), span)),
+            Some(other) => {
+                let name = self.ty_name(other);
+                self.report(
+                    error(
+                        H301,
+                        span,
+                        format!("mismatched types: expected `{name}`, found `none`"),
+                        "`none` is not allowed here",
+                    )
+                    .note(format!("only options have `none`; the type `{name}?` would allow it")),
+                );
+                None
+            }
+            None => {
+                self.report(
+                    error(H304, span, "the type of this `none` is unknown", "type needed")
+                        .note("write the type where `none` is stored, as in `let x: i64? = none`"),
+                );
+                None
+            }
+        }
+    }
+
+    fn array_literal(&mut self, elems: &[ast::Expr], hint: Option<&Ty>, span: Span) -> Option<Expr> {
+        if let Some(Ty::Array(elem)) = hint {
+            let checked: Vec<Option<Expr>> = elems.iter().map(|e| self.check_expr(e, elem)).collect();
+            let items = checked.into_iter().collect::<Option<Vec<_>>>()?;
+            return Some(mk(ExprKind::Array(items), Ty::Array(elem.clone()), span));
+        }
+        if elems.is_empty() {
+            self.report(
+                error(H304, span, "the element type of this empty array is unknown", "type needed")
+                    .note("write the type where the array is stored, as in `var xs: [i64] = []`"),
+            );
+            return None;
+        }
+        // An element that is not a bare integer literal decides the type, so `[1, x]` with an
+        // `i32` `x` makes the `1` an `i32` too.
+        let anchor = elems.iter().position(|e| !is_int_literalish(e)).unwrap_or(0);
+        let first = self.infer_value(&elems[anchor], None);
+        let elem_ty = first.as_ref().map(|f| f.ty.clone());
+        let mut items = Vec::with_capacity(elems.len());
+        let mut ok = first.is_some();
+        let mut first = first;
+        for (i, e) in elems.iter().enumerate() {
+            let item = if i == anchor {
+                first.take()
+            } else {
+                match &elem_ty {
+                    Some(ty) => self.check_expr(e, ty),
+                    None => self.infer(e, None),
+                }
+            };
+            match item {
+                Some(item) => items.push(item),
+                None => ok = false,
+            }
+        }
+        let elem_ty = elem_ty?;
+        ok.then(|| mk(ExprKind::Array(items), Ty::Array(Box::new(elem_ty)), span))
+    }
+
+    fn class_literal(&mut self, class: &ast::Ident, fields: &[(ast::Ident, ast::Expr)], span: Span) -> Option<Expr> {
+        let items = self.items;
+        let Some(&idx) = items.class_by_name.get(&class.name) else {
+            self.report(error(H203, class.span, format!("unknown class `{}`", class.name), "no class of this name"));
+            return None;
+        };
+        let info = &items.classes[idx];
+        let mut slots: Vec<Option<Expr>> = (0..info.fields.len()).map(|_| None).collect();
+        let mut given = vec![false; info.fields.len()];
+        let mut ok = true;
+        for (name, value) in fields {
+            let Some(fi) = items.field_index(idx, &name.name) else {
+                self.report(
+                    error(
+                        H204,
+                        name.span,
+                        format!("class `{}` has no field `{}`", info.name, name.name),
+                        "unknown field",
+                    )
+                    .note(items.field_list(idx)),
+                );
+                ok = false;
+                continue;
+            };
+            if std::mem::replace(&mut given[fi], true) {
+                self.report(error(
+                    H214,
+                    name.span,
+                    format!("field `{}` is given twice", name.name),
+                    "given again here",
+                ));
+                ok = false;
+                continue;
+            }
+            match &info.fields[fi].ty {
+                Some(ty) => slots[fi] = self.check_expr(value, ty),
+                None => ok = false,
+            }
+        }
+        let missing: Vec<String> =
+            info.fields.iter().zip(&given).filter(|(_, g)| !**g).map(|(f, _)| format!("`{}`", f.name)).collect();
+        if !missing.is_empty() {
+            let (noun, list) =
+                if missing.len() == 1 { ("field", missing[0].clone()) } else { ("fields", missing.join(", ")) };
+            self.report(
+                error(
+                    H215,
+                    class.span,
+                    format!("missing {noun} {list} in this `{}` literal", info.name),
+                    format!("{list} not given"),
+                )
+                .note("a class literal gives every field exactly once"),
+            );
+            return None;
+        }
+        let fields = slots.into_iter().collect::<Option<Vec<_>>>()?;
+        ok.then(|| mk(ExprKind::New { class: idx, fields }, Ty::Class(idx), span))
+    }
+
+    fn unary(&mut self, op: UnaryOp, operand: &ast::Expr, hint: Option<&Ty>, span: Span) -> Option<Expr> {
+        if op == UnaryOp::Neg {
+            // Negated literals fold, which is also how `-9223372036854775808` fits in `i64`.
+            match &operand.kind {
+                ast::ExprKind::Int(v) => return self.int_literal(*v, true, hint, span),
+                ast::ExprKind::Float(f) => return Some(mk(ExprKind::Float(-f), Ty::F64, span)),
+                _ => {}
+            }
+        }
+        let value = self.infer(operand, hint)?;
+        let ok = match op {
+            UnaryOp::Neg => is_number(&value.ty),
+            UnaryOp::Not => matches!(value.ty, Ty::Bool | Ty::I32 | Ty::I64),
+        };
+        if !ok {
+            let (symbol, allowed) = match op {
+                UnaryOp::Neg => ("-", "i32, i64 and f64"),
+                UnaryOp::Not => ("!", "bool, i32 and i64"),
+            };
+            let name = self.ty_name(&value.ty);
+            self.report(
+                error(H302, span, format!("cannot apply `{symbol}` to `{name}`"), format!("this is `{name}`"))
+                    .note(format!("`{symbol}` works on {allowed}")),
+            );
+            return None;
+        }
+        let low = match op {
+            UnaryOp::Neg => LowUnary::Neg,
+            UnaryOp::Not => LowUnary::Not,
+        };
+        let ty = value.ty.clone();
+        Some(mk(ExprKind::Unary { op: low, operand: Box::new(value) }, ty, span))
+    }
+
+    /// Infers two operands that must have the same type. When only the left one is a bare
+    /// integer literal, the right one is inferred first so the literal takes its type.
+    pub(super) fn infer_pair(
+        &mut self,
+        lhs: &ast::Expr,
+        rhs: &ast::Expr,
+        hint: Option<&Ty>,
+        span: Span,
+        what: &str,
+    ) -> Option<(Expr, Expr)> {
+        let (l, r) = if is_int_literalish(lhs) && !is_int_literalish(rhs) {
+            let r = self.infer_value(rhs, hint);
+            let l = self.infer_value(lhs, r.as_ref().map(|r| &r.ty).or(hint));
+            (l, r)
+        } else {
+            let l = self.infer_value(lhs, hint);
+            let r = self.infer_value(rhs, l.as_ref().map(|l| &l.ty).or(hint));
+            (l, r)
+        };
+        let (l, r) = (l?, r?);
+        if l.ty != r.ty {
+            let (a, b) = (self.ty_name(&l.ty), self.ty_name(&r.ty));
+            let mut d = error(
+                H301,
+                span,
+                format!("{what} needs two operands of the same type, found `{a}` and `{b}`"),
+                format!("`{a}` and `{b}`"),
+            );
+            if is_number(&l.ty) && is_number(&r.ty) {
+                d = d
+                    .note(format!("numbers are not converted implicitly; convert one side with `as`, e.g. `… as {a}`"));
+            }
+            self.report(d);
+            return None;
+        }
+        Some((l, r))
+    }
+
+    fn binary(
+        &mut self,
+        op: BinaryOp,
+        lhs: &ast::Expr,
+        rhs: &ast::Expr,
+        hint: Option<&Ty>,
+        span: Span,
+    ) -> Option<Expr> {
+        let symbol = op.symbol();
+        let what = format!("`{symbol}`");
+        match op {
+            BinaryOp::And | BinaryOp::Or => {
+                let l = self.check_expr(lhs, &Ty::Bool);
+                let r = self.check_expr(rhs, &Ty::Bool);
+                let (l, r) = (Box::new(l?), Box::new(r?));
+                let kind = if op == BinaryOp::And { ExprKind::And(l, r) } else { ExprKind::Or(l, r) };
+                Some(mk(kind, Ty::Bool, span))
+            }
+            BinaryOp::Shl | BinaryOp::Shr => {
+                let l = self.infer_value(lhs, hint);
+                let r = self.infer_value(rhs, l.as_ref().map(|l| &l.ty));
+                let (l, r) = (l?, r?);
+                if !matches!(l.ty, Ty::I32 | Ty::I64) {
+                    return self.not_applicable(symbol, &l.ty, span, "i32 and i64");
+                }
+                let r = self.coerce(r, &l.ty)?;
+                self.scalar_binary(op, l, r, span)
+            }
+            BinaryOp::Eq | BinaryOp::Ne => {
+                let (l, r) = self.infer_pair(lhs, rhs, None, span, &what)?;
+                match &l.ty {
+                    Ty::String => {
+                        let negated = op == BinaryOp::Ne;
+                        Some(mk(ExprKind::StrEq { negated, lhs: Box::new(l), rhs: Box::new(r) }, Ty::Bool, span))
+                    }
+                    ty if ty.scalar().is_some() => self.scalar_binary(op, l, r, span),
+                    ty => {
+                        let mut d = self.not_applicable_diag(symbol, ty, span, "i32, i64, f64, bool and String");
+                        if matches!(ty, Ty::Option(_)) {
+                            d = d.note("test an option with `if let v = … { } else { }`");
+                        }
+                        self.report(d);
+                        None
+                    }
+                }
+            }
+            BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
+                let (l, r) = self.infer_pair(lhs, rhs, None, span, &what)?;
+                if !is_number(&l.ty) {
+                    return self.not_applicable(symbol, &l.ty, span, "i32, i64 and f64");
+                }
+                self.scalar_binary(op, l, r, span)
+            }
+            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem => {
+                let (l, r) = self.infer_pair(lhs, rhs, hint, span, &what)?;
+                if op == BinaryOp::Add && l.ty == Ty::String {
+                    return Some(mk(ExprKind::Concat(Box::new(l), Box::new(r)), Ty::String, span));
+                }
+                if !is_number(&l.ty) {
+                    let allowed = if op == BinaryOp::Add { "i32, i64, f64 and String" } else { "i32, i64 and f64" };
+                    return self.not_applicable(symbol, &l.ty, span, allowed);
+                }
+                self.scalar_binary(op, l, r, span)
+            }
+            BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor => {
+                let (l, r) = self.infer_pair(lhs, rhs, hint, span, &what)?;
+                if !matches!(l.ty, Ty::I32 | Ty::I64 | Ty::Bool) {
+                    return self.not_applicable(symbol, &l.ty, span, "i32, i64 and bool");
+                }
+                self.scalar_binary(op, l, r, span)
+            }
+        }
+    }
+
+    /// A `Binary` node on two operands of the same scalar type.
+    pub(super) fn scalar_binary(&mut self, op: BinaryOp, l: Expr, r: Expr, span: Span) -> Option<Expr> {
+        let operand_ty = l.ty.scalar()?;
+        let ty = if is_comparison(op) { Ty::Bool } else { l.ty.clone() };
+        let op = low_binary(op)?;
+        Some(mk(ExprKind::Binary { op, operand_ty, lhs: Box::new(l), rhs: Box::new(r) }, ty, span))
+    }
+
+    fn not_applicable_diag(&self, symbol: &str, ty: &Ty, span: Span, allowed: &str) -> nagi_low::Diagnostic {
+        let name = self.ty_name(ty);
+        error(H302, span, format!("cannot apply `{symbol}` to `{name}`"), format!("`{name}` operands"))
+            .note(format!("`{symbol}` works on {allowed}"))
+    }
+
+    /// Reports an operator applied to a type it does not support.
+    pub(super) fn not_applicable(&mut self, symbol: &str, ty: &Ty, span: Span, allowed: &str) -> Option<Expr> {
+        let d = self.not_applicable_diag(symbol, ty, span, allowed);
+        self.report(d);
+        None
+    }
+
+    fn cast(&mut self, operand: &ast::Expr, ty: &ast::TypeExpr, span: Span) -> Option<Expr> {
+        let target = self.items.resolve_ty(ty, self.diags);
+        let value = self.infer_value(operand, None);
+        let target = target?;
+        let Some(to @ (ScalarType::I32 | ScalarType::I64 | ScalarType::F64)) = target.scalar() else {
+            let name = self.ty_name(&target);
+            self.report(
+                error(H308, ty.span, format!("cannot cast to `{name}`"), "not a numeric type")
+                    .note("`as` converts between i32, i64 and f64"),
+            );
+            return None;
+        };
+        let value = value?;
+        if !is_number(&value.ty) {
+            let name = self.ty_name(&value.ty);
+            let mut d =
+                error(H308, operand.span, format!("cannot cast a `{name}` with `as`"), format!("this is `{name}`"))
+                    .note("`as` converts between i32, i64 and f64");
+            if target == Ty::String || value.ty == Ty::String {
+                d = d.note("`to_string(x)` turns a number into a String");
+            }
+            self.report(d);
+            return None;
+        }
+        Some(mk(ExprKind::Cast { expr: Box::new(value), to }, target, span))
+    }
+}
+
+/// An expression node.
+pub(super) fn mk(kind: ExprKind, ty: Ty, span: Span) -> Expr {
+    Expr { kind, ty, span }
+}
+
+/// `T?` → `T`; other types unchanged. Literals take the payload type of an expected option.
+fn strip_option(ty: &Ty) -> &Ty {
+    match ty {
+        Ty::Option(inner) => inner,
+        other => other,
+    }
+}
+
+/// `i32`, `i64` or `f64`.
+pub(super) fn is_number(ty: &Ty) -> bool {
+    matches!(ty, Ty::I32 | Ty::I64 | Ty::F64)
+}
+
+fn is_comparison(op: BinaryOp) -> bool {
+    matches!(op, BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge)
+}
+
+/// An expression made only of integer literals, whose type the other operand decides.
+fn is_int_literalish(e: &ast::Expr) -> bool {
+    match &e.kind {
+        ast::ExprKind::Int(_) => true,
+        ast::ExprKind::Unary { operand, .. } => is_int_literalish(operand),
+        ast::ExprKind::Binary { op, lhs, rhs } => {
+            !is_comparison(*op)
+                && !matches!(op, BinaryOp::And | BinaryOp::Or)
+                && is_int_literalish(lhs)
+                && is_int_literalish(rhs)
+        }
+        _ => false,
+    }
+}
+
+/// The Low operation for a High operator; `&&` and `||` have none (they short-circuit).
+pub(super) fn low_binary(op: BinaryOp) -> Option<LowBinary> {
+    Some(match op {
+        BinaryOp::Add => LowBinary::Add,
+        BinaryOp::Sub => LowBinary::Sub,
+        BinaryOp::Mul => LowBinary::Mul,
+        BinaryOp::Div => LowBinary::Div,
+        BinaryOp::Rem => LowBinary::Rem,
+        BinaryOp::BitAnd => LowBinary::And,
+        BinaryOp::BitOr => LowBinary::Or,
+        BinaryOp::BitXor => LowBinary::Xor,
+        BinaryOp::Shl => LowBinary::Shl,
+        BinaryOp::Shr => LowBinary::Shr,
+        BinaryOp::Eq => LowBinary::Eq,
+        BinaryOp::Ne => LowBinary::Ne,
+        BinaryOp::Lt => LowBinary::Lt,
+        BinaryOp::Le => LowBinary::Le,
+        BinaryOp::Gt => LowBinary::Gt,
+        BinaryOp::Ge => LowBinary::Ge,
+        BinaryOp::And | BinaryOp::Or => return None,
+    })
+}

@@ -1,0 +1,731 @@
+//! Item collection: classes, tables, functions and routes, with every written type resolved,
+//! duplicates reported, route shapes validated and route handler names chosen.
+
+use std::collections::{HashMap, HashSet};
+
+use nagi_low::{Diagnostic, HttpMethod};
+use nagi_syntax::ast::{self, Ident, Item, SourceFile, Span, TypeExpr, TypeExprKind};
+
+use super::{
+    H203, H204, H205, H206, H207, H208, H210, H212, H220, H221, H222, H223, H224, H225, H226, H303, H309, H310, H311,
+    error,
+};
+use crate::tir::{self, ClassIdx, FnIdx, Literal, ParamMode, Ty};
+
+/// The builtin functions, which user functions may not shadow.
+pub(super) const BUILTIN_FNS: [&str; 5] = ["print", "min", "max", "abs", "to_string"];
+
+/// The written names of the built-in types.
+const BUILTIN_TYPES: [&str; 5] = ["i32", "i64", "f64", "bool", "String"];
+
+/// A class with its fields' types resolved where possible.
+pub(super) struct ClassInfo {
+    pub name: String,
+    pub name_span: Span,
+    pub span: Span,
+    pub fields: Vec<FieldInfo>,
+}
+
+/// A class field; `ty` is `None` when its type failed to resolve (already reported).
+pub(super) struct FieldInfo {
+    pub name: String,
+    pub ty: Option<Ty>,
+}
+
+/// A parameter of a function or route handler.
+pub(super) struct ParamInfo {
+    pub name: Ident,
+    pub ty: Option<Ty>,
+    pub mode: ParamMode,
+}
+
+/// A function or route handler's signature, and its body to check later.
+pub(super) struct FnInfo<'f> {
+    /// The Low name: as written for `fn`, derived from method and path for a route.
+    pub name: String,
+    pub params: Vec<ParamInfo>,
+    /// `None` when the written result type failed to resolve.
+    pub ret: Option<Ty>,
+    pub defaults: Vec<(usize, Literal)>,
+    pub body: &'f ast::Block,
+    pub span: Span,
+    /// For a route: its method (as written) and path, for messages.
+    pub route: Option<(String, String)>,
+}
+
+impl FnInfo<'_> {
+    /// How messages name the function: `` `f` `` or `` route `GET /users` ``.
+    pub fn display_name(&self) -> String {
+        match &self.route {
+            Some((method, path)) => format!("route `{method} {path}`"),
+            None => format!("function `{}`", self.name),
+        }
+    }
+}
+
+/// Everything declared at the top level.
+pub(super) struct Items<'f> {
+    pub classes: Vec<ClassInfo>,
+    pub class_by_name: HashMap<String, ClassIdx>,
+    pub tables: Vec<tir::Table>,
+    pub routes: Vec<tir::Route>,
+    pub fns: Vec<FnInfo<'f>>,
+    /// Plain functions by name (route handlers cannot be called).
+    pub fn_by_name: HashMap<String, FnIdx>,
+    /// The first plain function called `main`.
+    pub main: Option<FnIdx>,
+    /// Whether classes and tables checked without errors, so SQL can be checked against them.
+    pub schema_ok: bool,
+}
+
+/// Collects and checks every item of `file`.
+pub(super) fn collect<'f>(file: &'f SourceFile, diags: &mut Vec<Diagnostic>) -> Items<'f> {
+    let mut items = Items {
+        classes: Vec::new(),
+        class_by_name: HashMap::new(),
+        tables: Vec::new(),
+        routes: Vec::new(),
+        fns: Vec::new(),
+        fn_by_name: HashMap::new(),
+        main: None,
+        schema_ok: false,
+    };
+    let schema_start = diags.len();
+    let class_decls: Vec<&ast::ClassDecl> =
+        file.items.iter().filter_map(|i| if let Item::Class(c) = i { Some(c) } else { None }).collect();
+    // Names first, so a field may name a class declared further down.
+    for decl in &class_decls {
+        items.declare_class(decl, diags);
+    }
+    for (idx, decl) in class_decls.iter().enumerate() {
+        items.classes[idx].fields = items.resolve_fields(decl, diags);
+    }
+    items.check_self_containment(diags);
+    let mut table_names = HashSet::new();
+    for item in &file.items {
+        if let Item::Table(table) = item {
+            items.collect_table(table, &mut table_names, diags);
+        }
+    }
+    items.schema_ok = diags.len() == schema_start;
+
+    for item in &file.items {
+        match item {
+            Item::Function(f) => items.collect_fn(f, diags),
+            Item::Route(r) => items.collect_route(r, diags),
+            Item::Class(_) | Item::Table(_) => {}
+        }
+    }
+    items.name_handlers();
+    items.check_duplicate_routes(file, diags);
+    items
+}
+
+impl<'f> Items<'f> {
+    /// The classes as TIR, if every field type resolved.
+    pub fn tir_classes(&self) -> Option<Vec<tir::Class>> {
+        self.classes
+            .iter()
+            .map(|c| {
+                let fields = c
+                    .fields
+                    .iter()
+                    .map(|f| Some(tir::Field { name: f.name.clone(), ty: f.ty.clone()? }))
+                    .collect::<Option<Vec<_>>>()?;
+                Some(tir::Class { name: c.name.clone(), fields, span: c.span })
+            })
+            .collect()
+    }
+
+    /// A type as the user writes it.
+    pub fn ty_name(&self, ty: &Ty) -> String {
+        match ty {
+            Ty::I32 => "i32".into(),
+            Ty::I64 => "i64".into(),
+            Ty::F64 => "f64".into(),
+            Ty::Bool => "bool".into(),
+            Ty::Unit => "unit".into(),
+            Ty::String => "String".into(),
+            Ty::Array(inner) => format!("[{}]", self.ty_name(inner)),
+            Ty::Option(inner) => format!("{}?", self.ty_name(inner)),
+            Ty::Class(idx) => self.classes.get(*idx).map_or_else(|| "<class>".into(), |c| c.name.clone()),
+        }
+    }
+
+    /// Resolves a written type, reporting unknown names and `T??`.
+    pub fn resolve_ty(&self, ty: &TypeExpr, diags: &mut Vec<Diagnostic>) -> Option<Ty> {
+        match &ty.kind {
+            TypeExprKind::Named(name) => match name.as_str() {
+                "i32" => Some(Ty::I32),
+                "i64" => Some(Ty::I64),
+                "f64" => Some(Ty::F64),
+                "bool" => Some(Ty::Bool),
+                "String" => Some(Ty::String),
+                _ => {
+                    if let Some(idx) = self.class_by_name.get(name) {
+                        return Some(Ty::Class(*idx));
+                    }
+                    let mut d = error(H203, ty.span, format!("unknown type `{name}`"), "not a type or class");
+                    let known = BUILTIN_TYPES.iter().copied().chain(self.classes.iter().map(|c| c.name.as_str()));
+                    if let Some(similar) = known.clone().find(|k| k.eq_ignore_ascii_case(name)) {
+                        d = d.note(format!("did you mean `{similar}`?"));
+                    } else {
+                        d = d.note("the types are i32, i64, f64, bool, String, arrays `[T]`, options `T?` and declared classes");
+                    }
+                    diags.push(d);
+                    None
+                }
+            },
+            TypeExprKind::Array(inner) => Some(Ty::Array(Box::new(self.resolve_ty(inner, diags)?))),
+            TypeExprKind::Option(inner) => {
+                let resolved = self.resolve_ty(inner, diags)?;
+                if matches!(resolved, Ty::Option(_)) {
+                    diags.push(
+                        error(H309, ty.span, "an option of an option is not a type", "`T??` is not allowed")
+                            .note("one `?` already allows `none`"),
+                    );
+                    return None;
+                }
+                Some(Ty::Option(Box::new(resolved)))
+            }
+        }
+    }
+
+    /// The index of `class`'s field `name`.
+    pub fn field_index(&self, class: ClassIdx, name: &str) -> Option<usize> {
+        self.classes.get(class)?.fields.iter().position(|f| f.name == name)
+    }
+
+    /// "`id`, `name`, `age`": a class's fields for notes.
+    pub fn field_list(&self, class: ClassIdx) -> String {
+        let Some(class) = self.classes.get(class) else { return String::new() };
+        if class.fields.is_empty() {
+            return format!("`{}` has no fields", class.name);
+        }
+        let names: Vec<String> = class.fields.iter().map(|f| format!("`{}`", f.name)).collect();
+        format!("the fields of `{}` are {}", class.name, names.join(", "))
+    }
+
+    fn declare_class(&mut self, decl: &ast::ClassDecl, diags: &mut Vec<Diagnostic>) {
+        let idx = self.classes.len();
+        let name = &decl.name.name;
+        if BUILTIN_TYPES.contains(&name.as_str()) {
+            diags.push(error(
+                H205,
+                decl.name.span,
+                format!("`{name}` is a built-in type and cannot be declared as a class"),
+                "built-in type name",
+            ));
+        } else if self.class_by_name.contains_key(name) {
+            diags.push(error(H205, decl.name.span, format!("class `{name}` is declared twice"), "declared again here"));
+        } else {
+            self.class_by_name.insert(name.clone(), idx);
+        }
+        self.classes.push(ClassInfo {
+            name: name.clone(),
+            name_span: decl.name.span,
+            span: decl.span,
+            fields: Vec::new(),
+        });
+    }
+
+    fn resolve_fields(&self, decl: &ast::ClassDecl, diags: &mut Vec<Diagnostic>) -> Vec<FieldInfo> {
+        let mut fields: Vec<FieldInfo> = Vec::new();
+        for field in &decl.fields {
+            if fields.iter().any(|f| f.name == field.name.name) {
+                diags.push(error(
+                    H206,
+                    field.name.span,
+                    format!("field `{}` is declared twice in class `{}`", field.name.name, decl.name.name),
+                    "declared again here",
+                ));
+                continue;
+            }
+            let ty = self.resolve_ty(&field.ty, diags);
+            fields.push(FieldInfo { name: field.name.name.clone(), ty });
+        }
+        fields
+    }
+
+    /// A class that holds itself (directly or through options or other classes, but not
+    /// through an array) would be infinitely large.
+    fn check_self_containment(&self, diags: &mut Vec<Diagnostic>) {
+        fn embedded(ty: &Ty) -> Option<ClassIdx> {
+            match ty {
+                Ty::Class(c) => Some(*c),
+                Ty::Option(inner) => embedded(inner),
+                _ => None,
+            }
+        }
+        for (idx, class) in self.classes.iter().enumerate() {
+            let mut seen = vec![false; self.classes.len()];
+            let mut stack: Vec<ClassIdx> = class.fields.iter().filter_map(|f| embedded(f.ty.as_ref()?)).collect();
+            while let Some(c) = stack.pop() {
+                if c == idx {
+                    diags.push(
+                        error(
+                            H311,
+                            class.name_span,
+                            format!("class `{}` contains itself, so its values would be infinitely large", class.name),
+                            "recursive class",
+                        )
+                        .note(format!("hold the nested values in an array, `[{}]`", class.name)),
+                    );
+                    break;
+                }
+                if std::mem::replace(&mut seen[c], true) {
+                    continue;
+                }
+                if let Some(inner) = self.classes.get(c) {
+                    stack.extend(inner.fields.iter().filter_map(|f| embedded(f.ty.as_ref()?)));
+                }
+            }
+        }
+    }
+
+    fn collect_table(&mut self, decl: &ast::TableDecl, names: &mut HashSet<String>, diags: &mut Vec<Diagnostic>) {
+        // SQLite table names are case-insensitive, so `Users` and `users` are the same table.
+        if !names.insert(decl.name.name.to_ascii_lowercase()) {
+            diags.push(error(
+                H208,
+                decl.name.span,
+                format!("table `{}` is declared twice", decl.name.name),
+                "declared again here",
+            ));
+            return;
+        }
+        let Some(&class) = self.class_by_name.get(&decl.class.name) else {
+            diags.push(error(
+                H203,
+                decl.class.span,
+                format!("unknown class `{}`", decl.class.name),
+                "no class of this name",
+            ));
+            return;
+        };
+        let mut ok = true;
+        for field in &self.classes[class].fields {
+            if let Some(ty) = &field.ty
+                && !is_sql_value(ty)
+            {
+                ok = false;
+                diags.push(
+                    error(
+                        H310,
+                        decl.class.span,
+                        format!(
+                            "table `{}` cannot store class `{}`: field `{}` has type `{}`, which has no SQLite column type",
+                            decl.name.name,
+                            decl.class.name,
+                            field.name,
+                            self.ty_name(ty)
+                        ),
+                        "stored here",
+                    )
+                    .note("table columns hold i32, i64, f64, bool, String and options of those"),
+                );
+            }
+        }
+        let Some(key) = self.field_index(class, &decl.key.name) else {
+            diags.push(
+                error(
+                    H204,
+                    decl.key.span,
+                    format!("class `{}` has no field `{}` to use as the key", decl.class.name, decl.key.name),
+                    "unknown field",
+                )
+                .note(self.field_list(class)),
+            );
+            return;
+        };
+        match &self.classes[class].fields[key].ty {
+            Some(Ty::I32 | Ty::I64 | Ty::String) | None => {}
+            Some(other) => {
+                ok = false;
+                diags.push(error(
+                    H310,
+                    decl.key.span,
+                    format!(
+                        "the key `{}` has type `{}`; a table key must be i32, i64 or String",
+                        decl.key.name,
+                        self.ty_name(other)
+                    ),
+                    "not a valid key type",
+                ));
+            }
+        }
+        if ok {
+            self.tables.push(tir::Table { name: decl.name.name.clone(), class, key, span: decl.span });
+        }
+    }
+
+    fn collect_fn(&mut self, decl: &'f ast::FnDecl, diags: &mut Vec<Diagnostic>) {
+        let idx = self.fns.len();
+        let name = &decl.name.name;
+        let params = self.collect_params(&decl.params, diags, |param, diags| {
+            if param.default.is_some() {
+                diags.push(
+                    error(
+                        H225,
+                        param.span,
+                        "only route query parameters can have defaults",
+                        "default not allowed here",
+                    )
+                    .note("pass the value at every call instead"),
+                );
+            }
+            if param.inout { ParamMode::Inout } else { ParamMode::Borrowed }
+        });
+        let ret = decl.ret.as_ref().map_or(Some(Ty::Unit), |t| self.resolve_ty(t, diags));
+        if BUILTIN_FNS.contains(&name.as_str()) {
+            diags.push(error(
+                H207,
+                decl.name.span,
+                format!("`{name}` is a builtin function and cannot be redeclared"),
+                "builtin name",
+            ));
+        } else if self.fn_by_name.contains_key(name) {
+            diags.push(error(
+                H207,
+                decl.name.span,
+                format!("function `{name}` is declared twice"),
+                "declared again here",
+            ));
+        } else {
+            self.fn_by_name.insert(name.clone(), idx);
+            if name == "main" {
+                self.main = Some(idx);
+                if let Some(first) = decl.params.first() {
+                    diags.push(error(H226, first.span, "`main` takes no parameters", "unexpected parameter"));
+                }
+                if let Some(ret) = &decl.ret {
+                    diags.push(
+                        error(H226, ret.span, "`main` returns no value", "unexpected result type")
+                            .note("write `fn main() { … }`"),
+                    );
+                }
+            }
+        }
+        self.fns.push(FnInfo {
+            name: name.clone(),
+            params,
+            ret,
+            defaults: Vec::new(),
+            body: &decl.body,
+            span: decl.span,
+            route: None,
+        });
+    }
+
+    /// Resolves parameters, reporting duplicate names; `mode` checks what differs between
+    /// functions and routes and chooses the mode.
+    fn collect_params(
+        &self,
+        params: &[ast::Param],
+        diags: &mut Vec<Diagnostic>,
+        mut mode: impl FnMut(&ast::Param, &mut Vec<Diagnostic>) -> ParamMode,
+    ) -> Vec<ParamInfo> {
+        let mut out: Vec<ParamInfo> = Vec::with_capacity(params.len());
+        for param in params {
+            if out.iter().any(|p| p.name.name == param.name.name) {
+                diags.push(error(
+                    H210,
+                    param.name.span,
+                    format!("parameter `{}` is declared twice", param.name.name),
+                    "declared again here",
+                ));
+            }
+            let ty = self.resolve_ty(&param.ty, diags);
+            let mode = mode(param, diags);
+            out.push(ParamInfo { name: param.name.clone(), ty, mode });
+        }
+        out
+    }
+
+    fn collect_route(&mut self, decl: &'f ast::RouteDecl, diags: &mut Vec<Diagnostic>) {
+        let idx = self.fns.len();
+        let method = HttpMethod::from_name(&decl.method.name);
+        if method.is_none() {
+            let mut d = error(
+                H220,
+                decl.method.span,
+                format!("unknown HTTP method `{}`; expected GET, POST, PUT, PATCH or DELETE", decl.method.name),
+                "not an HTTP method",
+            );
+            if HttpMethod::from_name(&decl.method.name.to_ascii_uppercase()).is_some() {
+                d = d.note(format!("methods are written in capitals: `{}`", decl.method.name.to_ascii_uppercase()));
+            }
+            diags.push(d);
+        }
+        let path_params = parse_path(&decl.path, diags);
+        // Route parameters are owned: the runtime decodes them and hands them over.
+        let params = self.collect_params(&decl.params, diags, |_, _| ParamMode::Owned);
+        let mut defaults = Vec::new();
+        for (pidx, (param, info)) in decl.params.iter().zip(&params).enumerate() {
+            if param.inout {
+                diags.push(
+                    error(H225, param.span, "route parameters cannot be `inout`", "`inout` not allowed here")
+                        .note("a route's parameters come from the request; copy one into a `var` to change it"),
+                );
+            }
+            let is_path = path_params.contains(&param.name.name);
+            if is_path {
+                self.check_request_scalar(info, "path", diags);
+                if let Some(default) = &param.default {
+                    diags.push(error(
+                        H225,
+                        default.span,
+                        "a path parameter cannot have a default",
+                        "every request names this parameter in its path",
+                    ));
+                }
+            } else if param.name.name == "body" {
+                if !matches!(method, Some(HttpMethod::Post | HttpMethod::Put | HttpMethod::Patch) | None) {
+                    diags.push(
+                        error(
+                            H224,
+                            param.name.span,
+                            format!("a {} route has no request body", decl.method.name),
+                            "`body` not allowed here",
+                        )
+                        .note("only POST, PUT and PATCH routes take a `body` parameter"),
+                    );
+                }
+                if let Some(ty) = &info.ty
+                    && !matches!(ty, Ty::Class(_))
+                {
+                    diags.push(
+                        error(
+                            H223,
+                            param.ty.span,
+                            format!("the request `body` must be a class, found `{}`", self.ty_name(ty)),
+                            "not a class",
+                        )
+                        .note("the body is decoded from JSON into a class"),
+                    );
+                }
+                if let Some(default) = &param.default {
+                    diags.push(error(
+                        H225,
+                        default.span,
+                        "the request `body` cannot have a default",
+                        "default not allowed",
+                    ));
+                }
+            } else {
+                self.check_request_scalar(info, "query", diags);
+                if let Some(default) = &param.default
+                    && let Some(ty) = &info.ty
+                {
+                    match default_literal(default, ty) {
+                        Ok(literal) => defaults.push((pidx, literal)),
+                        Err((code, message)) => diags.push(error(code, default.span, message, "invalid default")),
+                    }
+                }
+            }
+        }
+        for name in &path_params {
+            if !decl.params.iter().any(|p| p.name.name == *name) {
+                diags.push(
+                    error(
+                        H222,
+                        decl.path.span,
+                        format!("path parameter `{{{name}}}` has no matching parameter"),
+                        format!("`{{{name}}}` is named here"),
+                    )
+                    .note(format!("add it to the parameter list, for example `{name}: i64`")),
+                );
+            }
+        }
+        let ret = decl.ret.as_ref().map_or(Some(Ty::Unit), |t| self.resolve_ty(t, diags));
+        if let Some(method) = method {
+            self.routes.push(tir::Route { method, path: decl.path.value.clone(), handler: idx, span: decl.span });
+        }
+        self.fns.push(FnInfo {
+            name: String::new(),
+            params,
+            ret,
+            defaults,
+            body: &decl.body,
+            span: decl.span,
+            route: Some((decl.method.name.clone(), decl.path.value.clone())),
+        });
+    }
+
+    /// Path and query parameters arrive as text and are parsed into a scalar or kept as a
+    /// `String`.
+    fn check_request_scalar(&self, info: &ParamInfo, kind: &str, diags: &mut Vec<Diagnostic>) {
+        let Some(ty) = &info.ty else { return };
+        if matches!(ty, Ty::I32 | Ty::I64 | Ty::F64 | Ty::Bool | Ty::String) {
+            return;
+        }
+        let mut d = error(
+            H310,
+            info.name.span,
+            format!(
+                "{kind} parameter `{}` has type `{}`; {kind} parameters must be i32, i64, f64, bool or String",
+                info.name.name,
+                self.ty_name(ty)
+            ),
+            "not allowed here",
+        );
+        if matches!(ty, Ty::Class(_)) {
+            d = d.note("only a parameter named `body` receives the JSON request body");
+        }
+        diags.push(d);
+    }
+
+    /// Route handlers are named after method and path; a clash with a function (or another
+    /// handler) gets a numeric suffix.
+    fn name_handlers(&mut self) {
+        let mut used: HashSet<String> = BUILTIN_FNS.iter().map(|s| s.to_string()).collect();
+        used.extend(self.fns.iter().filter(|f| f.route.is_none()).map(|f| f.name.clone()));
+        for info in &mut self.fns {
+            let Some((method, path)) = &info.route else { continue };
+            let base = handler_base(method, path);
+            let mut name = base.clone();
+            let mut n = 2;
+            while used.contains(&name) {
+                name = format!("{base}_{n}");
+                n += 1;
+            }
+            used.insert(name.clone());
+            info.name = name;
+        }
+    }
+
+    /// Two routes with the same method and the same path shape (parameter names aside) would
+    /// answer the same requests.
+    fn check_duplicate_routes(&self, file: &SourceFile, diags: &mut Vec<Diagnostic>) {
+        let mut seen: HashMap<(String, String), String> = HashMap::new();
+        for item in &file.items {
+            let Item::Route(route) = item else { continue };
+            let shape = normalize_path(&route.path.value);
+            let key = (route.method.name.clone(), shape);
+            match seen.get(&key) {
+                Some(first) => {
+                    let mut d = error(
+                        H212,
+                        route.path.span,
+                        format!("route `{} {}` is declared twice", route.method.name, route.path.value),
+                        "declared again here",
+                    );
+                    if *first != route.path.value {
+                        d = d.note(format!("`{first}` matches the same requests; parameter names do not matter"));
+                    }
+                    diags.push(d);
+                }
+                None => {
+                    seen.insert(key, route.path.value.clone());
+                }
+            }
+        }
+    }
+}
+
+/// Whether a value of `ty` can be stored in a SQLite column or bound as a SQL argument.
+pub(super) fn is_sql_value(ty: &Ty) -> bool {
+    match ty {
+        Ty::I32 | Ty::I64 | Ty::F64 | Ty::Bool | Ty::String => true,
+        Ty::Option(inner) => matches!(**inner, Ty::I32 | Ty::I64 | Ty::F64 | Ty::Bool | Ty::String),
+        _ => false,
+    }
+}
+
+/// Checks a route path and returns its `{name}` parameters.
+fn parse_path(path: &ast::StrLit, diags: &mut Vec<Diagnostic>) -> Vec<String> {
+    let text = &path.value;
+    let mut bad = |message: String| diags.push(error(H221, path.span, message, "invalid path"));
+    let mut names = Vec::new();
+    if !text.starts_with('/') {
+        bad(format!("the route path `{text}` must start with `/`"));
+        return names;
+    }
+    if let Some(c) = text.chars().find(|c| c.is_whitespace() || matches!(c, '?' | '#' | '%')) {
+        bad(format!("the route path `{text}` contains `{}`, which is not allowed in a path", c.escape_default()));
+        return names;
+    }
+    let segments: Vec<&str> = text[1..].split('/').collect();
+    for (i, segment) in segments.iter().enumerate() {
+        // A trailing `/` is allowed; an empty segment in the middle (`//`) is not.
+        if segment.is_empty() {
+            if i + 1 < segments.len() {
+                bad(format!("the route path `{text}` has an empty segment (`//`)"));
+            }
+            continue;
+        }
+        if !segment.contains(['{', '}']) {
+            continue;
+        }
+        let inner = segment.strip_prefix('{').and_then(|s| s.strip_suffix('}'));
+        match inner {
+            Some(name) if is_ident(name) => {
+                if names.iter().any(|n| n == name) {
+                    bad(format!("path parameter `{{{name}}}` appears twice"));
+                } else {
+                    names.push(name.to_string());
+                }
+            }
+            _ => bad(format!(
+                "malformed path segment `{segment}`; a parameter is a whole segment `{{name}}` with a name of letters, digits and `_`"
+            )),
+        }
+    }
+    names
+}
+
+/// Whether `s` is a Nagi name.
+fn is_ident(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// `/users/{id}` → `/users/{}`.
+fn normalize_path(path: &str) -> String {
+    path.split('/').map(|s| if s.starts_with('{') && s.ends_with('}') { "{}" } else { s }).collect::<Vec<_>>().join("/")
+}
+
+/// `GET /users/{id}` → `get_users_id`; `GET /` → `get_root`.
+pub(super) fn handler_base(method: &str, path: &str) -> String {
+    let segments: Vec<String> = path
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            s.chars()
+                .filter(|c| !matches!(c, '{' | '}'))
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                .collect()
+        })
+        .collect();
+    let rest = if segments.is_empty() { "root".to_string() } else { segments.join("_") };
+    format!("{}_{rest}", method.to_ascii_lowercase())
+}
+
+/// A route default: an integer, float or bool literal (with an optional `-`) of the
+/// parameter's type.
+fn default_literal(e: &ast::Expr, ty: &Ty) -> Result<Literal, (&'static str, String)> {
+    let (negative, inner) = match &e.kind {
+        ast::ExprKind::Unary { op: ast::UnaryOp::Neg, operand } => (true, &operand.kind),
+        kind => (false, kind),
+    };
+    let wrong = || (H225, "a default must be an integer, float or bool literal of the parameter's type".to_string());
+    match (inner, ty) {
+        (ast::ExprKind::Int(v), Ty::I32 | Ty::I64) => {
+            let value = if negative { -i128::from(*v) } else { i128::from(*v) };
+            let fits = match ty {
+                Ty::I32 => i32::try_from(value).map(Literal::I32).ok(),
+                _ => i64::try_from(value).map(Literal::I64).ok(),
+            };
+            let name = if *ty == Ty::I32 { "i32" } else { "i64" };
+            fits.ok_or((H303, format!("the integer literal `{value}` does not fit in `{name}`")))
+        }
+        (ast::ExprKind::Float(f), Ty::F64) => Ok(Literal::F64(if negative { -f } else { *f })),
+        (ast::ExprKind::Int(v), Ty::F64) => {
+            Err((H225, format!("a default for an `f64` parameter must be a float literal, such as `{v}.0`")))
+        }
+        (ast::ExprKind::Bool(b), Ty::Bool) if !negative => Ok(Literal::Bool(*b)),
+        (_, Ty::String) => Err((H225, "String query parameters cannot have defaults".to_string())),
+        _ => Err(wrong()),
+    }
+}

@@ -1,0 +1,474 @@
+//! Lowering: typed High ([`tir`]) → Low, with every move, copy, borrow, drop and await made
+//! explicit.
+//!
+//! Ownership is decided here, from the context of each read (DESIGN.md, ownership):
+//! - A read in a *consuming* position (a `let` initialiser, an assigned value, a pushed value, a
+//!   class-literal field, a returned value, an array-literal element, an implicit `T?` wrap)
+//!   moves a non-copy local; moving out of a borrowed parameter, a loop variable, a field or an
+//!   element is an error that suggests `.clone()`.
+//! - Every other read borrows: operations that accept a value or a reference read the local
+//!   directly, and calls get an explicit `borrow` (a fresh reference local each time, so the
+//!   verifier's flow-insensitive reference tracking stays exact).
+//! - Values that nobody consumes are dropped: temporaries at the end of their statement, `let`
+//!   bindings at the end of their block, everything still live at `return`, `break` and
+//!   `continue`. Where the arms of an `if` disagree about whether a local was moved, the arm
+//!   that still owns it drops it, so after the `if` the local is moved on every path.
+//! - A non-copy local declared outside a loop may not be moved inside it (it would be moved
+//!   again on the next iteration); assigning it a new value is fine.
+//!
+//! The result verifies: lowering keeps exactly the invariants `nagi_low::verifier` checks.
+
+mod expr;
+mod stmt;
+
+use std::collections::{HashMap, HashSet};
+
+use nagi_low::{
+    BlockData, BlockId, ClassData, ClassId, Diagnostic, FieldData, FuncId, FunctionData, LabelData, LabelId, LocalData,
+    LocalId, Module, OpData, OpKind, RouteDecl, RuntimeFn, Span as LowSpan, TableDecl, Type,
+};
+use nagi_syntax::ast::Span;
+
+use crate::tir::{self, LocalKind, ParamMode, Program, Ty};
+
+/// Lowers a checked program into a Low module called `module_name`.
+///
+/// Errors: ownership errors the type checker cannot see (use after move, move out of a
+/// borrow, move inside a loop), all of them, in source order per function.
+pub fn lower(program: &Program, module_name: &str) -> Result<Module, Vec<Diagnostic>> {
+    let mut module = Module::new(module_name);
+    let classes: Vec<ClassId> = program
+        .classes
+        .iter()
+        .map(|c| module.classes.alloc(ClassData { name: c.name.clone(), fields: Vec::new() }))
+        .collect();
+    let cx = Types { classes: &classes };
+    for (class, &id) in program.classes.iter().zip(&classes) {
+        module.classes[id].fields =
+            class.fields.iter().map(|f| FieldData { name: f.name.clone(), ty: cx.low(&f.ty) }).collect();
+    }
+    module.tables = program
+        .tables
+        .iter()
+        .map(|t| TableDecl { name: t.name.clone(), class: classes[t.class], key: t.key as u32 })
+        .collect();
+    let functions: Vec<FuncId> = program
+        .functions
+        .iter()
+        .map(|f| module.functions.alloc(FunctionData::new(f.name.clone(), Type::Unit)))
+        .collect();
+    module.routes = program
+        .routes
+        .iter()
+        .map(|r| RouteDecl { method: r.method, path: r.path.clone(), handler: functions[r.handler] })
+        .collect();
+    let mut errors = Vec::new();
+    for (index, function) in program.functions.iter().enumerate() {
+        let shared = Shared { program, types: Types { classes: &classes }, functions: &functions };
+        let (data, mut errs) = FnCx::lower(&shared, function);
+        module.functions[functions[index]] = data;
+        errors.append(&mut errs);
+    }
+    if errors.is_empty() { Ok(module) } else { Err(errors) }
+}
+
+/// Maps High types to Low types.
+struct Types<'a> {
+    classes: &'a [ClassId],
+}
+
+impl Types<'_> {
+    fn low(&self, ty: &Ty) -> Type {
+        match ty {
+            Ty::I32 => Type::I32,
+            Ty::I64 => Type::I64,
+            Ty::F64 => Type::F64,
+            Ty::Bool => Type::Bool,
+            Ty::Unit => Type::Unit,
+            Ty::String => Type::String,
+            Ty::Array(t) => Type::Array(Box::new(self.low(t))),
+            Ty::Option(t) => Type::Option(Box::new(self.low(t))),
+            Ty::Class(c) => Type::Class(self.classes[*c]),
+        }
+    }
+
+    /// The Low type of a parameter received in `mode`.
+    fn param(&self, ty: &Ty, mode: ParamMode) -> Type {
+        match mode {
+            ParamMode::Borrowed if ty.is_copy() => self.low(ty),
+            ParamMode::Borrowed => Type::reference(false, self.low(ty)),
+            ParamMode::Inout => Type::reference(true, self.low(ty)),
+            ParamMode::Owned => self.low(ty),
+        }
+    }
+}
+
+/// What every function's lowering reads.
+struct Shared<'a> {
+    program: &'a Program,
+    types: Types<'a>,
+    functions: &'a [FuncId],
+}
+
+/// How a High local lives in Low.
+#[derive(Clone, Copy)]
+struct Binding {
+    low: LocalId,
+    /// The Low local holds a reference to the value (borrowed and `inout` parameters of
+    /// non-copy types, `inout` parameters of any type, loop variables over non-copy elements).
+    is_ref: bool,
+}
+
+/// Whether an owned non-copy Low local holds a value on the current path. Locals not in the
+/// map hold none (never assigned).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Own {
+    Live,
+    Moved,
+}
+
+/// What a scope is, for unwinding at `break`, `continue` and `return`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ScopeKind {
+    Block,
+    /// A loop body; `break`/`continue` name this label.
+    Loop(LabelId),
+    /// A `db.transaction` body: leaving it commits.
+    Transaction,
+}
+
+struct Scope {
+    kind: ScopeKind,
+    /// Owned non-copy locals declared in this scope, in declaration order.
+    owned: Vec<LocalId>,
+}
+
+/// Lowers one function.
+struct FnCx<'a> {
+    shared: &'a Shared<'a>,
+    tir: &'a tir::Function,
+    f: FunctionData,
+    bindings: Vec<Binding>,
+    state: HashMap<LocalId, Own>,
+    /// For each owned local, how many loops enclosed its declaration.
+    loop_depth_of: HashMap<LocalId, usize>,
+    scopes: Vec<Scope>,
+    /// Temporaries of the statements being lowered, innermost last.
+    temps: Vec<Vec<LocalId>>,
+    cur: BlockId,
+    reachable: bool,
+    names: HashSet<String>,
+    next_temp: usize,
+    next_label: usize,
+    /// Labels of loops that some `break` leaves, to know whether code after the loop runs.
+    broken: HashSet<LabelId>,
+    errors: Vec<Diagnostic>,
+}
+
+impl<'a> FnCx<'a> {
+    fn lower(shared: &'a Shared<'a>, tir: &'a tir::Function) -> (FunctionData, Vec<Diagnostic>) {
+        let mut f = FunctionData::new(tir.name.clone(), shared.types.low(&tir.ret));
+        f.is_async = tir.is_async;
+        let body = f.body;
+        let mut cx = FnCx {
+            shared,
+            tir,
+            f,
+            bindings: Vec::new(),
+            state: HashMap::new(),
+            loop_depth_of: HashMap::new(),
+            scopes: vec![Scope { kind: ScopeKind::Block, owned: Vec::new() }],
+            temps: Vec::new(),
+            cur: body,
+            reachable: true,
+            names: HashSet::new(),
+            next_temp: 0,
+            next_label: 0,
+            broken: HashSet::new(),
+            errors: Vec::new(),
+        };
+        cx.declare_locals();
+        cx.apply_defaults();
+        cx.block_stmts(&tir.body);
+        if cx.reachable {
+            if tir.ret == Ty::Unit {
+                cx.unwind_all();
+                cx.emit(OpKind::Return { value: None });
+            } else {
+                // The checker proves every path of a non-unit function returns; this keeps the
+                // Low well-formed should that proof ever be weaker than the verifier's.
+                cx.emit(OpKind::Trap { message: format!("function `{}` ended without returning a value", tir.name) });
+            }
+        }
+        (cx.f, cx.errors)
+    }
+
+    /// Allocates a Low local for every High local, parameters first, keeping High names
+    /// (shadowed names get a numeric suffix).
+    fn declare_locals(&mut self) {
+        let defaults: HashMap<usize, ()> = self.tir.defaults.iter().map(|(l, _)| (*l, ())).collect();
+        for (index, local) in self.tir.locals.iter().enumerate() {
+            let is_param = self.tir.params.contains(&index);
+            let name = self.unique_name(&local.name);
+            let (ty, is_ref) = match local.kind {
+                LocalKind::Param(mode) if defaults.contains_key(&index) => {
+                    (Type::Option(Box::new(self.shared.types.param(&local.ty, mode))), false)
+                }
+                LocalKind::Param(mode) => {
+                    let ty = self.shared.types.param(&local.ty, mode);
+                    let is_ref = ty.is_ref();
+                    (ty, is_ref)
+                }
+                LocalKind::LoopVar if !local.ty.is_copy() => {
+                    (Type::reference(false, self.shared.types.low(&local.ty)), true)
+                }
+                _ => (self.shared.types.low(&local.ty), false),
+            };
+            let low = self.f.locals.alloc(LocalData { name, ty });
+            if is_param {
+                self.f.params.push(low);
+                if !is_ref && !local.ty.is_copy() {
+                    self.state.insert(low, Own::Live);
+                    self.loop_depth_of.insert(low, 0);
+                    self.scopes[0].owned.push(low);
+                }
+            }
+            self.bindings.push(Binding { low, is_ref });
+        }
+    }
+
+    /// Route query parameters with defaults arrive as `Option<T>`; the body sees the value or
+    /// the default in a local of its own.
+    fn apply_defaults(&mut self) {
+        for &(local, literal) in &self.tir.defaults {
+            let param = self.bindings[local].low;
+            let name = format!("{}_value", self.tir.locals[local].name);
+            let name = self.unique_name(&name);
+            let ty = self.shared.types.low(&self.tir.locals[local].ty);
+            let value = self.f.locals.alloc(LocalData { name, ty });
+            self.bindings[local].low = value;
+            let present = self.temp(Type::Bool);
+            self.emit(OpKind::OptionIsSome { dest: present, option: param });
+            let (then_block, else_block) = self.emit_if(nagi_low::Operand::Local(present), true);
+            self.in_block(then_block, |cx| {
+                cx.emit(OpKind::OptionUnwrap { dest: value, option: param });
+            });
+            let constant = match literal {
+                tir::Literal::I32(v) => nagi_low::Constant::I32(v),
+                tir::Literal::I64(v) => nagi_low::Constant::I64(v),
+                tir::Literal::F64(v) => nagi_low::Constant::F64(v),
+                tir::Literal::Bool(v) => nagi_low::Constant::Bool(v),
+            };
+            self.in_block(else_block.expect("requested"), |cx| {
+                cx.emit(OpKind::Const { dest: value, value: constant });
+            });
+        }
+    }
+
+    fn unique_name(&mut self, base: &str) -> String {
+        let mut name = base.to_string();
+        let mut n = 1;
+        while !self.names.insert(name.clone()) {
+            name = format!("{base}_{n}");
+            n += 1;
+        }
+        name
+    }
+
+    /// A fresh temporary local. Non-copy temporaries join the innermost statement's list and
+    /// are dropped at its end unless consumed.
+    fn temp(&mut self, ty: Type) -> LocalId {
+        let name = loop {
+            let candidate = format!("t{}", self.next_temp);
+            self.next_temp += 1;
+            if self.names.insert(candidate.clone()) {
+                break candidate;
+            }
+        };
+        let copy = ty.is_copy();
+        let id = self.f.locals.alloc(LocalData { name, ty });
+        if !copy {
+            let depth = self.loop_depth();
+            self.loop_depth_of.insert(id, depth);
+            match self.temps.last_mut() {
+                Some(frame) => frame.push(id),
+                None => self.scopes.last_mut().expect("a function scope").owned.push(id),
+            }
+        }
+        id
+    }
+
+    fn new_label(&mut self) -> LabelId {
+        let name = format!("loop{}", self.next_label);
+        self.next_label += 1;
+        self.f.labels.alloc(LabelData { name })
+    }
+
+    fn loop_depth(&self) -> usize {
+        self.scopes.iter().filter(|s| matches!(s.kind, ScopeKind::Loop(_))).count()
+    }
+
+    /// Appends an operation to the current block (nothing, once the block is unreachable).
+    fn emit(&mut self, kind: OpKind) {
+        if !self.reachable {
+            return;
+        }
+        if let Some(dest) = kind.dest()
+            && !self.f.locals[dest].ty.is_copy()
+            && !matches!(kind, OpKind::ForEach { .. })
+        {
+            self.state.insert(dest, Own::Live);
+        }
+        let terminator = kind.is_terminator();
+        let op = self.f.ops.alloc(OpData { kind });
+        self.f.blocks[self.cur].ops.push(op);
+        if terminator {
+            self.reachable = false;
+        }
+    }
+
+    /// Emits `if cond { } [else { }]` and returns its blocks, to be filled with `in_block`.
+    fn emit_if(&mut self, cond: nagi_low::Operand, with_else: bool) -> (BlockId, Option<BlockId>) {
+        let then_block = self.f.blocks.alloc(BlockData::default());
+        let else_block = with_else.then(|| self.f.blocks.alloc(BlockData::default()));
+        self.emit(OpKind::If { cond, then_block, else_block });
+        (then_block, else_block)
+    }
+
+    /// Runs `body` with `block` as the current block, then restores the current block and
+    /// reachability.
+    fn in_block(&mut self, block: BlockId, body: impl FnOnce(&mut Self)) {
+        let (saved, reachable) = (self.cur, self.reachable);
+        self.cur = block;
+        self.reachable = true;
+        body(self);
+        self.cur = saved;
+        self.reachable = reachable;
+    }
+
+    fn span(span: Span) -> Option<LowSpan> {
+        Some(LowSpan { start: span.start, end: span.end })
+    }
+
+    fn error(&mut self, code: &'static str, message: String, span: Span, label: &str) {
+        self.errors.push(Diagnostic::new(code, message).at(Self::span(span)).label(label));
+    }
+
+    fn drop_if_live(&mut self, local: LocalId) {
+        if self.state.get(&local) == Some(&Own::Live) {
+            self.emit(OpKind::Drop { local });
+            self.state.insert(local, Own::Moved);
+        }
+    }
+
+    /// Drops the live temporaries of the innermost statement and forgets them.
+    fn drop_temps(&mut self) {
+        if let Some(frame) = self.temps.pop() {
+            for &local in frame.iter().rev() {
+                self.drop_if_live(local);
+            }
+        }
+    }
+
+    /// Runs `body` as one statement: temporaries it creates are dropped at its end.
+    fn statement(&mut self, body: impl FnOnce(&mut Self)) {
+        self.temps.push(Vec::new());
+        body(self);
+        self.drop_temps();
+    }
+
+    /// Emits the drops (and transaction commits) for leaving every scope from the innermost
+    /// through `scopes[from]`, on this path only: the recorded states are left as they are,
+    /// since the code that follows is unreachable.
+    fn unwind_to(&mut self, from: usize) {
+        let saved = self.state.clone();
+        let temps: Vec<LocalId> = self.temps.iter().flatten().rev().copied().collect();
+        if from == 0 {
+            for local in temps {
+                self.drop_if_live(local);
+            }
+        }
+        for index in (from..self.scopes.len()).rev() {
+            let owned = self.scopes[index].owned.clone();
+            for &local in owned.iter().rev() {
+                self.drop_if_live(local);
+            }
+            if self.scopes[index].kind == ScopeKind::Transaction {
+                self.runtime_call("db.commit", None, Vec::new(), None);
+            }
+        }
+        self.state = saved;
+    }
+
+    /// Everything still owned, before a `return`.
+    fn unwind_all(&mut self) {
+        self.unwind_to(0);
+    }
+
+    /// Emits an `rtcall` of the runtime row `name` (awaited when the row is async).
+    fn runtime_call(
+        &mut self,
+        name: &str,
+        dest: Option<LocalId>,
+        args: Vec<nagi_low::Operand>,
+        class: Option<ClassId>,
+    ) {
+        let func = RuntimeFn::from_name(name).expect("lowering names rows of the runtime table");
+        let awaited = func.data().is_async;
+        self.emit(OpKind::RuntimeCall { dest, func, class, args, awaited });
+    }
+
+    /// Makes the states after the two arms of an `if` agree: an arm that still owns a local
+    /// the other arm moved drops it at its end. Returns the merged state.
+    fn merge_arms(
+        &mut self,
+        then_end: (BlockId, bool, HashMap<LocalId, Own>),
+        else_end: (Option<BlockId>, bool, HashMap<LocalId, Own>),
+        if_op_block: BlockId,
+    ) {
+        let (then_block, then_reach, then_state) = then_end;
+        let (mut else_block, else_reach, else_state) = else_end;
+        match (then_reach, else_reach) {
+            (false, false) => {
+                self.reachable = false;
+                self.state = then_state;
+            }
+            (true, false) => self.state = then_state,
+            (false, true) => self.state = else_state,
+            (true, true) => {
+                let mut keys: Vec<LocalId> = then_state.keys().chain(else_state.keys()).copied().collect();
+                keys.sort();
+                keys.dedup();
+                let mut merged = then_state.clone();
+                for local in keys {
+                    let a = then_state.get(&local).copied();
+                    let b = else_state.get(&local).copied();
+                    let live_a = a == Some(Own::Live);
+                    let live_b = b == Some(Own::Live);
+                    if live_a == live_b {
+                        merged.insert(local, if live_a { Own::Live } else { a.or(b).unwrap_or(Own::Moved) });
+                        continue;
+                    }
+                    let arm = if live_a {
+                        then_block
+                    } else {
+                        *else_block.get_or_insert_with(|| self.add_else_block(if_op_block))
+                    };
+                    self.in_block(arm, |cx| cx.emit(OpKind::Drop { local }));
+                    merged.insert(local, Own::Moved);
+                }
+                self.state = merged;
+            }
+        }
+    }
+
+    /// Gives the last `if` of `block` an empty else-block and returns it.
+    fn add_else_block(&mut self, block: BlockId) -> BlockId {
+        let new = self.f.blocks.alloc(BlockData::default());
+        let op = *self.f.blocks[block].ops.last().expect("the if was just emitted");
+        if let OpKind::If { else_block, .. } = &mut self.f.ops[op].kind {
+            *else_block = Some(new);
+        }
+        new
+    }
+}

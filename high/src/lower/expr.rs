@@ -1,0 +1,472 @@
+//! Lowering of expressions and places: where a value goes, and whether reading it moves,
+//! copies or borrows.
+
+use nagi_low::{BinaryOp, Constant, LocalId, OpKind, Operand, ScalarType, Type, UnaryOp};
+
+use super::{FnCx, Own};
+use crate::tir::{Builtin, DbOp, Expr, ExprKind, ParamMode, Place, Ty};
+
+impl FnCx<'_> {
+    fn low_ty(&self, ty: &Ty) -> Type {
+        self.shared.types.low(ty)
+    }
+
+    /// Evaluates `expr` for its effect; a value it produces is dropped.
+    pub(super) fn eval_effect(&mut self, expr: &Expr) {
+        if expr.ty == Ty::Unit {
+            self.eval_unit(expr);
+        } else {
+            let dest = self.temp(self.low_ty(&expr.ty));
+            self.eval_into(expr, dest);
+        }
+    }
+
+    /// Evaluates a `unit` expression (a call without a result, `print`, `push`).
+    fn eval_unit(&mut self, expr: &Expr) {
+        match &expr.kind {
+            ExprKind::Call { func, args } => self.call(*func, args, None),
+            ExprKind::Builtin { builtin: Builtin::Print, args } => self.print(&args[0]),
+            ExprKind::Push { array, value } => {
+                let value = self.operand(value);
+                let array = self.place_base(array, true);
+                self.emit(OpKind::ArrayPush { array, value });
+            }
+            _ => {
+                let dest = self.temp(Type::Unit);
+                self.eval_into(expr, dest);
+            }
+        }
+    }
+
+    /// An operand holding `expr`'s value, for a consuming position or a copy type: constants
+    /// and copy-type locals are used as they are, a non-copy local is moved, anything else is
+    /// computed into a temporary.
+    pub(super) fn operand(&mut self, expr: &Expr) -> Operand {
+        match &expr.kind {
+            ExprKind::Int(v) => {
+                Operand::Const(if expr.ty == Ty::I32 { Constant::I32(*v as i32) } else { Constant::I64(*v) })
+            }
+            ExprKind::Float(v) => Operand::Const(Constant::F64(*v)),
+            ExprKind::Bool(v) => Operand::Const(Constant::Bool(*v)),
+            ExprKind::Place(Place::Local(local)) if !self.bindings[*local].is_ref => {
+                let low = self.bindings[*local].low;
+                if expr.ty.is_copy() {
+                    Operand::Local(low)
+                } else {
+                    self.move_local(*local, expr);
+                    Operand::Local(low)
+                }
+            }
+            _ => {
+                let dest = self.temp(self.low_ty(&expr.ty));
+                self.eval_into(expr, dest);
+                // The consumer takes the temporary's value, so the statement must not drop it.
+                if !expr.ty.is_copy() {
+                    self.state.insert(dest, Own::Moved);
+                }
+                Operand::Local(dest)
+            }
+        }
+    }
+
+    /// A local holding `expr`'s value (see [`FnCx::operand`]).
+    pub(super) fn operand_local(&mut self, expr: &Expr) -> LocalId {
+        match self.operand(expr) {
+            Operand::Local(local) => local,
+            Operand::Const(value) => {
+                let dest = self.temp(value.ty());
+                self.emit(OpKind::Const { dest, value });
+                dest
+            }
+        }
+    }
+
+    /// Marks a High local's value as moved, reporting a move of something already moved or a
+    /// move that a loop would repeat.
+    fn move_local(&mut self, local: usize, expr: &Expr) {
+        let low = self.bindings[local].low;
+        let name = self.tir.locals[local].name.clone();
+        match self.state.get(&low) {
+            Some(Own::Live) => {}
+            _ => {
+                self.error("H410", format!("`{name}` is used after it was moved"), expr.span, "value used after move");
+                return;
+            }
+        }
+        let declared_depth = self.loop_depth_of.get(&low).copied().unwrap_or(0);
+        if self.loop_depth() > declared_depth {
+            self.error(
+                "H412",
+                format!(
+                    "`{name}` is moved inside a loop, so the next iteration would use it after the move; \
+                     move a `.clone()` instead, or assign `{name}` a new value before the loop repeats"
+                ),
+                expr.span,
+                "moved inside a loop",
+            );
+            return;
+        }
+        self.state.insert(low, Own::Moved);
+    }
+
+    /// Checks that a read of a High local sees a value.
+    fn check_live(&mut self, local: usize, expr_span: nagi_syntax::ast::Span) {
+        let low = self.bindings[local].low;
+        if !self.bindings[local].is_ref && !self.f.locals[low].ty.is_copy() && self.state.get(&low) != Some(&Own::Live)
+        {
+            let name = self.tir.locals[local].name.clone();
+            self.error("H410", format!("`{name}` is used after it was moved"), expr_span, "value used after move");
+        }
+    }
+
+    /// A local through which `expr` can be read without consuming it: the local itself (owned
+    /// or a reference), a reference to a field or element, or a temporary holding a computed
+    /// value (dropped at the end of the statement).
+    pub(super) fn read(&mut self, expr: &Expr) -> LocalId {
+        match &expr.kind {
+            ExprKind::Place(place) => self.place_base_checked(place, false, expr.span),
+            _ => {
+                // A computed value is kept in a temporary that the statement drops at its end.
+                let dest = self.temp(self.low_ty(&expr.ty));
+                self.eval_into(expr, dest);
+                dest
+            }
+        }
+    }
+
+    /// A reference of exactly type `&T` to `expr`'s value, for a borrowed call parameter or a
+    /// runtime argument: a fresh `borrow` of an owned local, a reborrow of a `&mut`, or the
+    /// shared reference itself.
+    fn borrow_arg(&mut self, expr: &Expr) -> LocalId {
+        let local = self.read(expr);
+        match self.f.locals[local].ty.clone() {
+            Type::Ref { mutable: false, .. } => local,
+            Type::Ref { mutable: true, pointee } => {
+                let dest = self.temp(Type::reference(false, *pointee));
+                self.emit(OpKind::Borrow { dest, src: local, mutable: false });
+                dest
+            }
+            owned => {
+                let dest = self.temp(Type::reference(false, owned));
+                self.emit(OpKind::Borrow { dest, src: local, mutable: false });
+                dest
+            }
+        }
+    }
+
+    /// A `&mut T` to `place`, for an `inout` argument.
+    fn borrow_mut_arg(&mut self, place: &Place, span: nagi_syntax::ast::Span) -> LocalId {
+        let local = self.place_base_checked(place, true, span);
+        match self.f.locals[local].ty.clone() {
+            Type::Ref { mutable: true, .. } => local,
+            owned => {
+                let dest = self.temp(Type::reference(true, owned));
+                self.emit(OpKind::Borrow { dest, src: local, mutable: true });
+                dest
+            }
+        }
+    }
+
+    fn place_base_checked(&mut self, place: &Place, mutable: bool, span: nagi_syntax::ast::Span) -> LocalId {
+        if let Place::Local(local) = place {
+            self.check_live(*local, span);
+        }
+        self.place_base(place, mutable)
+    }
+
+    /// A local that holds `place` or refers to it, on which field and element operations
+    /// act: the local itself for `Local`, a `field.ref[_mut]` or `array.ref[_mut]` for
+    /// projections.
+    pub(super) fn place_base(&mut self, place: &Place, mutable: bool) -> LocalId {
+        match place {
+            Place::Local(local) => self.bindings[*local].low,
+            Place::Field(base, field) => {
+                let object = self.place_base(base, mutable);
+                let ty = self.field_type(object, *field);
+                let dest = self.temp(Type::reference(mutable, ty));
+                self.emit(OpKind::FieldRef { dest, object, field: *field as u32, mutable });
+                dest
+            }
+            Place::Index(base, index) => {
+                let array = self.place_base(base, mutable);
+                let index = self.operand(index);
+                let element = self.element_type(array);
+                let dest = self.temp(Type::reference(mutable, element));
+                self.emit(OpKind::ArrayRef { dest, array, index, mutable });
+                dest
+            }
+        }
+    }
+
+    fn field_type(&self, object: LocalId, field: usize) -> Type {
+        match self.f.locals[object].ty.through_ref().0 {
+            Type::Class(class) => {
+                let index = self.shared.types.classes.iter().position(|c| c == class).unwrap_or(0);
+                self.low_ty(&self.shared.program.classes[index].fields[field].ty)
+            }
+            other => other.clone(),
+        }
+    }
+
+    fn element_type(&self, array: LocalId) -> Type {
+        match self.f.locals[array].ty.through_ref().0 {
+            Type::Array(element) => (**element).clone(),
+            other => other.clone(),
+        }
+    }
+
+    /// Evaluates `expr` into `dest`, which holds no value (or a copy-type value).
+    pub(super) fn eval_into(&mut self, expr: &Expr, dest: LocalId) {
+        match &expr.kind {
+            ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) => {
+                let Operand::Const(value) = self.operand(expr) else { return };
+                self.emit(OpKind::Const { dest, value });
+            }
+            ExprKind::Str(text) => self.emit(OpKind::StringLit { dest, value: text.clone() }),
+            ExprKind::None => self.emit(OpKind::OptionNone { dest }),
+            ExprKind::Place(place) => self.read_place_into(place, expr, dest),
+            ExprKind::Array(items) => {
+                self.emit(OpKind::ArrayNew { dest });
+                for item in items {
+                    let value = self.operand(item);
+                    self.emit(OpKind::ArrayPush { array: dest, value });
+                }
+            }
+            ExprKind::New { class, fields } => {
+                let fields = fields.iter().map(|f| self.operand(f)).collect();
+                self.emit(OpKind::New { dest, class: self.shared.types.classes[*class], fields });
+            }
+            ExprKind::Unary { op, operand } => {
+                let ty = operand.ty.scalar().unwrap_or(ScalarType::I64);
+                let arg = self.operand(operand);
+                self.emit(OpKind::Unary { dest, op: *op, ty, arg });
+            }
+            ExprKind::Binary { op, operand_ty, lhs, rhs } => {
+                let lhs = self.operand(lhs);
+                let rhs = self.operand(rhs);
+                self.emit(OpKind::Binary { dest, op: *op, ty: *operand_ty, lhs, rhs });
+            }
+            ExprKind::Concat(lhs, rhs) => {
+                let lhs = self.read(lhs);
+                let rhs = self.read(rhs);
+                self.emit(OpKind::StrConcat { dest, lhs, rhs });
+            }
+            ExprKind::StrEq { negated, lhs, rhs } => {
+                let lhs = self.read(lhs);
+                let rhs = self.read(rhs);
+                self.emit(OpKind::StrEq { dest, lhs, rhs });
+                if *negated {
+                    self.emit(OpKind::Unary {
+                        dest,
+                        op: UnaryOp::Not,
+                        ty: ScalarType::Bool,
+                        arg: Operand::Local(dest),
+                    });
+                }
+            }
+            ExprKind::And(lhs, rhs) | ExprKind::Or(lhs, rhs) => {
+                // Short-circuit: the right side runs only when the left does not decide.
+                self.eval_into(lhs, dest);
+                let cond = if matches!(expr.kind, ExprKind::And(..)) {
+                    Operand::Local(dest)
+                } else {
+                    let negated = self.temp(Type::Bool);
+                    self.emit(OpKind::Unary {
+                        dest: negated,
+                        op: UnaryOp::Not,
+                        ty: ScalarType::Bool,
+                        arg: Operand::Local(dest),
+                    });
+                    Operand::Local(negated)
+                };
+                let (then_block, _) = self.emit_if(cond, false);
+                self.in_block(then_block, |cx| cx.statement(|cx| cx.eval_into(rhs, dest)));
+            }
+            ExprKind::Cast { expr: inner, to } => {
+                let arg = self.operand(inner);
+                self.emit(OpKind::Cast { dest, to: *to, arg });
+            }
+            ExprKind::Call { func, args } => self.call(*func, args, Some(dest)),
+            ExprKind::Builtin { builtin, args } => self.builtin(*builtin, args, dest),
+            ExprKind::Push { .. } => {
+                self.eval_unit(expr);
+                self.emit(OpKind::Const { dest, value: Constant::Unit });
+            }
+            ExprKind::Db { op, class, sql, args } => self.db(*op, *class, sql, args, dest),
+            ExprKind::OptionSome(inner) => {
+                let value = self.operand(inner);
+                self.emit(OpKind::OptionSome { dest, value });
+            }
+        }
+    }
+
+    /// Reads `place` into `dest`: copies a copy-type value, moves an owned non-copy local, and
+    /// refuses to move out of a borrow, a field or an element.
+    fn read_place_into(&mut self, place: &Place, expr: &Expr, dest: LocalId) {
+        let copy = expr.ty.is_copy();
+        match place {
+            Place::Local(local) => {
+                let binding = self.bindings[*local];
+                if binding.is_ref {
+                    if copy {
+                        self.emit(OpKind::Load { dest, reference: binding.low });
+                    } else {
+                        let name = &self.tir.locals[*local].name;
+                        let message = format!("cannot move out of `{name}`, which is borrowed; use `{name}.clone()`");
+                        self.error("H411", message, expr.span, "borrowed value moved");
+                    }
+                } else if copy {
+                    self.emit(OpKind::Copy { dest, src: binding.low });
+                } else {
+                    self.move_local(*local, expr);
+                    self.emit(OpKind::Move { dest, src: binding.low });
+                }
+            }
+            Place::Field(base, field) => {
+                if !copy {
+                    self.error(
+                        "H413",
+                        "cannot move a value out of a field; use `.clone()` to copy it".into(),
+                        expr.span,
+                        "field moved",
+                    );
+                    return;
+                }
+                let object = self.place_base(base, false);
+                self.emit(OpKind::FieldGet { dest, object, field: *field as u32 });
+            }
+            Place::Index(base, index) => {
+                if !copy {
+                    self.error(
+                        "H413",
+                        "cannot move a value out of an array element; use `.clone()` to copy it".into(),
+                        expr.span,
+                        "element moved",
+                    );
+                    return;
+                }
+                let array = self.place_base(base, false);
+                let index = self.operand(index);
+                self.emit(OpKind::ArrayGet { dest, array, index });
+            }
+        }
+    }
+
+    /// A call of a program function; arguments follow the callee's parameter modes.
+    fn call(&mut self, func: usize, args: &[Expr], dest: Option<LocalId>) {
+        let callee = &self.shared.program.functions[func];
+        let modes: Vec<ParamMode> = callee
+            .params
+            .iter()
+            .map(|p| match callee.locals[*p].kind {
+                crate::tir::LocalKind::Param(mode) => mode,
+                _ => ParamMode::Borrowed,
+            })
+            .collect();
+        let awaited = callee.is_async;
+        let unit = callee.ret == Ty::Unit;
+        let mut operands = Vec::with_capacity(args.len());
+        for (arg, mode) in args.iter().zip(modes) {
+            let operand = match mode {
+                ParamMode::Inout => match &arg.kind {
+                    ExprKind::Place(place) => Operand::Local(self.borrow_mut_arg(place, arg.span)),
+                    _ => self.operand(arg),
+                },
+                ParamMode::Borrowed if !arg.ty.is_copy() => Operand::Local(self.borrow_arg(arg)),
+                ParamMode::Borrowed | ParamMode::Owned => self.operand(arg),
+            };
+            operands.push(operand);
+        }
+        let callee = self.shared.functions[func];
+        let dest = if unit { None } else { dest };
+        self.emit(OpKind::Call { dest, callee, args: operands, awaited });
+    }
+
+    fn print(&mut self, arg: &Expr) {
+        let (row, operand) = match arg.ty {
+            Ty::I32 => ("print.i32", self.operand(arg)),
+            Ty::I64 => ("print.i64", self.operand(arg)),
+            Ty::F64 => ("print.f64", self.operand(arg)),
+            Ty::Bool => ("print.bool", self.operand(arg)),
+            _ => ("print.str", Operand::Local(self.borrow_arg(arg))),
+        };
+        self.runtime_call(row, None, vec![operand], None);
+    }
+
+    fn builtin(&mut self, builtin: Builtin, args: &[Expr], dest: LocalId) {
+        match builtin {
+            Builtin::Print => {
+                self.print(&args[0]);
+                self.emit(OpKind::Const { dest, value: Constant::Unit });
+            }
+            Builtin::Min | Builtin::Max => {
+                let ty = args[0].ty.scalar().unwrap_or(ScalarType::I64);
+                let lhs = self.operand(&args[0]);
+                let rhs = self.operand(&args[1]);
+                let op = if builtin == Builtin::Min { BinaryOp::Min } else { BinaryOp::Max };
+                self.emit(OpKind::Binary { dest, op, ty, lhs, rhs });
+            }
+            Builtin::Abs => {
+                let ty = args[0].ty.scalar().unwrap_or(ScalarType::I64);
+                let arg = self.operand(&args[0]);
+                self.emit(OpKind::Unary { dest, op: UnaryOp::Abs, ty, arg });
+            }
+            Builtin::ToString => {
+                let row = match args[0].ty {
+                    Ty::I32 => "fmt.i32",
+                    Ty::I64 => "fmt.i64",
+                    Ty::F64 => "fmt.f64",
+                    Ty::Bool => "fmt.bool",
+                    _ => {
+                        let src = self.read(&args[0]);
+                        self.emit(OpKind::Clone { dest, src });
+                        return;
+                    }
+                };
+                let arg = self.operand(&args[0]);
+                self.runtime_call(row, Some(dest), vec![arg], None);
+            }
+            Builtin::Len => {
+                let src = self.read(&args[0]);
+                if args[0].ty == Ty::String {
+                    self.emit(OpKind::StrLen { dest, string: src });
+                } else {
+                    self.emit(OpKind::ArrayLen { dest, array: src });
+                }
+            }
+            Builtin::Clone => {
+                if args[0].ty.is_copy() {
+                    let value = self.operand(&args[0]);
+                    match value {
+                        Operand::Local(src) => self.emit(OpKind::Copy { dest, src }),
+                        Operand::Const(value) => self.emit(OpKind::Const { dest, value }),
+                    }
+                } else {
+                    let src = self.read(&args[0]);
+                    self.emit(OpKind::Clone { dest, src });
+                }
+            }
+        }
+    }
+
+    /// A database operation: the SQL text as a temporary `String`, borrowed, and the
+    /// placeholder values (scalars by value, strings by reference), awaited.
+    fn db(&mut self, op: DbOp, class: Option<usize>, sql: &str, args: &[Expr], dest: LocalId) {
+        let text = self.temp(Type::String);
+        self.emit(OpKind::StringLit { dest: text, value: sql.to_string() });
+        let text_ref = self.temp(Type::reference(false, Type::String));
+        self.emit(OpKind::Borrow { dest: text_ref, src: text, mutable: false });
+        let mut operands = vec![Operand::Local(text_ref)];
+        for arg in args {
+            let operand = if arg.ty.is_copy() { self.operand(arg) } else { Operand::Local(self.borrow_arg(arg)) };
+            operands.push(operand);
+        }
+        let row = match op {
+            DbOp::Exec => "db.exec",
+            DbOp::Query => "db.query",
+            DbOp::QueryOne => "db.query_one",
+        };
+        let class = class.map(|c| self.shared.types.classes[c]);
+        self.runtime_call(row, Some(dest), operands, class);
+    }
+}
