@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs the parse_verify fuzz target for SECONDS (default 60) on the stable toolchain.
-# Usage: fuzz/run.sh [SECONDS] [extra libFuzzer flags…]
+# Runs a fuzz target for SECONDS (default 60) on the stable toolchain: TARGET=parse_verify
+# (Low; the default) or TARGET=high_check (High Nagi).
+# Usage: [TARGET=…] fuzz/run.sh [SECONDS] [extra libFuzzer flags…]
 #   e.g. fuzz/run.sh 300 -fork=2 -ignore_crashes=1   (keep going after a crash)
 # Needs cargo-fuzz: `cargo install cargo-fuzz`. SANITIZER=address fuzz/run.sh … builds with
 # AddressSanitizer (about 4x slower; nagi-low has no unsafe code, so the default is none).
@@ -12,7 +13,8 @@ shift || true
 
 fuzz_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(dirname "$fuzz_dir")"
-corpus="$fuzz_dir/corpus/parse_verify"
+target="${TARGET:-parse_verify}"
+corpus="$fuzz_dir/corpus/$target"
 
 if ! cargo fuzz --version >/dev/null 2>&1; then
   echo "run.sh: cargo-fuzz is not installed; run: cargo install cargo-fuzz" >&2
@@ -23,12 +25,19 @@ fi
 # already there, including ones the fuzzer found, are kept.
 mkdir -p "$corpus"
 shopt -s nullglob globstar
-for f in "$repo"/golden/low/**/*.low "$fuzz_dir"/seeds/*.low; do
+if [ "$target" = high_check ]; then
+  seeds=("$repo"/golden/high/**/*.nagi "$repo"/examples/*.nagi)
+  dict=()
+else
+  seeds=("$repo"/golden/low/**/*.low "$fuzz_dir"/seeds/*.low)
+  dict=(-dict="$fuzz_dir/low.dict")
+fi
+for f in "${seeds[@]}"; do
   name="${f#"$repo"/}"
   cp "$f" "$corpus/seed-${name//\//_}"
 done
 
 # cargo fuzz passes -Z flags to rustc: RUSTC_BOOTSTRAP=1 lets the stable compiler take them.
 cd "$repo"
-RUSTC_BOOTSTRAP=1 exec cargo fuzz run --sanitizer "$sanitizer" parse_verify "$corpus" -- \
-  -max_total_time="$seconds" -max_len=8192 -timeout=10 -dict="$fuzz_dir/low.dict" -print_final_stats=1 "$@"
+RUSTC_BOOTSTRAP=1 exec cargo fuzz run --sanitizer "$sanitizer" "$target" "$corpus" -- \
+  -max_total_time="$seconds" -max_len=8192 -timeout=10 "${dict[@]}" -print_final_stats=1 "$@"

@@ -6,6 +6,10 @@
 //!   come back unchanged from `nagic --emit=low`.
 //! - `golden/low/errors/*.low` each hold one fault: `nagic check` must exit 1 without
 //!   panicking, and its stderr must equal the `.err` file beside it.
+//! - `golden/high/*.nagi` lower to the Low in the `.low` file beside each (`nagic --emit=low`),
+//!   and that Low parses, verifies and prints back identically.
+//! - `golden/high/errors/*.nagi` each hold one fault, checked like the Low error files.
+//! - `examples/*.nagi` check cleanly.
 //!
 //! `UPDATE_GOLDENFILES=1 cargo test --test golden` rewrites the expected files (canonical
 //! `.low` text and `.err` diagnostics); review the diff like any other change.
@@ -106,6 +110,38 @@ fn diagnostic(path: &Path) -> Result<(), Failed> {
     Ok(())
 }
 
+fn lowered(path: &Path) -> Result<(), Failed> {
+    let name = relative(path);
+    let out = nagic(&["--emit=low", &name]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    if !out.status.success() {
+        return Err(format!("`nagic --emit=low {name}` exited {:?}:\n{stderr}", out.status.code()).into());
+    }
+    let low = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (module, source) = nagi_low::parse(&low).map_err(|d| d.render(&format!("{name} (lowered)"), &low))?;
+    if let Err(diagnostics) = nagi_low::verifier::verify(&module, Some(&source)) {
+        return Err(nagi_low::diagnostic::render_all(&diagnostics, &format!("{name} (lowered)"), &low).into());
+    }
+    if nagi_low::print_module(&module, Some(&source)) != low {
+        return Err(format!("the Low lowered from {name} does not print back identically").into());
+    }
+    let dir = path.parent().expect("golden files live in a directory");
+    let mut mint = Mint::new(dir);
+    let mut expected = mint.new_goldenfile(format!("{}.low", stem(path))).map_err(|e| e.to_string())?;
+    std::io::Write::write_all(&mut expected, low.as_bytes()).map_err(|e| e.to_string())?;
+    drop(mint);
+    Ok(())
+}
+
+fn example(path: &Path) -> Result<(), Failed> {
+    let name = relative(path);
+    let out = nagic(&["check", &name]);
+    if !out.status.success() {
+        return Err(format!("`nagic check {name}` failed:\n{}", String::from_utf8_lossy(&out.stderr)).into());
+    }
+    Ok(())
+}
+
 fn main() {
     let args = Arguments::from_args();
     let mut trials = Vec::new();
@@ -114,6 +150,15 @@ fn main() {
     }
     for path in files("golden/low/errors", "low") {
         trials.push(Trial::test(format!("low::diagnostic::{}", stem(&path)), move || diagnostic(&path)));
+    }
+    for path in files("golden/high", "nagi") {
+        trials.push(Trial::test(format!("high::lowering::{}", stem(&path)), move || lowered(&path)));
+    }
+    for path in files("golden/high/errors", "nagi") {
+        trials.push(Trial::test(format!("high::diagnostic::{}", stem(&path)), move || diagnostic(&path)));
+    }
+    for path in files("examples", "nagi") {
+        trials.push(Trial::test(format!("examples::check::{}", stem(&path)), move || example(&path)));
     }
     libtest_mimic::run(&args, trials).exit();
 }
