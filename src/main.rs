@@ -9,6 +9,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+mod build;
+
 use nagi_low::{Diagnostic, Module, SourceMap};
 
 /// The Nagi compiler.
@@ -26,6 +28,19 @@ struct Cli {
     /// The input file: High Nagi (`.nagi`) or Low text (`.low`).
     #[arg(value_name = "FILE", requires = "emit")]
     input: Option<PathBuf>,
+    #[command(flatten)]
+    options: Options,
+}
+
+/// Options shared by the commands that compile.
+#[derive(clap::Args, Debug, Clone, Default)]
+struct Options {
+    /// A Low file whose functions replace the lowered functions of the same name (repeatable).
+    #[arg(long = "replace", value_name = "FILE.low", global = true)]
+    replace: Vec<PathBuf>,
+    /// Print how long each phase took, to stderr.
+    #[arg(long, global = true)]
+    timings: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -36,6 +51,37 @@ enum Command {
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
     },
+    /// Compile a program or service to a native executable (through the Rust emitter).
+    Build {
+        /// The input file: High Nagi (`.nagi`) or Low text (`.low`).
+        #[arg(value_name = "FILE")]
+        input: PathBuf,
+        /// The executable to write (default: the input's name without extension).
+        #[arg(short = 'o', long = "output", value_name = "PATH")]
+        output: Option<PathBuf>,
+        /// The code generator.
+        #[arg(long, value_enum, default_value = "rust")]
+        backend: Backend,
+    },
+    /// Build and run; arguments after `--` go to the program (e.g. a service's `--listen`).
+    Run {
+        /// The input file: High Nagi (`.nagi`) or Low text (`.low`).
+        #[arg(value_name = "FILE")]
+        input: PathBuf,
+        /// Arguments for the program.
+        #[arg(last = true, value_name = "ARGS")]
+        args: Vec<String>,
+        /// The code generator.
+        #[arg(long, value_enum, default_value = "rust")]
+        backend: Backend,
+    },
+}
+
+/// Code generators for `build` and `run`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Backend {
+    /// Low → safe Rust → rustc, linking the prebuilt runtime.
+    Rust,
 }
 
 /// Output kinds for `--emit`.
@@ -43,6 +89,9 @@ enum Command {
 enum Emit {
     /// Canonical Low text, comments kept.
     Low,
+    /// A Rust crate (with `-o DIR`: `Cargo.toml` and `src/main.rs`; without: the crate root on
+    /// stdout).
+    Rust,
 }
 
 /// The compiler walks nested syntax recursively; a large stack keeps deeply nested input (a
@@ -63,8 +112,12 @@ fn main() -> ExitCode {
 fn run() -> ExitCode {
     let cli = Cli::parse();
     let result = match (&cli.command, cli.emit, &cli.input) {
-        (Some(Command::Check { files }), _, _) => check(files),
-        (None, Some(emit), Some(input)) => emit_file(emit, input, cli.output.as_deref()),
+        (Some(Command::Check { files }), _, _) => check(files, &cli.options),
+        (Some(Command::Build { input, output, backend }), _, _) => {
+            build::build_command(input, output.as_deref(), *backend, &cli.options)
+        }
+        (Some(Command::Run { input, args, backend }), _, _) => build::run_command(input, args, *backend, &cli.options),
+        (None, Some(emit), Some(input)) => emit_file(emit, input, cli.output.as_deref(), &cli.options),
         _ => {
             eprintln!("nagic: nothing to do; try `nagic check FILE` or `nagic --emit=low FILE` (see `nagic --help`)");
             Err(Failure::Usage)
@@ -74,25 +127,51 @@ fn run() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Input) => ExitCode::from(1),
         Err(Failure::Usage) => ExitCode::from(2),
+        Err(Failure::Exit(code)) => ExitCode::from(code),
     }
 }
 
 /// Why a command failed; its diagnostics are already printed.
-enum Failure {
+pub(crate) enum Failure {
     /// The input had errors, or could not be read or written.
     Input,
     /// The command line was incomplete.
     Usage,
+    /// A program that `nagic run` started exited with this status.
+    Exit(u8),
 }
 
 /// A Low module read from a file, with what is needed to report on it.
-struct Loaded {
-    module: Module,
-    source: SourceMap,
+pub(crate) struct Loaded {
+    pub(crate) module: Module,
+    pub(crate) source: SourceMap,
 }
 
 /// Reads, parses and verifies one Low file, printing every diagnostic to stderr.
-fn load(path: &Path) -> Result<Loaded, Failure> {
+pub(crate) fn load(path: &Path, options: &Options) -> Result<Loaded, Failure> {
+    let mut loaded = load_one(path)?;
+    for replacement in &options.replace {
+        let with = load_one(replacement)?;
+        let name = replacement.display().to_string();
+        if let Err(diagnostics) = nagi_low::replace::replace_functions(&mut loaded.module, &with.module) {
+            eprint!("{}", nagi_low::diagnostic::render_all(&diagnostics, &name, ""));
+            return Err(Failure::Input);
+        }
+        // Spans and comments belong to the original text; after a replacement they would
+        // point at the wrong lines, so the module is printed without them.
+        loaded.source = SourceMap::default();
+    }
+    if !options.replace.is_empty()
+        && let Err(diagnostics) = nagi_low::verify(&loaded.module, None)
+    {
+        eprint!("{}", nagi_low::diagnostic::render_all(&diagnostics, &path.display().to_string(), ""));
+        return Err(Failure::Input);
+    }
+    Ok(loaded)
+}
+
+/// Reads one input file without replacements.
+fn load_one(path: &Path) -> Result<Loaded, Failure> {
     let name = path.display().to_string();
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
@@ -139,24 +218,30 @@ fn module_name(path: &Path) -> String {
     if name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') { name } else { format!("m_{name}") }
 }
 
-fn check(files: &[PathBuf]) -> Result<(), Failure> {
+fn check(files: &[PathBuf], options: &Options) -> Result<(), Failure> {
     let mut failed = false;
     for file in files {
-        failed |= load(file).is_err();
+        failed |= load(file, options).is_err();
     }
     if failed { Err(Failure::Input) } else { Ok(()) }
 }
 
-fn emit_file(emit: Emit, input: &Path, output: Option<&Path>) -> Result<(), Failure> {
-    let loaded = load(input)?;
-    let text = match emit {
-        Emit::Low => nagi_low::print_module(&loaded.module, Some(&loaded.source)),
-    };
-    write_output(output, &text)
+fn emit_file(emit: Emit, input: &Path, output: Option<&Path>, options: &Options) -> Result<(), Failure> {
+    let loaded = load(input, options)?;
+    match emit {
+        Emit::Low => write_output(output, &nagi_low::print_module(&loaded.module, Some(&loaded.source))),
+        Emit::Rust => {
+            let source = build::emit_rust(&loaded.module, input)?;
+            match output {
+                None => write_output(None, &source),
+                Some(dir) => build::write_crate(dir, &loaded.module.name, &source),
+            }
+        }
+    }
 }
 
 /// Writes `text` to `path`, or to stdout when there is none.
-fn write_output(path: Option<&Path>, text: &str) -> Result<(), Failure> {
+pub(crate) fn write_output(path: Option<&Path>, text: &str) -> Result<(), Failure> {
     match path {
         None => {
             print!("{text}");

@@ -272,10 +272,10 @@ fn check_function(
             error(
                 H403,
                 closing,
-                format!("{} can reach its end without returning a `{ty}`", body.display_name),
+                format!("{} can reach its end without returning {} `{ty}`", body.display_name, a_or_an(&ty)),
                 "the function can end here",
             )
-            .note(format!("add `return` with a `{ty}` value on every path")),
+            .note(format!("add `return` with {} `{ty}` value on every path", a_or_an(&ty))),
         );
     }
     let function = tir::Function {
@@ -360,6 +360,15 @@ fn low_span(span: Span) -> nagi_low::Span {
 /// An error diagnostic at `span`.
 fn error(code: &'static str, span: Span, message: impl Into<String>, label: impl Into<String>) -> Diagnostic {
     Diagnostic::new(code, message).at(Some(low_span(span))).label(label)
+}
+
+/// The indefinite article for a type as written, read the way people say it: "an `i64`",
+/// "an `f64`", "an `Item`", but "a `String`", "a `User`", "a `[i64]`".
+fn a_or_an(ty_name: &str) -> &'static str {
+    match ty_name.chars().next() {
+        Some('i' | 'f' | 'A' | 'E' | 'I' | 'O') => "an",
+        _ => "a",
+    }
 }
 
 /// "1 argument", "2 arguments".

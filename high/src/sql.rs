@@ -11,31 +11,34 @@
 use rusqlite::Connection;
 
 use crate::check::{SqlCheck, SqlRequest};
+use nagi_low::Type;
+
 use crate::tir::{Class, Table, Ty};
 
-/// The SQLite column declaration for a field of type `ty`, e.g. `INTEGER NOT NULL`; `None` for
-/// types a column cannot hold (arrays and classes).
-pub fn column_type(ty: &Ty) -> Option<String> {
-    let (base, nullable) = match ty {
-        Ty::Option(inner) => (&**inner, true),
-        other => (other, false),
-    };
-    let sql = match base {
-        Ty::String => "TEXT",
-        Ty::I32 | Ty::I64 | Ty::Bool => "INTEGER",
-        Ty::F64 => "REAL",
+/// The Low type of a column-holding High type (scalars, `String`, options of them), for the
+/// shared column-type mapping in `nagi_low::runtime`; `None` for anything else.
+fn column_low_type(ty: &Ty) -> Option<Type> {
+    Some(match ty {
+        Ty::I32 => Type::I32,
+        Ty::I64 => Type::I64,
+        Ty::F64 => Type::F64,
+        Ty::Bool => Type::Bool,
+        Ty::String => Type::String,
+        Ty::Option(inner) => Type::Option(Box::new(column_low_type(inner)?)),
         _ => return None,
-    };
-    Some(if nullable { sql.to_string() } else { format!("{sql} NOT NULL") })
+    })
 }
 
-/// The `CREATE TABLE` statement for `table`, quoting every name.
+/// The `CREATE TABLE` statement for `table`, as the runtime will run it.
 pub fn create_table_sql(table: &Table, classes: &[Class]) -> String {
     let class = &classes[table.class];
-    let mut columns: Vec<String> =
-        class.fields.iter().filter_map(|f| column_type(&f.ty).map(|t| format!("\"{}\" {t}", f.name))).collect();
-    columns.push(format!("PRIMARY KEY (\"{}\")", class.fields[table.key].name));
-    format!("CREATE TABLE \"{}\" ({})", table.name, columns.join(", "))
+    let typed: Vec<(&str, Type)> =
+        class.fields.iter().filter_map(|f| Some((f.name.as_str(), column_low_type(&f.ty)?))).collect();
+    nagi_low::runtime::create_table_sql(
+        &table.name,
+        typed.iter().map(|(name, ty)| (*name, ty)),
+        &class.fields[table.key].name,
+    )
 }
 
 /// A checker for `check::check` that prepares statements on an in-memory SQLite holding the

@@ -13,6 +13,7 @@ pub mod module;
 pub mod ops;
 pub mod parser;
 pub mod printer;
+pub mod replace;
 pub mod runtime;
 pub mod source;
 pub mod types;

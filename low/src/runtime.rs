@@ -189,3 +189,35 @@ pub static RUNTIME_FUNCTIONS: &[RuntimeFnData] = &[
     row("db.commit", false, &[], None, Unit, true, "Commits the open transaction."),
     row("db.rollback", false, &[], None, Unit, true, "Rolls the open transaction back."),
 ];
+
+/// The SQLite column declaration for a field of type `ty`, following the runtime's
+/// column-type mapping: `String` → `TEXT`, `i32`/`i64`/`bool` → `INTEGER`, `f64` → `REAL`; an
+/// `Option` is nullable and everything else is `NOT NULL`. `None` for types no column holds
+/// (arrays, classes, references).
+pub fn sql_column_type(ty: &Type) -> Option<std::string::String> {
+    let (base, nullable) = match ty {
+        Type::Option(inner) => (&**inner, true),
+        other => (other, false),
+    };
+    let sql = match base {
+        Type::String => "TEXT",
+        Type::I32 | Type::I64 | Type::Bool => "INTEGER",
+        Type::F64 => "REAL",
+        _ => return None,
+    };
+    Some(if nullable { sql.to_string() } else { format!("{sql} NOT NULL") })
+}
+
+/// The `CREATE TABLE IF NOT EXISTS` statement for a table of `fields` keyed by `key`, names
+/// quoted. The runtime runs it at start; the High checker runs it on an in-memory database to
+/// prepare the program's SQL against the same schema.
+pub fn create_table_sql<'a>(
+    table: &str,
+    fields: impl IntoIterator<Item = (&'a str, &'a Type)>,
+    key: &str,
+) -> std::string::String {
+    let mut columns: Vec<std::string::String> =
+        fields.into_iter().filter_map(|(name, ty)| sql_column_type(ty).map(|t| format!("\"{name}\" {t}"))).collect();
+    columns.push(format!("PRIMARY KEY (\"{key}\")"));
+    format!("CREATE TABLE IF NOT EXISTS \"{table}\" ({})", columns.join(", "))
+}

@@ -7,7 +7,9 @@ use nagi_syntax::ast::{self, Ident, Span};
 use super::expr::{NotPlace, is_number, mk};
 use super::items::is_sql_value;
 use super::stmt::{Mutation, overlaps};
-use super::{Body, H202, H211, H301, H302, H307, H315, H402, H410, H501, H502, H503, H504, SqlRequest, error, plural};
+use super::{
+    Body, H202, H211, H301, H302, H307, H315, H402, H410, H501, H502, H503, H504, SqlRequest, a_or_an, error, plural,
+};
 use crate::tir::{Builtin, ClassIdx, DbOp, Expr, ExprKind, ParamMode, Place, Ty};
 
 impl Body<'_, '_> {
@@ -40,7 +42,7 @@ impl Body<'_, '_> {
                         error(
                             H302,
                             value.span,
-                            format!("`{name}` cannot take a `{found}`"),
+                            format!("`{name}` cannot take {} `{found}`", a_or_an(&found)),
                             format!("this is `{found}`"),
                         )
                         .note(format!("`{name}` takes an i32, i64, f64, bool or String")),
@@ -314,7 +316,7 @@ impl Body<'_, '_> {
             if !is_sql_value(&value.ty) {
                 let name = self.ty_name(&value.ty);
                 self.report(
-                    error(H504, arg.span, format!("a `{name}` cannot be passed to SQL"), format!("this is `{name}`"))
+                    error(H504, arg.span, format!("{} `{name}` cannot be passed to SQL", if a_or_an(&name) == "an" { "An" } else { "A" }), format!("this is `{name}`"))
                         .note("SQL arguments are i32, i64, f64, bool, String or options of those"),
                 );
                 ok = false;

@@ -4,7 +4,9 @@
 use nagi_low::{BinaryOp as LowBinary, ScalarType, UnaryOp as LowUnary};
 use nagi_syntax::ast::{self, BinaryOp, Span, UnaryOp};
 
-use super::{Body, H201, H203, H204, H214, H215, H301, H302, H303, H304, H305, H306, H308, H312, H313, error};
+use super::{
+    Body, H201, H203, H204, H214, H215, H301, H302, H303, H304, H305, H306, H308, H312, H313, a_or_an, error,
+};
 use crate::tir::{Expr, ExprKind, Place, Ty};
 
 /// Why an expression did not yield a place.
@@ -165,7 +167,7 @@ impl Body<'_, '_> {
                     self.report(error(
                         H306,
                         array.span,
-                        format!("cannot index a `{name}`; only arrays can be indexed"),
+                        format!("cannot index {} `{name}`; only arrays can be indexed", a_or_an(&name)),
                         format!("this is `{name}`"),
                     ));
                     return Err(NotPlace::Reported);
@@ -403,6 +405,8 @@ impl Body<'_, '_> {
             if is_number(&l.ty) && is_number(&r.ty) {
                 d = d
                     .note(format!("numbers are not converted implicitly; convert one side with `as`, e.g. `… as {a}`"));
+            } else if [&l.ty, &r.ty].contains(&&Ty::String) && (l.ty.scalar().is_some() || r.ty.scalar().is_some()) {
+                d = d.note("`to_string(…)` turns a number or bool into a String, as in `\"n = \" + to_string(n)`");
             }
             self.report(d);
             return None;
@@ -521,7 +525,7 @@ impl Body<'_, '_> {
         if !is_number(&value.ty) {
             let name = self.ty_name(&value.ty);
             let mut d =
-                error(H308, operand.span, format!("cannot cast a `{name}` with `as`"), format!("this is `{name}`"))
+                error(H308, operand.span, format!("cannot cast {} `{name}` with `as`", a_or_an(&name)), format!("this is `{name}`"))
                     .note("`as` converts between i32, i64 and f64");
             if target == Ty::String || value.ty == Ty::String {
                 d = d.note("`to_string(x)` turns a number into a String");

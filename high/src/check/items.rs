@@ -709,7 +709,17 @@ fn default_literal(e: &ast::Expr, ty: &Ty) -> Result<Literal, (&'static str, Str
         ast::ExprKind::Unary { op: ast::UnaryOp::Neg, operand } => (true, &operand.kind),
         kind => (false, kind),
     };
-    let wrong = || (H225, "a default must be an integer, float or bool literal of the parameter's type".to_string());
+    // Say what the parameter's type needs, rather than listing every kind of literal.
+    let wrong = || {
+        let message = match ty {
+            Ty::I32 => "a default for an `i32` parameter must be an integer literal, such as `10`",
+            Ty::I64 => "a default for an `i64` parameter must be an integer literal, such as `10`",
+            Ty::F64 => "a default for an `f64` parameter must be a float literal, such as `1.0`",
+            Ty::Bool => "a default for a `bool` parameter must be `true` or `false`",
+            _ => "a default must be an integer, float or bool literal of the parameter's type",
+        };
+        (H225, message.to_string())
+    };
     match (inner, ty) {
         (ast::ExprKind::Int(v), Ty::I32 | Ty::I64) => {
             let value = if negative { -i128::from(*v) } else { i128::from(*v) };

@@ -4,7 +4,7 @@
 use nagi_syntax::ast::{self, BinaryOp, Span};
 
 use super::expr::{NotPlace, is_number, low_binary, mk};
-use super::{Body, H301, H302, H313, H314, H401, H402, H404, H405, H406, H407, H408, error};
+use super::{Body, H301, H302, H313, H314, H401, H402, H404, H405, H406, H407, H408, a_or_an, error};
 use crate::tir::{Block, Expr, ExprKind, LocalKind, ParamMode, Place, Stmt, StmtKind, Ty};
 
 /// How a place is about to be modified, for messages.
@@ -248,10 +248,18 @@ impl Body<'_, '_> {
         let name = local.name.clone();
         if !local.mutable {
             let text = self.place_text(place);
+            // Say what the root is: "not declared with `var`" would mislead for a parameter.
+            let what = match local.kind {
+                LocalKind::Binding => "is not declared with `var`",
+                LocalKind::Param(ParamMode::Borrowed) => "is a read-only parameter",
+                LocalKind::Param(_) => "is a read-only route parameter",
+                LocalKind::LoopVar => "is a read-only loop variable",
+                LocalKind::IfLet => "is read-only (bound by `if let`)",
+            };
             let because = if matches!(place, Place::Local(_)) {
-                ", which is not declared with `var`".to_string()
+                format!(", which {what}")
             } else {
-                format!(": `{name}` is not declared with `var`")
+                format!(": `{name}` {what}")
             };
             let message = match how {
                 Mutation::Assign => format!("cannot assign to `{text}`{because}"),
@@ -410,7 +418,7 @@ impl Body<'_, '_> {
                 self.report(error(
                     H404,
                     span,
-                    format!("{} returns a `{name}`, so `return` needs a value", self.display_name),
+                    format!("{} returns {} `{name}`, so `return` needs a value", self.display_name, a_or_an(&name)),
                     "value missing",
                 ));
                 None

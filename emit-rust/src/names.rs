@@ -1,0 +1,79 @@
+//! Rust spellings of Low names and types.
+//!
+//! Low names are `[A-Za-z0-9_]+`; Rust keywords become raw identifiers (`r#loop`) and names
+//! that cannot be raw (`self`, `crate`, `super`, `Self`, `_`) or that start with a digit get a
+//! prefix. Generated code names everything outside `program` by full path (`::std::…`,
+//! `nagi_runtime::…`) and calls program functions as `self::f`, so no Low name can shadow
+//! what the generated code needs.
+
+use std::collections::HashSet;
+
+use nagi_low::{ArenaGet, Module, Type};
+
+const KEYWORDS: &[&str] = &[
+    "as", "async", "await", "break", "const", "continue", "dyn", "else", "enum", "extern", "false", "fn", "for", "if",
+    "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return", "static", "struct", "trait",
+    "true", "type", "unsafe", "use", "where", "while", "abstract", "become", "box", "do", "final", "gen", "macro",
+    "override", "priv", "try", "typeof", "unsized", "virtual", "yield",
+];
+
+/// A Rust identifier for the Low name `name`.
+pub fn ident(name: &str) -> String {
+    if matches!(name, "self" | "crate" | "super" | "Self" | "_") || name.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("n_{name}")
+    } else if KEYWORDS.contains(&name) {
+        format!("r#{name}")
+    } else {
+        name.to_string()
+    }
+}
+
+/// A Rust loop label for the Low label `name` (labels cannot be raw identifiers).
+pub fn label(name: &str) -> String {
+    if KEYWORDS.contains(&name) || name == "static" || name.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("'l_{name}")
+    } else {
+        format!("'{name}")
+    }
+}
+
+/// Gives every local of a function a distinct Rust name, keeping Low's names where possible.
+pub struct LocalNames {
+    taken: HashSet<String>,
+}
+
+impl LocalNames {
+    pub fn new() -> LocalNames {
+        LocalNames { taken: HashSet::new() }
+    }
+
+    /// A fresh Rust name based on `name`.
+    pub fn fresh(&mut self, name: &str) -> String {
+        let base = ident(name);
+        let mut candidate = base.clone();
+        let mut n = 1;
+        while !self.taken.insert(candidate.clone()) {
+            candidate = format!("{}_{n}", base.trim_start_matches("r#"));
+            n += 1;
+        }
+        candidate
+    }
+}
+
+/// The Rust type of a Low type.
+pub fn rust_type(module: &Module, ty: &Type) -> String {
+    match ty {
+        Type::I32 => "i32".into(),
+        Type::I64 => "i64".into(),
+        Type::F64 => "f64".into(),
+        Type::Bool => "bool".into(),
+        Type::Unit => "()".into(),
+        Type::String => "::std::string::String".into(),
+        Type::Array(t) => format!("::std::vec::Vec<{}>", rust_type(module, t)),
+        Type::Option(t) => format!("::std::option::Option<{}>", rust_type(module, t)),
+        Type::Class(c) => module.classes.get(*c).map_or_else(|| "()".into(), |c| ident(&c.name)),
+        Type::Ref { mutable, pointee } => {
+            format!("{}{}", if *mutable { "&mut " } else { "&" }, rust_type(module, pointee))
+        }
+    }
+}
