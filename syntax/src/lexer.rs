@@ -21,7 +21,6 @@ pub enum Tok {
     Class,
     Fn,
     Table,
-    Key,
     Route,
     Let,
     Var,
@@ -104,7 +103,6 @@ impl Tok {
             Tok::Class => "class",
             Tok::Fn => "fn",
             Tok::Table => "table",
-            Tok::Key => "key",
             Tok::Route => "route",
             Tok::Let => "let",
             Tok::Var => "var",
@@ -209,7 +207,6 @@ fn keyword(word: &str) -> Option<Tok> {
         "class" => Tok::Class,
         "fn" => Tok::Fn,
         "table" => Tok::Table,
-        "key" => Tok::Key,
         "route" => Tok::Route,
         "let" => Tok::Let,
         "var" => Tok::Var,
@@ -280,7 +277,7 @@ impl Lexer<'_> {
             match c {
                 '\n' => {
                     // `}` on one line and `else` on the next still belong together.
-                    let rest = self.text[start..].trim_start();
+                    let rest = skip_blank_and_comment_lines(&self.text[start..]);
                     let else_follows = rest
                         .strip_prefix("else")
                         .is_some_and(|r| !r.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_'));
@@ -516,5 +513,18 @@ impl Lexer<'_> {
             && matches!(self.out[n - 3].1, Tok::Db)
             && matches!(self.out[n - 2].1, Tok::Dot)
             && matches!(self.out[n - 1].1, Tok::Ident(_))
+    }
+}
+
+/// `text` after any whitespace and whole `//` comment lines at its start, so that an `else`
+/// after comment lines still continues the `if` above them.
+fn skip_blank_and_comment_lines(mut text: &str) -> &str {
+    loop {
+        text = text.trim_start();
+        if text.starts_with("//") {
+            text = text.find('\n').map_or("", |n| &text[n..]);
+        } else {
+            return text;
+        }
     }
 }

@@ -23,3 +23,11 @@ pub fn check_db_op(op: &Ident, allowed: &[&str]) -> Result<(), LexError> {
     let list = allowed.iter().map(|a| format!("`db.{a}`")).collect::<Vec<_>>().join(", ");
     Err(LexError { message: format!("unknown database operation `db.{}`; expected {list}", op.name), span: op.span })
 }
+
+/// Checks that a contextual word (such as the `key` of a table declaration) is `expected`.
+pub fn check_word(word: &Ident, expected: &str) -> Result<(), LexError> {
+    if word.name == expected {
+        return Ok(());
+    }
+    Err(LexError { message: format!("expected `{expected}`, found `{}`", word.name), span: word.span })
+}

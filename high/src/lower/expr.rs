@@ -28,7 +28,7 @@ impl FnCx<'_> {
             ExprKind::Builtin { builtin: Builtin::Print, args } => self.print(&args[0]),
             ExprKind::Push { array, value } => {
                 let value = self.operand(value);
-                let array = self.place_base(array, true);
+                let array = self.place_base(array, true, expr.span);
                 self.emit(OpKind::ArrayPush { array, value });
             }
             _ => {
@@ -168,27 +168,29 @@ impl FnCx<'_> {
     }
 
     fn place_base_checked(&mut self, place: &Place, mutable: bool, span: nagi_syntax::ast::Span) -> LocalId {
-        if let Place::Local(local) = place {
-            self.check_live(*local, span);
-        }
-        self.place_base(place, mutable)
+        self.place_base(place, mutable, span)
     }
 
     /// A local that holds `place` or refers to it, on which field and element operations
     /// act: the local itself for `Local`, a `field.ref[_mut]` or `array.ref[_mut]` for
     /// projections.
-    pub(super) fn place_base(&mut self, place: &Place, mutable: bool) -> LocalId {
+    ///
+    /// Reading through a place whose root local was moved is reported (at `span`).
+    pub(super) fn place_base(&mut self, place: &Place, mutable: bool, span: nagi_syntax::ast::Span) -> LocalId {
         match place {
-            Place::Local(local) => self.bindings[*local].low,
+            Place::Local(local) => {
+                self.check_live(*local, span);
+                self.bindings[*local].low
+            }
             Place::Field(base, field) => {
-                let object = self.place_base(base, mutable);
+                let object = self.place_base(base, mutable, span);
                 let ty = self.field_type(object, *field);
                 let dest = self.temp(Type::reference(mutable, ty));
                 self.emit(OpKind::FieldRef { dest, object, field: *field as u32, mutable });
                 dest
             }
             Place::Index(base, index) => {
-                let array = self.place_base(base, mutable);
+                let array = self.place_base(base, mutable, span);
                 let index = self.operand(index);
                 let element = self.element_type(array);
                 let dest = self.temp(Type::reference(mutable, element));
@@ -332,7 +334,7 @@ impl FnCx<'_> {
                     );
                     return;
                 }
-                let object = self.place_base(base, false);
+                let object = self.place_base(base, false, expr.span);
                 self.emit(OpKind::FieldGet { dest, object, field: *field as u32 });
             }
             Place::Index(base, index) => {
@@ -345,7 +347,7 @@ impl FnCx<'_> {
                     );
                     return;
                 }
-                let array = self.place_base(base, false);
+                let array = self.place_base(base, false, expr.span);
                 let index = self.operand(index);
                 self.emit(OpKind::ArrayGet { dest, array, index });
             }

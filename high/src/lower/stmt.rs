@@ -252,6 +252,7 @@ impl FnCx<'_> {
     /// the new value may read the old one (`s = s + "x"`).
     fn assign(&mut self, place: &Place, value: &crate::tir::Expr) {
         let copy = value.ty.is_copy();
+        let value_span = value.span;
         match place {
             Place::Local(local) => {
                 let binding = self.bindings[*local];
@@ -269,12 +270,12 @@ impl FnCx<'_> {
             }
             Place::Field(base, field) => {
                 let value = self.operand(value);
-                let object = self.place_base(base, true);
+                let object = self.place_base(base, true, value_span);
                 self.emit(OpKind::FieldSet { object, field: *field as u32, value });
             }
             Place::Index(base, index) => {
                 let value = self.operand(value);
-                let array = self.place_base(base, true);
+                let array = self.place_base(base, true, value_span);
                 let index = self.operand(index);
                 self.emit(OpKind::ArraySet { array, index, value });
             }
