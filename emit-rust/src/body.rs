@@ -144,12 +144,28 @@ impl Cx<'_> {
             OpKind::ArrayNew { dest } => assign(out, *dest, "::std::vec::Vec::new()".into()),
             OpKind::ArrayLen { dest, array } => assign(out, *dest, format!("({}.len() as i64)", self.l(*array))),
             OpKind::ArrayGet { dest, array, index } => assign(out, *dest, self.element(*array, index)),
-            OpKind::ArrayRef { dest, array, index, mutable } => {
-                let amp = if *mutable { "&mut " } else { "&" };
-                assign(out, *dest, format!("{amp}{}", self.element(*array, index)))
+            OpKind::ArrayRef { dest, array, index, mutable: false } => {
+                assign(out, *dest, format!("&{}", self.element(*array, index)))
+            }
+            // The bounds check reads the length before the mutable borrow starts (Rust's
+            // two-phase borrows do not cover `IndexMut`).
+            OpKind::ArrayRef { dest, array, index, mutable: true } => {
+                let a = self.l(*array);
+                let _ = writeln!(
+                    out,
+                    "{{ let nagi_k = nagi_runtime::ops::index({}, {a}.len()); {} = &mut {a}[nagi_k]; }}",
+                    self.operand(index),
+                    self.l(*dest)
+                );
             }
             OpKind::ArraySet { array, index, value } => {
-                let _ = writeln!(out, "{} = {};", self.element(*array, index), self.operand(value));
+                let a = self.l(*array);
+                let _ = writeln!(
+                    out,
+                    "{{ let nagi_k = nagi_runtime::ops::index({}, {a}.len()); {a}[nagi_k] = {}; }}",
+                    self.operand(index),
+                    self.operand(value)
+                );
             }
             OpKind::ArrayPush { array, value } => {
                 let _ = writeln!(out, "{}.push({});", self.l(*array), self.operand(value));

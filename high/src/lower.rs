@@ -17,6 +17,10 @@
 //!   again on the next iteration); assigning it a new value is fine.
 //!
 //! The result verifies: lowering keeps exactly the invariants `nagi_low::verifier` checks.
+//!
+//! Error codes: `H420` use after move, `H421` move out of a borrowed parameter or loop
+//! variable, `H422` move inside a loop of a value declared outside it, `H423` move out of a
+//! field or an element.
 
 mod expr;
 mod stmt;

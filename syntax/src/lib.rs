@@ -33,8 +33,37 @@ pub struct SyntaxError {
 pub fn parse(text: &str) -> Result<SourceFile, SyntaxError> {
     let tokens =
         lexer::lex(text).map_err(|e| SyntaxError { label: "here".into(), message: e.message, span: e.span })?;
+    let unclosed = unclosed_brace(&tokens);
     let parser = grammar::FileParser::new();
-    parser.parse(tokens.into_iter().map(Ok::<_, LexError>)).map_err(|e| convert(e, text.len()))
+    parser.parse(tokens.into_iter().map(Ok::<_, LexError>)).map_err(|e| match (e, unclosed) {
+        // Running out of file inside a block is best reported at the brace that is not closed.
+        (ParseError::UnrecognizedEof { .. }, Some(open)) => SyntaxError {
+            message: "unexpected end of file: a `{` is never closed".into(),
+            label: "this `{` has no matching `}`".into(),
+            span: open,
+        },
+        (ParseError::UnrecognizedToken { token: (l, Tok::Else, r), .. }, _) => SyntaxError {
+            message: "`else` without an `if`: `else` must follow the `}` of an `if` block".into(),
+            label: "no `if` block ends right before this".into(),
+            span: Span::new(l, r),
+        },
+        (e, _) => convert(e, text.len()),
+    })
+}
+
+/// The span of the innermost `{` that no `}` closes, if any.
+fn unclosed_brace(tokens: &[lexer::Spanned]) -> Option<Span> {
+    let mut open = Vec::new();
+    for (l, tok, r) in tokens {
+        match tok {
+            Tok::LBrace | Tok::LitBrace => open.push(Span::new(*l, *r)),
+            Tok::RBrace => {
+                open.pop();
+            }
+            _ => {}
+        }
+    }
+    open.pop()
 }
 
 fn convert(error: ParseError<usize, Tok, LexError>, len: usize) -> SyntaxError {

@@ -316,8 +316,13 @@ impl Body<'_, '_> {
             if !is_sql_value(&value.ty) {
                 let name = self.ty_name(&value.ty);
                 self.report(
-                    error(H504, arg.span, format!("{} `{name}` cannot be passed to SQL", if a_or_an(&name) == "an" { "An" } else { "A" }), format!("this is `{name}`"))
-                        .note("SQL arguments are i32, i64, f64, bool, String or options of those"),
+                    error(
+                        H504,
+                        arg.span,
+                        format!("{} `{name}` cannot be passed to SQL", if a_or_an(&name) == "an" { "An" } else { "A" }),
+                        format!("this is `{name}`"),
+                    )
+                    .note("SQL arguments are i32, i64, f64, bool, String or options of those"),
                 );
                 ok = false;
                 continue;

@@ -4,9 +4,7 @@
 use nagi_low::{BinaryOp as LowBinary, ScalarType, UnaryOp as LowUnary};
 use nagi_syntax::ast::{self, BinaryOp, Span, UnaryOp};
 
-use super::{
-    Body, H201, H203, H204, H214, H215, H301, H302, H303, H304, H305, H306, H308, H312, H313, a_or_an, error,
-};
+use super::{Body, H201, H203, H204, H214, H215, H301, H302, H303, H304, H305, H306, H308, H312, H313, a_or_an, error};
 use crate::tir::{Expr, ExprKind, Place, Ty};
 
 /// Why an expression did not yield a place.
@@ -524,9 +522,13 @@ impl Body<'_, '_> {
         let value = value?;
         if !is_number(&value.ty) {
             let name = self.ty_name(&value.ty);
-            let mut d =
-                error(H308, operand.span, format!("cannot cast {} `{name}` with `as`", a_or_an(&name)), format!("this is `{name}`"))
-                    .note("`as` converts between i32, i64 and f64");
+            let mut d = error(
+                H308,
+                operand.span,
+                format!("cannot cast {} `{name}` with `as`", a_or_an(&name)),
+                format!("this is `{name}`"),
+            )
+            .note("`as` converts between i32, i64 and f64");
             if target == Ty::String || value.ty == Ty::String {
                 d = d.note("`to_string(x)` turns a number into a String");
             }

@@ -256,11 +256,8 @@ impl Body<'_, '_> {
                 LocalKind::LoopVar => "is a read-only loop variable",
                 LocalKind::IfLet => "is read-only (bound by `if let`)",
             };
-            let because = if matches!(place, Place::Local(_)) {
-                format!(", which {what}")
-            } else {
-                format!(": `{name}` {what}")
-            };
+            let because =
+                if matches!(place, Place::Local(_)) { format!(", which {what}") } else { format!(": `{name}` {what}") };
             let message = match how {
                 Mutation::Assign => format!("cannot assign to `{text}`{because}"),
                 Mutation::Push => format!("cannot push to `{text}`{because}"),

@@ -182,11 +182,47 @@ fn assign_to_let() {
 }
 
 #[test]
+fn read_only_locals_say_what_they_are() {
+    fails("fn f(n: i64) { n = 0 }", "H401", "cannot assign to `n`, which is a read-only parameter");
+    fails("fn f() { for i in 0..3 { i = 1 } }", "H401", "`i`, which is a read-only loop variable");
+    fails("fn f(o: i64?) { if let v = o { v += 1 } }", "H401", "`v`, which is read-only (bound by `if let`)");
+    fails("route GET \"/a\" (n: i64) -> i64 { n = 1\n return n }", "H401", "a read-only route parameter");
+}
+
+#[test]
+fn articles_follow_the_type() {
+    fails("fn f() -> String { return }", "H404", "returns a `String`, so");
+    fails("fn f() -> f64 { return }", "H404", "returns an `f64`, so");
+    fails("fn f(b: bool) -> i64 { return b[0] }", "H306", "cannot index a `bool`");
+}
+
+#[test]
+fn route_defaults_name_the_literal_they_need() {
+    fails(
+        "route GET \"/a\" (n: i64 = true) -> i64 { return n }",
+        "H225",
+        "an `i64` parameter must be an integer literal",
+    );
+    fails(
+        "route GET \"/a\" (b: bool = 1) -> bool { return b }",
+        "H225",
+        "a `bool` parameter must be `true` or `false`",
+    );
+}
+
+#[test]
+fn string_plus_number_suggests_to_string() {
+    let diags = run("fn f(n: i64) -> String { return \"n = \" + n }").expect_err("errors");
+    assert_eq!(diags[0].code, "H301");
+    assert!(diags[0].notes.iter().any(|n| n.contains("to_string")), "{diags:?}");
+}
+
+#[test]
 fn missing_return() {
     fails(
         "fn f(c: bool) -> i64 { if c { return 1 } }",
         "H403",
-        "function `f` can reach its end without returning a `i64`",
+        "function `f` can reach its end without returning an `i64`",
     );
 }
 
@@ -258,11 +294,7 @@ fn push_to_immutable() {
 
 #[test]
 fn places_are_named_as_written() {
-    fails(
-        "class P { x: i64 }\nfn f(p: P) { p.x = 1 }",
-        "H401",
-        "cannot assign to `p.x`: `p` is not declared with `var`",
-    );
+    fails("class P { x: i64 }\nfn f(p: P) { p.x = 1 }", "H401", "cannot assign to `p.x`: `p` is a read-only parameter");
     let src = "class B { xs: [i64], n: i64 }\nfn f() { var b = B { xs: [], n: 0 }\n for x in b.xs { b.n += x\n b.xs[0] = 1 } }";
     fails(src, "H406", "cannot modify `b.xs` while iterating over it");
     // A different field of the same variable may change during the loop.

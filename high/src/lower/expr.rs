@@ -89,14 +89,14 @@ impl FnCx<'_> {
         match self.state.get(&low) {
             Some(Own::Live) => {}
             _ => {
-                self.error("H410", format!("`{name}` is used after it was moved"), expr.span, "value used after move");
+                self.error("H420", format!("`{name}` is used after it was moved"), expr.span, "value used after move");
                 return;
             }
         }
         let declared_depth = self.loop_depth_of.get(&low).copied().unwrap_or(0);
         if self.loop_depth() > declared_depth {
             self.error(
-                "H412",
+                "H422",
                 format!(
                     "`{name}` is moved inside a loop, so the next iteration would use it after the move; \
                      move a `.clone()` instead, or assign `{name}` a new value before the loop repeats"
@@ -109,13 +109,21 @@ impl FnCx<'_> {
         self.state.insert(low, Own::Moved);
     }
 
+    /// After a refused move, treats `dest` as holding a value anyway, so that one mistake is
+    /// reported once rather than again at every later use of `dest`.
+    fn pretend_assigned(&mut self, dest: LocalId) {
+        if !self.f.locals[dest].ty.is_copy() {
+            self.state.insert(dest, Own::Live);
+        }
+    }
+
     /// Checks that a read of a High local sees a value.
     fn check_live(&mut self, local: usize, expr_span: nagi_syntax::ast::Span) {
         let low = self.bindings[local].low;
         if !self.bindings[local].is_ref && !self.f.locals[low].ty.is_copy() && self.state.get(&low) != Some(&Own::Live)
         {
             let name = self.tir.locals[local].name.clone();
-            self.error("H410", format!("`{name}` is used after it was moved"), expr_span, "value used after move");
+            self.error("H420", format!("`{name}` is used after it was moved"), expr_span, "value used after move");
         }
     }
 
@@ -315,7 +323,8 @@ impl FnCx<'_> {
                     } else {
                         let name = &self.tir.locals[*local].name;
                         let message = format!("cannot move out of `{name}`, which is borrowed; use `{name}.clone()`");
-                        self.error("H411", message, expr.span, "borrowed value moved");
+                        self.error("H421", message, expr.span, "borrowed value moved");
+                        self.pretend_assigned(dest);
                     }
                 } else if copy {
                     self.emit(OpKind::Copy { dest, src: binding.low });
@@ -327,11 +336,12 @@ impl FnCx<'_> {
             Place::Field(base, field) => {
                 if !copy {
                     self.error(
-                        "H413",
+                        "H423",
                         "cannot move a value out of a field; use `.clone()` to copy it".into(),
                         expr.span,
                         "field moved",
                     );
+                    self.pretend_assigned(dest);
                     return;
                 }
                 let object = self.place_base(base, false, expr.span);
@@ -340,11 +350,12 @@ impl FnCx<'_> {
             Place::Index(base, index) => {
                 if !copy {
                     self.error(
-                        "H413",
+                        "H423",
                         "cannot move a value out of an array element; use `.clone()` to copy it".into(),
                         expr.span,
                         "element moved",
                     );
+                    self.pretend_assigned(dest);
                     return;
                 }
                 let array = self.place_base(base, false, expr.span);
