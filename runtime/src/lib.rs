@@ -1,2 +1,35 @@
-//! The runtime that generated programs link: HTTP (Axum on Tokio), SQLite, typed JSON, logging,
-//! and the C ABI for the LLVM emitter. Filled by the Rust emitter issue; no code yet.
+//! The runtime that compiled Nagi programs link: traps, printing, typed JSON, HTTP on Axum, SQLite
+//! on a dedicated thread, and logging through a bounded queue.
+//!
+//! Generated code calls only the small, mostly non-generic facade below, so that a rebuild of a
+//! program compiles the program's own classes and handlers and none of the Axum or Tokio generics.
+//! The only generic entry points are the ones that must be instantiated per class: JSON decode and
+//! encode ([`http::Request::json`], [`http::reply`], [`rt::json_encode`]) and row decoding
+//! ([`db::query`], [`db::query_one`]).
+//!
+//! Control flow for errors: a Nagi trap panics with a [`Trap`] payload and a handler-side HTTP
+//! error panics with an [`HttpError`] payload. [`program::run_main`] turns a trap into
+//! `error: <message>` and exit status 101; the HTTP server turns either into a JSON error answer and
+//! keeps serving.
+
+#![warn(missing_docs)]
+
+pub mod cabi;
+pub mod config;
+mod context;
+pub mod db;
+pub mod http;
+mod json;
+pub mod logging;
+pub mod ops;
+pub mod program;
+pub mod rt;
+mod trap;
+
+pub use trap::{HttpError, Trap, trap};
+
+/// Serde, re-exported so that generated code can derive through the runtime:
+/// `#[derive(nagi_runtime::serde::Serialize)] #[serde(crate = "nagi_runtime::serde")]`.
+pub use serde;
+/// serde_json, re-exported for generated code and tests that build JSON values.
+pub use serde_json;

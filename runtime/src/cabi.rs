@@ -1,0 +1,309 @@
+//! The C ABI that code from the LLVM emitter calls: allocation, strings, printing, formatting,
+//! traps and the program entry. `docs/c-abi.md` is the reference; this comment is its summary.
+//!
+//! Conventions:
+//! - Sizes, lengths, capacities and alignments are `usize` (64-bit on every supported target);
+//!   indexes are `i64`.
+//! - A `bool` crosses as an `i32` that is 0 or 1 (both directions), so neither side has to
+//!   agree on how an `i1` is extended.
+//! - A string is [`RawString`] `{ ptr, len, cap }`, and an array [`RawArray`] of the same
+//!   shape with `len` and `cap` counted in elements. The buffer of either comes from
+//!   [`nagi_rt_alloc`] / [`nagi_rt_grow`] (Rust's global allocator) with the element's size
+//!   and alignment, and `cap == 0` owns no buffer (`ptr` is then null or dangling). Emitted
+//!   code frees buffers with [`nagi_rt_free`], passing the size and alignment it allocated with.
+//! - Functions that produce a string write it through an out-pointer (`out`), which must not
+//!   hold an owned string (it is overwritten, not dropped).
+//! - Nothing here unwinds. A trap ([`nagi_rt_trap`], [`nagi_rt_index_out_of_range`]) is
+//!   reported by the runtime's own panic hook, exactly as `program::run_main` reports it on the
+//!   Rust path (stdout flushed, then `error: <message>` on stderr), and the process exits with
+//!   status 101 from inside the runtime.
+//! - Printing goes through the same buffered stdout as the Rust path's `rt::print_*`, and
+//!   [`nagi_rt_main`] flushes it at exit, so output is byte-identical between the emitters.
+//!
+//! Every function is `unsafe extern "C"` where it reads memory through a pointer the caller
+//! vouches for; the `// SAFETY:` comments say what the emitted code guarantees.
+
+use std::alloc::{self, Layout};
+use std::panic::{self, AssertUnwindSafe};
+use std::process;
+
+use crate::trap::{HookMode, install_hook};
+
+/// A string as emitted code lays it out: `%nagi.String = { i8*, i64, i64 }`.
+#[repr(C)]
+pub struct RawString {
+    pub ptr: *mut u8,
+    pub len: usize,
+    pub cap: usize,
+}
+
+/// An array as emitted code lays it out: `{ T*, i64 len, i64 cap }`, lengths in elements.
+#[repr(C)]
+pub struct RawArray {
+    pub ptr: *mut u8,
+    pub len: usize,
+    pub cap: usize,
+}
+
+/// The bytes at `ptr..ptr+len`; an empty slice for `len == 0` whatever `ptr` is (emitted code
+/// may hold a null pointer for an empty string).
+///
+/// # Safety
+/// For `len > 0`, `ptr` must point to `len` initialized bytes that live for `'a`.
+unsafe fn bytes<'a>(ptr: *const u8, len: usize) -> &'a [u8] {
+    if len == 0 {
+        &[]
+    } else {
+        // SAFETY: the caller guarantees `len` readable bytes at `ptr`.
+        unsafe { std::slice::from_raw_parts(ptr, len) }
+    }
+}
+
+/// The text at `ptr..ptr+len`. Nagi strings are UTF-8 by construction (literals, formatting
+/// and concatenation of UTF-8), so the lossy conversion never replaces anything in practice;
+/// it keeps a foreign caller's bad bytes from being undefined behaviour.
+///
+/// # Safety
+/// As [`bytes`].
+unsafe fn text<'a>(ptr: *const u8, len: usize) -> std::borrow::Cow<'a, str> {
+    // SAFETY: forwarded from the caller.
+    String::from_utf8_lossy(unsafe { bytes(ptr, len) })
+}
+
+/// Ends the program with a trap: the panic hook installed by [`nagi_rt_main`] flushes stdout
+/// and prints `error: <message>`, as on the Rust path; then the process exits with 101.
+fn fail(message: &str) -> ! {
+    // The trap is raised as the runtime's own panic so that its one reporter prints it, and
+    // caught right here, because it must not unwind into emitted frames (they have no unwind
+    // tables and are `nounwind`).
+    let _ = panic::catch_unwind(AssertUnwindSafe(|| crate::trap(message)));
+    crate::rt::flush_stdout();
+    process::exit(101)
+}
+
+/// The layout of `size` bytes at `align`, or a trap when no allocation can have it.
+fn layout(size: usize, align: usize) -> Layout {
+    match Layout::from_size_align(size, align) {
+        Ok(layout) => layout,
+        Err(_) => fail(&format!("cannot allocate {size} bytes aligned to {align}: capacity overflow")),
+    }
+}
+
+/// Allocates `size` bytes aligned to `align` (a power of two) through Rust's global allocator.
+/// `size == 0` allocates nothing and returns a dangling, aligned, non-null pointer. Out of
+/// memory aborts, as on the Rust path.
+#[unsafe(no_mangle)]
+pub extern "C" fn nagi_rt_alloc(size: usize, align: usize) -> *mut u8 {
+    let layout = layout(size, align);
+    if size == 0 {
+        return align as *mut u8;
+    }
+    // SAFETY: the layout has a non-zero size.
+    let ptr = unsafe { alloc::alloc(layout) };
+    if ptr.is_null() {
+        alloc::handle_alloc_error(layout);
+    }
+    ptr
+}
+
+/// Frees a buffer from [`nagi_rt_alloc`] / [`nagi_rt_grow`]. `size == 0` frees nothing.
+///
+/// # Safety
+/// `ptr` must come from this allocator with exactly this `size` and `align`, and not be used
+/// afterwards.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nagi_rt_free(ptr: *mut u8, size: usize, align: usize) {
+    if size == 0 || ptr.is_null() {
+        return;
+    }
+    // SAFETY: the caller allocated `ptr` with this layout.
+    unsafe { alloc::dealloc(ptr, layout(size, align)) }
+}
+
+/// Makes room for at least one more element in the array at `array` whose elements are
+/// `elem_size` bytes aligned to `elem_align`: the capacity doubles (at least 4 elements, as
+/// Rust's `Vec` does for small elements), the elements move to the new buffer, the old buffer
+/// is freed. Zero-sized elements get an unbounded capacity and a dangling pointer.
+///
+/// # Safety
+/// `array` must point to a valid [`RawArray`] of such elements.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nagi_rt_grow(array: *mut RawArray, elem_size: usize, elem_align: usize) {
+    // SAFETY: the caller passes a valid, exclusively borrowed array.
+    let array = unsafe { &mut *array };
+    if elem_size == 0 {
+        array.ptr = elem_align as *mut u8;
+        array.cap = isize::MAX as usize;
+        return;
+    }
+    let new_cap = array.cap.saturating_mul(2).max(array.len + 1).max(4);
+    let new_size = match new_cap.checked_mul(elem_size) {
+        Some(size) if size <= isize::MAX as usize => size,
+        _ => fail("cannot grow an array: capacity overflow"),
+    };
+    let new_layout = layout(new_size, elem_align);
+    let ptr = if array.cap == 0 {
+        // SAFETY: the layout has a non-zero size.
+        unsafe { alloc::alloc(new_layout) }
+    } else {
+        // SAFETY: the buffer was allocated with `cap * elem_size` bytes at `elem_align`, and the
+        // new size is non-zero and does not overflow `isize`.
+        unsafe { alloc::realloc(array.ptr, layout(array.cap * elem_size, elem_align), new_size) }
+    };
+    if ptr.is_null() {
+        alloc::handle_alloc_error(new_layout);
+    }
+    array.ptr = ptr;
+    array.cap = new_cap;
+}
+
+/// Moves a string's bytes into the emitted layout without copying. The buffer was allocated
+/// by the global allocator with `cap` bytes at alignment 1, which is how emitted code frees it.
+fn into_raw(bytes: Vec<u8>) -> RawString {
+    let mut bytes = std::mem::ManuallyDrop::new(bytes);
+    RawString { ptr: bytes.as_mut_ptr(), len: bytes.len(), cap: bytes.capacity() }
+}
+
+/// Writes a new string holding a copy of the `len` bytes at `ptr` into `out` (string literals
+/// and `clone`).
+///
+/// # Safety
+/// `out` must be writable; `ptr` must point to `len` readable bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nagi_rt_str_from(out: *mut RawString, ptr: *const u8, len: usize) {
+    // SAFETY: the caller guarantees `len` bytes at `ptr`.
+    let copy = unsafe { bytes(ptr, len) }.to_vec();
+    // SAFETY: `out` is writable.
+    unsafe { out.write(into_raw(copy)) }
+}
+
+/// Writes `a` followed by `b` into `out`, as `ops::concat` does on the Rust path.
+///
+/// # Safety
+/// `out` must be writable and distinct from `a` and `b`, which must be valid strings.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nagi_rt_str_concat(out: *mut RawString, a: *const RawString, b: *const RawString) {
+    // SAFETY: `a` and `b` are valid strings.
+    let (a, b) = unsafe { (&*a, &*b) };
+    // SAFETY: each string's buffer holds `len` bytes.
+    let (a, b) = unsafe { (bytes(a.ptr, a.len), bytes(b.ptr, b.len)) };
+    let mut joined = Vec::with_capacity(a.len() + b.len());
+    joined.extend_from_slice(a);
+    joined.extend_from_slice(b);
+    // SAFETY: `out` is writable.
+    unsafe { out.write(into_raw(joined)) }
+}
+
+/// Byte-wise equality of two strings: 1 or 0.
+///
+/// # Safety
+/// `a` and `b` must be valid strings.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nagi_rt_str_eq(a: *const RawString, b: *const RawString) -> i32 {
+    // SAFETY: `a` and `b` are valid strings whose buffers hold `len` bytes.
+    let equal = unsafe { bytes((*a).ptr, (*a).len) == bytes((*b).ptr, (*b).len) };
+    i32::from(equal)
+}
+
+/// Ends the program with the trap message at `ptr..ptr+len` (status 101).
+///
+/// # Safety
+/// `ptr` must point to `len` readable bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nagi_rt_trap(ptr: *const u8, len: usize) -> ! {
+    // SAFETY: forwarded from the caller.
+    let message = unsafe { text(ptr, len) };
+    fail(&message)
+}
+
+/// Ends the program with the Rust path's index message
+/// (`index out of range: the length is {len} but the index is {index}`).
+#[unsafe(no_mangle)]
+pub extern "C" fn nagi_rt_index_out_of_range(index: i64, len: usize) -> ! {
+    fail(&format!("index out of range: the length is {len} but the index is {index}"))
+}
+
+/// Prints an `i32` and a newline.
+#[unsafe(no_mangle)]
+pub extern "C" fn nagi_rt_print_i32(v: i32) {
+    crate::rt::print_i32(v);
+}
+
+/// Prints an `i64` and a newline.
+#[unsafe(no_mangle)]
+pub extern "C" fn nagi_rt_print_i64(v: i64) {
+    crate::rt::print_i64(v);
+}
+
+/// Prints an `f64` as Rust's `{:?}` does, and a newline.
+#[unsafe(no_mangle)]
+pub extern "C" fn nagi_rt_print_f64(v: f64) {
+    crate::rt::print_f64(v);
+}
+
+/// Prints `true` (for a non-zero `v`) or `false`, and a newline.
+#[unsafe(no_mangle)]
+pub extern "C" fn nagi_rt_print_bool(v: i32) {
+    crate::rt::print_bool(v != 0);
+}
+
+/// Prints the string at `ptr..ptr+len` and a newline.
+///
+/// # Safety
+/// `ptr` must point to `len` readable bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nagi_rt_print_str(ptr: *const u8, len: usize) {
+    // SAFETY: forwarded from the caller.
+    crate::rt::print_str(&unsafe { text(ptr, len) });
+}
+
+/// Writes the decimal text of an `i32` into `out`.
+///
+/// # Safety
+/// `out` must be writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nagi_rt_fmt_i32(out: *mut RawString, v: i32) {
+    // SAFETY: `out` is writable.
+    unsafe { out.write(into_raw(crate::rt::fmt_i32(v).into_bytes())) }
+}
+
+/// Writes the decimal text of an `i64` into `out`.
+///
+/// # Safety
+/// `out` must be writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nagi_rt_fmt_i64(out: *mut RawString, v: i64) {
+    // SAFETY: `out` is writable.
+    unsafe { out.write(into_raw(crate::rt::fmt_i64(v).into_bytes())) }
+}
+
+/// Writes an `f64` as Rust's `{:?}` writes it into `out`.
+///
+/// # Safety
+/// `out` must be writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nagi_rt_fmt_f64(out: *mut RawString, v: f64) {
+    // SAFETY: `out` is writable.
+    unsafe { out.write(into_raw(crate::rt::fmt_f64(v).into_bytes())) }
+}
+
+/// Writes `true` (for a non-zero `v`) or `false` into `out`.
+///
+/// # Safety
+/// `out` must be writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nagi_rt_fmt_bool(out: *mut RawString, v: i32) {
+    // SAFETY: `out` is writable.
+    unsafe { out.write(into_raw(crate::rt::fmt_bool(v != 0).into_bytes())) }
+}
+
+/// The program entry: installs the runtime's panic hook (as `program::run_main` does), runs
+/// Nagi's `main`, flushes stdout and returns the exit status (0; a trap exits with 101 before
+/// `main` returns). The emitted C `main` returns what this returns.
+#[unsafe(no_mangle)]
+pub extern "C" fn nagi_rt_main(main: extern "C" fn()) -> i32 {
+    install_hook(HookMode::Program);
+    main();
+    crate::rt::flush_stdout();
+    0
+}

@@ -1,0 +1,105 @@
+//! The command line and environment every compiled service accepts.
+//!
+//! Each flag has a `NAGI_*` environment variable; a flag given on the command line wins over the
+//! variable, which wins over the default (clap's `env` behaviour).
+
+use clap::{CommandFactory, FromArgMatches, Parser, ValueEnum};
+
+/// A service's settings, from `--flags` and `NAGI_*` variables.
+#[derive(Debug, Clone, PartialEq, Eq, Parser)]
+#[command(about = "A Nagi service: JSON over HTTP with its data in SQLite.", long_about = None)]
+pub struct Config {
+    /// Address and port to listen on (a host name is resolved).
+    #[arg(long, env = "NAGI_LISTEN", value_name = "ADDR:PORT", default_value = "127.0.0.1:8080")]
+    pub listen: String,
+
+    /// SQLite database file, created if missing; `:memory:` for a database that lives as long as the process.
+    #[arg(long, env = "NAGI_DB", value_name = "PATH")]
+    pub db: String,
+
+    /// Tokio worker threads.
+    #[arg(long, env = "NAGI_WORKERS", value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u16).range(1..))]
+    pub workers: u16,
+
+    /// Longest time a request may take, in milliseconds, body reading included; then 503.
+    #[arg(long = "timeout-ms", env = "NAGI_TIMEOUT_MS", value_name = "MS", default_value_t = 30_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub timeout_ms: u64,
+
+    /// Largest request body, in bytes; a larger one is answered 413.
+    #[arg(long = "body-limit", env = "NAGI_BODY_LIMIT", value_name = "BYTES", default_value_t = 1_048_576)]
+    pub body_limit: usize,
+
+    /// Least severe log level written.
+    #[arg(long, env = "NAGI_LOG", value_name = "LEVEL", value_enum, default_value_t = LogLevel::Info)]
+    pub log: LogLevel,
+}
+
+/// A log level for `--log`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogLevel {
+    /// Errors only.
+    Error,
+    /// Errors and warnings.
+    Warn,
+    /// One line per request and the runtime's events (the default).
+    Info,
+    /// Also error answers and transaction bookkeeping.
+    Debug,
+    /// Everything, including the libraries' traces.
+    Trace,
+}
+
+impl From<LogLevel> for tracing::Level {
+    fn from(level: LogLevel) -> tracing::Level {
+        match level {
+            LogLevel::Error => tracing::Level::ERROR,
+            LogLevel::Warn => tracing::Level::WARN,
+            LogLevel::Info => tracing::Level::INFO,
+            LogLevel::Debug => tracing::Level::DEBUG,
+            LogLevel::Trace => tracing::Level::TRACE,
+        }
+    }
+}
+
+impl Config {
+    /// The settings a test or embedding program starts from: listen on `127.0.0.1:0` (any free
+    /// port), the given database, and every other setting at its default.
+    pub fn new(db: impl Into<String>) -> Config {
+        Config {
+            listen: "127.0.0.1:0".to_owned(),
+            db: db.into(),
+            workers: 1,
+            timeout_ms: 30_000,
+            body_limit: 1_048_576,
+            log: LogLevel::Info,
+        }
+    }
+
+    /// The clap command for `service`: named after it, with `--db` defaulting to `./<service>.db`.
+    pub fn command_for(service: &str) -> clap::Command {
+        // clap wants 'static strings for names and defaults; a service parses its command line
+        // once, so leaking these two short strings is the simplest correct choice.
+        let name: &'static str = Box::leak(service.to_owned().into_boxed_str());
+        let default_db: &'static str = Box::leak(format!("./{service}.db").into_boxed_str());
+        Config::command().name(name).mut_arg("db", |arg| arg.required(false).default_value(default_db))
+    }
+
+    /// Parses `args` (the first is the program name) and the `NAGI_*` environment for `service`.
+    pub fn try_parse_for<I, T>(service: &str, args: I) -> Result<Config, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        let mut command = Config::command_for(service);
+        let matches = command.try_get_matches_from_mut(args)?;
+        Config::from_arg_matches(&matches).map_err(|e| e.format(&mut command))
+    }
+
+    /// Parses the process's command line and environment for `service`; on `--help`, `--version`
+    /// or an error, prints what clap prints and exits (status 0 for help, 2 for an error).
+    pub fn parse_for(service: &str) -> Config {
+        Config::try_parse_for(service, std::env::args_os()).unwrap_or_else(|e| e.exit())
+    }
+}

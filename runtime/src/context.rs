@@ -1,0 +1,53 @@
+//! The per-request context: which request the running code serves and which database it talks to.
+//!
+//! The HTTP wrapper sets it as a Tokio task-local around each handler future, so that the free
+//! functions in [`crate::db`] need no handle argument and the database thread can tell the requests
+//! apart (to keep one request's statements out of another's transaction). Code outside a request
+//! has request id 0 and uses the process's default database, if [`crate::http::serve`] opened one.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::db::DbHandle;
+
+/// What the running request carries.
+#[derive(Clone)]
+pub(crate) struct RequestContext {
+    /// A process-unique request id, never 0.
+    pub(crate) id: u64,
+    /// The database of the server that received the request.
+    pub(crate) db: DbHandle,
+    /// Set once the request has begun a transaction, so that the wrapper knows it must tell the
+    /// database thread when the request ends (which rolls back a transaction left open).
+    pub(crate) began: Arc<AtomicBool>,
+}
+
+tokio::task_local! {
+    static CONTEXT: RequestContext;
+}
+
+/// Runs `future` with `context` as the current request.
+pub(crate) async fn scope<F: Future>(context: RequestContext, future: F) -> F::Output {
+    CONTEXT.scope(context, future).await
+}
+
+/// Whether the running code serves an HTTP request.
+pub(crate) fn in_request() -> bool {
+    CONTEXT.try_with(|_| ()).is_ok()
+}
+
+/// The current request's id, or 0 outside a request.
+pub(crate) fn request_id() -> u64 {
+    CONTEXT.try_with(|c| c.id).unwrap_or(0)
+}
+
+/// The current request's id and database handle, if the code runs inside a request.
+pub(crate) fn database() -> Option<(u64, DbHandle)> {
+    CONTEXT.try_with(|c| (c.id, c.db.clone())).ok()
+}
+
+/// Records that the current request has begun a transaction.
+pub(crate) fn mark_began() {
+    let _ = CONTEXT.try_with(|c| c.began.store(true, Ordering::Relaxed));
+}

@@ -1,0 +1,338 @@
+//! SQLite for generated code: one connection on a dedicated thread, reached through async calls.
+//!
+//! The thread owns a `rusqlite::Connection` and is fed by a bounded channel (capacity 64) of jobs,
+//! each answered through its own oneshot channel, so a request awaits its statement without
+//! blocking a Tokio worker. Statements go through rusqlite's prepared-statement cache (128
+//! entries); the column indices a class decodes from are resolved once per statement and class.
+//! Parameters are always bound, never spliced into the SQL text.
+//!
+//! Errors unwind out of the handler as an [`HttpError`]: a unique or primary-key violation is a
+//! 409, any other failed statement or undecodable row a 500 (and is logged). A failed statement
+//! rolls back any open transaction, so the next request starts clean.
+//!
+//! Transactions: [`begin`] runs `BEGIN IMMEDIATE`. While a request owns an open transaction, the
+//! database thread defers the statements of every other request until it commits or rolls back,
+//! so no request's statements run inside another's transaction. A request that ends (normally,
+//! by an error, or by being cancelled) while it owns a transaction has it rolled back.
+
+mod row;
+mod thread;
+
+use std::any::Any;
+use std::fmt;
+use std::sync::RwLock;
+
+use rusqlite::ToSql;
+use rusqlite::types::{ToSqlOutput, ValueRef};
+use tokio::sync::{mpsc, oneshot};
+
+pub use row::{FromRow, Row, RowError};
+
+use crate::HttpError;
+use thread::{Job, Op, RowSink};
+
+/// A statement parameter: SQLite's storage classes except BLOB.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SqlValue {
+    /// SQL NULL (an option's `none`).
+    Null,
+    /// An INTEGER: `i32`, `i64`, and `bool` as 0 or 1.
+    Integer(i64),
+    /// A REAL: `f64`.
+    Real(f64),
+    /// A TEXT: `String`.
+    Text(String),
+}
+
+impl From<i32> for SqlValue {
+    fn from(v: i32) -> SqlValue {
+        SqlValue::Integer(i64::from(v))
+    }
+}
+
+impl From<i64> for SqlValue {
+    fn from(v: i64) -> SqlValue {
+        SqlValue::Integer(v)
+    }
+}
+
+impl From<f64> for SqlValue {
+    fn from(v: f64) -> SqlValue {
+        SqlValue::Real(v)
+    }
+}
+
+impl From<bool> for SqlValue {
+    fn from(v: bool) -> SqlValue {
+        SqlValue::Integer(i64::from(v))
+    }
+}
+
+impl From<&str> for SqlValue {
+    fn from(v: &str) -> SqlValue {
+        SqlValue::Text(v.to_owned())
+    }
+}
+
+impl From<&String> for SqlValue {
+    fn from(v: &String) -> SqlValue {
+        SqlValue::Text(v.clone())
+    }
+}
+
+impl From<String> for SqlValue {
+    fn from(v: String) -> SqlValue {
+        SqlValue::Text(v)
+    }
+}
+
+impl<T: Into<SqlValue>> From<Option<T>> for SqlValue {
+    /// `None` binds NULL; `Some(v)` binds `v`. Covers `Option<i32>`, `Option<i64>`, `Option<f64>`,
+    /// `Option<bool>` and `Option<String>`.
+    fn from(v: Option<T>) -> SqlValue {
+        v.map_or(SqlValue::Null, Into::into)
+    }
+}
+
+impl From<&Option<String>> for SqlValue {
+    fn from(v: &Option<String>) -> SqlValue {
+        v.as_ref().map_or(SqlValue::Null, |s| SqlValue::Text(s.clone()))
+    }
+}
+
+impl ToSql for SqlValue {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::Borrowed(match self {
+            SqlValue::Null => ValueRef::Null,
+            SqlValue::Integer(v) => ValueRef::Integer(*v),
+            SqlValue::Real(v) => ValueRef::Real(*v),
+            SqlValue::Text(v) => ValueRef::Text(v.as_bytes()),
+        }))
+    }
+}
+
+/// What went wrong with a database call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DbErrorKind {
+    /// A UNIQUE or PRIMARY KEY constraint failed (HTTP 409).
+    Conflict,
+    /// A statement failed for another reason (HTTP 500).
+    Failed,
+    /// A row could not be decoded into the class (HTTP 500).
+    Row,
+    /// The database thread has stopped (HTTP 500).
+    Closed,
+}
+
+/// A database error: its kind and SQLite's (or the decoder's) message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DbError {
+    /// The kind, which decides the HTTP status.
+    pub kind: DbErrorKind,
+    /// The message, e.g. `UNIQUE constraint failed: people.id`.
+    pub message: String,
+}
+
+impl DbError {
+    pub(crate) fn new(kind: DbErrorKind, message: impl Into<String>) -> DbError {
+        DbError { kind, message: message.into() }
+    }
+
+    fn closed() -> DbError {
+        DbError::new(DbErrorKind::Closed, "the database is closed")
+    }
+
+    /// The HTTP answer for this error: 409 `conflict` or 500 `database error`.
+    pub fn to_http(&self) -> HttpError {
+        match self.kind {
+            DbErrorKind::Conflict => HttpError::new(409, "conflict", self.message.clone()),
+            _ => HttpError::new(500, "database error", self.message.clone()),
+        }
+    }
+
+    fn raise(self) -> ! {
+        self.to_http().raise()
+    }
+}
+
+impl fmt::Display for DbError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for DbError {}
+
+/// A cheap, cloneable sender to one database thread.
+#[derive(Clone)]
+pub struct DbHandle {
+    sender: mpsc::Sender<Job>,
+}
+
+impl DbHandle {
+    /// Tells the database thread that request `id` has ended, from async code.
+    pub(crate) async fn request_ended(&self, id: u64) {
+        let _ = self.sender.send(Job { owner: id, op: Op::RequestEnded }).await;
+    }
+
+    /// Tells the database thread that request `id` has ended, from a destructor (the request's
+    /// future was dropped, e.g. by the timeout). Never blocks: when the channel is full the notice
+    /// is sent from a spawned task.
+    pub(crate) fn request_ended_nowait(&self, id: u64) {
+        match self.sender.try_send(Job { owner: id, op: Op::RequestEnded }) {
+            Ok(()) | Err(mpsc::error::TrySendError::Closed(_)) => {}
+            Err(mpsc::error::TrySendError::Full(job)) => {
+                if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                    let sender = self.sender.clone();
+                    runtime.spawn(async move {
+                        let _ = sender.send(job).await;
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// An open database: the thread that owns the connection, and a handle to it.
+pub struct Database {
+    handle: DbHandle,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Database {
+    /// Opens `path` (or an in-memory database for `:memory:`) on a new thread and runs each
+    /// statement of `create_sql` (e.g. `CREATE TABLE IF NOT EXISTS ...`).
+    ///
+    /// A file database is put in WAL mode with `synchronous = NORMAL` (a commit survives a process
+    /// crash; a power loss may lose the last commits), `busy_timeout` is 5 s, foreign keys are
+    /// enforced, and the statement cache holds 128 statements. Blocks until the database is open.
+    pub fn open(path: &str, create_sql: &[&str]) -> Result<Database, DbError> {
+        let (sender, receiver) = mpsc::channel(64);
+        let (opened_tx, opened_rx) = std::sync::mpsc::channel();
+        let path = path.to_owned();
+        let create: Vec<String> = create_sql.iter().map(|s| (*s).to_owned()).collect();
+        let thread = std::thread::Builder::new()
+            .name("nagi-db".to_owned())
+            .spawn(move || thread::run(&path, &create, receiver, opened_tx))
+            .map_err(|e| DbError::new(DbErrorKind::Failed, format!("cannot start the database thread: {e}")))?;
+        match opened_rx.recv() {
+            Ok(Ok(())) => Ok(Database { handle: DbHandle { sender }, thread }),
+            Ok(Err(error)) => {
+                let _ = thread.join();
+                Err(error)
+            }
+            Err(_) => Err(DbError::new(DbErrorKind::Failed, "the database thread stopped while opening")),
+        }
+    }
+
+    /// A handle for sending jobs to this database.
+    pub fn handle(&self) -> DbHandle {
+        self.handle.clone()
+    }
+
+    /// Closes the database: rolls back a transaction left open, closes the connection (which
+    /// checkpoints the WAL) and joins the thread. Jobs sent afterwards fail with "the database is
+    /// closed".
+    pub async fn close(self) {
+        let _ = self.handle.sender.send(Job { owner: 0, op: Op::Shutdown }).await;
+        let thread = self.thread;
+        let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+    }
+}
+
+static DEFAULT: RwLock<Option<DbHandle>> = RwLock::new(None);
+
+/// Sets (or clears) the database used by code running outside an HTTP request. The server sets it
+/// to its database when none is set, and clears it when it closes that database.
+pub fn set_default(handle: Option<DbHandle>) {
+    *DEFAULT.write().unwrap_or_else(|p| p.into_inner()) = handle;
+}
+
+/// Makes `handle` the default database unless one is set; returns whether it did.
+pub(crate) fn set_default_if_unset(handle: &DbHandle) -> bool {
+    let mut default = DEFAULT.write().unwrap_or_else(|p| p.into_inner());
+    if default.is_some() {
+        return false;
+    }
+    *default = Some(handle.clone());
+    true
+}
+
+/// The current request's id and database, else id 0 and the default database; traps when there is
+/// neither.
+fn target() -> (u64, DbHandle) {
+    if let Some(found) = crate::context::database() {
+        return found;
+    }
+    match DEFAULT.read().unwrap_or_else(|p| p.into_inner()).as_ref() {
+        Some(handle) => (0, handle.clone()),
+        None => crate::trap("no database is open"),
+    }
+}
+
+/// Sends one job and awaits its answer; errors unwind as HTTP errors.
+async fn submit<T>(make: impl FnOnce(oneshot::Sender<Result<T, DbError>>) -> Op) -> T {
+    let (owner, handle) = target();
+    let (reply, answer) = oneshot::channel();
+    if handle.sender.send(Job { owner, op: make(reply) }).await.is_err() {
+        DbError::closed().raise();
+    }
+    match answer.await {
+        Ok(Ok(value)) => value,
+        Ok(Err(error)) => error.raise(),
+        Err(_) => DbError::closed().raise(),
+    }
+}
+
+/// Runs a statement that returns no rows (INSERT, UPDATE, DELETE, DDL) with bound `args` and returns
+/// the number of rows it changed (SQLite's `changes()`).
+///
+/// A statement that returns rows (`SELECT`, `... RETURNING`) fails here (rusqlite's
+/// `ExecuteReturnedResults`, a 500); run it with [`query`] instead.
+pub async fn exec(sql: &str, args: Vec<SqlValue>) -> i64 {
+    let sql = sql.to_owned();
+    submit(|reply| Op::Exec { sql, args, reply }).await
+}
+
+/// Runs a query with bound `args` and decodes every row into `T`.
+pub async fn query<T: FromRow>(sql: &str, args: Vec<SqlValue>) -> Vec<T> {
+    collect(run_query(sql, args, Box::new(thread::Collect::<T>::new(false))).await)
+}
+
+/// Runs a query with bound `args` and decodes its first row into `T`; `None` when there is no row.
+/// Rows after the first are not read.
+pub async fn query_one<T: FromRow>(sql: &str, args: Vec<SqlValue>) -> Option<T> {
+    collect::<T>(run_query(sql, args, Box::new(thread::Collect::<T>::new(true))).await).pop()
+}
+
+/// The non-generic part of [`query`] and [`query_one`], so that generated code instantiates only
+/// the row decoder.
+async fn run_query(sql: &str, args: Vec<SqlValue>, sink: Box<dyn RowSink>) -> Box<dyn Any + Send> {
+    let sql = sql.to_owned();
+    let sink: Box<dyn RowSink> = submit(|reply| Op::Query { sql, args, sink, reply }).await;
+    sink.into_any()
+}
+
+fn collect<T: FromRow>(sink: Box<dyn Any + Send>) -> Vec<T> {
+    match sink.downcast::<thread::Collect<T>>() {
+        Ok(collected) => collected.rows,
+        Err(_) => unreachable!("the database thread returns the sink it was given"),
+    }
+}
+
+/// Begins a write transaction (`BEGIN IMMEDIATE`) owned by the current request. Until it ends,
+/// other requests' statements wait.
+pub async fn begin() {
+    crate::context::mark_began();
+    submit(|reply| Op::Begin { reply }).await
+}
+
+/// Commits the current request's transaction.
+pub async fn commit() {
+    submit(|reply| Op::Commit { reply }).await
+}
+
+/// Rolls back the current request's transaction.
+pub async fn rollback() {
+    submit(|reply| Op::Rollback { reply }).await
+}

@@ -1,0 +1,312 @@
+//! The database thread: owns the connection, runs jobs in order, and keeps each request's
+//! statements out of other requests' transactions.
+
+use std::any::{Any, TypeId};
+use std::collections::{HashMap, VecDeque};
+use std::time::Duration;
+
+use rusqlite::{Connection, ErrorCode, params_from_iter};
+use tokio::sync::{mpsc, oneshot};
+
+use super::row::{FromRow, Row, RowError};
+use super::{DbError, DbErrorKind, SqlValue};
+
+/// How many prepared statements rusqlite keeps.
+const STATEMENT_CACHE: usize = 128;
+
+/// How long a statement waits for a lock held by another connection (another process).
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+type Reply<T> = oneshot::Sender<Result<T, DbError>>;
+
+/// One unit of work, tagged with the request that sent it (0 outside requests).
+pub(crate) struct Job {
+    pub(crate) owner: u64,
+    pub(crate) op: Op,
+}
+
+/// What a job does.
+pub(crate) enum Op {
+    /// A statement without result rows; answers the number of changed rows.
+    Exec { sql: String, args: Vec<SqlValue>, reply: Reply<i64> },
+    /// A query whose rows are fed to `sink`; answers the sink with the decoded rows in it.
+    Query { sql: String, args: Vec<SqlValue>, sink: Box<dyn RowSink>, reply: Reply<Box<dyn RowSink>> },
+    /// `BEGIN IMMEDIATE`.
+    Begin { reply: Reply<()> },
+    /// `COMMIT`.
+    Commit { reply: Reply<()> },
+    /// `ROLLBACK`.
+    Rollback { reply: Reply<()> },
+    /// The owner's request has ended: roll back its open transaction and drop its deferred jobs.
+    RequestEnded,
+    /// Stop: roll back, close the connection, end the thread.
+    Shutdown,
+}
+
+impl Job {
+    /// Whether nobody waits for the answer any more (the request's future was dropped), so running
+    /// the statement would only write data for a request that has already been answered.
+    fn is_abandoned(&self) -> bool {
+        match &self.op {
+            Op::Exec { reply, .. } => reply.is_closed(),
+            Op::Query { reply, .. } => reply.is_closed(),
+            Op::Begin { reply } | Op::Commit { reply } | Op::Rollback { reply } => reply.is_closed(),
+            Op::RequestEnded | Op::Shutdown => false,
+        }
+    }
+}
+
+/// Receives decoded rows on the database thread; the generic half lives in generated code.
+pub(crate) trait RowSink: Send {
+    /// Identifies the class, to key the column-index cache.
+    fn class(&self) -> TypeId;
+    /// The class's column names.
+    fn columns(&self) -> &'static [&'static str];
+    /// Decodes one row; `Ok(false)` when no more rows are wanted.
+    fn accept(&mut self, row: &Row<'_>, columns: &[usize]) -> Result<bool, RowError>;
+    /// Hands the sink back to the async side.
+    fn into_any(self: Box<Self>) -> Box<dyn Any + Send>;
+}
+
+/// Collects rows of class `T` (all of them, or only the first).
+pub(crate) struct Collect<T> {
+    pub(crate) rows: Vec<T>,
+    first_only: bool,
+}
+
+impl<T> Collect<T> {
+    pub(crate) fn new(first_only: bool) -> Collect<T> {
+        Collect { rows: Vec::new(), first_only }
+    }
+}
+
+impl<T: FromRow> RowSink for Collect<T> {
+    fn class(&self) -> TypeId {
+        TypeId::of::<T>()
+    }
+
+    fn columns(&self) -> &'static [&'static str] {
+        T::COLUMNS
+    }
+
+    fn accept(&mut self, row: &Row<'_>, columns: &[usize]) -> Result<bool, RowError> {
+        self.rows.push(T::from_row(row, columns)?);
+        Ok(!self.first_only)
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any + Send> {
+        self
+    }
+}
+
+/// Converts a rusqlite error, telling unique and primary-key violations apart.
+fn db_error(error: rusqlite::Error) -> DbError {
+    if let rusqlite::Error::SqliteFailure(failure, _) = &error
+        && failure.code == ErrorCode::ConstraintViolation
+        && matches!(
+            failure.extended_code,
+            rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE | rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
+        )
+    {
+        return DbError::new(DbErrorKind::Conflict, error.to_string());
+    }
+    DbError::new(DbErrorKind::Failed, error.to_string())
+}
+
+fn open(path: &str, create_sql: &[String]) -> Result<Connection, DbError> {
+    let conn = if path == ":memory:" { Connection::open_in_memory() } else { Connection::open(path) }
+        .map_err(|e| DbError::new(DbErrorKind::Failed, format!("cannot open {path}: {e}")))?;
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(db_error)?;
+    if path != ":memory:" {
+        // journal_mode answers with the mode in force, so it is read as a query.
+        let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0)).map_err(db_error)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            tracing::warn!(target: "nagi::db", "{path}: journal mode is {mode}, not WAL");
+        }
+        conn.execute_batch("PRAGMA synchronous = NORMAL").map_err(db_error)?;
+    }
+    conn.execute_batch("PRAGMA foreign_keys = ON").map_err(db_error)?;
+    for sql in create_sql {
+        conn.execute_batch(sql).map_err(|e| DbError::new(DbErrorKind::Failed, format!("{sql}: {e}")))?;
+    }
+    Ok(conn)
+}
+
+/// The thread's body: opens the database, reports the outcome, then serves jobs until shutdown.
+pub(crate) fn run(
+    path: &str,
+    create_sql: &[String],
+    receiver: mpsc::Receiver<Job>,
+    opened: std::sync::mpsc::Sender<Result<(), DbError>>,
+) {
+    let conn = match open(path, create_sql) {
+        Ok(conn) => conn,
+        Err(error) => {
+            let _ = opened.send(Err(error));
+            return;
+        }
+    };
+    let _ = opened.send(Ok(()));
+    tracing::info!(target: "nagi::db", "opened {path}");
+    let mut worker = Worker { conn, columns: HashMap::new(), owner: None, deferred: VecDeque::new() };
+    worker.serve(receiver);
+    worker.finish(path);
+}
+
+struct Worker {
+    conn: Connection,
+    /// Column indices per SQL text and class, resolved when the statement was first prepared.
+    columns: HashMap<String, HashMap<TypeId, Vec<usize>>>,
+    /// The request that owns the open transaction, if one is open.
+    owner: Option<u64>,
+    /// Jobs of other requests that arrived while a transaction was open, in arrival order.
+    deferred: VecDeque<Job>,
+}
+
+impl Worker {
+    fn serve(&mut self, mut receiver: mpsc::Receiver<Job>) {
+        loop {
+            let job = match self.next_deferred() {
+                Some(job) => job,
+                None => match receiver.blocking_recv() {
+                    Some(job) => job,
+                    None => return,
+                },
+            };
+            match job.op {
+                Op::Shutdown => return,
+                Op::RequestEnded => self.request_ended(job.owner),
+                _ if self.owner.is_some_and(|owner| owner != job.owner) => self.deferred.push_back(job),
+                _ if job.is_abandoned() => {}
+                _ => self.execute(job),
+            }
+        }
+    }
+
+    /// The first deferred job that may run now: all of them once no transaction is open.
+    fn next_deferred(&mut self) -> Option<Job> {
+        let at = match self.owner {
+            None if !self.deferred.is_empty() => 0,
+            None => return None,
+            Some(owner) => self.deferred.iter().position(|job| job.owner == owner)?,
+        };
+        self.deferred.remove(at)
+    }
+
+    fn execute(&mut self, job: Job) {
+        let owner = job.owner;
+        match job.op {
+            Op::Exec { sql, args, reply } => {
+                let result = self.exec(&sql, &args);
+                self.settle(owner, &sql, result.as_ref().err());
+                let _ = reply.send(result);
+            }
+            Op::Query { sql, args, mut sink, reply } => {
+                let result = self.query(&sql, &args, sink.as_mut());
+                self.settle(owner, &sql, result.as_ref().err());
+                let _ = reply.send(result.map(|()| sink));
+            }
+            Op::Begin { reply } => {
+                let result = self.conn.execute_batch("BEGIN IMMEDIATE").map_err(db_error);
+                self.settle(owner, "BEGIN IMMEDIATE", result.as_ref().err());
+                let _ = reply.send(result);
+            }
+            Op::Commit { reply } => {
+                let result = self.conn.execute_batch("COMMIT").map_err(db_error);
+                self.settle(owner, "COMMIT", result.as_ref().err());
+                let _ = reply.send(result);
+            }
+            Op::Rollback { reply } => {
+                let result = self.conn.execute_batch("ROLLBACK").map_err(db_error);
+                self.settle(owner, "ROLLBACK", result.as_ref().err());
+                let _ = reply.send(result);
+            }
+            Op::RequestEnded | Op::Shutdown => unreachable!("control jobs are handled in serve"),
+        }
+    }
+
+    /// After a job: logs a failure and rolls back any open transaction; then records who owns the
+    /// transaction from the connection's real state, so that `BEGIN`/`COMMIT` sent as plain SQL
+    /// through `exec` are tracked too.
+    fn settle(&mut self, owner: u64, sql: &str, error: Option<&DbError>) {
+        if let Some(error) = error {
+            match error.kind {
+                DbErrorKind::Conflict => {
+                    tracing::debug!(target: "nagi::db", request = owner, "conflict: {error} ({sql})");
+                }
+                _ => tracing::error!(target: "nagi::db", request = owner, "statement failed: {error} ({sql})"),
+            }
+            if !self.conn.is_autocommit()
+                && let Err(e) = self.conn.execute_batch("ROLLBACK")
+            {
+                tracing::error!(target: "nagi::db", request = owner, "rollback after a failure failed: {e}");
+            }
+        }
+        self.owner = if self.conn.is_autocommit() { None } else { Some(owner) };
+    }
+
+    fn request_ended(&mut self, request: u64) {
+        if self.owner == Some(request) {
+            tracing::debug!(target: "nagi::db", request, "rolling back the transaction the request left open");
+            if let Err(e) = self.conn.execute_batch("ROLLBACK") {
+                tracing::error!(target: "nagi::db", request, "rollback failed: {e}");
+            }
+            self.owner = if self.conn.is_autocommit() { None } else { Some(request) };
+        }
+        self.deferred.retain(|job| job.owner != request);
+    }
+
+    fn exec(&mut self, sql: &str, args: &[SqlValue]) -> Result<i64, DbError> {
+        let mut statement = self.conn.prepare_cached(sql).map_err(db_error)?;
+        let changed = statement.execute(params_from_iter(args)).map_err(db_error)?;
+        Ok(i64::try_from(changed).unwrap_or(i64::MAX))
+    }
+
+    fn query(&mut self, sql: &str, args: &[SqlValue], sink: &mut dyn RowSink) -> Result<(), DbError> {
+        let mut statement = self.conn.prepare_cached(sql).map_err(db_error)?;
+        if !self.columns.contains_key(sql) {
+            self.columns.insert(sql.to_owned(), HashMap::new());
+        }
+        let Some(by_class) = self.columns.get_mut(sql) else { unreachable!("inserted above") };
+        let class = sink.class();
+        let columns = match by_class.get(&class) {
+            Some(columns) => columns,
+            None => {
+                let mut resolved = Vec::with_capacity(sink.columns().len());
+                for name in sink.columns() {
+                    let index = statement.column_index(name).map_err(|_| {
+                        DbError::new(
+                            DbErrorKind::Row,
+                            RowError::new(name, "the query has no result column with this name").to_string(),
+                        )
+                    })?;
+                    resolved.push(index);
+                }
+                by_class.entry(class).or_insert(resolved)
+            }
+        };
+        let mut rows = statement.query(params_from_iter(args)).map_err(db_error)?;
+        while let Some(row) = rows.next().map_err(db_error)? {
+            let more = sink
+                .accept(&Row::new(row), columns)
+                .map_err(|e| DbError::new(DbErrorKind::Row, format!("cannot decode a row: {e}")))?;
+            if !more {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(mut self, path: &str) {
+        if !self.conn.is_autocommit() {
+            let _ = self.conn.execute_batch("ROLLBACK");
+        }
+        // Dropping deferred jobs closes their reply channels; their requests answer 500.
+        self.deferred.clear();
+        match self.conn.close() {
+            Ok(()) => tracing::info!(target: "nagi::db", "closed {path}"),
+            Err((_, e)) => tracing::error!(target: "nagi::db", "closing {path} failed: {e}"),
+        }
+    }
+}

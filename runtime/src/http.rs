@@ -1,0 +1,424 @@
+//! HTTP for generated code: requests with typed parameters and JSON bodies, JSON replies, and the
+//! server (Axum on Tokio) that routes requests to the program's handlers.
+//!
+//! A handler is a plain `fn(Request) -> HandlerFuture`; routes are registered when the server
+//! starts, so generated code instantiates none of Axum's generics. Errors inside a handler unwind
+//! (see [`crate::HttpError`] and [`crate::Trap`]) and the per-request wrapper answers them with
+//! `{"error": "...", "detail": "..."}`. The rules are written out in `docs/http.md`.
+
+mod binding;
+mod wrapper;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::routing::MethodRouter;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tower_http::limit::RequestBodyLimitLayer;
+use tower_http::timeout::TimeoutLayer;
+
+use crate::HttpError;
+use crate::config::Config;
+use crate::db::{Database, DbHandle};
+use crate::trap::{HookMode, install_hook};
+
+/// An HTTP request as a handler sees it: method, path parameters, query parameters, headers, and
+/// the body, already read in full (and within the body limit).
+pub struct Request {
+    method: Method,
+    path: String,
+    params: Vec<(String, String)>,
+    query: Vec<(String, String)>,
+    headers: HeaderMap,
+    body: Bytes,
+}
+
+impl Request {
+    /// The path parameter `name` (`{name}` in the route), percent-decoded and parsed as `T`.
+    ///
+    /// A value that does not parse answers 400 `{"error":"bad request","detail":"path parameter
+    /// `id`: expected an i64 integer, got \"abc\""}`.
+    pub fn path<T: Param>(&self, name: &str) -> T {
+        match self.params.iter().find(|(key, _)| key == name) {
+            Some((_, text)) => parse_param("path", name, text),
+            None => crate::trap(&format!("the route has no path parameter `{name}`")),
+        }
+    }
+
+    /// The query parameter `name` (`?name=value`, form-decoded: `+` is a space) parsed as `T`.
+    /// Missing or unparsable answers 400. When a name repeats, the first value counts.
+    pub fn query<T: Param>(&self, name: &str) -> T {
+        match self.query_text(name) {
+            Some(text) => parse_param("query", name, text),
+            None => HttpError::new(400, "bad request", format!("missing query parameter `{name}`")).raise(),
+        }
+    }
+
+    /// The query parameter `name` parsed as `T`, or `None` when it is absent. Present but
+    /// unparsable answers 400 (an empty value, `?limit=`, counts as present).
+    pub fn query_opt<T: Param>(&self, name: &str) -> Option<T> {
+        self.query_text(name).map(|text| parse_param("query", name, text))
+    }
+
+    /// Decodes the JSON body straight into `T` (no intermediate JSON tree) under the binding rules:
+    /// 415 for a missing or non-JSON content type, 400 for an empty or malformed body or trailing
+    /// bytes, 422 when the JSON does not fit `T` (missing field, `null` for a non-option, wrong
+    /// type, integer out of range, duplicate or unknown field). The detail names the field.
+    pub fn json<T: DeserializeOwned>(&self) -> T {
+        binding::check_content_type(self.headers.get(header::CONTENT_TYPE)).unwrap_or_else(|e| e.raise());
+        binding::check_not_empty(&self.body).unwrap_or_else(|e| e.raise());
+        let mut deserializer = serde_json::Deserializer::from_slice(&self.body);
+        let value =
+            serde_path_to_error::deserialize(&mut deserializer).unwrap_or_else(|e| binding::decode_error(e).raise());
+        deserializer.end().unwrap_or_else(|e| binding::trailing_error(&e).raise());
+        value
+    }
+
+    /// The request method, e.g. `GET`.
+    pub fn method(&self) -> &str {
+        self.method.as_str()
+    }
+
+    /// The request path, e.g. `/users/7` (without the query).
+    pub fn uri_path(&self) -> &str {
+        &self.path
+    }
+
+    /// A header's value, when present and valid text.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// The raw body bytes.
+    pub fn body(&self) -> &[u8] {
+        &self.body
+    }
+
+    fn query_text(&self, name: &str) -> Option<&str> {
+        self.query.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str())
+    }
+}
+
+fn parse_param<T: Param>(place: &str, name: &str, text: &str) -> T {
+    T::parse(text).unwrap_or_else(|| {
+        HttpError::new(
+            400,
+            "bad request",
+            format!("{place} parameter `{name}`: expected {}, got {text:?}", T::EXPECTED),
+        )
+        .raise()
+    })
+}
+
+/// A type that a path or query parameter parses into.
+pub trait Param: Sized {
+    /// What a valid value looks like, for the 400 answer's detail.
+    const EXPECTED: &'static str = "a valid value";
+
+    /// Parses the (already percent-decoded) text; `None` when it is not a valid value.
+    fn parse(text: &str) -> Option<Self>;
+}
+
+impl Param for i32 {
+    const EXPECTED: &'static str = "an i32 integer";
+
+    /// Decimal digits with an optional sign, in range (Rust's `str::parse::<i32>`).
+    fn parse(text: &str) -> Option<i32> {
+        text.parse().ok()
+    }
+}
+
+impl Param for i64 {
+    const EXPECTED: &'static str = "an i64 integer";
+
+    /// Decimal digits with an optional sign, in range (Rust's `str::parse::<i64>`).
+    fn parse(text: &str) -> Option<i64> {
+        text.parse().ok()
+    }
+}
+
+impl Param for f64 {
+    const EXPECTED: &'static str = "a finite number";
+
+    /// A decimal or exponent number (Rust's `str::parse::<f64>`); `NaN` and infinities are refused.
+    fn parse(text: &str) -> Option<f64> {
+        text.parse::<f64>().ok().filter(|v| v.is_finite())
+    }
+}
+
+impl Param for bool {
+    const EXPECTED: &'static str = "true or false";
+
+    /// Exactly `true` or `false`.
+    fn parse(text: &str) -> Option<bool> {
+        match text {
+            "true" => Some(true),
+            "false" => Some(false),
+            _ => None,
+        }
+    }
+}
+
+impl Param for String {
+    const EXPECTED: &'static str = "text";
+
+    /// Any text.
+    fn parse(text: &str) -> Option<String> {
+        Some(text.to_owned())
+    }
+}
+
+/// A handler's answer: a status and a JSON body.
+pub struct Reply {
+    status: StatusCode,
+    body: ReplyBody,
+}
+
+enum ReplyBody {
+    Json(Vec<u8>),
+    /// `none` from an option route; the wrapper writes the 404 with the request's path.
+    NotFound,
+}
+
+impl Reply {
+    /// A reply with an already encoded JSON body; traps on a status outside 100..=999.
+    pub fn json_bytes(status: u16, body: Vec<u8>) -> Reply {
+        match StatusCode::from_u16(status) {
+            Ok(status) => Reply { status, body: ReplyBody::Json(body) },
+            Err(_) => crate::trap(&format!("invalid HTTP status {status}")),
+        }
+    }
+
+    /// The status code.
+    pub fn status(&self) -> u16 {
+        self.status.as_u16()
+    }
+
+    /// The JSON body (empty for a not-found reply, whose body the server writes).
+    pub fn body(&self) -> &[u8] {
+        match &self.body {
+            ReplyBody::Json(bytes) => bytes,
+            ReplyBody::NotFound => &[],
+        }
+    }
+}
+
+/// Answers `status` with `value` encoded as JSON (`serde_json::to_vec`, so NaN and infinities are
+/// `null`) and `content-type: application/json`. Generated code passes 201 for POST routes and
+/// 200 otherwise.
+pub fn reply<T: Serialize>(status: u16, value: &T) -> Reply {
+    Reply::json_bytes(status, crate::json::json_encode(value).into_bytes())
+}
+
+/// Like [`reply`] for a `T?` result: `None` answers 404 `{"error":"not found","detail":"GET
+/// /users/7: no such resource"}`.
+pub fn reply_option<T: Serialize>(status: u16, value: &Option<T>) -> Reply {
+    match value {
+        Some(value) => reply(status, value),
+        None => Reply { status: StatusCode::NOT_FOUND, body: ReplyBody::NotFound },
+    }
+}
+
+/// What a handler returns: a boxed, sendable future of its reply.
+pub type HandlerFuture = Pin<Box<dyn Future<Output = Reply> + Send + 'static>>;
+
+/// One route: a method, a path in Nagi syntax (`/users/{id}`), and its handler.
+#[derive(Clone, Copy)]
+pub struct Route {
+    /// `GET`, `POST`, `PUT`, `DELETE`, `PATCH`, ...
+    pub method: &'static str,
+    /// The path, with `{name}` for a path parameter.
+    pub path: &'static str,
+    /// The handler.
+    pub handler: fn(Request) -> HandlerFuture,
+}
+
+/// A table the service needs, created at start.
+#[derive(Clone, Copy)]
+pub struct Table {
+    /// The table's name.
+    pub name: &'static str,
+    /// Its `CREATE TABLE IF NOT EXISTS ...` statement.
+    pub create_sql: &'static str,
+}
+
+/// A whole service: its name (the default database is `./<name>.db`), tables and routes.
+pub struct Service {
+    /// The service's name.
+    pub name: &'static str,
+    /// Its tables.
+    pub tables: Vec<Table>,
+    /// Its routes.
+    pub routes: Vec<Route>,
+}
+
+/// Why the server could not start or stopped with an error.
+#[derive(Debug)]
+pub struct ServeError {
+    message: String,
+}
+
+impl ServeError {
+    fn new(message: impl Into<String>) -> ServeError {
+        ServeError { message: message.into() }
+    }
+}
+
+impl std::fmt::Display for ServeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ServeError {}
+
+/// Runs a service as a process: parses the command line and `NAGI_*` environment (see
+/// [`Config`]), sets up logging, opens the database on its thread, starts Tokio with `--workers`
+/// threads, and serves until SIGINT or SIGTERM. Then it stops accepting, finishes in-flight
+/// requests, closes the database, flushes the log, and exits 0 (1 when it could not start, with
+/// `error: ...` on stderr).
+pub fn serve(service: Service) -> ! {
+    let config = Config::parse_for(service.name);
+    // Lines printed before serving went to the buffered stdout; write them before the log's.
+    crate::rt::flush_stdout();
+    let log = crate::logging::init(config.log.into());
+    install_hook(HookMode::Serve);
+    let result = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(usize::from(config.workers))
+        .thread_name("nagi-worker")
+        .enable_all()
+        .build()
+        .map_err(|e| ServeError::new(format!("cannot start Tokio: {e}")))
+        .and_then(|runtime| {
+            let result = runtime.block_on(async {
+                let listener = tokio::net::TcpListener::bind(&config.listen)
+                    .await
+                    .map_err(|e| ServeError::new(format!("cannot listen on {}: {e}", config.listen)))?;
+                serve_with(listener, service, config).await
+            });
+            runtime.shutdown_timeout(Duration::from_secs(1));
+            result
+        });
+    if let Err(error) = &result {
+        tracing::error!(target: "nagi", "{error}");
+    }
+    // No stdout flush here: printed lines went through the log queue, and the log writer may be
+    // blocked on a stalled stdout while holding its lock, which would block this thread too.
+    log.shutdown();
+    match result {
+        Ok(()) => std::process::exit(0),
+        Err(error) => {
+            eprintln!("error: {error}");
+            std::process::exit(1)
+        }
+    }
+}
+
+/// Serves `service` on `listener` until SIGINT or SIGTERM, with the database and limits of
+/// `config` (`config.workers` and `config.listen` are not used: the caller owns the runtime and the
+/// listener). Opens the database and creates the tables first; closes it after the last in-flight
+/// request has finished.
+pub async fn serve_with(listener: tokio::net::TcpListener, service: Service, config: Config) -> Result<(), ServeError> {
+    serve_until(listener, service, config, shutdown_signal()).await
+}
+
+/// Like [`serve_with`], but shuts down gracefully when `shutdown` completes instead of on a signal
+/// (for tests and embedding).
+pub async fn serve_until<F>(
+    listener: tokio::net::TcpListener,
+    service: Service,
+    config: Config,
+    shutdown: F,
+) -> Result<(), ServeError>
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    install_hook(HookMode::Library);
+    let create: Vec<&'static str> = service.tables.iter().map(|table| table.create_sql).collect();
+    let path = config.db.clone();
+    // Opening waits for the database thread; keep that wait off the async workers.
+    let database = tokio::task::spawn_blocking(move || Database::open(&path, &create))
+        .await
+        .map_err(|e| ServeError::new(format!("cannot open the database: {e}")))?
+        .map_err(|e| ServeError::new(e.to_string()))?;
+    let is_default = crate::db::set_default_if_unset(&database.handle());
+    let app = router(&service, &config, database.handle());
+    let address = listener.local_addr().map_err(|e| ServeError::new(e.to_string()))?;
+    tracing::info!(target: "nagi", "{} listening on http://{address} with database {}", service.name, config.db);
+    let served = axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            tracing::info!(target: "nagi", "shutting down: no new connections, finishing in-flight requests");
+        })
+        .await;
+    if is_default {
+        crate::db::set_default(None);
+    }
+    database.close().await;
+    tracing::info!(target: "nagi", "stopped");
+    served.map_err(|e| ServeError::new(format!("server error: {e}")))
+}
+
+/// Completes on SIGINT (Ctrl-C) or SIGTERM.
+async fn shutdown_signal() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {}
+        () = terminate => {}
+    }
+}
+
+/// The Axum router for `service`: its routes with the per-request wrapper, a JSON 404 for unknown
+/// paths and 405 for known paths with another method, the request timeout (503) and body limit
+/// (413) layers, and the request log.
+///
+/// Panics when a route has a method Axum does not route or two routes collide; generated services
+/// never do.
+pub fn router(service: &Service, config: &Config, db: DbHandle) -> Router {
+    let shared = Arc::new(wrapper::Shared { db, body_limit: config.body_limit, timeout_ms: config.timeout_ms });
+    // Axum wants one method router per path, so routes that share a path are merged, in order.
+    let mut paths: Vec<(&'static str, MethodRouter)> = Vec::new();
+    for route in &service.routes {
+        let method = Method::from_bytes(route.method.to_ascii_uppercase().as_bytes())
+            .unwrap_or_else(|_| panic!("route {} {}: invalid method", route.method, route.path));
+        let filter = axum::routing::MethodFilter::try_from(method)
+            .unwrap_or_else(|_| panic!("route {} {}: method not supported", route.method, route.path));
+        let shared = Arc::clone(&shared);
+        let handler = route.handler;
+        let endpoint = move |request: axum::extract::Request| wrapper::handle(shared, handler, request);
+        match paths.iter_mut().find(|(path, _)| *path == route.path) {
+            Some((_, methods)) => *methods = std::mem::replace(methods, MethodRouter::new()).on(filter, endpoint),
+            None => paths.push((route.path, axum::routing::on(filter, endpoint))),
+        }
+    }
+    let mut app = Router::new();
+    for (path, methods) in paths {
+        app = app.route(path, methods);
+    }
+    app.fallback(wrapper::not_found)
+        .layer(RequestBodyLimitLayer::new(config.body_limit))
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::SERVICE_UNAVAILABLE,
+            Duration::from_millis(config.timeout_ms),
+        ))
+        .layer(axum::middleware::from_fn_with_state(Arc::clone(&shared), wrapper::log_and_normalize))
+}

@@ -1,0 +1,27 @@
+//! JSON text for Nagi values, byte for byte as the pinned serde_json writes and reads it.
+//!
+//! serde_json is built with `float_roundtrip`, so floats are parsed correctly rounded.
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::trap;
+
+/// Encodes a value as compact JSON text with `serde_json::to_string`.
+///
+/// Non-finite floats (`NaN`, `inf`, `-inf`) become `null`, as serde_json writes them. A value that
+/// JSON cannot represent (a map with non-string keys) traps with `cannot encode JSON: ...`; classes
+/// generated from Nagi never do.
+pub fn json_encode<T: Serialize>(v: &T) -> String {
+    match serde_json::to_string(v) {
+        Ok(text) => text,
+        Err(error) => trap(&format!("cannot encode JSON: {error}")),
+    }
+}
+
+/// Decodes JSON text into a value with `serde_json::from_str`; `None` when the text is not valid
+/// JSON, has trailing characters, or does not fit the type (the same rules as the HTTP body
+/// binding, without the error detail).
+pub fn json_decode<T: DeserializeOwned>(s: &str) -> Option<T> {
+    serde_json::from_str(s).ok()
+}

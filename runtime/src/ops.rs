@@ -1,0 +1,105 @@
+//! Arithmetic and string operations whose Nagi semantics differ from a plain Rust operator: they
+//! trap instead of panicking with Rust's message, and never depend on debug or release mode.
+//!
+//! The rules are DESIGN.md's "Semantics both emitters must agree on".
+
+use crate::trap;
+
+/// Integer division `a / b` for `i32`, truncating toward zero.
+///
+/// Traps with `division by zero` when `b == 0`; `i32::MIN / -1 == i32::MIN` (two's complement
+/// wrap, as `i32::wrapping_div`).
+pub fn div_i32(a: i32, b: i32) -> i32 {
+    if b == 0 {
+        trap("division by zero");
+    }
+    a.wrapping_div(b)
+}
+
+/// Integer division `a / b` for `i64`; the same rules as [`div_i32`].
+pub fn div_i64(a: i64, b: i64) -> i64 {
+    if b == 0 {
+        trap("division by zero");
+    }
+    a.wrapping_div(b)
+}
+
+/// Remainder `a % b` for `i32`, with the sign of `a`.
+///
+/// Traps with `remainder by zero` when `b == 0`; `i32::MIN % -1 == 0` (as `i32::wrapping_rem`).
+pub fn rem_i32(a: i32, b: i32) -> i32 {
+    if b == 0 {
+        trap("remainder by zero");
+    }
+    a.wrapping_rem(b)
+}
+
+/// Remainder `a % b` for `i64`; the same rules as [`rem_i32`].
+pub fn rem_i64(a: i64, b: i64) -> i64 {
+    if b == 0 {
+        trap("remainder by zero");
+    }
+    a.wrapping_rem(b)
+}
+
+/// Checks a Nagi index `i` against a length and returns it as a `usize`.
+///
+/// Traps with `index out of range: the length is {len} but the index is {i}` when `i` is negative
+/// or not below `len` (the wording follows Rust's slice-index panic).
+pub fn index(i: i64, len: usize) -> usize {
+    match usize::try_from(i) {
+        Ok(at) if at < len => at,
+        _ => trap(&format!("index out of range: the length is {len} but the index is {i}")),
+    }
+}
+
+/// Unwraps an option; traps with `unwrap of none` on `None`.
+pub fn unwrap<T>(o: Option<T>) -> T {
+    match o {
+        Some(value) => value,
+        None => trap("unwrap of none"),
+    }
+}
+
+/// The smaller of two floats: a NaN operand yields the other operand (as C's `fmin`), and `-0.0`
+/// orders below `+0.0`, so `fmin(0.0, -0.0)` and `fmin(-0.0, 0.0)` are both `-0.0`.
+///
+/// Rust's `f64::min` leaves the sign of a zero result unspecified, so the zero case is spelled out.
+pub fn fmin(a: f64, b: f64) -> f64 {
+    if a.is_nan() {
+        b
+    } else if b.is_nan() || a < b {
+        a
+    } else if b < a {
+        b
+    } else if a.is_sign_negative() {
+        // Equal values: only ±0.0 can differ, and the negative zero is the smaller.
+        a
+    } else {
+        b
+    }
+}
+
+/// The larger of two floats: a NaN operand yields the other operand, and `+0.0` orders above
+/// `-0.0`, so `fmax(0.0, -0.0)` and `fmax(-0.0, 0.0)` are both `0.0`.
+pub fn fmax(a: f64, b: f64) -> f64 {
+    if a.is_nan() {
+        b
+    } else if b.is_nan() || a > b {
+        a
+    } else if b > a {
+        b
+    } else if a.is_sign_positive() {
+        a
+    } else {
+        b
+    }
+}
+
+/// String concatenation `a + b` into a new `String` sized exactly once.
+pub fn concat(a: &str, b: &str) -> String {
+    let mut out = String::with_capacity(a.len() + b.len());
+    out.push_str(a);
+    out.push_str(b);
+    out
+}

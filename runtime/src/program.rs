@@ -1,0 +1,23 @@
+//! The entry point of a compiled Nagi program that is not a service.
+
+use std::panic::{self, AssertUnwindSafe};
+use std::process;
+
+use crate::trap::{HookMode, install_hook};
+
+/// Runs a Nagi program's `main` and exits the process.
+///
+/// Installs the runtime's panic hook, runs `main`, flushes the buffered stdout and exits with
+/// status 0. A trap flushes stdout, prints `error: <message>` to stderr (nothing else: no location,
+/// no backtrace) and exits with status 101, the status Rust uses for a panic. Any other panic
+/// prints `error: internal error: <payload>` and also exits with 101.
+pub fn run_main(main: fn()) -> ! {
+    install_hook(HookMode::Program);
+    let outcome = panic::catch_unwind(AssertUnwindSafe(main));
+    crate::rt::flush_stdout();
+    match outcome {
+        Ok(()) => process::exit(0),
+        // The hook has already printed the message, after flushing stdout.
+        Err(_) => process::exit(101),
+    }
+}

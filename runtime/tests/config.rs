@@ -1,0 +1,101 @@
+//! The command line and `NAGI_*` environment of a service, parsed in child processes (this test
+//! binary re-runs itself) because the environment cannot be changed safely in a threaded test.
+
+use std::process::Command;
+
+use nagi_runtime::config::{Config, LogLevel};
+
+const CHILD: &str = "NAGI_RUNTIME_TEST_CONFIG_CHILD";
+
+/// The child's entry point: parses its arguments after `--` and prints the config.
+#[test]
+fn child() {
+    if std::env::var(CHILD).is_ok() {
+        let args: Vec<String> =
+            std::env::var(CHILD).unwrap_or_default().split_whitespace().map(str::to_owned).collect();
+        let parsed = Config::try_parse_for("users", std::iter::once("users".to_owned()).chain(args));
+        match parsed {
+            Ok(config) => println!("\nCONFIG Ok({config:?})"),
+            Err(error) => println!("\nCONFIG Err({:?})", error.kind()),
+        }
+    }
+}
+
+fn parse_in_child(args: &str, env: &[(&str, &str)]) -> String {
+    let mut command = Command::new(std::env::current_exe().expect("test binary"));
+    command.args(["child", "--exact", "--nocapture", "--test-threads=1"]).env(CHILD, args);
+    for name in ["NAGI_LISTEN", "NAGI_DB", "NAGI_WORKERS", "NAGI_TIMEOUT_MS", "NAGI_BODY_LIMIT", "NAGI_LOG"] {
+        command.env_remove(name);
+    }
+    command.envs(env.iter().copied());
+    let output = command.output().expect("run child");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("CONFIG "))
+        .unwrap_or_else(|| panic!("no config in {stdout}"))
+        .to_owned()
+}
+
+#[test]
+fn defaults() {
+    let expected = Config {
+        listen: "127.0.0.1:8080".to_owned(),
+        db: "./users.db".to_owned(),
+        workers: 1,
+        timeout_ms: 30_000,
+        body_limit: 1_048_576,
+        log: LogLevel::Info,
+    };
+    assert_eq!(parse_in_child("", &[]), format!("{:?}", Ok::<_, ()>(expected)));
+}
+
+#[test]
+fn environment_and_flags() {
+    let from_env = parse_in_child(
+        "",
+        &[
+            ("NAGI_LISTEN", "0.0.0.0:9000"),
+            ("NAGI_DB", ":memory:"),
+            ("NAGI_WORKERS", "4"),
+            ("NAGI_TIMEOUT_MS", "500"),
+            ("NAGI_BODY_LIMIT", "10"),
+            ("NAGI_LOG", "debug"),
+        ],
+    );
+    let expected = Config {
+        listen: "0.0.0.0:9000".to_owned(),
+        db: ":memory:".to_owned(),
+        workers: 4,
+        timeout_ms: 500,
+        body_limit: 10,
+        log: LogLevel::Debug,
+    };
+    assert_eq!(from_env, format!("{:?}", Ok::<_, ()>(expected.clone())));
+    // A flag wins over its variable.
+    let flag_wins = parse_in_child("--workers 2 --db other.db", &[("NAGI_WORKERS", "4"), ("NAGI_DB", ":memory:")]);
+    assert!(flag_wins.contains("workers: 2") && flag_wins.contains("db: \"other.db\""), "{flag_wins}");
+}
+
+#[test]
+fn bad_values_are_refused() {
+    assert!(parse_in_child("--workers 0", &[]).starts_with("Err("));
+    assert!(parse_in_child("--timeout-ms soon", &[]).starts_with("Err("));
+    assert!(parse_in_child("--frobnicate", &[]).starts_with("Err("));
+}
+
+#[test]
+fn help_lists_every_flag_with_its_variable() {
+    let help = Config::command_for("users").render_long_help().to_string();
+    for (flag, variable) in [
+        ("--listen", "NAGI_LISTEN"),
+        ("--db", "NAGI_DB"),
+        ("--workers", "NAGI_WORKERS"),
+        ("--timeout-ms", "NAGI_TIMEOUT_MS"),
+        ("--body-limit", "NAGI_BODY_LIMIT"),
+        ("--log", "NAGI_LOG"),
+    ] {
+        assert!(help.contains(flag) && help.contains(variable), "{flag} / {variable} missing from:\n{help}");
+    }
+    assert!(help.contains("./users.db"));
+}

@@ -1,0 +1,289 @@
+//! Integration tests of the main job: `examples/users.nagi` compiled by `nagic build` into a
+//! native service, started as a real process on a free 127.0.0.1 port with a real SQLite file,
+//! and driven over real HTTP. Rows are read back from the file with rusqlite.
+
+mod support;
+
+use std::process::Stdio;
+
+use support::{Server, build, temp_dir};
+
+const USERS: &str = "examples/users.nagi";
+
+fn start(tag: &str) -> (Server, std::path::PathBuf) {
+    let exe = build(USERS);
+    let db = temp_dir(tag).join("users.db");
+    (Server::start(&exe, &db, Stdio::null(), &[]), db)
+}
+
+/// The rows of `users`, ordered by id, read straight from the database file.
+fn rows(db: &std::path::Path) -> Vec<(i64, String, i64)> {
+    let conn = rusqlite::Connection::open(db).expect("the database file opens");
+    let mut stmt = conn.prepare("SELECT id, name, age FROM users ORDER BY id").expect("users exists");
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect()
+}
+
+fn json(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+#[test]
+fn crud_over_http_persists_in_the_sqlite_file() {
+    let (server, db) = start("crud");
+    assert_eq!(server.get("/health"), (200, "\"ok\"".to_string()));
+
+    for (id, name, age) in [(1, "Ada", 36), (2, "Grace", 45), (3, "Linus", 28)] {
+        let (status, body) =
+            server.send_json("POST", "/users", &format!(r#"{{"id":{id},"name":"{name}","age":{age}}}"#));
+        assert_eq!(status, 201, "{body}");
+        assert_eq!(json(&body), serde_json::json!({"id": id, "name": name, "age": age}));
+    }
+    let (status, body) = server.get("/users/2");
+    assert_eq!((status, json(&body)), (200, serde_json::json!({"id": 2, "name": "Grace", "age": 45})));
+
+    let (status, body) = server.get("/users?limit=2&offset=1");
+    assert_eq!(status, 200);
+    assert_eq!(
+        json(&body),
+        serde_json::json!([{"id": 2, "name": "Grace", "age": 45}, {"id": 3, "name": "Linus", "age": 28}])
+    );
+    let (_, body) = server.get("/users");
+    assert_eq!(json(&body).as_array().map(Vec::len), Some(3), "the default limit lists everyone");
+
+    let (status, body) = server.send_json("PUT", "/users/2", r#"{"id":2,"name":"Grace Hopper","age":46}"#);
+    assert_eq!((status, json(&body)), (200, serde_json::json!({"id": 2, "name": "Grace Hopper", "age": 46})));
+    assert_eq!(server.send_json("PUT", "/users/9", r#"{"id":9,"name":"Nobody","age":1}"#).0, 404);
+
+    let (status, body) = server.request("DELETE", "/users/1", None, "");
+    assert_eq!((status, json(&body)), (200, serde_json::json!({"id": 1, "name": "Ada", "age": 36})));
+    assert_eq!(server.get("/users/1").0, 404);
+
+    assert_eq!(rows(&db), vec![(2, "Grace Hopper".to_string(), 46), (3, "Linus".to_string(), 28)]);
+
+    // A graceful stop, then a new process on the same file still has the data.
+    assert!(server.stop().success());
+    let exe = build(USERS);
+    let again = Server::start(&exe, &db, Stdio::null(), &[]);
+    let (status, body) = again.get("/users/3");
+    assert_eq!((status, json(&body)), (200, serde_json::json!({"id": 3, "name": "Linus", "age": 28})));
+    assert!(again.stop().success());
+}
+
+/// Sends a bad request, checks its status and JSON error, then checks nothing was written and
+/// the service still answers.
+fn rejected(tag: &str, content_type: Option<&str>, body: &str, status: u16) {
+    let (server, db) = start(tag);
+    let (got, text) = server.request("POST", "/users", content_type, body);
+    assert_eq!(got, status, "{tag}: {text}");
+    let error = json(&text);
+    assert!(error["error"].is_string() && error["detail"].is_string(), "{tag}: error body {text}");
+    assert!(rows(&db).is_empty(), "{tag}: a rejected request wrote a row");
+    assert_eq!(server.get("/health").0, 200, "{tag}: the service stopped answering");
+}
+
+const JSON: Option<&str> = Some("application/json");
+
+#[test]
+fn missing_content_type_is_415() {
+    rejected("no-ct", None, r#"{"id":1,"name":"a","age":3}"#, 415);
+}
+
+#[test]
+fn non_json_content_type_is_415() {
+    rejected("text-ct", Some("text/plain"), r#"{"id":1,"name":"a","age":3}"#, 415);
+}
+
+#[test]
+fn json_with_parameters_and_suffix_is_accepted() {
+    let (server, db) = start("ct-ok");
+    let ok = r#"{"id":1,"name":"a","age":3}"#;
+    assert_eq!(server.request("POST", "/users", Some("application/json; charset=utf-8"), ok).0, 201);
+    let ok2 = r#"{"id":2,"name":"b","age":4}"#;
+    assert_eq!(server.request("POST", "/users", Some("application/vnd.nagi+json"), ok2).0, 201);
+    assert_eq!(rows(&db).len(), 2);
+}
+
+#[test]
+fn empty_body_is_400() {
+    rejected("empty", JSON, "", 400);
+}
+
+#[test]
+fn malformed_json_is_400() {
+    rejected("malformed", JSON, r#"{"id":1,"name":"a","#, 400);
+}
+
+#[test]
+fn trailing_bytes_are_400() {
+    rejected("trailing", JSON, r#"{"id":1,"name":"a","age":3} x"#, 400);
+}
+
+#[test]
+fn missing_field_is_422() {
+    rejected("missing", JSON, r#"{"id":1,"name":"a"}"#, 422);
+}
+
+#[test]
+fn null_for_a_non_option_is_422() {
+    rejected("null", JSON, r#"{"id":1,"name":null,"age":3}"#, 422);
+}
+
+#[test]
+fn float_for_an_integer_is_422() {
+    rejected("float", JSON, r#"{"id":1,"name":"a","age":30.0}"#, 422);
+}
+
+#[test]
+fn string_for_an_integer_is_422() {
+    rejected("string", JSON, r#"{"id":1,"name":"a","age":"30"}"#, 422);
+}
+
+#[test]
+fn integer_out_of_range_is_422() {
+    rejected("range", JSON, r#"{"id":1,"name":"a","age":2147483648}"#, 422);
+}
+
+#[test]
+fn duplicate_key_is_422() {
+    rejected("dup", JSON, r#"{"id":1,"name":"a","name":"b","age":3}"#, 422);
+}
+
+#[test]
+fn unknown_field_is_422() {
+    rejected("unknown", JSON, r#"{"id":1,"name":"a","age":3,"admin":true}"#, 422);
+}
+
+#[test]
+fn the_422_detail_names_the_field() {
+    let (server, _) = start("detail");
+    let (status, text) = server.send_json("POST", "/users", r#"{"id":1,"name":"a","age":"30"}"#);
+    assert_eq!(status, 422);
+    assert!(json(&text)["detail"].as_str().unwrap_or("").contains("age"), "{text}");
+}
+
+#[test]
+fn body_over_the_limit_is_413_with_content_length() {
+    let (server, db) = start("limit");
+    let big = format!(r#"{{"id":1,"name":"{}","age":3}}"#, "x".repeat(2 * 1024 * 1024));
+    assert_eq!(server.send_json("POST", "/users", &big).0, 413);
+    assert!(rows(&db).is_empty());
+    assert_eq!(server.get("/health").0, 200);
+}
+
+#[test]
+fn body_over_the_limit_is_413_when_chunked() {
+    let (server, db) = start("chunked");
+    let mut request = b"POST /users HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+    let chunk = vec![b' '; 64 * 1024];
+    for _ in 0..20 {
+        request.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
+        request.extend_from_slice(&chunk);
+        request.extend_from_slice(b"\r\n");
+    }
+    request.extend_from_slice(b"0\r\n\r\n");
+    assert_eq!(server.raw(&request).0, 413);
+    assert!(rows(&db).is_empty());
+    assert_eq!(server.get("/health").0, 200);
+}
+
+#[test]
+fn a_duplicate_id_is_409_and_changes_nothing() {
+    let (server, db) = start("conflict");
+    assert_eq!(server.send_json("POST", "/users", r#"{"id":7,"name":"a","age":3}"#).0, 201);
+    let (status, text) = server.send_json("POST", "/users", r#"{"id":7,"name":"b","age":4}"#);
+    assert_eq!(status, 409, "{text}");
+    assert_eq!(rows(&db), vec![(7, "a".to_string(), 3)]);
+}
+
+#[test]
+fn sql_text_in_a_name_is_stored_verbatim() {
+    let (server, db) = start("injection");
+    let name = "x'); DROP TABLE users; --";
+    let body = serde_json::json!({"id": 5, "name": name, "age": 1}).to_string();
+    assert_eq!(server.send_json("POST", "/users", &body).0, 201);
+    let (status, text) = server.get("/users/5");
+    assert_eq!((status, json(&text)["name"].as_str().map(str::to_string)), (200, Some(name.to_string())));
+    assert_eq!(rows(&db), vec![(5, name.to_string(), 1)]);
+}
+
+#[test]
+fn fifty_concurrent_posts_all_land() {
+    let (server, db) = start("concurrent");
+    let server = std::sync::Arc::new(server);
+    let handles: Vec<_> = (0..50)
+        .map(|i| {
+            let server = server.clone();
+            std::thread::spawn(move || {
+                server.send_json("POST", "/users", &format!(r#"{{"id":{i},"name":"u{i}","age":{i}}}"#)).0
+            })
+        })
+        .collect();
+    let statuses: Vec<u16> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    assert!(statuses.iter().all(|s| *s == 201), "{statuses:?}");
+    assert_eq!(rows(&db).len(), 50);
+}
+
+#[test]
+fn a_stalled_stdout_never_blocks_requests() {
+    let exe = build(USERS);
+    let db = temp_dir("stalled").join("users.db");
+    // A pipe whose reading end nobody reads until the end: once its buffer fills, every write
+    // to stdout would block if logging were synchronous.
+    let port = support::free_port();
+    let mut child = std::process::Command::new(&exe)
+        .args(["--listen", &format!("127.0.0.1:{port}"), "--db", db.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the service starts");
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let server = Server::adopt(child, port);
+    for i in 0..2000 {
+        let (status, _) = if i % 2 == 0 { server.get("/health") } else { server.get("/users/1") };
+        assert!(status == 200 || status == 404, "request {i} answered {status}");
+    }
+    let started = std::time::Instant::now();
+    let status = server.stop();
+    assert!(status.success(), "the service exited with {status}");
+    let mut report = String::new();
+    let mut stderr = stderr;
+    let _ = std::io::Read::read_to_string(&mut stderr, &mut report);
+    drop(stdout);
+    let line = report.lines().find(|l| l.contains("dropped")).unwrap_or_else(|| panic!("no dropped-record report in:\n{report}"));
+    let count: u64 = line.split_whitespace().find_map(|w| w.parse().ok()).expect("the report names a count");
+    eprintln!("stalled stdout: 2000 requests answered; shutdown took {:?}; {line}", started.elapsed());
+    assert!(count > 0, "{line}");
+}
+
+#[test]
+fn emitted_rust_builds_with_plain_cargo_and_has_no_unsafe() {
+    let dir = temp_dir("emit-rust");
+    let out = support::nagic(&["--emit=rust", USERS, "-o", dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let source = std::fs::read_to_string(dir.join("src/main.rs")).unwrap();
+    assert!(source.contains("#![forbid(unsafe_code)]"));
+    assert!(!source.contains("unsafe {") && !source.contains("unsafe fn"), "the emitted crate uses unsafe");
+    // Share the prebuilt runtime's target directory and lock file so cargo reuses its
+    // dependencies instead of compiling them again.
+    std::fs::copy(support::root().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    let status = std::process::Command::new(env!("CARGO"))
+        .args(["build", "--release", "--quiet", "--manifest-path"])
+        .arg(dir.join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", support::root().join("target/nagi-runtime"))
+        .status()
+        .unwrap();
+    assert!(status.success(), "cargo build of the emitted crate failed");
+}
+
+#[test]
+fn a_trap_in_a_handler_is_500_and_the_next_request_works() {
+    let exe = build("tests/fixtures/calc.nagi");
+    let db = temp_dir("trap").join("calc.db");
+    let server = Server::start(&exe, &db, Stdio::null(), &[]);
+    assert_eq!(server.get("/div/84/2"), (200, "42".to_string()));
+    let (status, text) = server.get("/div/1/0");
+    assert_eq!(status, 500, "{text}");
+    assert!(json(&text)["detail"].as_str().unwrap_or("").contains("division by zero"), "{text}");
+    assert_eq!(server.get("/div/9/3"), (200, "3".to_string()));
+}

@@ -1,0 +1,163 @@
+//! Shared helpers for the integration tests: building Nagi programs with the real `nagic`,
+//! starting compiled services on free loopback ports, and speaking HTTP/1.1 over a plain
+//! `TcpStream` (so requests such as a chunked body or a wrong content type are sent exactly as
+//! written).
+
+#![allow(dead_code, reason = "each test binary uses a different subset of these helpers")]
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// The workspace root.
+pub fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A fresh empty directory under the system temp directory.
+pub fn temp_dir(tag: &str) -> PathBuf {
+    static COUNTER: Mutex<u32> = Mutex::new(0);
+    let mut n = COUNTER.lock().unwrap();
+    *n += 1;
+    let dir = std::env::temp_dir().join(format!("nagi-test-{}-{tag}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs `nagic` with `args` from the workspace root.
+pub fn nagic(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_nagic")).args(args).current_dir(root()).output().expect("nagic starts")
+}
+
+/// Builds `source` (relative to the workspace root) into `dir` and returns the executable.
+/// Builds of the same source share one executable per test binary.
+pub fn build(source: &str) -> PathBuf {
+    static BUILT: Mutex<Vec<(String, PathBuf)>> = Mutex::new(Vec::new());
+    let mut built = BUILT.lock().unwrap();
+    if let Some((_, exe)) = built.iter().find(|(s, _)| s == source) {
+        return exe.clone();
+    }
+    let dir = temp_dir("build");
+    let exe = dir.join("app");
+    let out = nagic(&["build", source, "-o", exe.to_str().unwrap()]);
+    assert!(out.status.success(), "nagic build {source} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    built.push((source.to_string(), exe.clone()));
+    exe
+}
+
+/// A free TCP port on 127.0.0.1.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A running service; killed when dropped.
+pub struct Server {
+    pub child: Child,
+    pub port: u16,
+}
+
+impl Server {
+    /// Starts `exe` with `--listen` on a free port, `--db db`, and `extra` arguments; stdout goes
+    /// to `stdout`. Waits until `/health`-style readiness: a TCP connection is accepted.
+    pub fn start(exe: &Path, db: &Path, stdout: Stdio, extra: &[&str]) -> Server {
+        let port = free_port();
+        let child = Command::new(exe)
+            .args(["--listen", &format!("127.0.0.1:{port}"), "--db", db.to_str().unwrap()])
+            .args(extra)
+            .stdout(stdout)
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the service starts");
+        Server::adopt(child, port)
+    }
+
+    /// Wraps a child started elsewhere (with its own stdio), once it accepts connections.
+    pub fn adopt(child: Child, port: u16) -> Server {
+        let server = Server { child, port };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "the service did not start listening on port {port}");
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        server
+    }
+
+    /// Sends SIGTERM and waits for a graceful exit; returns its exit status.
+    pub fn stop(mut self) -> std::process::ExitStatus {
+        let pid = self.child.id().to_string();
+        Command::new("kill").args(["-TERM", &pid]).status().expect("kill runs");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "the service did not stop after SIGTERM");
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
+    /// Sends one request and returns the status and body.
+    pub fn request(&self, method: &str, path: &str, content_type: Option<&str>, body: &str) -> (u16, String) {
+        let mut head = format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n");
+        if let Some(ct) = content_type {
+            head.push_str(&format!("Content-Type: {ct}\r\n"));
+        }
+        if !body.is_empty() || matches!(method, "POST" | "PUT" | "PATCH") {
+            head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+        }
+        head.push_str("\r\n");
+        self.raw(format!("{head}{body}").as_bytes())
+    }
+
+    /// GET `path`.
+    pub fn get(&self, path: &str) -> (u16, String) {
+        self.request("GET", path, None, "")
+    }
+
+    /// Sends `json` with `Content-Type: application/json`.
+    pub fn send_json(&self, method: &str, path: &str, json: &str) -> (u16, String) {
+        self.request(method, path, Some("application/json"), json)
+    }
+
+    /// Writes raw bytes and parses the response (status, body; chunked responses decoded).
+    pub fn raw(&self, bytes: &[u8]) -> (u16, String) {
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).expect("connects");
+        stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        stream.write_all(bytes).expect("writes the request");
+        let mut response = Vec::new();
+        let _ = stream.read_to_end(&mut response);
+        parse_response(&response)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn parse_response(response: &[u8]) -> (u16, String) {
+    let text = String::from_utf8_lossy(response);
+    let Some((head, body)) = text.split_once("\r\n\r\n") else { return (0, text.into_owned()) };
+    let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let chunked = head.to_ascii_lowercase().contains("transfer-encoding: chunked");
+    if !chunked {
+        return (status, body.to_string());
+    }
+    let mut out = String::new();
+    let mut rest = body;
+    while let Some((size, after)) = rest.split_once("\r\n") {
+        let size = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if size == 0 || after.len() < size {
+            break;
+        }
+        out.push_str(&after[..size]);
+        rest = after[size..].trim_start_matches("\r\n");
+    }
+    (status, out)
+}
