@@ -10,6 +10,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 mod build;
+mod llvm;
+mod passes;
 
 use nagi_low::{Diagnostic, Module, SourceMap};
 
@@ -28,6 +30,9 @@ struct Cli {
     /// The input file: High Nagi (`.nagi`) or Low text (`.low`).
     #[arg(value_name = "FILE", requires = "emit")]
     input: Option<PathBuf>,
+    /// List the optimization passes and the default pipeline, and exit.
+    #[arg(long)]
+    list_passes: bool,
     #[command(flatten)]
     options: Options,
 }
@@ -38,9 +43,19 @@ struct Options {
     /// A Low file whose functions replace the lowered functions of the same name (repeatable).
     #[arg(long = "replace", value_name = "FILE.low", global = true)]
     replace: Vec<PathBuf>,
-    /// Print how long each phase took, to stderr.
+    /// Print how long each phase (and each pass) took, to stderr.
     #[arg(long, global = true)]
     timings: bool,
+    #[command(flatten)]
+    passes: passes::PassOptions,
+    /// The CPU to generate code for, on both backends (LLVM's `--target-cpu`, rustc's
+    /// `-C target-cpu`): a level such as `x86-64-v2` or `x86-64-v3`, a CPU name, or `native`.
+    #[arg(long, value_name = "CPU", global = true, default_value = nagi_emit_llvm::DEFAULT_TARGET_CPU)]
+    target_cpu: String,
+    /// LLVM's optimization level for `--backend=llvm` and `--emit=llvm` (the new pass manager's
+    /// `default<ON>` pipeline); `-O` chooses the Low passes.
+    #[arg(long, value_name = "N", global = true, default_value_t = 2, value_parser = clap::value_parser!(u8).range(0..=3))]
+    llvm_opt: u8,
 }
 
 #[derive(Subcommand, Debug)]
@@ -82,6 +97,8 @@ enum Command {
 pub(crate) enum Backend {
     /// Low → safe Rust → rustc, linking the prebuilt runtime.
     Rust,
+    /// Low → LLVM IR → object file, linked with the runtime's static library by `cc`.
+    Llvm,
 }
 
 /// Output kinds for `--emit`.
@@ -92,6 +109,11 @@ enum Emit {
     /// A Rust crate (with `-o DIR`: `Cargo.toml` and `src/main.rs`; without: the crate root on
     /// stdout).
     Rust,
+    /// Textual LLVM IR, optimized at `--llvm-opt` (what `llvm-as` and `opt -passes=verify` read).
+    Llvm,
+    /// The static cost report: allocations, clones, runtime calls and awaits per function,
+    /// with Low line numbers.
+    Cost,
 }
 
 /// The compiler walks nested syntax recursively; a large stack keeps deeply nested input (a
@@ -110,7 +132,11 @@ fn main() -> ExitCode {
 }
 
 fn run() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(passes::normalize_args(std::env::args_os()));
+    if cli.list_passes {
+        print!("{}", passes::list_passes());
+        return ExitCode::SUCCESS;
+    }
     let result = match (&cli.command, cli.emit, &cli.input) {
         (Some(Command::Check { files }), _, _) => check(files, &cli.options),
         (Some(Command::Build { input, output, backend }), _, _) => {
@@ -227,9 +253,21 @@ fn check(files: &[PathBuf], options: &Options) -> Result<(), Failure> {
 }
 
 fn emit_file(emit: Emit, input: &Path, output: Option<&Path>, options: &Options) -> Result<(), Failure> {
-    let loaded = load(input, options)?;
+    let mut timer = build::Timer::new(options.timings);
+    let mut loaded = load(input, options)?;
+    timer.phase("front end");
+    // `--emit=low` shows the module as loaded unless passes are asked for; everything that
+    // leads to code (and the cost report, which describes that code) is optimized by default.
+    let default = if emit == Emit::Low { passes::Default::None } else { passes::Default::Optimize };
+    let pipeline =
+        passes::optimize(&mut loaded, options, default, |pass, elapsed, verify| timer.pass(pass, elapsed, verify))?;
+    if !pipeline.is_empty() {
+        timer.phase("passes");
+    }
     match emit {
         Emit::Low => write_output(output, &nagi_low::print_module(&loaded.module, Some(&loaded.source))),
+        Emit::Cost => write_output(output, &passes::cost_report(&loaded.module, &pipeline, input)),
+        Emit::Llvm => llvm::write_ir(&loaded.module, input, output, options),
         Emit::Rust => {
             let source = build::emit_rust(&loaded.module, input)?;
             match output {

@@ -8,8 +8,12 @@
 //!   panicking, and its stderr must equal the `.err` file beside it.
 //! - `golden/high/*.nagi` lower to the Low in the `.low` file beside each (`nagic --emit=low`),
 //!   and that Low parses, verifies and prints back identically.
+//! - `golden/high/*.nagi` also go through the default pass pipeline to the Low in the
+//!   `.opt.low` file beside each (`nagic --emit=low -O`), which parses, verifies and prints
+//!   back identically too.
 //! - `golden/high/errors/*.nagi` each hold one fault, checked like the Low error files.
-//! - `examples/*.nagi` check cleanly.
+//! - `examples/*.nagi` check cleanly, and their static cost reports (`nagic --emit=cost`) are
+//!   the `golden/cost/NAME.cost` files.
 //!
 //! `UPDATE_GOLDENFILES=1 cargo test --test golden` rewrites the expected files (canonical
 //! `.low` text and `.err` diagnostics); review the diff like any other change.
@@ -111,8 +115,20 @@ fn diagnostic(path: &Path) -> Result<(), Failed> {
 }
 
 fn lowered(path: &Path) -> Result<(), Failed> {
+    lowered_with(path, &[], "low")
+}
+
+fn optimized(path: &Path) -> Result<(), Failed> {
+    lowered_with(path, &["-O"], "opt.low")
+}
+
+/// Checks `nagic --emit=low FLAGS FILE` against the file beside it ending in `.{ext}`.
+fn lowered_with(path: &Path, flags: &[&str], ext: &str) -> Result<(), Failed> {
     let name = relative(path);
-    let out = nagic(&["--emit=low", &name]);
+    let mut args = vec!["--emit=low"];
+    args.extend_from_slice(flags);
+    args.push(&name);
+    let out = nagic(&args);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     if !out.status.success() {
         return Err(format!("`nagic --emit=low {name}` exited {:?}:\n{stderr}", out.status.code()).into());
@@ -127,8 +143,22 @@ fn lowered(path: &Path) -> Result<(), Failed> {
     }
     let dir = path.parent().expect("golden files live in a directory");
     let mut mint = Mint::new(dir);
-    let mut expected = mint.new_goldenfile(format!("{}.low", stem(path))).map_err(|e| e.to_string())?;
+    let mut expected = mint.new_goldenfile(format!("{}.{ext}", stem(path))).map_err(|e| e.to_string())?;
     std::io::Write::write_all(&mut expected, low.as_bytes()).map_err(|e| e.to_string())?;
+    drop(mint);
+    Ok(())
+}
+
+fn cost(path: &Path) -> Result<(), Failed> {
+    let name = relative(path);
+    let out = nagic(&["--emit=cost", &name]);
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        return Err(format!("`nagic --emit=cost {name}` exited {:?}:\n{stderr}", out.status.code()).into());
+    }
+    let mut mint = Mint::new(root().join("golden/cost"));
+    let mut expected = mint.new_goldenfile(format!("{}.cost", stem(path))).map_err(|e| e.to_string())?;
+    std::io::Write::write_all(&mut expected, &out.stdout).map_err(|e| e.to_string())?;
     drop(mint);
     Ok(())
 }
@@ -152,13 +182,17 @@ fn main() {
         trials.push(Trial::test(format!("low::diagnostic::{}", stem(&path)), move || diagnostic(&path)));
     }
     for path in files("golden/high", "nagi") {
+        let opt = path.clone();
         trials.push(Trial::test(format!("high::lowering::{}", stem(&path)), move || lowered(&path)));
+        trials.push(Trial::test(format!("high::optimized::{}", stem(&opt)), move || optimized(&opt)));
     }
     for path in files("golden/high/errors", "nagi") {
         trials.push(Trial::test(format!("high::diagnostic::{}", stem(&path)), move || diagnostic(&path)));
     }
     for path in files("examples", "nagi") {
+        let cost_path = path.clone();
         trials.push(Trial::test(format!("examples::check::{}", stem(&path)), move || example(&path)));
+        trials.push(Trial::test(format!("examples::cost::{}", stem(&cost_path)), move || cost(&cost_path)));
     }
     libtest_mimic::run(&args, trials).exit();
 }

@@ -27,7 +27,7 @@ pub use module::{
 };
 pub use ops::{BinaryOp, OpKind, Opcode, Operand, UnaryOp};
 pub use parser::parse;
-pub use printer::{print_function, print_module};
+pub use printer::{print_function, print_module, print_module_with_lines};
 pub use runtime::{RtType, RuntimeFn};
 pub use source::{Anchor, SourceMap, Span};
 pub use types::{Constant, ScalarType, Type};

@@ -9,6 +9,8 @@
 
 use std::fmt::Write;
 
+use la_arena::ArenaMap;
+
 use crate::entities::{ArenaGet, BlockId, FuncId, LocalId, OpId};
 use crate::module::{FORMAT_VERSION, FunctionData, Module};
 use crate::ops::{OpKind, Operand};
@@ -16,15 +18,30 @@ use crate::source::{Anchor, SourceMap};
 
 /// Prints `module` in canonical Low text, with the comments of `source` where given.
 pub fn print_module(module: &Module, source: Option<&SourceMap>) -> String {
-    let mut p = Printer { module, source, out: String::new() };
+    let mut p = Printer::new(module, source);
     p.module();
     p.out
+}
+
+/// The 1-based line of each printed operation, per function: where [`print_module_with_lines`]
+/// wrote each operation's first line.
+pub type LineTable = ArenaMap<FuncId, ArenaMap<OpId, u32>>;
+
+/// Prints `module` exactly as [`print_module`] does without comments, and also answers the
+/// line on which each operation's first line was written. Tools that point into Low (the cost
+/// report) use it, so that their line numbers refer to the one canonical text.
+pub fn print_module_with_lines(module: &Module) -> (String, LineTable) {
+    let mut p = Printer::new(module, None);
+    p.lines = Some(Lines::default());
+    p.module();
+    let table = p.lines.map(|l| l.table).unwrap_or_default();
+    (p.out, table)
 }
 
 /// Prints one function (header and body) in canonical Low text, without comments. Used in
 /// diagnostics and by tools that show or replace single functions.
 pub fn print_function(module: &Module, func: FuncId) -> String {
-    let mut p = Printer { module, source: None, out: String::new() };
+    let mut p = Printer::new(module, None);
     p.function(func);
     p.out
 }
@@ -32,7 +49,7 @@ pub fn print_function(module: &Module, func: FuncId) -> String {
 /// Prints one operation's first line (for a control-flow operation, up to its `{`), without
 /// indentation or newline. Used to name operations in diagnostics.
 pub fn print_op_head(module: &Module, func: &FunctionData, op: OpId) -> String {
-    let mut p = Printer { module, source: None, out: String::new() };
+    let mut p = Printer::new(module, None);
     if let Some(data) = func.ops.get(op) {
         p.op_head(func, &data.kind);
     }
@@ -64,9 +81,41 @@ struct Printer<'a> {
     module: &'a Module,
     source: Option<&'a SourceMap>,
     out: String,
+    /// Where operations were printed, when asked for.
+    lines: Option<Lines>,
 }
 
-impl Printer<'_> {
+/// Line bookkeeping for [`print_module_with_lines`]: newlines are counted incrementally from
+/// the last position, so recording every operation's line stays linear in the output size.
+#[derive(Default)]
+struct Lines {
+    counted_to: usize,
+    newlines: u32,
+    table: LineTable,
+}
+
+impl<'a> Printer<'a> {
+    fn new(module: &'a Module, source: Option<&'a SourceMap>) -> Printer<'a> {
+        Printer { module, source, out: String::new(), lines: None }
+    }
+
+    /// Records that operation `op` of function `func` starts on the line being written now.
+    fn record_line(&mut self, func: FuncId, op: OpId) {
+        let Some(lines) = self.lines.as_mut() else { return };
+        lines.newlines += self.out.as_bytes()[lines.counted_to..].iter().filter(|&&b| b == b'\n').count() as u32;
+        lines.counted_to = self.out.len();
+        let line = lines.newlines + 1;
+        match lines.table.get_mut(func) {
+            Some(map) => {
+                map.insert(op, line);
+            }
+            None => {
+                let mut map = ArenaMap::default();
+                map.insert(op, line);
+                lines.table.insert(func, map);
+            }
+        }
+    }
     fn comments(&mut self, anchor: Anchor, indent: usize) {
         if let Some(source) = self.source {
             for line in source.comments(anchor) {
@@ -183,6 +232,7 @@ impl Printer<'_> {
             match work {
                 Work::Op(op, level) => {
                     self.comments(Anchor::Op(fid, op), level);
+                    self.record_line(fid, op);
                     self.indent(level);
                     let Some(data) = f.ops.get(op) else {
                         self.out.push_str("<invalid operation>\n");

@@ -17,6 +17,8 @@
 //!   reported by the runtime's own panic hook, exactly as `program::run_main` reports it on the
 //!   Rust path (stdout flushed, then `error: <message>` on stderr), and the process exits with
 //!   status 101 from inside the runtime.
+//! - JSON ([`json`]) is driven by a layout descriptor per type that the emitter writes as a
+//!   constant, in place of the serde derives the Rust path generates per class.
 //! - Printing goes through the same buffered stdout as the Rust path's `rt::print_*`, and
 //!   [`nagi_rt_main`] flushes it at exit, so output is byte-identical between the emitters.
 //!
@@ -29,19 +31,29 @@ use std::process;
 
 use crate::trap::{HookMode, install_hook};
 
+pub mod json;
+
 /// A string as emitted code lays it out: `%nagi.String = { i8*, i64, i64 }`.
 #[repr(C)]
+#[derive(Clone, Copy)]
 pub struct RawString {
+    /// The UTF-8 bytes; null or dangling when `cap == 0`.
     pub ptr: *mut u8,
+    /// The length in bytes.
     pub len: usize,
+    /// The size of the buffer in bytes; 0 owns no buffer.
     pub cap: usize,
 }
 
 /// An array as emitted code lays it out: `{ T*, i64 len, i64 cap }`, lengths in elements.
 #[repr(C)]
+#[derive(Clone, Copy)]
 pub struct RawArray {
+    /// The elements; null or dangling when `cap == 0`.
     pub ptr: *mut u8,
+    /// The number of elements.
     pub len: usize,
+    /// The number of elements the buffer holds; 0 owns no buffer.
     pub cap: usize,
 }
 

@@ -1,0 +1,253 @@
+//! The runtime's C ABI as the emitted code sees it: one declaration per `nagi_rt_*` function
+//! (declared on first use, so the IR lists only what the program calls), and the lowering of
+//! Low's `rtcall` rows onto them.
+//!
+//! Conventions (the runtime's `cabi` module and `docs/c-abi.md` are the other half): sizes,
+//! lengths and capacities are 64-bit; a `bool` crosses as an `i32` 0 or 1, which sidesteps the
+//! question of who extends an `i1`; a string is passed as a pointer to its three-word
+//! `%nagi.String`, or as `(ptr, len)` where the runtime only reads bytes; results that are
+//! strings are written through an out-pointer rather than returned, because a three-word
+//! struct returned by value is not lowered to the C convention by LLVM.
+
+use inkwell::attributes::AttributeLoc;
+use inkwell::types::BasicMetadataTypeEnum;
+use inkwell::values::{BasicMetadataValueEnum, FunctionValue, IntValue, PointerValue};
+use nagi_low::{Operand, RuntimeFn};
+
+use crate::function::FnEmitter;
+use crate::{Cx, Error};
+
+/// A runtime entry point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Rt {
+    Alloc,
+    Free,
+    Grow,
+    StrFrom,
+    StrConcat,
+    StrEq,
+    Trap,
+    IndexOutOfRange,
+    PrintI32,
+    PrintI64,
+    PrintF64,
+    PrintBool,
+    PrintStr,
+    FmtI32,
+    FmtI64,
+    FmtF64,
+    FmtBool,
+    JsonEncode,
+    JsonDecode,
+    Main,
+}
+
+/// Parameter and result kinds of the C signatures.
+#[derive(Clone, Copy)]
+enum K {
+    I32,
+    I64,
+    F64,
+    Bytes,
+    Str,
+    MainFn,
+}
+
+impl Rt {
+    /// The C name, its parameters, its result (`None`: void) and whether it never returns.
+    fn signature(self) -> (&'static str, &'static [K], Option<K>, bool) {
+        use K::*;
+        match self {
+            Rt::Alloc => ("nagi_rt_alloc", &[I64, I64], Some(Bytes), false),
+            Rt::Free => ("nagi_rt_free", &[Bytes, I64, I64], None, false),
+            Rt::Grow => ("nagi_rt_grow", &[Bytes, I64, I64], None, false),
+            Rt::StrFrom => ("nagi_rt_str_from", &[Str, Bytes, I64], None, false),
+            Rt::StrConcat => ("nagi_rt_str_concat", &[Str, Str, Str], None, false),
+            Rt::StrEq => ("nagi_rt_str_eq", &[Str, Str], Some(I32), false),
+            Rt::Trap => ("nagi_rt_trap", &[Bytes, I64], None, true),
+            Rt::IndexOutOfRange => ("nagi_rt_index_out_of_range", &[I64, I64], None, true),
+            Rt::PrintI32 => ("nagi_rt_print_i32", &[I32], None, false),
+            Rt::PrintI64 => ("nagi_rt_print_i64", &[I64], None, false),
+            Rt::PrintF64 => ("nagi_rt_print_f64", &[F64], None, false),
+            Rt::PrintBool => ("nagi_rt_print_bool", &[I32], None, false),
+            Rt::PrintStr => ("nagi_rt_print_str", &[Bytes, I64], None, false),
+            Rt::FmtI32 => ("nagi_rt_fmt_i32", &[Str, I32], None, false),
+            Rt::FmtI64 => ("nagi_rt_fmt_i64", &[Str, I64], None, false),
+            Rt::FmtF64 => ("nagi_rt_fmt_f64", &[Str, F64], None, false),
+            Rt::FmtBool => ("nagi_rt_fmt_bool", &[Str, I32], None, false),
+            Rt::JsonEncode => ("nagi_rt_json_encode", &[Str, Bytes, Bytes], None, false),
+            Rt::JsonDecode => ("nagi_rt_json_decode", &[Bytes, Bytes, I64, Bytes], None, false),
+            Rt::Main => ("nagi_rt_main", &[MainFn], Some(I32), false),
+        }
+    }
+}
+
+/// The declaration of `rt` in the module, added on first use.
+pub(crate) fn declare<'ctx>(cx: &Cx<'ctx, '_>, rt: Rt) -> FunctionValue<'ctx> {
+    let (name, params, ret, noreturn) = rt.signature();
+    if let Some(f) = cx.runtime.borrow().get(name) {
+        return *f;
+    }
+    let c = cx.context;
+    let kind = |k: K| -> BasicMetadataTypeEnum<'ctx> {
+        match k {
+            K::I32 => c.i32_type().into(),
+            K::I64 => c.i64_type().into(),
+            K::F64 => c.f64_type().into(),
+            K::Bytes => cx.layouts.byte_ptr().into(),
+            K::Str => cx.layouts.string().ptr_type(inkwell::AddressSpace::default()).into(),
+            K::MainFn => c.void_type().fn_type(&[], false).ptr_type(inkwell::AddressSpace::default()).into(),
+        }
+    };
+    let params: Vec<BasicMetadataTypeEnum> = params.iter().map(|k| kind(*k)).collect();
+    let fn_type = match ret {
+        None => c.void_type().fn_type(&params, false),
+        Some(K::I32) => c.i32_type().fn_type(&params, false),
+        Some(K::Bytes) => cx.layouts.byte_ptr().fn_type(&params, false),
+        Some(_) => c.i64_type().fn_type(&params, false),
+    };
+    let f = cx.module.add_function(name, fn_type, None);
+    cx.nounwind(f);
+    if noreturn {
+        f.add_attribute(AttributeLoc::Function, cx.attribute("noreturn", 0));
+        f.add_attribute(AttributeLoc::Function, cx.attribute("cold", 0));
+    }
+    cx.runtime.borrow_mut().insert(name, f);
+    f
+}
+
+/// Calls `rt` with `args`; the result, if it has one.
+pub(crate) fn call<'ctx>(
+    cx: &Cx<'ctx, '_>,
+    rt: Rt,
+    args: &[BasicMetadataValueEnum<'ctx>],
+) -> Result<Option<inkwell::values::BasicValueEnum<'ctx>>, Error> {
+    let f = declare(cx, rt);
+    let site = cx.builder.build_call(f, args, "")?;
+    Ok(site.try_as_basic_value().basic())
+}
+
+/// Ends the program with `message` (a trap): the runtime prints `error: <message>` after
+/// flushing stdout and exits with status 101. The current block ends with `unreachable`.
+pub(crate) fn trap<'ctx>(cx: &Cx<'ctx, '_>, message: &str) -> Result<(), Error> {
+    let (ptr, len) = literal(cx, message)?;
+    call(cx, Rt::Trap, &[ptr.into(), len.into()])?;
+    cx.builder.build_unreachable()?;
+    Ok(())
+}
+
+/// A pointer to the bytes of a constant string and its length; equal literals share one global.
+pub(crate) fn literal<'ctx>(cx: &Cx<'ctx, '_>, text: &str) -> Result<(PointerValue<'ctx>, IntValue<'ctx>), Error> {
+    let existing = cx.strings.borrow().get(text).copied();
+    let global = match existing {
+        Some(g) => g,
+        None => {
+            let value = cx.context.const_string(text.as_bytes(), false);
+            let g = cx.module.add_global(value.get_type(), None, "str");
+            g.set_initializer(&value);
+            g.set_constant(true);
+            g.set_linkage(inkwell::module::Linkage::Private);
+            g.set_unnamed_addr(true);
+            cx.strings.borrow_mut().insert(text.to_string(), g);
+            g
+        }
+    };
+    let ptr = cx.builder.build_pointer_cast(global.as_pointer_value(), cx.layouts.byte_ptr(), "lit")?;
+    Ok((ptr, cx.context.i64_type().const_int(text.len() as u64, false)))
+}
+
+impl<'ctx> FnEmitter<'_, 'ctx, '_> {
+    /// Lowers `rtcall` for the rows this backend supports (all but the database, which the
+    /// driver-facing check has already refused).
+    pub(crate) fn runtime_call(
+        &mut self,
+        dest: Option<nagi_low::LocalId>,
+        func: RuntimeFn,
+        class: Option<nagi_low::ClassId>,
+        args: &[Operand],
+    ) -> Result<(), Error> {
+        let cx = self.cx;
+        if func.name().starts_with("json.") {
+            return self.json_call(dest, func, class, args);
+        }
+        // Printing and formatting rows: the runtime function, and whether it writes a string.
+        let (rt, is_fmt) = match func.name() {
+            "print.i32" => (Rt::PrintI32, false),
+            "print.i64" => (Rt::PrintI64, false),
+            "print.f64" => (Rt::PrintF64, false),
+            "print.bool" => (Rt::PrintBool, false),
+            "print.str" => (Rt::PrintStr, false),
+            "fmt.i32" => (Rt::FmtI32, true),
+            "fmt.i64" => (Rt::FmtI64, true),
+            "fmt.f64" => (Rt::FmtF64, true),
+            "fmt.bool" => (Rt::FmtBool, true),
+            other => {
+                return Err(Error(nagi_low::Diagnostic::new(
+                    "M102",
+                    format!(
+                        "the LLVM backend does not support rtcall {other} yet; build this program with --backend=rust"
+                    ),
+                )));
+            }
+        };
+        if rt == Rt::PrintStr {
+            let place = self.string_place(args)?;
+            let string = cx.layouts.string();
+            let ptr = crate::ir::load_field(&cx.builder, string, place, 0, "s.ptr")?;
+            let len = crate::ir::load_field(&cx.builder, string, place, 1, "s.len")?;
+            call(cx, rt, &[ptr.into(), len.into()])?;
+            return self.store_unit(dest);
+        }
+        let arg = args.first().ok_or_else(|| Error::internal(format!("rtcall {} lacks its argument", func.name())))?;
+        let mut value: BasicMetadataValueEnum<'ctx> = self.operand(arg)?.into();
+        if matches!(rt, Rt::PrintBool | Rt::FmtBool) {
+            // A bool crosses the C ABI as an i32 0 or 1.
+            value = cx.builder.build_int_z_extend(value.into_int_value(), cx.context.i32_type(), "b")?.into();
+        }
+        if is_fmt {
+            let dest = dest.ok_or_else(|| Error::internal("fmt without a destination"))?;
+            call(cx, rt, &[self.slot(dest).into(), value])?;
+            Ok(())
+        } else {
+            call(cx, rt, &[value])?;
+            self.store_unit(dest)
+        }
+    }
+
+    /// `json.encode<C>(&C) -> String` and `json.decode<C>(&str) -> Option<C>`, through the
+    /// runtime with the layout descriptor of `C` (or of `Option<C>`).
+    fn json_call(
+        &mut self,
+        dest: Option<nagi_low::LocalId>,
+        func: RuntimeFn,
+        class: Option<nagi_low::ClassId>,
+        args: &[Operand],
+    ) -> Result<(), Error> {
+        let cx = self.cx;
+        let b = &cx.builder;
+        let class = nagi_low::Type::Class(class.ok_or_else(|| Error::internal("json without a class"))?);
+        let dest = dest.ok_or_else(|| Error::internal("json without a destination"))?;
+        let arg = self.string_place(args)?;
+        if func.name() == "json.encode" {
+            let value = b.build_pointer_cast(arg, cx.layouts.byte_ptr(), "value")?;
+            let desc = crate::descriptors::descriptor(cx, &class);
+            call(cx, Rt::JsonEncode, &[self.slot(dest).into(), value.into(), desc.into()])?;
+        } else {
+            let string = cx.layouts.string();
+            let ptr = crate::ir::load_field(b, string, arg, 0, "s.ptr")?;
+            let len = crate::ir::load_field(b, string, arg, 1, "s.len")?;
+            let out = b.build_pointer_cast(self.slot(dest), cx.layouts.byte_ptr(), "out")?;
+            let desc = crate::descriptors::descriptor(cx, &nagi_low::Type::Option(Box::new(class)));
+            call(cx, Rt::JsonDecode, &[out.into(), ptr.into(), len.into(), desc.into()])?;
+        }
+        Ok(())
+    }
+
+    /// The place of the first argument of a string or class row (a reference local).
+    fn string_place(&mut self, args: &[Operand]) -> Result<PointerValue<'ctx>, Error> {
+        match args.first() {
+            Some(Operand::Local(l)) => self.place(*l).map(|(p, _)| p),
+            _ => Err(Error::internal("a reference argument that is not a local")),
+        }
+    }
+}

@@ -1,0 +1,56 @@
+//! The module's call graph (petgraph), shared by `dead-fn` and `inline`.
+//!
+//! One node per function, in arena order, weighted by the function's id; one edge from caller
+//! to callee for each function a body calls (several calls of the same callee give one edge).
+//! Routes and `main` are the roots: the runtime calls them, nothing in the module does.
+
+use std::collections::HashSet;
+
+use la_arena::ArenaMap;
+use nagi_low::{ArenaGet, FuncId, Module, OpKind};
+use petgraph::graph::{DiGraph, NodeIndex};
+
+use crate::body::preorder;
+
+/// Who calls whom.
+pub struct CallGraph {
+    /// Caller → callee edges; node weights are function ids.
+    pub graph: DiGraph<FuncId, ()>,
+    /// The node of each function.
+    pub node: ArenaMap<FuncId, NodeIndex>,
+}
+
+impl CallGraph {
+    /// The call graph of `module`. Calls of function ids out of range are ignored (the
+    /// verifier reports them).
+    pub fn build(module: &Module) -> CallGraph {
+        let mut graph = DiGraph::with_capacity(module.functions.len(), module.functions.len());
+        let mut node = ArenaMap::default();
+        for (id, _) in module.functions.iter() {
+            node.insert(id, graph.add_node(id));
+        }
+        for (caller, func) in module.functions.iter() {
+            let mut seen = HashSet::new();
+            for (op, _) in preorder(func) {
+                if let Some(OpKind::Call { callee, .. }) = func.ops.get(op).map(|d| &d.kind)
+                    && module.functions.get(*callee).is_some()
+                    && seen.insert(*callee)
+                {
+                    graph.add_edge(node[caller], node[*callee], ());
+                }
+            }
+        }
+        CallGraph { graph, node }
+    }
+
+    /// The functions the runtime calls: `main` and every route handler, in arena order and
+    /// without repeats. Empty for a module with neither (a library of functions).
+    pub fn roots(module: &Module) -> Vec<FuncId> {
+        let mut roots: Vec<FuncId> = module.routes.iter().map(|r| r.handler).collect();
+        roots.extend(module.function_by_name("main"));
+        roots.retain(|f| module.functions.get(*f).is_some());
+        roots.sort_by_key(|f| crate::body::index(*f));
+        roots.dedup();
+        roots
+    }
+}

@@ -1,0 +1,170 @@
+//! `clone-elim`: a `clone` whose source is dropped before anything else uses it becomes a
+//! `move`, and the `drop` goes.
+//!
+//! The pass looks for `%d = clone %s`, with `%s` an owned local (not a reference: cloning
+//! through a reference copies what someone else owns), followed later in the same block by
+//! `drop %s`, where the operations in between (and everything nested in them):
+//!
+//! - do not mention `%s`, nor any reference that may borrow from it (computed as the verifier
+//!   does, flow-insensitively through `borrow`, `field.ref`, `array.ref`, `for` and `copy`);
+//! - contain no `return`, and no `break` or `continue` that leaves them (a path that leaves
+//!   the block early would skip the `drop` and find `%s` moved wherever it goes).
+//!
+//! Then on every path from the `clone` the next thing that happens to `%s` is the `drop`, so
+//! handing the value to `%d` instead of copying it is unobservable, and the verifier's states
+//! after the `drop` are unchanged (`%s` is moved either way). This is deliberately local: a
+//! source dropped in a later block, or on several paths, is left alone.
+
+use std::collections::{BTreeSet, HashSet};
+
+use nagi_low::{ArenaGet, BlockId, FunctionData, LabelId, Module, OpId, OpKind};
+
+use crate::Pass;
+use crate::body::{ArenaGetMut, for_each_local, index, preorder};
+
+/// The `clone-elim` pass.
+pub struct CloneElim;
+
+impl Pass for CloneElim {
+    fn name(&self) -> &'static str {
+        "clone-elim"
+    }
+
+    fn description(&self) -> &'static str {
+        "turns a `clone` whose owned source is only dropped afterwards into a `move`, and removes the `drop`"
+    }
+
+    fn run(&self, module: &mut Module) {
+        for (_, func) in module.functions.iter_mut() {
+            run_function(func);
+        }
+    }
+}
+
+fn run_function(func: &mut FunctionData) {
+    let listed = preorder(func);
+    let has_clone =
+        listed.iter().any(|(op, _)| matches!(func.ops.get(*op).map(|d| &d.kind), Some(OpKind::Clone { .. })));
+    if !has_clone {
+        return;
+    }
+    let dependents = dependents(func, &listed);
+    let mut blocks: Vec<BlockId> = listed.iter().map(|(_, b)| *b).collect();
+    blocks.push(func.body);
+    blocks.sort_by_key(|b| index(*b));
+    blocks.dedup();
+    for block in blocks {
+        let mut i = 0;
+        while let Some(&op) = func.blocks.get(block).and_then(|b| b.ops.get(i)) {
+            i += 1;
+            let Some(OpKind::Clone { dest, src }) = func.ops.get(op).map(|d| d.kind.clone()) else { continue };
+            if func.locals.get(src).is_none_or(|l| l.ty.is_ref()) || dest == src {
+                continue;
+            }
+            let mut watched: HashSet<usize> =
+                dependents.get(index(src)).cloned().unwrap_or_default().into_iter().collect();
+            watched.insert(index(src));
+            let Some(drop_at) = find_drop(func, block, i, src, &watched) else { continue };
+            func.blocks[block].ops.remove(drop_at);
+            if let Some(data) = func.ops.get_mut_checked(op) {
+                data.kind = OpKind::Move { dest, src };
+            }
+        }
+    }
+}
+
+/// The position in `block`, from `from` on, of the `drop %src` that ends `src`'s life, when
+/// nothing before it uses `src` or a reference into it (`watched`) and no path leaves early.
+fn find_drop(
+    func: &FunctionData,
+    block: BlockId,
+    from: usize,
+    src: nagi_low::LocalId,
+    watched: &HashSet<usize>,
+) -> Option<usize> {
+    let ops = &func.blocks.get(block)?.ops;
+    for (at, &op) in ops.iter().enumerate().skip(from) {
+        let kind = &func.ops.get(op)?.kind;
+        if matches!(kind, OpKind::Drop { local } if *local == src) {
+            return Some(at);
+        }
+        if kind.is_terminator() || !quiet(func, op, watched) {
+            return None;
+        }
+    }
+    None
+}
+
+/// Whether operation `op` and everything nested in it leave the watched locals alone and
+/// cannot leave `op` other than by falling through (a `trap` is fine: nothing follows it).
+fn quiet(func: &FunctionData, op: OpId, watched: &HashSet<usize>) -> bool {
+    let mut declared: HashSet<LabelId> = HashSet::new();
+    let mut jumps: Vec<LabelId> = Vec::new();
+    let mut stack = vec![op];
+    while let Some(op) = stack.pop() {
+        let Some(data) = func.ops.get(op) else { return false };
+        let mut touches = false;
+        for_each_local(&data.kind, |l, _| touches |= watched.contains(&index(l)));
+        if touches {
+            return false;
+        }
+        match &data.kind {
+            OpKind::Return { .. } => return false,
+            OpKind::Break { label } | OpKind::Continue { label } => jumps.push(*label),
+            other => declared.extend(other.declared_label()),
+        }
+        for b in crate::body::child_blocks(&data.kind).into_iter().flatten() {
+            if let Some(block) = func.blocks.get(b) {
+                stack.extend(block.ops.iter().copied());
+            }
+        }
+    }
+    jumps.iter().all(|l| declared.contains(l))
+}
+
+/// For each owned local (by arena index), the reference locals that may borrow from it,
+/// computed flow-insensitively as the verifier does: a reference made by `borrow`,
+/// `field.ref`, `array.ref` or `for` from an owned local borrows from it, and one made from
+/// another reference (also by `copy`) borrows from whatever that one does.
+fn dependents(func: &FunctionData, listed: &[(OpId, BlockId)]) -> Vec<Vec<usize>> {
+    let n = func.locals.len();
+    let is_ref: Vec<bool> = func.locals.values().map(|l| l.ty.is_ref()).collect();
+    let mut sets: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); n];
+    let mut derived: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for &(op, _) in listed {
+        let Some(data) = func.ops.get(op) else { continue };
+        let (dest, src) = match &data.kind {
+            OpKind::Borrow { dest, src, .. } | OpKind::Copy { dest, src } => (index(*dest), index(*src)),
+            OpKind::FieldRef { dest, object, .. } => (index(*dest), index(*object)),
+            OpKind::ArrayRef { dest, array, .. } => (index(*dest), index(*array)),
+            OpKind::ForEach { var, seq, .. } => (index(*var), index(*seq)),
+            _ => continue,
+        };
+        if dest >= n || src >= n || !is_ref[dest] {
+            continue;
+        }
+        if is_ref[src] {
+            derived[src].push(dest);
+        } else {
+            sets[dest].insert(src);
+        }
+    }
+    let mut work: Vec<usize> = (0..n).filter(|&i| !sets[i].is_empty()).collect();
+    while let Some(from) = work.pop() {
+        let inherited = sets[from].clone();
+        for &to in &derived[from] {
+            let before = sets[to].len();
+            sets[to].extend(inherited.iter().copied());
+            if sets[to].len() > before {
+                work.push(to);
+            }
+        }
+    }
+    let mut out = vec![Vec::new(); n];
+    for (r, set) in sets.iter().enumerate() {
+        for &origin in set {
+            out[origin].push(r);
+        }
+    }
+    out
+}

@@ -1,0 +1,211 @@
+//! The static cost report (`nagic --emit=cost`): what each function allocates, clones, asks
+//! of the runtime and awaits, read off Low, with the line of each operation in the module's
+//! canonical Low text.
+//!
+//! Low makes every such cost an operation of its own (DESIGN.md, Low rule 1), so the report is
+//! a walk over each function's operations in text order. What counts (`docs/passes.md` has
+//! the format):
+//!
+//! - `alloc`: an operation that may allocate heap memory: `string`, `str.concat`, `array.new`,
+//!   `array.push` (the array may grow), `clone` of a value that owns heap memory (a `String`,
+//!   an array, or an option or class holding one), and `rtcall`s whose result owns heap memory
+//!   (`fmt.*`, `json.encode`, `json.decode`, `db.query`, `db.query_one` of such classes).
+//!   `new` is not an allocation: a class is a value, built from fields that were allocated
+//!   (and reported) where they were made;
+//! - `clone`: every `clone`;
+//! - `rtcall`: every runtime call;
+//! - `await`: every awaited `call` or `rtcall`;
+//! - `call`: every call of a function of the module, whose own costs are reported under it.
+//!
+//! Line numbers come from [`nagi_low::printer::print_module_with_lines`], so they are the
+//! lines of `nagic --emit=low` for the same module and pipeline, and the output is
+//! deterministic.
+
+use std::fmt::Write;
+
+use nagi_low::printer::{print_module_with_lines, print_op_head};
+use nagi_low::runtime::RtType;
+use nagi_low::{ArenaGet, ClassId, FunctionData, Module, OpKind, Type};
+
+use crate::body::preorder;
+
+/// The kinds of cost, in the order their tags are printed.
+const KINDS: [&str; 5] = ["alloc", "clone", "rtcall", "await", "call"];
+
+/// One operation that costs something.
+pub struct Site {
+    /// The 1-based line of the operation in the printed module.
+    pub line: u32,
+    /// Which of [`KINDS`] apply.
+    pub kinds: [bool; 5],
+    /// The operation as printed.
+    pub text: String,
+}
+
+/// The costs of one function.
+pub struct FunctionCost {
+    /// The function's name, without the `$`.
+    pub name: String,
+    /// Whether it is `async`.
+    pub is_async: bool,
+    /// The line of the function's header.
+    pub line: u32,
+    /// Its costly operations, in text order.
+    pub sites: Vec<Site>,
+}
+
+impl FunctionCost {
+    /// How many sites have each kind.
+    pub fn counts(&self) -> [usize; 5] {
+        let mut counts = [0; 5];
+        for site in &self.sites {
+            for (c, &k) in counts.iter_mut().zip(&site.kinds) {
+                *c += usize::from(k);
+            }
+        }
+        counts
+    }
+}
+
+/// The costs of every function of a module, in arena (text) order.
+pub struct CostReport {
+    /// The module's name.
+    pub module: String,
+    /// Every function, in text order.
+    pub functions: Vec<FunctionCost>,
+}
+
+/// Builds the report for `module`.
+pub fn report(module: &Module) -> CostReport {
+    let (text, lines) = print_module_with_lines(module);
+    let header_lines = function_header_lines(module, &text);
+    let mut functions = Vec::new();
+    for (n, (id, func)) in module.functions.iter().enumerate() {
+        let mut sites = Vec::new();
+        for (op, _) in preorder(func) {
+            let Some(data) = func.ops.get(op) else { continue };
+            let kinds = classify(module, func, &data.kind);
+            if !kinds.iter().any(|&k| k) {
+                continue;
+            }
+            let line = lines.get(id).and_then(|m| m.get(op)).copied().unwrap_or(0);
+            sites.push(Site { line, kinds, text: print_op_head(module, func, op) });
+        }
+        functions.push(FunctionCost {
+            name: func.name.clone(),
+            is_async: func.is_async,
+            line: header_lines.get(n).copied().unwrap_or(0),
+            sites,
+        });
+    }
+    CostReport { module: module.name.clone(), functions }
+}
+
+/// The line of each function's header in the printed module, in arena order: the printer
+/// writes functions in arena order, each header on a line starting `fn $` or `async fn $`.
+fn function_header_lines(module: &Module, text: &str) -> Vec<u32> {
+    let mut out = Vec::with_capacity(module.functions.len());
+    for (i, line) in text.lines().enumerate() {
+        if line.starts_with("fn $") || line.starts_with("async fn $") {
+            out.push(i as u32 + 1);
+        }
+    }
+    out
+}
+
+/// Which kinds of cost `kind` has.
+fn classify(module: &Module, func: &FunctionData, kind: &OpKind) -> [bool; 5] {
+    let mut k = [false; 5];
+    match kind {
+        OpKind::StringLit { .. } | OpKind::StrConcat { .. } | OpKind::ArrayNew { .. } | OpKind::ArrayPush { .. } => {
+            k[0] = true
+        }
+        OpKind::Clone { src, .. } => {
+            k[1] = true;
+            let ty = func.locals.get(*src).map(|l| l.ty.through_ref().0.clone());
+            k[0] = ty.is_some_and(|t| owns_heap(module, &t));
+        }
+        OpKind::RuntimeCall { func: rt, class, awaited, .. } => {
+            k[2] = true;
+            k[3] = *awaited;
+            let class_ty = class.map(Type::Class);
+            let ret = rt.data().ret;
+            k[0] = ret != RtType::SqlValue && ret.to_type(class_ty.as_ref()).is_some_and(|t| owns_heap(module, &t));
+        }
+        OpKind::Call { awaited, .. } => {
+            k[3] = *awaited;
+            k[4] = true;
+        }
+        _ => {}
+    }
+    k
+}
+
+/// Whether a value of type `ty` owns heap memory: a `String`, an array, or an option or class
+/// that holds one. Walks with a stack and remembers classes seen, so any class graph ends.
+fn owns_heap(module: &Module, ty: &Type) -> bool {
+    let mut seen: Vec<ClassId> = Vec::new();
+    let mut stack = vec![ty];
+    while let Some(t) = stack.pop() {
+        match t {
+            Type::String | Type::Array(_) => return true,
+            Type::Option(inner) => stack.push(inner),
+            Type::Class(c) => {
+                if !seen.contains(c)
+                    && let Some(class) = module.classes.get(*c)
+                {
+                    seen.push(*c);
+                    stack.extend(class.fields.iter().map(|f| &f.ty));
+                }
+            }
+            Type::I32 | Type::I64 | Type::F64 | Type::Bool | Type::Unit | Type::Ref { .. } => {}
+        }
+    }
+    false
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn summary(counts: [usize; 5]) -> String {
+    format!(
+        "{}, {}, {}, {}, {}",
+        plural(counts[0], "allocation", "allocations"),
+        plural(counts[1], "clone", "clones"),
+        plural(counts[2], "runtime call", "runtime calls"),
+        plural(counts[3], "await", "awaits"),
+        plural(counts[4], "call", "calls"),
+    )
+}
+
+impl CostReport {
+    /// The report as text (the format is described in `docs/passes.md`). `low_command` is the
+    /// command that prints the Low text the line numbers refer to.
+    pub fn render(&self, low_command: &str) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "cost report for module {}", self.module);
+        let _ = writeln!(out, "lines refer to the Low printed by `{low_command}`");
+        // Wide enough for the longest combination an operation can have.
+        let width = "alloc,rtcall,await".len();
+        let mut totals = [0usize; 5];
+        for f in &self.functions {
+            out.push('\n');
+            let asyncness = if f.is_async { "async " } else { "" };
+            let _ = writeln!(out, "{asyncness}fn ${} (line {})", f.name, f.line);
+            for site in &f.sites {
+                let tags: Vec<&str> = KINDS.iter().zip(&site.kinds).filter(|(_, k)| **k).map(|(n, _)| *n).collect();
+                let _ = writeln!(out, "  {:>5}  {:<width$} {}", site.line, tags.join(","), site.text);
+            }
+            let counts = f.counts();
+            for (t, c) in totals.iter_mut().zip(counts) {
+                *t += c;
+            }
+            let _ = writeln!(out, "  = {}", summary(counts));
+        }
+        out.push('\n');
+        let _ =
+            writeln!(out, "total: {} in {}", summary(totals), plural(self.functions.len(), "function", "functions"));
+        out
+    }
+}

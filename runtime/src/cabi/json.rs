@@ -1,0 +1,389 @@
+//! Typed JSON for emitted code: `json.encode<C>` and `json.decode<C>` driven by a layout
+//! descriptor ([`TypeDesc`]) that the LLVM emitter writes as a constant per type, instead of
+//! the serde derives the Rust path generates per class.
+//!
+//! The output and the accepted inputs are the derives' byte for byte (DESIGN.md): encoding
+//! goes through `serde_json` with the fields as a map in declaration order (serde_json writes a
+//! struct and a map alike), non-finite floats become `null`; decoding mirrors
+//! `#[derive(Deserialize)] #[serde(deny_unknown_fields)]`: an object with each field once and
+//! no others (a missing `Option` field is `None`), or an array of the fields in order, and the
+//! scalar rules of serde's own impls (`i32` range-checked, no float for an integer, …).
+//! Decoding builds a [`Value`] first and writes memory only when the whole text decoded, so a
+//! failure leaks nothing.
+
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
+
+use super::{RawArray, RawString, into_raw, nagi_rt_alloc};
+
+/// What kind of value a [`TypeDesc`] describes: the values of [`TypeDesc::kind`].
+#[repr(u64)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    I32 = 0,
+    I64 = 1,
+    F64 = 2,
+    Bool = 3,
+    Unit = 4,
+    String = 5,
+    Array = 6,
+    Option = 7,
+    Class = 8,
+}
+
+/// The layout of one Low type as the emitted code lays it out:
+/// `%nagi.TypeDesc = { i64 kind, i64 size, i64 align, %nagi.TypeDesc* inner, i64 payload_offset,
+/// %nagi.FieldDesc* fields, i64 field_count }`.
+///
+/// `inner` is the element type of an array and the payload type of an option; an option is a
+/// one-byte tag (0 or 1) at offset 0 and its payload at `payload_offset`; a class lists its
+/// fields. Descriptors are constants of the program and live as long as it does.
+#[repr(C)]
+pub struct TypeDesc {
+    /// 0 `i32`, 1 `i64`, 2 `f64`, 3 `bool` (one byte, 0 or 1), 4 `unit`, 5 `String`, 6 array,
+    /// 7 `Option`, 8 class.
+    pub kind: u64,
+    /// The size in bytes (the distance between array elements).
+    pub size: usize,
+    /// The alignment in bytes.
+    pub align: usize,
+    /// The element type of an array, the payload type of an option; null otherwise.
+    pub inner: *const TypeDesc,
+    /// Where an option's payload starts; 0 otherwise.
+    pub payload_offset: usize,
+    /// A class's fields in declaration order; null otherwise.
+    pub fields: *const FieldDesc,
+    /// How many fields `fields` points to.
+    pub field_count: usize,
+}
+
+/// One field of a class: `%nagi.FieldDesc = { i8* name, i64 name_len, i64 offset, %nagi.TypeDesc* ty }`.
+#[repr(C)]
+pub struct FieldDesc {
+    /// The field's name (its JSON key), UTF-8.
+    pub name: *const u8,
+    /// The name's length in bytes.
+    pub name_len: usize,
+    /// Where the field starts inside the class value.
+    pub offset: usize,
+    /// The field's type.
+    pub ty: *const TypeDesc,
+}
+
+impl TypeDesc {
+    fn kind(&self) -> Kind {
+        match self.kind {
+            0 => Kind::I32,
+            1 => Kind::I64,
+            2 => Kind::F64,
+            3 => Kind::Bool,
+            4 => Kind::Unit,
+            5 => Kind::String,
+            6 => Kind::Array,
+            7 => Kind::Option,
+            _ => Kind::Class,
+        }
+    }
+
+    /// The element or payload descriptor.
+    fn inner(&self) -> &TypeDesc {
+        // SAFETY: the emitter sets `inner` for arrays and options, the only callers, to a
+        // descriptor constant of the program.
+        unsafe { &*self.inner }
+    }
+
+    /// The fields of a class descriptor.
+    fn fields(&self) -> &[FieldDesc] {
+        if self.field_count == 0 {
+            return &[];
+        }
+        // SAFETY: the emitter writes `field_count` descriptors at `fields`, constants of the program.
+        unsafe { std::slice::from_raw_parts(self.fields, self.field_count) }
+    }
+}
+
+impl FieldDesc {
+    fn name(&self) -> &str {
+        // SAFETY: the name is a constant of the program, `name_len` UTF-8 bytes (a Low identifier).
+        let bytes = unsafe { super::bytes(self.name, self.name_len) };
+        std::str::from_utf8(bytes).unwrap_or("?")
+    }
+
+    fn ty(&self) -> &TypeDesc {
+        // SAFETY: the emitter points every field at a descriptor constant of the program.
+        unsafe { &*self.ty }
+    }
+}
+
+/// A value of the described type in emitted memory, as something serde can serialize.
+struct Typed<'a> {
+    ptr: *const u8,
+    ty: &'a TypeDesc,
+}
+
+impl Typed<'_> {
+    /// Reads a `T` at `offset`.
+    ///
+    /// # Safety
+    /// `ptr + offset` must hold an initialized, suitably aligned `T`.
+    unsafe fn read<T: Copy>(&self, offset: usize) -> T {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.ptr.add(offset).cast::<T>().read() }
+    }
+}
+
+impl Serialize for Typed<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // SAFETY (every read below): `ptr` points to a value laid out as `ty` describes, which the
+        // emitter guarantees for the value it passes and which holds recursively for fields,
+        // elements and payloads.
+        match self.ty.kind() {
+            Kind::I32 => s.serialize_i32(unsafe { self.read::<i32>(0) }),
+            Kind::I64 => s.serialize_i64(unsafe { self.read::<i64>(0) }),
+            Kind::F64 => s.serialize_f64(unsafe { self.read::<f64>(0) }),
+            Kind::Bool => s.serialize_bool(unsafe { self.read::<u8>(0) } & 1 != 0),
+            Kind::Unit => s.serialize_unit(),
+            Kind::String => {
+                let raw = unsafe { self.read::<RawString>(0) };
+                let text = unsafe { super::text(raw.ptr, raw.len) };
+                s.serialize_str(&text)
+            }
+            Kind::Array => {
+                let raw = unsafe { self.read::<RawArray>(0) };
+                let elem = self.ty.inner();
+                let mut seq = s.serialize_seq(Some(raw.len))?;
+                for i in 0..raw.len {
+                    seq.serialize_element(&Typed { ptr: raw.ptr.wrapping_add(i * elem.size), ty: elem })?;
+                }
+                seq.end()
+            }
+            Kind::Option => {
+                if unsafe { self.read::<u8>(0) } & 1 != 0 {
+                    let payload = self.ptr.wrapping_add(self.ty.payload_offset);
+                    s.serialize_some(&Typed { ptr: payload, ty: self.ty.inner() })
+                } else {
+                    s.serialize_none()
+                }
+            }
+            Kind::Class => {
+                let fields = self.ty.fields();
+                let mut map = s.serialize_map(Some(fields.len()))?;
+                for f in fields {
+                    map.serialize_entry(f.name(), &Typed { ptr: self.ptr.wrapping_add(f.offset), ty: f.ty() })?;
+                }
+                map.end()
+            }
+        }
+    }
+}
+
+/// Encodes the value at `value`, described by `ty`, as compact JSON into `out` (what
+/// `rt::json_encode` gives for the derived class on the Rust path).
+///
+/// # Safety
+/// `out` must be writable; `value` must hold a value laid out as `ty` describes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nagi_rt_json_encode(out: *mut RawString, value: *const u8, ty: *const TypeDesc) {
+    // SAFETY: the emitter passes one of its descriptor constants.
+    let ty = unsafe { &*ty };
+    let text = match serde_json::to_string(&Typed { ptr: value, ty }) {
+        Ok(text) => text,
+        Err(error) => super::fail(&format!("cannot encode JSON: {error}")),
+    };
+    // SAFETY: `out` is writable.
+    unsafe { out.write(into_raw(text.into_bytes())) }
+}
+
+/// A decoded value, before it is written into emitted memory.
+enum Value {
+    I32(i32),
+    I64(i64),
+    F64(f64),
+    Bool(bool),
+    Unit,
+    Str(String),
+    Array(Vec<Value>),
+    Option(Option<Box<Value>>),
+    Class(Vec<Value>),
+}
+
+/// Decodes a value of the described type.
+#[derive(Clone, Copy)]
+struct Seed<'a>(&'a TypeDesc);
+
+impl<'de> DeserializeSeed<'de> for Seed<'_> {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        use serde::Deserialize;
+        let ty = self.0;
+        Ok(match ty.kind() {
+            Kind::I32 => Value::I32(i32::deserialize(d)?),
+            Kind::I64 => Value::I64(i64::deserialize(d)?),
+            Kind::F64 => Value::F64(f64::deserialize(d)?),
+            Kind::Bool => Value::Bool(bool::deserialize(d)?),
+            Kind::Unit => {
+                <()>::deserialize(d)?;
+                Value::Unit
+            }
+            Kind::String => Value::Str(String::deserialize(d)?),
+            Kind::Array => d.deserialize_seq(ArrayVisitor(ty.inner()))?,
+            Kind::Option => d.deserialize_option(OptionVisitor(ty.inner()))?,
+            // serde_json ignores the name and the field list of `deserialize_struct` (the list
+            // only words error messages, which decoding does not report).
+            Kind::Class => d.deserialize_struct("", &[], ClassVisitor(ty))?,
+        })
+    }
+}
+
+struct ArrayVisitor<'a>(&'a TypeDesc);
+
+impl<'de> Visitor<'de> for ArrayVisitor<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an array")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(Seed(self.0))? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+}
+
+struct OptionVisitor<'a>(&'a TypeDesc);
+
+impl<'de> Visitor<'de> for OptionVisitor<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an option")
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Option(None))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Option(None))
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        Ok(Value::Option(Some(Box::new(Seed(self.0).deserialize(d)?))))
+    }
+}
+
+struct ClassVisitor<'a>(&'a TypeDesc);
+
+impl<'de> Visitor<'de> for ClassVisitor<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an object")
+    }
+
+    /// The derive's sequence form: every field, in order.
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut values = Vec::new();
+        for (i, field) in self.0.fields().iter().enumerate() {
+            match seq.next_element_seed(Seed(field.ty()))? {
+                Some(v) => values.push(v),
+                None => return Err(de::Error::invalid_length(i, &self)),
+            }
+        }
+        Ok(Value::Class(values))
+    }
+
+    /// The object form: each known field at most once, no unknown ones; a missing `Option`
+    /// field is `None`, any other missing field an error.
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let fields = self.0.fields();
+        let mut values: Vec<Option<Value>> = fields.iter().map(|_| None).collect();
+        while let Some(key) = map.next_key::<String>()? {
+            let Some(i) = fields.iter().position(|f| f.name() == key) else {
+                return Err(de::Error::custom(format_args!("unknown field `{key}`")));
+            };
+            if values[i].is_some() {
+                return Err(de::Error::custom(format_args!("duplicate field `{key}`")));
+            }
+            values[i] = Some(map.next_value_seed(Seed(fields[i].ty()))?);
+        }
+        let mut out = Vec::with_capacity(fields.len());
+        for (value, field) in values.into_iter().zip(fields) {
+            match (value, field.ty().kind()) {
+                (Some(v), _) => out.push(v),
+                (None, Kind::Option) => out.push(Value::Option(None)),
+                (None, _) => return Err(de::Error::custom(format_args!("missing field `{}`", field.name()))),
+            }
+        }
+        Ok(Value::Class(out))
+    }
+}
+
+/// Writes `value`, of the described type, at `dst`.
+///
+/// # Safety
+/// `dst` must be writable for `ty.size` bytes and aligned to `ty.align`.
+unsafe fn write(value: Value, ty: &TypeDesc, dst: *mut u8) {
+    // SAFETY (every write below): `dst` is writable and aligned for the described type, and so
+    // are the offsets of fields and payloads and the elements of a buffer allocated here.
+    unsafe {
+        match value {
+            Value::I32(v) => dst.cast::<i32>().write(v),
+            Value::I64(v) => dst.cast::<i64>().write(v),
+            Value::F64(v) => dst.cast::<f64>().write(v),
+            Value::Bool(v) => dst.write(u8::from(v)),
+            Value::Unit => {}
+            Value::Str(s) => dst.cast::<RawString>().write(into_raw(s.into_bytes())),
+            Value::Array(items) => {
+                let elem = ty.inner();
+                let len = items.len();
+                let buffer = nagi_rt_alloc(len * elem.size, elem.align);
+                for (i, item) in items.into_iter().enumerate() {
+                    write(item, elem, buffer.add(i * elem.size));
+                }
+                dst.cast::<RawArray>().write(RawArray { ptr: buffer, len, cap: len });
+            }
+            Value::Option(payload) => {
+                std::ptr::write_bytes(dst, 0, ty.size);
+                if let Some(v) = payload {
+                    dst.write(1);
+                    write(*v, ty.inner(), dst.add(ty.payload_offset));
+                }
+            }
+            Value::Class(values) => {
+                for (v, field) in values.into_iter().zip(ty.fields()) {
+                    write(v, field.ty(), dst.add(field.offset));
+                }
+            }
+        }
+    }
+}
+
+/// Decodes the `len` bytes of JSON text at `ptr` into the `Option<C>` at `out`, described by
+/// `ty` (an option of the class): `some` when the text is exactly one value of the class,
+/// `none` otherwise (what `rt::json_decode` gives on the Rust path).
+///
+/// # Safety
+/// `ptr` must point to `len` readable bytes; `out` must be writable for the option described by
+/// `ty`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nagi_rt_json_decode(out: *mut u8, ptr: *const u8, len: usize, ty: *const TypeDesc) {
+    // SAFETY: the emitter passes one of its descriptor constants (an option of the class).
+    let ty = unsafe { &*ty };
+    // SAFETY: `ptr` points to `len` readable bytes.
+    let bytes = unsafe { super::bytes(ptr, len) };
+    let decoded = std::str::from_utf8(bytes).ok().and_then(|text| {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let value = Seed(ty.inner()).deserialize(&mut de).ok()?;
+        de.end().ok()?;
+        Some(value)
+    });
+    // SAFETY: `out` is writable for the option.
+    unsafe { write(Value::Option(decoded.map(Box::new)), ty, out) }
+}

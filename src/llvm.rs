@@ -1,0 +1,91 @@
+//! Building native executables through the LLVM emitter: `--emit=llvm` and
+//! `nagic build --backend=llvm`.
+//!
+//! The emitter returns an object file; the driver writes it next to the output and links it
+//! with the runtime's static library in one command, the documented link line:
+//!
+//! ```text
+//! cc app.o libnagi_runtime.a -Wl,--gc-sections -lpthread -ldl -lm -o app
+//! ```
+//!
+//! (`--gc-sections`, which rustc passes too, drops the parts of the runtime a program does not
+//! use; `CC` chooses another C compiler.)
+//!
+//! The static library is built by cargo together with the rlib the Rust path uses (the
+//! runtime's `crate-type` lists both), so both backends link the same runtime build.
+
+use std::path::Path;
+use std::process::Command;
+
+use nagi_low::Module;
+
+use crate::build::{Timer, runtime_artifacts};
+use crate::{Failure, Options, write_output};
+
+/// The emitter's options from the command line.
+fn emit_options(options: &Options) -> nagi_emit_llvm::Options {
+    nagi_emit_llvm::Options { target_cpu: options.target_cpu.clone(), opt_level: options.llvm_opt }
+}
+
+/// Reports an emitter diagnostic against the input file.
+fn report(input: &Path) -> impl FnOnce(nagi_low::Diagnostic) -> Failure + '_ {
+    move |d| {
+        eprint!("{}", d.render(&input.display().to_string(), ""));
+        Failure::Input
+    }
+}
+
+/// The module's LLVM IR as text (`--emit=llvm`), optimized at `--llvm-opt`.
+pub(crate) fn emit_ir(module: &Module, input: &Path, options: &Options) -> Result<String, Failure> {
+    let mut timer = Timer::new(options.timings);
+    nagi_emit_llvm::emit_ir(module, &emit_options(options), &mut |phase| timer.phase(phase)).map_err(report(input))
+}
+
+/// Compiles `module` to an object file and links it into the executable `output`.
+pub(crate) fn build(
+    module: &Module,
+    input: &Path,
+    output: &Path,
+    options: &Options,
+    timer: &mut Timer,
+) -> Result<(), Failure> {
+    let object = nagi_emit_llvm::emit_object(module, &emit_options(options), &mut |phase| timer.phase(phase))
+        .map_err(report(input))?;
+    let file_name = output.file_name().and_then(|n| n.to_str()).unwrap_or("out");
+    let object_path = output.with_file_name(format!(".{file_name}.o"));
+    std::fs::write(&object_path, &object).map_err(|e| {
+        eprintln!("{}: error: cannot write the object file: {e}", object_path.display());
+        Failure::Input
+    })?;
+    timer.phase("write object");
+    let runtime = runtime_artifacts()?;
+    timer.phase("runtime ready");
+    let cc = std::env::var_os("CC").unwrap_or_else(|| "cc".into());
+    let status = Command::new(&cc)
+        .arg(&object_path)
+        .arg(&runtime.staticlib)
+        .args(["-Wl,--gc-sections", "-lpthread", "-ldl", "-lm", "-o"])
+        .arg(output)
+        .status()
+        .map_err(|e| {
+            eprintln!("nagic: error: cannot start the C compiler `{}` to link: {e}", cc.to_string_lossy());
+            Failure::Input
+        })?;
+    let _ = std::fs::remove_file(&object_path);
+    if !status.success() {
+        eprintln!(
+            "nagic: error: linking {} failed (the command was `cc OBJECT {} -Wl,--gc-sections -lpthread -ldl -lm`)",
+            output.display(),
+            runtime.staticlib.display()
+        );
+        return Err(Failure::Input);
+    }
+    timer.phase("link");
+    Ok(())
+}
+
+/// Writes the IR text for `--emit=llvm`.
+pub(crate) fn write_ir(module: &Module, input: &Path, output: Option<&Path>, options: &Options) -> Result<(), Failure> {
+    let text = emit_ir(module, input, options)?;
+    write_output(output, &text)
+}
