@@ -4,11 +4,11 @@
 //!
 //! Entry points: [`emit_ir`] and [`emit_object`]. Both check that the module uses only what
 //! this backend supports (no routes and no database yet: each is a clear error naming the
-//! construct), lay out the types ([`types`]), emit every function ([`function`], with
-//! arithmetic in [`ops`] and runtime calls in [`runtime_calls`]) with its drop and clone glue
-//! ([`glue`]), the layout descriptors JSON needs ([`descriptors`]) and the C `main` that hands
+//! construct), lay out the types (`types.rs`), emit every function (`function.rs`, with
+//! arithmetic in `ops.rs` and runtime calls in `runtime_calls.rs`) with its drop and clone glue
+//! (`glue.rs`), the layout descriptors JSON needs (`descriptors.rs`) and the C `main` that hands
 //! Nagi's `main` to `nagi_rt_main`, verify the result with LLVM's verifier, and optimize it
-//! with LLVM's new pass manager (`default<ON>`). [`ir`] holds the few builder calls that differ
+//! with LLVM's new pass manager (`default<ON>`). `ir.rs` holds the few builder calls that differ
 //! between LLVM versions. The emitter does no IO: it returns text or bytes and reports phases
 //! through a callback, so the driver can time them.
 //!

@@ -31,7 +31,7 @@ pub fn crate_root(module: &Module) -> Result<String, Diagnostic> {
     // rustc would warn about here is the shape of Low, not a mistake in the program.
     out.push_str(
         "#![allow(unused_mut, unused_variables, unused_assignments, unreachable_code, dead_code, \
-         non_snake_case, non_camel_case_types, unused_parens, clippy::all)]\n\n",
+         non_snake_case, non_camel_case_types, unused_parens, unused_labels, clippy::all)]\n\n",
     );
     out.push_str("mod program {\n");
     let queried = queried_classes(module);

@@ -8,8 +8,8 @@
 //! `#[derive(Deserialize)] #[serde(deny_unknown_fields)]`: an object with each field once and
 //! no others (a missing `Option` field is `None`), or an array of the fields in order, and the
 //! scalar rules of serde's own impls (`i32` range-checked, no float for an integer, …).
-//! Decoding builds a [`Value`] first and writes memory only when the whole text decoded, so a
-//! failure leaks nothing.
+//! Decoding builds an intermediate `Value` first and writes memory only when the whole text
+//! decoded, so a failure leaks nothing.
 
 use std::fmt;
 
