@@ -83,8 +83,11 @@
 //!   `store` and `option.some`, the operand of `move`, `drop` and `option.unwrap`, the value of
 //!   `return`) moves a local of non-copy type; copy-type locals are never moved. A reference
 //!   local becomes unusable when a local it may borrow from (computed flow-insensitively
-//!   through `borrow`, `field.ref`, `array.ref`, `for` and `copy`) is moved, dropped or
-//!   reassigned. Only the first bad read of a local is reported until it is assigned again.
+//!   through `borrow`, `field.ref`, `array.ref`, `for` and `copy`) is moved, dropped,
+//!   reassigned, or changed in place through the owner (`array.push`, `array.set`,
+//!   `field.set`, `store`, or lent out mutably by `borrow_mut`, `field.ref_mut`,
+//!   `array.ref_mut`). Only the first bad read of a local is reported until it is assigned
+//!   again.
 //! - V242 No assignment overwrites a non-copy local that may still own a value.
 //! - V243 At each `return`, no non-copy local (owned parameters included) may still own a
 //!   value, except the one returned.
@@ -94,16 +97,17 @@
 //!   argument moves a local that a reference argument borrows from.
 //! - V245 Control never reaches the end of the body: every path ends in `return` or `trap`, or
 //!   loops forever (a `loop` that nothing breaks out of never exits).
+//! - V246 No array is changed in place (through its owner or through a reference into it)
+//!   inside the body of a `for` that iterates over it.
 //!
 //! The flow checks run only on a function whose body passed the structure checks on blocks
 //! and operations (V210 for them, V211), since they walk the body as a tree.
 //!
 //! # Not yet checked
 //!
-//! - Mutation of a value while a reference into it is live: `array.push %a` (which may move
-//!   the elements) or `field.set` while an `array.ref` / `field.ref` of the same local is still
-//!   used later, and reads of an owned local while a `&mut` borrow of it is live. Only moves,
-//!   drops and reassignments of the borrowed local invalidate references.
+//! - Changes made through a reference do not invalidate other references to the same value
+//!   (only changes through the owning local do), and reads of an owned local while a `&mut`
+//!   borrow of it is live are not reported.
 //! - Reborrows are tracked per local, not per path: a reference local that borrows from
 //!   different locals at different points is treated as borrowing from all of them.
 //! - Dead arena entries: an operation that no block lists, or a block no operation owns, is
@@ -164,6 +168,7 @@ mod code {
     pub const LEAK_AT_RETURN: &str = "V243";
     pub const MUT_ALIAS: &str = "V244";
     pub const MISSING_RETURN: &str = "V245";
+    pub const MUTATED_WHILE_ITERATED: &str = "V246";
 }
 
 /// Checks every rule of the module doc's checklist on `module`.

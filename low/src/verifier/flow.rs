@@ -242,6 +242,9 @@ enum How {
     Moved,
     Dropped,
     Reassigned,
+    /// Changed in place (`array.push`, `array.set`, `field.set`, `store`, or lent out with
+    /// `borrow_mut`, `field.ref_mut`, `array.ref_mut`).
+    Mutated,
 }
 
 impl How {
@@ -250,6 +253,7 @@ impl How {
             How::Moved => "moved",
             How::Dropped => "dropped",
             How::Reassigned => "reassigned",
+            How::Mutated => "mutated",
         }
     }
 }
@@ -287,6 +291,8 @@ struct Flow<'c, 'a> {
     heads: Vec<State>,
     // The fields below belong to one pass.
     scopes: Vec<Scope>,
+    /// The owned arrays that enclosing `for` loops iterate over, innermost last.
+    iterating: Vec<usize>,
     /// Whether a loop head grew in this pass, so another is needed.
     changed: bool,
     /// For each local, which bad reads (UNASSIGNED, MOVED) were already reported since it was
@@ -313,6 +319,7 @@ impl<'c, 'a> Flow<'c, 'a> {
             initial: Point { bits: initial, why: BTreeMap::new() },
             heads: vec![None; func.ops.len()],
             scopes: Vec::new(),
+            iterating: Vec::new(),
             changed: false,
             reported: vec![0; n],
             out: Vec::new(),
@@ -426,6 +433,7 @@ impl<'c, 'a> Flow<'c, 'a> {
                     self.read(s, op, *seq);
                     self.write(s, op, *var, false);
                 }
+                self.iterating.push(raw(*seq));
                 self.open_scope(op, kind, *label, *body, frames);
                 return;
             }
@@ -468,6 +476,12 @@ impl<'c, 'a> Flow<'c, 'a> {
             | OpKind::ArrayNew { dest }
             | OpKind::StringLit { dest, .. }
             | OpKind::OptionNone { dest } => self.write(s, op, *dest, true),
+            OpKind::Borrow { dest, src: x, mutable: true }
+            | OpKind::FieldRef { dest, object: x, mutable: true, .. } => {
+                self.read(s, op, *x);
+                self.mutate(s, op, *x);
+                self.write(s, op, *dest, true);
+            }
             OpKind::Copy { dest, src: x }
             | OpKind::Clone { dest, src: x }
             | OpKind::Borrow { dest, src: x, .. }
@@ -497,6 +511,9 @@ impl<'c, 'a> Flow<'c, 'a> {
             OpKind::ArrayGet { dest, array, index } | OpKind::ArrayRef { dest, array, index, .. } => {
                 self.read(s, op, *array);
                 self.read_operand(s, op, index);
+                if matches!(kind, OpKind::ArrayRef { mutable: true, .. }) {
+                    self.mutate(s, op, *array);
+                }
                 self.write(s, op, *dest, true);
             }
             OpKind::Call { dest, args, .. } => {
@@ -526,11 +543,13 @@ impl<'c, 'a> Flow<'c, 'a> {
             | OpKind::Store { reference: target, value } => {
                 self.read(s, op, *target);
                 self.consume_operand(s, op, value);
+                self.mutate(s, op, *target);
             }
             OpKind::ArraySet { array, index, value } => {
                 self.read(s, op, *array);
                 self.read_operand(s, op, index);
                 self.consume_operand(s, op, value);
+                self.mutate(s, op, *array);
             }
             OpKind::OptionSome { dest, value } => {
                 self.consume_operand(s, op, value);
@@ -571,6 +590,9 @@ impl<'c, 'a> Flow<'c, 'a> {
     /// Leaves the body of `loop`, `for` or `block` operation `op`; `cur` is the state at the
     /// end of the body on entry and the state after the operation on return.
     fn close_scope(&mut self, op: OpId, cur: &mut State) {
+        if matches!(self.cx.func.ops.get(op).map(|o| &o.kind), Some(OpKind::ForEach { .. })) {
+            self.iterating.pop();
+        }
         let Some(scope) = self.scopes.pop() else { return };
         if scope.kind == ScopeKind::Block {
             join(cur, &scope.breaks);
@@ -658,6 +680,26 @@ impl<'c, 'a> Flow<'c, 'a> {
         // A new value starts a new life: a later bad read of it is a new mistake.
         self.reported[i] = 0;
         self.invalidate(s, op, i, How::Reassigned);
+    }
+
+    /// A change in place through `local`. Through an owned local, every reference into it
+    /// becomes unusable (it may point at storage the change frees or moves, as a `push` may);
+    /// and no `for` may be iterating over the array being changed, through any path.
+    fn mutate(&mut self, s: &mut Point, op: OpId, local: LocalId) {
+        let i = raw(local);
+        let is_ref = self.cx.func.locals.get(local).is_some_and(|l| l.ty.is_ref());
+        if !is_ref {
+            self.invalidate(s, op, i, How::Mutated);
+        }
+        let roots: Vec<usize> =
+            if is_ref { self.origins.of.get(i).cloned().unwrap_or_default() } else { vec![i] };
+        if let Some(&root) = roots.iter().find(|r| self.iterating.contains(r)) {
+            let message = format!(
+                "changes {} while a `for` iterates over it; iterate over a copy or collect the changes first",
+                self.cx.name(local_id(root))
+            );
+            self.out.push(self.cx.op_diagnostic(code::MUTATED_WHILE_ITERATED, op, message));
+        }
     }
 
     /// Marks every reference that may point into `local` as unusable, since `local` lost the
