@@ -83,21 +83,18 @@ pub(crate) fn build_command(
     build(input, &output, backend, options)
 }
 
-/// `nagic run FILE [-- ARGS]`: builds into the checkout's `target/nagic-run/` and runs the
-/// result, passing its exit status on.
+/// `nagic run FILE [-- ARGS]`: builds into the checkout's `target/nagic-run/` and then
+/// replaces this process with the program (`exec`), so signals sent to `nagic run` (SIGTERM from
+/// a supervisor, Ctrl-C) reach the program itself and it can shut down gracefully, and its exit
+/// status is the command's.
 pub(crate) fn run_command(input: &Path, args: &[String], backend: Backend, options: &Options) -> Result<(), Failure> {
+    use std::os::unix::process::CommandExt;
     let output = checkout().join("target/nagic-run").join(default_name(input));
     build(input, &output, backend, options)?;
-    let status = Command::new(&output).args(args).status().map_err(|e| {
-        eprintln!("{}: error: cannot start the program: {e}", output.display());
-        Failure::Input
-    })?;
-    match status.code() {
-        Some(0) => Ok(()),
-        Some(code) => Err(Failure::Exit(code.clamp(1, 255) as u8)),
-        // Killed by a signal (e.g. Ctrl-C): report the conventional 128 + signal as 130.
-        None => Err(Failure::Exit(130)),
-    }
+    // `exec` only returns on failure.
+    let error = Command::new(&output).args(args).exec();
+    eprintln!("{}: error: cannot start the program: {error}", output.display());
+    Err(Failure::Input)
 }
 
 fn default_name(input: &Path) -> String {
