@@ -250,7 +250,10 @@ fn a_stalled_stdout_never_blocks_requests() {
     let mut stderr = stderr;
     let _ = std::io::Read::read_to_string(&mut stderr, &mut report);
     drop(stdout);
-    let line = report.lines().find(|l| l.contains("dropped")).unwrap_or_else(|| panic!("no dropped-record report in:\n{report}"));
+    let line = report
+        .lines()
+        .find(|l| l.contains("dropped"))
+        .unwrap_or_else(|| panic!("no dropped-record report in:\n{report}"));
     let count: u64 = line.split_whitespace().find_map(|w| w.parse().ok()).expect("the report names a count");
     eprintln!("stalled stdout: 2000 requests answered; shutdown took {:?}; {line}", started.elapsed());
     assert!(count > 0, "{line}");

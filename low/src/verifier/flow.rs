@@ -691,8 +691,7 @@ impl<'c, 'a> Flow<'c, 'a> {
         if !is_ref {
             self.invalidate(s, op, i, How::Mutated);
         }
-        let roots: Vec<usize> =
-            if is_ref { self.origins.of.get(i).cloned().unwrap_or_default() } else { vec![i] };
+        let roots: Vec<usize> = if is_ref { self.origins.of.get(i).cloned().unwrap_or_default() } else { vec![i] };
         if let Some(&root) = roots.iter().find(|r| self.iterating.contains(r)) {
             let message = format!(
                 "changes {} while a `for` iterates over it; iterate over a copy or collect the changes first",
