@@ -24,7 +24,7 @@ use crate::{Failure, Options, write_output};
 
 /// The emitter's options from the command line.
 fn emit_options(options: &Options) -> nagi_emit_llvm::Options {
-    nagi_emit_llvm::Options { target_cpu: options.target_cpu.clone(), opt_level: options.llvm_opt }
+    nagi_emit_llvm::Options { target_cpu: options.target_cpu.clone(), opt_level: options.llvm_opt, export: Vec::new() }
 }
 
 /// Reports an emitter diagnostic against the input file.

@@ -1,2 +1,29 @@
-//! Benchmarks: the CPU-kernel emitter comparison and HTTP bench scripts. Filled by the bench
-//! issue; this crate holds no code yet.
+//! Benchmarks: the CPU-kernel emitter comparison (issue 6) and the passes scaling bench.
+//!
+//! The kernel comparison runs the six kernels of DESIGN.md ("CPU kernels") in every variant —
+//! hand-written Rust, `examples/kernels.nagi` through the Rust emitter and through the LLVM
+//! emitter at `-O2` and `-O3`, CPython and Node — on one input, checks every result, then
+//! times them. One command runs it all: `cargo run -p nagi-bench --release -- kernels` (see
+//! `bench/README.md`).
+//!
+//! This crate is the runner and the reporting; it is light on purpose (no runtime, no LLVM), so
+//! it builds in seconds. The native variants live in `bench/native` (crate
+//! `nagi-bench-native`), which the runner builds once per CPU level with cargo.
+//!
+//! - [`kernels`]: the kernels' names, the input and the expected results (the one list every
+//!   variant is checked against).
+//! - [`records`]: the JSONL records every variant writes, and their medians.
+//! - [`machine`]: the machine line recorded with the results.
+//! - [`report`]: the Markdown table; [`chart`]: the SVG bar chart.
+//! - [`disasm`]: packed integer adds in each native variant's `integer_sum`.
+//! - [`runner`]: building, pinning and running the variants.
+
+#![warn(missing_docs)]
+
+pub mod chart;
+pub mod disasm;
+pub mod kernels;
+pub mod machine;
+pub mod records;
+pub mod report;
+pub mod runner;

@@ -9,7 +9,8 @@
 //! stack rather than recursion, so nesting depth is bounded by memory only. After a `break`,
 //! `continue`, `return` or `trap`, the rest of the Low block is unreachable and is skipped.
 //!
-//! Nagi functions have internal linkage (named `nagi.fn.NAME`), are `nounwind` (a trap ends
+//! Nagi functions have internal linkage (named `nagi.fn.NAME`; an exported one, see
+//! `Options::export`, has external linkage under its C symbol instead), are `nounwind` (a trap ends
 //! the process inside the runtime), and their reference parameters carry `noalias`,
 //! `nonnull`, `dereferenceable` and `align`, with `readonly` on shared ones: the verifier's
 //! exclusivity rule at call sites (V244) is what makes `noalias` sound, and it is what lets LLVM
@@ -30,11 +31,15 @@ use crate::runtime_calls::{self, Rt};
 use crate::types::needs_drop;
 use crate::{Cx, Error};
 
-/// Declares `func` with its LLVM signature and parameter attributes.
-pub(crate) fn declare<'ctx>(cx: &Cx<'ctx, '_>, func: &FunctionData) -> FunctionValue<'ctx> {
+/// Declares `func` with its LLVM signature and parameter attributes: internal as
+/// `nagi.fn.NAME`, or external as `symbol` when it is exported.
+pub(crate) fn declare<'ctx>(cx: &Cx<'ctx, '_>, func: &FunctionData, symbol: Option<&str>) -> FunctionValue<'ctx> {
     let params: Vec<BasicMetadataTypeEnum> = func.param_types().map(|t| cx.layouts.llvm(t).into()).collect();
     let fn_type = crate::fn_type(&cx.layouts, cx.context, &params, &func.ret);
-    let f = cx.module.add_function(&format!("nagi.fn.{}", func.name), fn_type, Some(Linkage::Internal));
+    let f = match symbol {
+        Some(symbol) => cx.module.add_function(symbol, fn_type, Some(Linkage::External)),
+        None => cx.module.add_function(&format!("nagi.fn.{}", func.name), fn_type, Some(Linkage::Internal)),
+    };
     cx.nounwind(f);
     for (i, ty) in func.param_types().enumerate() {
         let Type::Ref { mutable, pointee } = ty else { continue };

@@ -54,11 +54,38 @@ pub struct Options {
     /// LLVM's optimization level, 0 to 3 (the new pass manager's `default<ON>` pipeline and the
     /// code generator's level).
     pub opt_level: u8,
+    /// Nagi functions to give external linkage under a C symbol, so that other code can link
+    /// the object and call them (the benchmarks call the kernels this way). Empty for a
+    /// program. When it is not empty the object is a library: it needs no `main` and defines
+    /// no C `main`; every function it does not name keeps internal linkage, so LLVM drops the
+    /// ones the exported functions do not reach.
+    pub export: Vec<Export>,
+}
+
+/// A Nagi function made callable from outside the object ([`Options::export`]).
+///
+/// The symbol follows the C calling convention with the parameter and result types of
+/// `types.rs`: `i64` and `f64` as themselves, a reference as a pointer (`&[i64]` is a pointer
+/// to `{ i64*, i64 len, i64 cap }`). Parameters of type `bool` (an `i1`) or `unit` have no C
+/// counterpart; export only functions whose signature has a C spelling.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Export {
+    /// The Nagi function's name.
+    pub function: String,
+    /// The symbol it gets, e.g. `nagi_integer_sum`.
+    pub symbol: String,
+}
+
+impl Export {
+    /// Exports `function` as `nagi_<function>`.
+    pub fn c_name(function: &str) -> Export {
+        Export { function: function.to_string(), symbol: format!("nagi_{function}") }
+    }
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { target_cpu: DEFAULT_TARGET_CPU.to_string(), opt_level: 2 }
+        Options { target_cpu: DEFAULT_TARGET_CPU.to_string(), opt_level: 2, export: Vec::new() }
     }
 }
 
@@ -76,9 +103,11 @@ pub fn emit_ir(module: &Module, options: &Options, phase: &mut dyn FnMut(&str)) 
 
 /// The module compiled to a relocatable object file for the host's triple and
 /// `options.target_cpu`. It defines the C `main`; link it with the runtime's static library
-/// (`cc app.o libnagi_runtime.a -Wl,--gc-sections -lpthread -ldl -lm -o app`).
+/// (`cc app.o libnagi_runtime.a -Wl,--gc-sections -lpthread -ldl -lm -o app`). With
+/// [`Options::export`] set it is a library instead: the exported symbols and no `main`.
 pub fn emit_object(module: &Module, options: &Options, phase: &mut dyn FnMut(&str)) -> Result<Vec<u8>, Diagnostic> {
-    let bytes = compile(module, options, true, phase, |llmod, machine| {
+    let program = options.export.is_empty();
+    let bytes = compile(module, options, program, phase, |llmod, machine| {
         let buffer = machine
             .write_to_memory_buffer(llmod, FileType::Object)
             .map_err(|e| Error::internal(format!("LLVM could not write the object file: {e}")))?;
@@ -147,11 +176,11 @@ fn compile<R>(
     phase: &mut dyn FnMut(&str),
     finish: impl FnOnce(&inkwell::module::Module<'_>, &TargetMachine) -> Result<R, Error>,
 ) -> Result<R, Diagnostic> {
-    check_supported(module, program)?;
+    check_supported(module, options, program)?;
     let machine = target_machine(options).map_err(|e| e.0)?;
     let context = Context::create();
     let result = (|| {
-        let llmod = generate(&context, module, &machine)?;
+        let llmod = generate(&context, module, &machine, &options.export)?;
         phase("llvm codegen");
         optimize(&llmod, &machine, options.opt_level)?;
         phase("llvm optimize");
@@ -185,7 +214,7 @@ fn target_machine(options: &Options) -> Result<TargetMachine, Error> {
 }
 
 /// Refuses what this backend does not support yet, naming the construct.
-fn check_supported(module: &Module, program: bool) -> Result<(), Diagnostic> {
+fn check_supported(module: &Module, options: &Options, program: bool) -> Result<(), Diagnostic> {
     if let Some(route) = module.routes.first() {
         return Err(Diagnostic::new(
             "M101",
@@ -213,6 +242,14 @@ fn check_supported(module: &Module, program: bool) -> Result<(), Diagnostic> {
             }
         }
     }
+    for export in &options.export {
+        if module.function_by_name(&export.function).is_none() {
+            return Err(Diagnostic::new(
+                "M106",
+                format!("cannot export `{}`: module `{}` has no such function", export.function, module.name),
+            ));
+        }
+    }
     if program && module.function_by_name("main").is_none() {
         return Err(Diagnostic::new(
             "M100",
@@ -222,11 +259,13 @@ fn check_supported(module: &Module, program: bool) -> Result<(), Diagnostic> {
     Ok(())
 }
 
-/// Builds the LLVM module: declarations, bodies, glue, the C entry point; then LLVM's verifier.
+/// Builds the LLVM module: declarations, bodies, glue, the C entry point (unless functions are
+/// exported: then the object is a library); then LLVM's verifier.
 fn generate<'ctx>(
     context: &'ctx Context,
     low: &Module,
     machine: &TargetMachine,
+    export: &[Export],
 ) -> Result<inkwell::module::Module<'ctx>, Error> {
     let llmod = context.create_module(&low.name);
     llmod.set_triple(&machine.get_triple());
@@ -245,7 +284,8 @@ fn generate<'ctx>(
         strings: RefCell::new(HashMap::new()),
     };
     for (id, func) in low.functions.iter() {
-        let f = function::declare(&cx, func);
+        let symbol = export.iter().find(|e| e.function == func.name).map(|e| e.symbol.as_str());
+        let f = function::declare(&cx, func, symbol);
         cx.functions.insert(id, f);
     }
     for (id, func) in low.functions.iter() {
@@ -253,7 +293,7 @@ fn generate<'ctx>(
     }
     glue::emit_pending(&cx)?;
     descriptors::emit_pending(&cx)?;
-    if low.function_by_name("main").is_some() {
+    if export.is_empty() && low.function_by_name("main").is_some() {
         entry_point(&cx)?;
     }
     cx.module.verify().map_err(|e| Error::internal(format!("LLVM rejected the generated module: {e}")))?;

@@ -89,3 +89,22 @@ fn deep_nesting_emits_without_recursion() {
     let branches = handle.join().expect("no panic").expect("emits");
     assert_eq!(branches, depth);
 }
+
+#[test]
+fn exported_functions_get_their_symbol_and_no_main() {
+    let text = "nagi-low 1\nmodule lib\n\nfn $one() -> i64 {\n  return 1_i64\n}\n\nfn $two() -> i64 {\n  \
+                return 2_i64\n}\n\nfn $main() -> unit {\n  return\n}\n";
+    let options = Options { opt_level: 0, export: vec![crate::Export::c_name("one")], ..Options::default() };
+    let ir = emit_ir(&module(text), &options, &mut |_| {}).expect("IR");
+    assert!(ir.contains("define i64 @nagi_one()"), "{ir}");
+    assert!(ir.contains("define internal i64 @nagi.fn.two()"), "{ir}");
+    assert!(!ir.contains("@main("), "a library has no C main: {ir}");
+    // An object needs no `main` when it exports functions.
+    let lib = "nagi-low 1\nmodule lib\n\nfn $one() -> i64 {\n  return 1_i64\n}\n";
+    let object = emit_object(&module(lib), &options, &mut |_| {}).expect("a library object");
+    assert!(object.windows(b"nagi_one".len()).any(|w| w == b"nagi_one"), "the symbol is in the object");
+    let missing = Options { export: vec![crate::Export::c_name("three")], ..Options::default() };
+    let err = emit_object(&module(lib), &missing, &mut |_| {}).unwrap_err();
+    assert_eq!(err.code, "M106");
+    assert!(err.message.contains("cannot export `three`"), "{}", err.message);
+}

@@ -14,6 +14,8 @@
 
 #![warn(missing_docs)]
 
+#[cfg(feature = "counting-alloc")]
+pub mod alloc_count;
 pub mod cabi;
 pub mod config;
 mod context;

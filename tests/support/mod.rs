@@ -127,7 +127,9 @@ impl Server {
     pub fn raw(&self, bytes: &[u8]) -> (u16, String) {
         let mut stream = TcpStream::connect(("127.0.0.1", self.port)).expect("connects");
         stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-        stream.write_all(bytes).expect("writes the request");
+        // A server may answer (413, say) and close before it has read a large body, so a
+        // failed write is not an error here: the response, if any, is what the test checks.
+        let _ = stream.write_all(bytes);
         let mut response = Vec::new();
         let _ = stream.read_to_end(&mut response);
         parse_response(&response)

@@ -1,0 +1,71 @@
+//! `nagi-bench`: the CPU-kernel comparison's runner.
+//!
+//! ```text
+//! nagi-bench kernels [--levels x86-64-v2,native] [--reference] [--quick] [--no-python] [--no-node]
+//! nagi-bench disasm  [--levels x86-64-v2,native]
+//! nagi-bench chart   bench/results/DATE-TIME [--reference]
+//! ```
+//!
+//! `kernels` builds, checks, times and reports everything (see `bench/README.md`); `disasm`
+//! only builds and disassembles the native variants' kernels; `chart` redraws a run's charts
+//! from its records.
+
+use std::process::ExitCode;
+
+use nagi_bench::runner::{self, Options};
+
+const USAGE: &str =
+    "usage: nagi-bench kernels [--levels x86-64-v2,native] [--reference] [--quick] [--no-python] [--no-node]
+       nagi-bench disasm [--levels x86-64-v2,native]
+       nagi-bench chart RESULTS_DIR [--reference]";
+
+fn main() -> ExitCode {
+    let mut args = std::env::args().skip(1);
+    let Some(command) = args.next() else {
+        eprintln!("{USAGE}");
+        return ExitCode::from(2);
+    };
+    let mut options = Options::default();
+    let mut directory = None;
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--levels" => match args.next() {
+                Some(list) => options.levels = list.split(',').map(str::to_string).collect(),
+                None => {
+                    eprintln!("{USAGE}");
+                    return ExitCode::from(2);
+                }
+            },
+            "--reference" => options.reference = true,
+            "--quick" => options.quick = true,
+            "--no-python" => options.no_python = true,
+            "--no-node" => options.no_node = true,
+            other if command == "chart" && directory.is_none() && !other.starts_with('-') => {
+                directory = Some(std::path::PathBuf::from(other));
+            }
+            other => {
+                eprintln!("nagi-bench: unknown argument `{other}`\n{USAGE}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let result = match command.as_str() {
+        "kernels" => runner::kernels(&options).map(|_| ()),
+        "disasm" => runner::disasm(&options.levels),
+        "chart" => match &directory {
+            Some(dir) => runner::chart(dir, options.reference),
+            None => Err("chart needs the results directory of a run".into()),
+        },
+        _ => {
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("nagi-bench: error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
