@@ -33,6 +33,7 @@ impl fmt::Display for Trap {
 /// In a program run by [`crate::program::run_main`] the trap prints `error: <message>` to stderr
 /// and exits with status 101; inside an HTTP handler it becomes a 500 answer
 /// `{"error":"trap","detail":"<message>"}`.
+#[cold]
 pub fn trap(message: &str) -> ! {
     panic::panic_any(Trap { message: message.to_owned() })
 }
