@@ -6,6 +6,7 @@
 //! [`verifier`]. It depends on no other compiler crate. `docs/low.md` is the reference of the
 //! text format.
 
+pub mod borrows;
 pub mod diagnostic;
 pub mod entities;
 pub mod lexer;

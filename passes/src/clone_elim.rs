@@ -15,7 +15,7 @@
 //! after the `drop` are unchanged (`%s` is moved either way). This is deliberately local: a
 //! source dropped in a later block, or on several paths, is left alone.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::HashSet;
 
 use nagi_low::{ArenaGet, BlockId, FunctionData, LabelId, Module, OpId, OpKind};
 
@@ -48,7 +48,9 @@ fn run_function(func: &mut FunctionData) {
     if !has_clone {
         return;
     }
-    let dependents = dependents(func, &listed);
+    // The verifier's own borrow origins, so this pass and V241 agree on what a clone's source
+    // may be lent to.
+    let dependents = nagi_low::borrows::BorrowOrigins::compute(func, listed.iter().map(|(op, _)| *op)).dependents;
     let mut blocks: Vec<BlockId> = listed.iter().map(|(_, b)| *b).collect();
     blocks.push(func.body);
     blocks.sort_by_key(|b| index(*b));
@@ -120,51 +122,4 @@ fn quiet(func: &FunctionData, op: OpId, watched: &HashSet<usize>) -> bool {
         }
     }
     jumps.iter().all(|l| declared.contains(l))
-}
-
-/// For each owned local (by arena index), the reference locals that may borrow from it,
-/// computed flow-insensitively as the verifier does: a reference made by `borrow`,
-/// `field.ref`, `array.ref` or `for` from an owned local borrows from it, and one made from
-/// another reference (also by `copy`) borrows from whatever that one does.
-fn dependents(func: &FunctionData, listed: &[(OpId, BlockId)]) -> Vec<Vec<usize>> {
-    let n = func.locals.len();
-    let is_ref: Vec<bool> = func.locals.values().map(|l| l.ty.is_ref()).collect();
-    let mut sets: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); n];
-    let mut derived: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for &(op, _) in listed {
-        let Some(data) = func.ops.get(op) else { continue };
-        let (dest, src) = match &data.kind {
-            OpKind::Borrow { dest, src, .. } | OpKind::Copy { dest, src } => (index(*dest), index(*src)),
-            OpKind::FieldRef { dest, object, .. } => (index(*dest), index(*object)),
-            OpKind::ArrayRef { dest, array, .. } => (index(*dest), index(*array)),
-            OpKind::ForEach { var, seq, .. } => (index(*var), index(*seq)),
-            _ => continue,
-        };
-        if dest >= n || src >= n || !is_ref[dest] {
-            continue;
-        }
-        if is_ref[src] {
-            derived[src].push(dest);
-        } else {
-            sets[dest].insert(src);
-        }
-    }
-    let mut work: Vec<usize> = (0..n).filter(|&i| !sets[i].is_empty()).collect();
-    while let Some(from) = work.pop() {
-        let inherited = sets[from].clone();
-        for &to in &derived[from] {
-            let before = sets[to].len();
-            sets[to].extend(inherited.iter().copied());
-            if sets[to].len() > before {
-                work.push(to);
-            }
-        }
-    }
-    let mut out = vec![Vec::new(); n];
-    for (r, set) in sets.iter().enumerate() {
-        for &origin in set {
-            out[origin].push(r);
-        }
-    }
-    out
 }

@@ -26,7 +26,7 @@
 //! from (a parameter's referent belongs to the caller, so it is never invalidated, but two
 //! arguments derived from one `&mut` parameter still alias).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use la_arena::{Idx, RawIdx};
 
@@ -93,83 +93,14 @@ fn local_id(index: usize) -> LocalId {
 
 /// Runs the alias check and the dataflow on a structurally sound body.
 pub(super) fn check(cx: &mut FnCx<'_>, tree: &Tree) {
-    let origins = Origins::compute(cx, tree);
+    let origins = Origins::compute(cx.func, tree.preorder.iter().copied());
     check_aliasing(cx, tree, &origins);
     let diagnostics = Flow::new(cx, &origins).run(tree);
     cx.diagnostics.extend(diagnostics);
 }
 
-/// For each local, the locals it may borrow from, and the reverse.
-struct Origins {
-    /// For each reference local, its origins in ascending order: the owned locals it may
-    /// point into and the reference parameters it may derive from. Empty for owned locals.
-    of: Vec<Vec<usize>>,
-    /// For each owned local, the reference locals that may point into it.
-    dependents: Vec<Vec<usize>>,
-}
-
-impl Origins {
-    fn compute(cx: &FnCx<'_>, tree: &Tree) -> Origins {
-        let func = cx.func;
-        let is_ref: Vec<bool> = func.locals.values().map(|l| l.ty.is_ref()).collect();
-        let n = is_ref.len();
-        let mut sets: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); n];
-        // Reference locals written from another reference inherit that one's origins.
-        let mut derived: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for &p in &func.params {
-            if is_ref.get(raw(p)).copied().unwrap_or(false) {
-                sets[raw(p)].insert(raw(p));
-            }
-        }
-        for &op in &tree.preorder {
-            let Some(data) = func.ops.get(op) else { continue };
-            let (dest, src) = match &data.kind {
-                OpKind::Borrow { dest, src, .. } | OpKind::Copy { dest, src } => (raw(*dest), raw(*src)),
-                OpKind::FieldRef { dest, object, .. } => (raw(*dest), raw(*object)),
-                OpKind::ArrayRef { dest, array, .. } => (raw(*dest), raw(*array)),
-                OpKind::ForEach { var, seq, .. } => (raw(*var), raw(*seq)),
-                _ => continue,
-            };
-            if dest >= n || src >= n || !is_ref[dest] {
-                continue;
-            }
-            if is_ref[src] {
-                derived[src].push(dest);
-            } else {
-                sets[dest].insert(src);
-            }
-        }
-        let mut work: Vec<usize> = (0..n).filter(|&i| !sets[i].is_empty()).collect();
-        while let Some(from) = work.pop() {
-            if derived[from].is_empty() {
-                continue;
-            }
-            let inherited = sets[from].clone();
-            for &to in &derived[from] {
-                let before = sets[to].len();
-                sets[to].extend(inherited.iter().copied());
-                if sets[to].len() > before {
-                    work.push(to);
-                }
-            }
-        }
-        let mut dependents = vec![Vec::new(); n];
-        for (r, set) in sets.iter().enumerate() {
-            for &origin in set {
-                if !is_ref[origin] {
-                    dependents[origin].push(r);
-                }
-            }
-        }
-        Origins { of: sets.into_iter().map(|s| s.into_iter().collect()).collect(), dependents }
-    }
-
-    /// The first origin `a` and `b` share, if any.
-    fn common(&self, a: usize, b: usize) -> Option<usize> {
-        let (Some(a), Some(b)) = (self.of.get(a), self.of.get(b)) else { return None };
-        a.iter().copied().find(|o| b.binary_search(o).is_ok())
-    }
-}
+/// The verifier reads the shared borrow origins, over the operations of the body tree.
+type Origins = crate::borrows::BorrowOrigins;
 
 /// V244: within one call, a `&mut` argument is the only way to its value.
 fn check_aliasing(cx: &mut FnCx<'_>, tree: &Tree, origins: &Origins) {
