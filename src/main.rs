@@ -1,6 +1,6 @@
 //! `nagic`, the Nagi compiler driver: command-line parsing and pipeline wiring.
 //!
-//! The driver is thin (DESIGN.md): it reads files, calls the compiler crates, writes outputs and
+//! The driver is thin (ARCHITECTURE.md): it reads files, calls the compiler crates, writes outputs and
 //! diagnostics, and chooses the exit status. Exit status 0 means success, 1 means the input had
 //! errors (all of them are printed), 2 means the command line was wrong (clap's convention).
 

@@ -24,7 +24,7 @@ use std::process::Command;
 use nagi_emit_llvm::{Export, Options};
 use nagi_passes::{Pipeline, RunOptions};
 
-/// The Nagi functions the bench calls, in DESIGN.md's order (`loop` is `loop_sum` in Nagi,
+/// The Nagi functions the bench calls, in the order of docs/design.md §6 (`loop` is `loop_sum` in Nagi,
 /// where `loop` is a keyword).
 const KERNELS: [&str; 6] = ["integer_sum", "map_reduce", "filter_reduce", "branch", "float_sum", "loop_sum"];
 

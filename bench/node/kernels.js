@@ -6,7 +6,7 @@
 //
 // It prepares the shared input outside any timed region (plain arrays of numbers: small
 // integers and doubles, as idiomatic JavaScript holds them), checks every kernel's result
-// against JSON (DESIGN.md's values; floats within 1e-7) and exits with status 3 naming the
+// against JSON (the values of docs/design.md §6; floats within 1e-7) and exits with status 3 naming the
 // variant and the kernel on a mismatch, before anything is timed. With --check it stops there.
 // Otherwise, per kernel: `--warmup` calls (for the JIT), then `--repeats` timed batches of
 // `--calls` calls each (process.hrtime.bigint around the batch). Every record is a JSON line on

@@ -5,7 +5,7 @@ Run by `nagi-bench kernels` (pinned to one CPU) as
     python3 kernels.py --expected JSON --level LEVEL [--check] [--warmup 5 --repeats 7 --calls 25]
 
 It prepares the shared input outside any timed region, checks every kernel's result against
-JSON (DESIGN.md's values; floats within 1e-7) and exits with status 3 naming the variant and the
+JSON (the values of docs/design.md §6; floats within 1e-7) and exits with status 3 naming the variant and the
 kernel on a mismatch, before anything is timed. With --check it stops there. Otherwise, per
 kernel: `--warmup` calls, then `--repeats` timed batches of `--calls` calls each
 (time.perf_counter_ns around the batch). Every record is a JSON line on stdout, in the format of

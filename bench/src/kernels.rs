@@ -1,4 +1,4 @@
-//! The six kernels of DESIGN.md ("CPU kernels"), their shared input and expected results.
+//! The six kernels of docs/design.md §6 ("CPU kernels"), their shared input and expected results.
 //!
 //! Every variant (native, CPython, Node) is checked against [`EXPECTED`] before anything is
 //! timed; floats within [`FLOAT_TOLERANCE`].
@@ -29,11 +29,11 @@ pub enum Kernel {
 }
 
 impl Kernel {
-    /// All six, in DESIGN.md's order.
+    /// All six, in the order of docs/design.md §6.
     pub const ALL: [Kernel; 6] =
         [Kernel::IntegerSum, Kernel::MapReduce, Kernel::FilterReduce, Kernel::Branch, Kernel::FloatSum, Kernel::Loop];
 
-    /// The name used in DESIGN.md, the results and the chart.
+    /// The name used in docs/design.md, the results and the chart.
     pub fn name(self) -> &'static str {
         match self {
             Kernel::IntegerSum => "integer_sum",
@@ -50,7 +50,7 @@ impl Kernel {
         Kernel::ALL.into_iter().find(|k| k.name() == name)
     }
 
-    /// Its definition, as DESIGN.md states it.
+    /// Its definition, as docs/design.md states it.
     pub fn definition(self) -> &'static str {
         match self {
             Kernel::IntegerSum => "Σ x",
@@ -97,7 +97,7 @@ impl fmt::Display for Value {
     }
 }
 
-/// The expected results (DESIGN.md), in [`Kernel::ALL`]'s order.
+/// The expected results (docs/design.md §6), in [`Kernel::ALL`]'s order.
 pub const EXPECTED: [(Kernel, Value); 6] = [
     (Kernel::IntegerSum, Value::Int(-3184)),
     (Kernel::MapReduce, Value::Int(90448)),

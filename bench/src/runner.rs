@@ -220,7 +220,7 @@ pub fn kernels(options: &Options) -> Result<PathBuf, String> {
             run_script(&pin, &NODE, &built.level, true, options.quick, &file("node", &built.level))?;
         }
     }
-    eprintln!("nagi-bench: every variant's results match DESIGN.md at every level; timing");
+    eprintln!("nagi-bench: every variant's results match docs/design.md §6 at every level; timing");
 
     for built in &builds {
         eprintln!("nagi-bench: timing the native variants at {} (criterion)", built.level);
@@ -330,7 +330,7 @@ fn render(
     }
     out.push_str(
         "Protocol: 100,000 elements prepared outside the timed region; every variant's six results \
-         checked against DESIGN.md (floats within 1e-7) before any timing. Native variants: \
+         checked against docs/design.md §6 (floats within 1e-7) before any timing. Native variants: \
          criterion, 1 s warm-up, 2 s measurement, 20 samples; the figure is the median over the \
          samples of time per call. Node: 50 warm-up calls, then 7 repeats of 100 calls; CPython: 5 \
          warm-up calls, then 7 repeats of 25 calls; the figure is the median repeat's time per call. \

@@ -12,7 +12,7 @@
 //! between LLVM versions. The emitter does no IO: it returns text or bytes and reports phases
 //! through a callback, so the driver can time them.
 //!
-//! Semantics that LLVM does not give for free are spelled out (DESIGN.md): no `nsw`/`nuw` on
+//! Semantics that LLVM does not give for free are spelled out (docs/design.md §2): no `nsw`/`nuw` on
 //! wrapping arithmetic; division and remainder guarded for zero (trap) and `MIN / -1`; shift
 //! counts masked; float → int through `llvm.fptosi.sat`; float `ne` unordered and the other
 //! float comparisons ordered; `min`/`max` of floats exactly as the runtime's `fmin`/`fmax`;

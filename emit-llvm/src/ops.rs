@@ -1,4 +1,4 @@
-//! Arithmetic, comparisons and casts with DESIGN.md's semantics, which are not LLVM's defaults.
+//! Arithmetic, comparisons and casts with docs/design.md §2's semantics, which are not LLVM's defaults.
 //!
 //! - `add sub mul` carry no `nsw`/`nuw`: they wrap.
 //! - `div`/`rem` trap on a zero divisor with the runtime's messages (`division by zero`,

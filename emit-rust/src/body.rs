@@ -374,7 +374,7 @@ fn binary(op: BinaryOp, ty: ScalarType, a: &str, b: &str) -> String {
         BinaryOp::Or => format!("({a} | {b})"),
         BinaryOp::Xor => format!("({a} ^ {b})"),
         // `wrapping_shl`/`wrapping_shr` mask the count to the bit width; `as u32` keeps the low
-        // bits of a negative count, so masking gives DESIGN.md's result for every count.
+        // bits of a negative count, so masking gives docs/design.md §2.3's result for every count.
         BinaryOp::Shl => format!("{a}.wrapping_shl({b} as u32)"),
         BinaryOp::Shr => format!("{a}.wrapping_shr({b} as u32)"),
         BinaryOp::Eq => format!("({a} == {b})"),

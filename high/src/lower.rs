@@ -1,7 +1,7 @@
 //! Lowering: typed High ([`tir`]) → Low, with every move, copy, borrow, drop and await made
 //! explicit.
 //!
-//! Ownership is decided here, from the context of each read (DESIGN.md, ownership):
+//! Ownership is decided here, from the context of each read (docs/design.md §4):
 //! - A read in a *consuming* position (a `let` initialiser, an assigned value, a pushed value, a
 //!   class-literal field, a returned value, an array-literal element, an implicit `T?` wrap)
 //!   moves a non-copy local; moving out of a borrowed parameter, a loop variable, a field or an

@@ -2,7 +2,7 @@
 //!
 //! Operations are three-address: operands are locals or typed constants, never nested
 //! expressions. An operation writes at most one local (its destination). The semantics are
-//! DESIGN.md's, and `docs/low.md` gives each operation's text form with an example. The name
+//! in `docs/design.md` §2, and `docs/low.md` gives each operation's text form with an example. The name
 //! tables below ([`Opcode`], [`UnaryOp`], [`BinaryOp`]) are the only place names are spelled:
 //! the printer prints through `name()` and the parser reads through `from_name()`.
 

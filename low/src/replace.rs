@@ -1,4 +1,4 @@
-//! Replacing functions of a module with hand-written ones (DESIGN.md, Low rule 7).
+//! Replacing functions of a module with hand-written ones (docs/design.md §1, Low rule 7).
 //!
 //! A replacement file is an ordinary Low module. Each of its functions replaces the function
 //! of the same name in the target module; the signatures (parameter types, result type,

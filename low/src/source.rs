@@ -1,6 +1,6 @@
 //! Side tables for Low that came from text: source spans and comments.
 //!
-//! The IR itself holds no positions (DESIGN.md, Low rule 4; STYLE.md 7). The parser fills a
+//! The IR itself holds no positions (docs/design.md §1, Low rule 4). The parser fills a
 //! [`SourceMap`] alongside the module; the verifier uses it to put `line:col` on its errors and
 //! the printer uses it to print comments back where they were.
 

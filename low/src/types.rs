@@ -34,7 +34,7 @@ pub enum Type {
     /// A class of the module, owned by value.
     Class(ClassId),
     /// A borrow of an owned value: `&T` (shared) or `&mut T` (exclusive). References are
-    /// second-class (DESIGN.md, ownership): no class field, array element, option payload or
+    /// second-class (docs/design.md §4): no class field, array element, option payload or
     /// return value holds one.
     Ref { mutable: bool, pointee: Box<Type> },
 }

@@ -17,7 +17,7 @@
 //!
 //! Module ([`verify`] only):
 //! - V201 Names are unique: classes, functions and tables in the module, fields within a class.
-//! - V202 No class field type holds a reference (DESIGN.md, ownership).
+//! - V202 No class field type holds a reference (docs/design.md §4).
 //! - V203 Every class a type names exists (fields, and in functions: locals, results,
 //!   `new`, `rtcall` class arguments).
 //! - V204 Tables: the class exists, the key field index is in range, and the key field is

@@ -10,7 +10,7 @@
 //! - a read of a known local in an operand slot becomes the constant (`add.i64 %x, 1_i64` with
 //!   `%x` known to be 4 reads `add.i64 4_i64, 1_i64`), and `copy` of a known local becomes
 //!   `const`;
-//! - arithmetic, comparisons and casts on constants are folded with DESIGN.md's semantics
+//! - arithmetic, comparisons and casts on constants are folded with docs/design.md §2's semantics
 //!   ([`crate::fold`]); `checked_*` folds to `option.some` or `option.none`. Integer `div` and
 //!   `rem` by zero are never folded: the operation stays, and still traps at run time;
 //! - `if` on a constant condition is replaced by the arm that runs (or by nothing).

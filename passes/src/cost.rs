@@ -2,7 +2,7 @@
 //! of the runtime and awaits, read off Low, with the line of each operation in the module's
 //! canonical Low text.
 //!
-//! Low makes every such cost an operation of its own (DESIGN.md, Low rule 1), so the report is
+//! Low makes every such cost an operation of its own (docs/design.md §1, Low rule 1), so the report is
 //! a walk over each function's operations in text order. What counts (`docs/passes.md` has
 //! the format):
 //!

@@ -1,4 +1,4 @@
-//! The arithmetic of DESIGN.md on constants, for constant folding: what `op.T a, b` computes
+//! The arithmetic of docs/design.md §2 on constants, for constant folding: what `op.T a, b` computes
 //! when both operands are known.
 //!
 //! Integers wrap; `MIN / -1 == MIN` and `MIN % -1 == 0`; shift counts are masked to the bit
@@ -110,7 +110,7 @@ macro_rules! impl_int {
                 self ^ o
             }
             // `wrapping_shl` masks the count to the bit width; `as u32` keeps the low bits of
-            // a negative count, so this is DESIGN.md's masked shift for every count, exactly
+            // a negative count, so this is docs/design.md §2.3's masked shift for every count, exactly
             // as the Rust emitter writes it.
             fn shl(self, count: Self) -> Self {
                 <$t>::wrapping_shl(self, count as u32)
@@ -187,7 +187,7 @@ fn float(op: BinaryOp, x: f64, y: f64) -> Option<Constant> {
     })
 }
 
-/// DESIGN.md's `min`: a NaN operand yields the other operand, and `-0.0` is below `+0.0`.
+/// The `min` of docs/design.md §2.4: a NaN operand yields the other operand, and `-0.0` is below `+0.0`.
 pub fn fmin(a: f64, b: f64) -> f64 {
     if a.is_nan() {
         b
@@ -202,7 +202,7 @@ pub fn fmin(a: f64, b: f64) -> f64 {
     }
 }
 
-/// DESIGN.md's `max`: a NaN operand yields the other operand, and `+0.0` is above `-0.0`.
+/// The `max` of docs/design.md §2.4: a NaN operand yields the other operand, and `+0.0` is above `-0.0`.
 pub fn fmax(a: f64, b: f64) -> f64 {
     if a.is_nan() {
         b

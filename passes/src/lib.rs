@@ -9,7 +9,7 @@
 //! pass's panic or verification failure into a reproducer. [`default_pipeline`] is the one
 //! place the `-O` order lives. `docs/passes.md` describes every pass with an example.
 //!
-//! Like every core crate, this one does no IO (STYLE.md 7): printing and files are the
+//! Like every core crate, this one does no IO (ARCHITECTURE.md, invariants): printing and files are the
 //! driver's, through the [`manager::Observer`] hook.
 
 #![warn(missing_docs)]
@@ -82,7 +82,7 @@ pub fn default_pipeline() -> &'static str {
 mod tests {
     use super::*;
 
-    /// Bodies nested 5,000 deep (STYLE.md's pitfall) go through every pass on a test thread's
+    /// Bodies nested 5,000 deep (ARCHITECTURE.md, decisions) go through every pass on a test thread's
     /// ordinary stack: every walk uses an explicit stack.
     #[test]
     fn deep_nesting_does_not_overflow_the_stack() {

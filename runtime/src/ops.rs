@@ -1,7 +1,7 @@
 //! Arithmetic and string operations whose Nagi semantics differ from a plain Rust operator: they
 //! trap instead of panicking with Rust's message, and never depend on debug or release mode.
 //!
-//! The rules are DESIGN.md's "Semantics both emitters must agree on".
+//! The rules are those of `docs/design.md` §2, "Semantics both emitters must agree on".
 //!
 //! The small helpers are `#[inline]` so that generated code compiles like Rust's own operators
 //! (a constant divisor becomes a multiply rather than a call and an `idiv` per element; the

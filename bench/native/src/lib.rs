@@ -37,7 +37,7 @@ pub struct Input {
 }
 
 impl Input {
-    /// The input of DESIGN.md: 100,000 elements.
+    /// The input of docs/design.md §6: 100,000 elements.
     pub fn new() -> Input {
         let ints = nagi_bench::kernels::input_ints();
         let floats = nagi_bench::kernels::input_floats(&ints);

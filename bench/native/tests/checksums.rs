@@ -1,6 +1,6 @@
 //! The bench's check step, fast and without timing: every native variant (hand-written Rust,
 //! the Rust emitter's kernels, the LLVM emitter's at `-O2` and `-O3`, all built by `build.rs`
-//! from `examples/kernels.nagi`) gives DESIGN.md's results on the shared input, and no kernel
+//! from `examples/kernels.nagi`) gives docs/design.md §6's results on the shared input, and no kernel
 //! call allocates.
 
 use nagi_bench::kernels::{self, Kernel};

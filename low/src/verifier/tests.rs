@@ -144,7 +144,7 @@ fn consume() -> F {
     f
 }
 
-/// `$integer_sum(%xs: &[i64]) -> i64`, the first kernel of DESIGN.md.
+/// `$integer_sum(%xs: &[i64]) -> i64`, the first kernel of docs/design.md §6.
 fn integer_sum() -> F {
     let mut f = F::new("integer_sum", Type::I64);
     let xs = f.param("xs", shared(array(Type::I64)));

@@ -2,7 +2,7 @@
 //! descriptor ([`TypeDesc`]) that the LLVM emitter writes as a constant per type, instead of
 //! the serde derives the Rust path generates per class.
 //!
-//! The output and the accepted inputs are the derives' byte for byte (DESIGN.md): encoding
+//! The output and the accepted inputs are the derives' byte for byte (docs/design.md §2.8): encoding
 //! goes through `serde_json` with the fields as a map in declaration order (serde_json writes a
 //! struct and a map alike), non-finite floats become `null`; decoding mirrors
 //! `#[derive(Deserialize)] #[serde(deny_unknown_fields)]`: an object with each field once and
