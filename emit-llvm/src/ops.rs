@@ -9,8 +9,9 @@
 //! - Shift counts are masked to the bit width, as Rust's `wrapping_shl`/`wrapping_shr`.
 //! - Float → int is `llvm.fptosi.sat` (saturating, NaN → 0), as Rust's `as`.
 //! - Float `ne` is the unordered compare (`une`: true with a NaN), the others ordered.
-//! - Float `min`/`max` follow `nagi_runtime::ops::fmin`/`fmax` select for select: a NaN operand
-//!   gives the other one, and `-0.0` orders below `+0.0`.
+//! - Float `min`/`max` give what `nagi_runtime::ops::fmin`/`fmax` give: a NaN operand gives
+//!   the other one, and `-0.0` orders below `+0.0` (`llvm.minnum`/`maxnum` plus a sign-bit
+//!   fix-up for equal operands; see `float_min_max`).
 //! - Integer `abs`/`neg` wrap (`abs MIN == MIN`).
 
 use inkwell::intrinsics::Intrinsic;
@@ -198,30 +199,32 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
         })
     }
 
-    /// `fmin`/`fmax` of the runtime, as selects:
-    /// `a NaN → b; b NaN or a beats b → a; b beats a → b; equal → a if a has the winning sign, else b`.
+    /// `fmin`/`fmax` of the runtime: `llvm.minnum`/`llvm.maxnum` (a NaN operand gives the other
+    /// one), with the equal case decided on the sign bits: when `a == b` the result is
+    /// `bits(a) | bits(b)` for min and `bits(a) & bits(b)` for max, so `-0.0` orders below
+    /// `+0.0` and equal non-zero values keep their bits.
+    ///
+    /// Not a chain of `fcmp`-driven selects: `fcmp` does not tell the zeros apart, and
+    /// InstCombine at -O2 rewrites such a chain into `select (fcmp ogt x, -0.0), x, -0.0`, which
+    /// is wrong for `x == +0.0`. Integer `and`/`or` on the bits cannot be
+    /// "simplified" that way.
     fn float_min_max(
         &mut self,
         min: bool,
         a: FloatValue<'ctx>,
         c: FloatValue<'ctx>,
     ) -> Result<FloatValue<'ctx>, Error> {
+        let name = if min { "llvm.minnum" } else { "llvm.maxnum" };
+        let picked = self.intrinsic(name, &[a.get_type().into()], &[a.into(), c.into()])?.into_float_value();
         let b = &self.cx.builder;
-        let a_nan = b.build_float_compare(FloatPredicate::UNO, a, a, "a.nan")?;
-        let c_nan = b.build_float_compare(FloatPredicate::UNO, c, c, "b.nan")?;
-        let beats = if min { FloatPredicate::OLT } else { FloatPredicate::OGT };
-        let a_beats = b.build_float_compare(beats, a, c, "a.beats")?;
-        let c_beats = b.build_float_compare(beats, c, a, "b.beats")?;
         let i64t = self.cx.context.i64_type();
-        let bits = b.build_bit_cast(a, i64t, "a.bits")?.into_int_value();
-        let negative = b.build_int_compare(IntPredicate::SLT, bits, i64t.const_zero(), "a.neg")?;
-        // min keeps a when a is -0.0; max keeps a when a is +0.0.
-        let a_sign_wins = if min { negative } else { b.build_not(negative, "a.pos")? };
-        let tie = b.build_select(a_sign_wins, a, c, "tie")?;
-        let r = b.build_select(c_beats, c, tie.into_float_value(), "r")?;
-        let a_or = b.build_or(c_nan, a_beats, "take.a")?;
-        let r = b.build_select(a_or, a, r.into_float_value(), "r")?;
-        Ok(b.build_select(a_nan, c, r.into_float_value(), "minmax")?.into_float_value())
+        let a_bits = b.build_bit_cast(a, i64t, "a.bits")?.into_int_value();
+        let c_bits = b.build_bit_cast(c, i64t, "b.bits")?.into_int_value();
+        let tie_bits =
+            if min { b.build_or(a_bits, c_bits, "tie.bits")? } else { b.build_and(a_bits, c_bits, "tie.bits")? };
+        let tie = b.build_bit_cast(tie_bits, a.get_type(), "tie")?.into_float_value();
+        let equal = b.build_float_compare(FloatPredicate::OEQ, a, c, "equal")?;
+        Ok(b.build_select(equal, tie, picked, "minmax")?.into_float_value())
     }
 
     pub(crate) fn cast(
