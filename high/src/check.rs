@@ -231,6 +231,9 @@ struct Body<'a, 'f> {
     /// The declared result type; `None` when it failed to resolve.
     ret: Option<Ty>,
     effects: Effects,
+    /// Statements to insert before the statement being checked (hidden locals of a compound
+    /// assignment's place).
+    prelude: Vec<tir::Stmt>,
 }
 
 /// Checks function `idx`'s body.
@@ -256,6 +259,7 @@ fn check_function(
         iterating: Vec::new(),
         ret: info.ret.clone(),
         effects: Effects { db_use: None, calls: Vec::new() },
+        prelude: Vec::new(),
     };
     let mut params = Vec::with_capacity(info.params.len());
     for param in &info.params {
@@ -311,6 +315,14 @@ impl Body<'_, '_> {
     /// Closes the innermost block scope.
     fn close_scope(&mut self) {
         self.scopes.pop();
+    }
+
+    /// A local the checker introduces, which no name refers to (it joins no scope).
+    fn hidden_local(&mut self, name: &str, ty: Ty, span: Span) -> LocalIdx {
+        let idx = self.locals.len();
+        self.poisoned.push(false);
+        self.locals.push(tir::Local { name: name.to_string(), ty, mutable: false, kind: LocalKind::Binding, span });
+        idx
     }
 
     /// Declares a local in the innermost scope. A `None` type means the declaration already

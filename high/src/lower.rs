@@ -23,6 +23,7 @@
 //! field or an element.
 
 mod expr;
+mod order;
 mod stmt;
 
 use std::collections::{HashMap, HashSet};
@@ -166,6 +167,8 @@ struct FnCx<'a> {
     next_label: usize,
     /// Labels of loops that some `break` leaves, to know whether code after the loop runs.
     broken: HashSet<LabelId>,
+    /// Operands that a later operand may change, read into a temporary at their turn.
+    pinned: order::Pinned,
     errors: Vec<Diagnostic>,
 }
 
@@ -189,6 +192,7 @@ impl<'a> FnCx<'a> {
             next_temp: 0,
             next_label: 0,
             broken: HashSet::new(),
+            pinned: order::Pinned::default(),
             errors: Vec::new(),
         };
         cx.declare_locals();

@@ -238,6 +238,77 @@ pub struct Expr {
     pub span: Span,
 }
 
+impl Expr {
+    /// Calls `visit` on this expression and every expression inside it, the index expressions
+    /// of places included, in no particular order. Iterative, so a deeply nested expression
+    /// cannot overflow the stack.
+    pub fn walk<'e>(&'e self, visit: &mut dyn FnMut(&'e Expr)) {
+        let mut stack = vec![self];
+        while let Some(e) = stack.pop() {
+            visit(e);
+            match &e.kind {
+                ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Str(_) | ExprKind::None => {}
+                ExprKind::Place(place) => place.push_indices(&mut stack),
+                ExprKind::Array(items) => stack.extend(items.iter()),
+                ExprKind::New { fields, .. } => stack.extend(fields.iter().map(|(_, v)| v)),
+                ExprKind::Unary { operand, .. } => stack.push(operand),
+                ExprKind::Binary { lhs, rhs, .. }
+                | ExprKind::Concat(lhs, rhs)
+                | ExprKind::StrEq { lhs, rhs, .. }
+                | ExprKind::And(lhs, rhs)
+                | ExprKind::Or(lhs, rhs) => stack.extend([&**lhs, &**rhs]),
+                ExprKind::Cast { expr, .. } | ExprKind::OptionSome(expr) => stack.push(expr),
+                ExprKind::Call { args, .. } | ExprKind::Builtin { args, .. } | ExprKind::Db { args, .. } => {
+                    stack.extend(args.iter())
+                }
+                ExprKind::Push { array, value } => {
+                    array.push_indices(&mut stack);
+                    stack.push(value);
+                }
+            }
+        }
+    }
+
+    /// Whether evaluating this expression may change local `local`: a call in it passes a place
+    /// rooted at `local` to an `inout` parameter (`is_inout(function, argument index)` tells
+    /// which parameters are), or a `push` in it pushes to such a place. Nothing else in High
+    /// writes a local from inside an expression.
+    pub fn may_write(&self, local: LocalIdx, is_inout: &dyn Fn(FnIdx, usize) -> bool) -> bool {
+        let mut found = false;
+        self.walk(&mut |e| match &e.kind {
+            ExprKind::Call { func, args } => {
+                let writes = args
+                    .iter()
+                    .enumerate()
+                    .any(|(i, arg)| is_inout(*func, i) && matches!(&arg.kind, ExprKind::Place(p) if p.root() == local));
+                found |= writes;
+            }
+            ExprKind::Push { array, .. } => found |= array.root() == local,
+            _ => {}
+        });
+        found
+    }
+
+    /// Whether this expression has an effect beyond its value: a call of a program function
+    /// or a database operation (both may print, write or trap).
+    pub fn has_call(&self) -> bool {
+        let mut found = false;
+        self.walk(&mut |e| found |= matches!(e.kind, ExprKind::Call { .. } | ExprKind::Db { .. }));
+        found
+    }
+
+    /// The locals this expression reads or writes through its places.
+    pub fn roots(&self) -> Vec<LocalIdx> {
+        let mut roots = Vec::new();
+        self.walk(&mut |e| match &e.kind {
+            ExprKind::Place(place) => roots.push(place.root()),
+            ExprKind::Push { array, .. } => roots.push(array.root()),
+            _ => {}
+        });
+        roots
+    }
+}
+
 /// A place: something that names storage (a local, a field of a place, an element of a
 /// place).
 #[derive(Clone, Debug, PartialEq)]
@@ -245,6 +316,34 @@ pub enum Place {
     Local(LocalIdx),
     Field(Box<Place>, FieldIdx),
     Index(Box<Place>, Box<Expr>),
+}
+
+impl Place {
+    /// The local this place starts from (`u` for `u.tags[i]`).
+    pub fn root(&self) -> LocalIdx {
+        let mut place = self;
+        loop {
+            match place {
+                Place::Local(local) => return *local,
+                Place::Field(base, _) | Place::Index(base, _) => place = base,
+            }
+        }
+    }
+
+    /// Pushes the index expressions of this place (`i` and `j` of `xs[i].ys[j]`) on `stack`.
+    fn push_indices<'e>(&'e self, stack: &mut Vec<&'e Expr>) {
+        let mut place = self;
+        loop {
+            match place {
+                Place::Local(_) => return,
+                Place::Field(base, _) => place = base,
+                Place::Index(base, index) => {
+                    stack.push(index);
+                    place = base;
+                }
+            }
+        }
+    }
 }
 
 /// Builtin functions and methods.
@@ -292,10 +391,11 @@ pub enum ExprKind {
     Place(Place),
     /// `[a, b]`: a new array.
     Array(Vec<Expr>),
-    /// `Class { … }` with fields in declaration order.
+    /// `Class { … }`: every field exactly once, as `(field index, value)` in the order written,
+    /// which is the order the values are evaluated in (not the declaration order).
     New {
         class: ClassIdx,
-        fields: Vec<Expr>,
+        fields: Vec<(FieldIdx, Expr)>,
     },
     /// `-x` (wrapping for integers) on a number, or `!x` on `bool` or an integer.
     Unary {

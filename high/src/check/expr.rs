@@ -286,7 +286,8 @@ impl Body<'_, '_> {
             return None;
         };
         let info = &items.classes[idx];
-        let mut slots: Vec<Option<Expr>> = (0..info.fields.len()).map(|_| None).collect();
+        // Values stay in the order written: that is the order they are evaluated in.
+        let mut written: Vec<(usize, Option<Expr>)> = Vec::with_capacity(fields.len());
         let mut given = vec![false; info.fields.len()];
         let mut ok = true;
         for (name, value) in fields {
@@ -314,7 +315,7 @@ impl Body<'_, '_> {
                 continue;
             }
             match &info.fields[fi].ty {
-                Some(ty) => slots[fi] = self.check_expr(value, ty),
+                Some(ty) => written.push((fi, self.check_expr(value, ty))),
                 None => ok = false,
             }
         }
@@ -334,7 +335,7 @@ impl Body<'_, '_> {
             );
             return None;
         }
-        let fields = slots.into_iter().collect::<Option<Vec<_>>>()?;
+        let fields = written.into_iter().map(|(fi, value)| Some((fi, value?))).collect::<Option<Vec<_>>>()?;
         ok.then(|| mk(ExprKind::New { class: idx, fields }, Ty::Class(idx), span))
     }
 

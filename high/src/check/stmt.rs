@@ -29,7 +29,11 @@ impl Body<'_, '_> {
     pub(super) fn stmts(&mut self, block: &ast::Block) -> Block {
         let mut stmts = Vec::with_capacity(block.stmts.len());
         for stmt in &block.stmts {
-            if let Some(kind) = self.stmt(stmt) {
+            let kind = self.stmt(stmt);
+            // Statements the checker added in front of this one (see `hoist_indices`).
+            let prelude = std::mem::take(&mut self.prelude);
+            if let Some(kind) = kind {
+                stmts.extend(prelude);
                 stmts.push(Stmt { kind, span: stmt.span });
             }
         }
@@ -205,17 +209,49 @@ impl Body<'_, '_> {
             }
         };
         let mutable = self.check_mutation(&place, target.span, Mutation::Assign);
-        let value = match op {
-            None => self.check_expr(value, &ty),
-            Some(op) => self.compound(op, &place, &ty, target.span, value),
+        let (place, value) = match op {
+            None => (place, self.check_expr(value, &ty)?),
+            Some(op) => {
+                let rhs = self.check_expr(value, &ty)?;
+                let place = self.hoist_indices(place, &rhs);
+                let value = self.compound(op, &place, &ty, target.span, rhs)?;
+                (place, value)
+            }
         };
-        let value = value?;
         mutable.then_some(StmtKind::Assign { place, value })
     }
 
+    /// The place of a compound assignment, evaluated once: `place op= rhs` reads and then
+    /// writes `place`, so an index whose second evaluation could differ from its first — it
+    /// calls a function, or reads a local that `rhs` may change — is computed once into a hidden
+    /// local declared just before the statement (`xs[f(0)] += f(5)` calls `f(0)` once, before
+    /// `f(5)`). Other indices are pure and left in place: reading them twice is the same.
+    fn hoist_indices(&mut self, place: Place, rhs: &Expr) -> Place {
+        match place {
+            Place::Local(_) => place,
+            Place::Field(base, field) => Place::Field(Box::new(self.hoist_indices(*base, rhs)), field),
+            Place::Index(base, index) => {
+                // Inner indices first: they are written, and evaluated, before this one.
+                let base = self.hoist_indices(*base, rhs);
+                let items = self.items;
+                let is_inout = |func: usize, arg: usize| {
+                    items.fns[func].params.get(arg).is_some_and(|p| p.mode == ParamMode::Inout)
+                };
+                let changes = index.has_call() || index.roots().into_iter().any(|root| rhs.may_write(root, &is_inout));
+                if !changes {
+                    return Place::Index(Box::new(base), index);
+                }
+                let span = index.span;
+                let ty = index.ty.clone();
+                let local = self.hidden_local("index", ty.clone(), span);
+                self.prelude.push(Stmt { kind: StmtKind::Let { local, value: *index }, span });
+                Place::Index(Box::new(base), Box::new(mk(ExprKind::Place(Place::Local(local)), ty, span)))
+            }
+        }
+    }
+
     /// `place op= value` as `place = place op value`.
-    fn compound(&mut self, op: BinaryOp, place: &Place, ty: &Ty, target_span: Span, value: &ast::Expr) -> Option<Expr> {
-        let rhs = self.check_expr(value, ty)?;
+    fn compound(&mut self, op: BinaryOp, place: &Place, ty: &Ty, target_span: Span, rhs: Expr) -> Option<Expr> {
         let span = Span { start: target_span.start, end: rhs.span.end.max(target_span.end) };
         let read = mk(ExprKind::Place(place.clone()), ty.clone(), target_span);
         if op == BinaryOp::Add && *ty == Ty::String {
@@ -447,10 +483,7 @@ impl Body<'_, '_> {
 
 /// The local a place starts from.
 pub(super) fn root_local(place: &Place) -> usize {
-    match place {
-        Place::Local(l) => *l,
-        Place::Field(base, _) | Place::Index(base, _) => root_local(base),
-    }
+    place.root()
 }
 
 /// Whether two places may name overlapping storage: one is a prefix of the other, with

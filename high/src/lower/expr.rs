@@ -48,7 +48,10 @@ impl FnCx<'_> {
             }
             ExprKind::Float(v) => Operand::Const(Constant::F64(*v)),
             ExprKind::Bool(v) => Operand::Const(Constant::Bool(*v)),
-            ExprKind::Place(Place::Local(local)) if !self.bindings[*local].is_ref => {
+            // A pinned copy-type local is read now, into a temporary, below.
+            ExprKind::Place(Place::Local(local))
+                if !self.bindings[*local].is_ref && !(expr.ty.is_copy() && self.pinned.contains(expr)) =>
+            {
                 let low = self.bindings[*local].low;
                 if expr.ty.is_copy() {
                     Operand::Local(low)
@@ -130,9 +133,18 @@ impl FnCx<'_> {
     /// A local through which `expr` can be read without consuming it: the local itself (owned
     /// or a reference), a reference to a field or element, or a temporary holding a computed
     /// value (dropped at the end of the statement).
+    ///
+    /// A pinned place (one a later operand changes) is read now: a copy-type value into a
+    /// temporary, any other value cloned into one.
     pub(super) fn read(&mut self, expr: &Expr) -> LocalId {
         match &expr.kind {
-            ExprKind::Place(place) => self.place_base_checked(place, false, expr.span),
+            ExprKind::Place(place) if self.pinned.contains(expr) && !expr.ty.is_copy() => {
+                let src = self.place_base_checked(place, false, expr.span);
+                let dest = self.temp(self.low_ty(&expr.ty));
+                self.emit(OpKind::Clone { dest, src });
+                dest
+            }
+            ExprKind::Place(place) if !self.pinned.contains(expr) => self.place_base_checked(place, false, expr.span),
             _ => {
                 // A computed value is kept in a temporary that the statement drops at its end.
                 let dest = self.temp(self.low_ty(&expr.ty));
@@ -236,6 +248,7 @@ impl FnCx<'_> {
             ExprKind::None => self.emit(OpKind::OptionNone { dest }),
             ExprKind::Place(place) => self.read_place_into(place, expr, dest),
             ExprKind::Array(items) => {
+                self.pin_clobbered(&items.iter().collect::<Vec<_>>());
                 self.emit(OpKind::ArrayNew { dest });
                 for item in items {
                     let value = self.operand(item);
@@ -243,7 +256,17 @@ impl FnCx<'_> {
                 }
             }
             ExprKind::New { class, fields } => {
-                let fields = fields.iter().map(|f| self.operand(f)).collect();
+                // Evaluated as written, stored in declaration order.
+                self.pin_clobbered(&fields.iter().map(|(_, value)| value).collect::<Vec<_>>());
+                let mut slots: Vec<Option<Operand>> = vec![None; fields.len()];
+                for (field, value) in fields {
+                    let operand = self.operand(value);
+                    if let Some(slot) = slots.get_mut(*field) {
+                        *slot = Some(operand);
+                    }
+                }
+                // The checker gives every field exactly once; a gap would fail verification.
+                let fields = slots.into_iter().map(|s| s.unwrap_or(Operand::Const(Constant::Unit))).collect();
                 self.emit(OpKind::New { dest, class: self.shared.types.classes[*class], fields });
             }
             ExprKind::Unary { op, operand } => {
@@ -252,16 +275,19 @@ impl FnCx<'_> {
                 self.emit(OpKind::Unary { dest, op: *op, ty, arg });
             }
             ExprKind::Binary { op, operand_ty, lhs, rhs } => {
+                self.pin_clobbered(&[&**lhs, &**rhs]);
                 let lhs = self.operand(lhs);
                 let rhs = self.operand(rhs);
                 self.emit(OpKind::Binary { dest, op: *op, ty: *operand_ty, lhs, rhs });
             }
             ExprKind::Concat(lhs, rhs) => {
+                self.pin_clobbered(&[&**lhs, &**rhs]);
                 let lhs = self.read(lhs);
                 let rhs = self.read(rhs);
                 self.emit(OpKind::StrConcat { dest, lhs, rhs });
             }
             ExprKind::StrEq { negated, lhs, rhs } => {
+                self.pin_clobbered(&[&**lhs, &**rhs]);
                 let lhs = self.read(lhs);
                 let rhs = self.read(rhs);
                 self.emit(OpKind::StrEq { dest, lhs, rhs });
@@ -275,6 +301,15 @@ impl FnCx<'_> {
                 }
             }
             ExprKind::And(lhs, rhs) | ExprKind::Or(lhs, rhs) => {
+                // The left side's value goes into `dest` before the right side runs; when the
+                // right side reads `dest` (`b = a || b`), it must see the old value, so the
+                // result is built in a temporary instead.
+                if self.mentions(rhs, dest) {
+                    let result = self.temp(Type::Bool);
+                    self.eval_into(expr, result);
+                    self.emit(OpKind::Copy { dest, src: result });
+                    return;
+                }
                 // Short-circuit: the right side runs only when the left does not decide.
                 self.eval_into(lhs, dest);
                 let cond = if matches!(expr.kind, ExprKind::And(..)) {
@@ -378,6 +413,7 @@ impl FnCx<'_> {
             .collect();
         let awaited = callee.is_async;
         let unit = callee.ret == Ty::Unit;
+        self.pin_clobbered(&args.iter().collect::<Vec<_>>());
         let mut operands = Vec::with_capacity(args.len());
         for (arg, mode) in args.iter().zip(modes) {
             let operand = match mode {
@@ -413,6 +449,7 @@ impl FnCx<'_> {
                 self.emit(OpKind::Const { dest, value: Constant::Unit });
             }
             Builtin::Min | Builtin::Max => {
+                self.pin_clobbered(&[&args[0], &args[1]]);
                 let ty = args[0].ty.scalar().unwrap_or(ScalarType::I64);
                 let lhs = self.operand(&args[0]);
                 let rhs = self.operand(&args[1]);
@@ -470,6 +507,7 @@ impl FnCx<'_> {
         let text_ref = self.temp(Type::reference(false, Type::String));
         self.emit(OpKind::Borrow { dest: text_ref, src: text, mutable: false });
         let mut operands = vec![Operand::Local(text_ref)];
+        self.pin_clobbered(&args.iter().collect::<Vec<_>>());
         for arg in args {
             let operand = if arg.ty.is_copy() { self.operand(arg) } else { Operand::Local(self.borrow_arg(arg)) };
             operands.push(operand);

@@ -117,6 +117,7 @@ impl FnCx<'_> {
             }
             StmtKind::ForRange { local, start, end, body } => {
                 self.statement(|cx| {
+                    cx.pin_clobbered(&[start, end]);
                     let start = cx.operand(start);
                     let end = cx.operand(end);
                     let var = cx.bindings[*local].low;
