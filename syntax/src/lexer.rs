@@ -372,8 +372,16 @@ impl Lexer<'_> {
                         'u' => {
                             let rest = &self.text[eat + 1..];
                             let close = rest.find('}').filter(|_| rest.starts_with('{'));
-                            let ch =
-                                close.and_then(|c| u32::from_str_radix(&rest[1..c], 16).ok()).and_then(char::from_u32);
+                            // One to six hex digits and nothing else: `from_str_radix` alone would
+                            // also take a sign (`\u{+41}`) and any number of leading zeros.
+                            let digits = |c: usize| {
+                                let digits = &rest[1..c];
+                                (1..=6).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_hexdigit())
+                            };
+                            let ch = close
+                                .filter(|&c| digits(c))
+                                .and_then(|c| u32::from_str_radix(&rest[1..c], 16).ok())
+                                .and_then(char::from_u32);
                             let (Some(close), Some(ch)) = (close, ch) else {
                                 return Err(self.err("bad unicode escape; write `\\u{hex}`", at, eat + 1));
                             };
@@ -412,7 +420,8 @@ impl Lexer<'_> {
         if !name.starts_with(|c: char| c.is_ascii_uppercase()) {
             return false;
         }
-        let rest = self.text[at + 1..].trim_start();
+        // Comment lines may come before the first field, as before an `else`.
+        let rest = skip_blank_and_comment_lines(&self.text[at + 1..]);
         if rest.starts_with('}') {
             return true;
         }
