@@ -227,18 +227,18 @@ fn check_supported(module: &Module, options: &Options, program: bool) -> Result<
     }
     for func in module.functions.values() {
         for op in func.ops.values() {
-            if let OpKind::RuntimeCall { func: rt, .. } = &op.kind {
-                let name = rt.name();
-                if name.starts_with("db.") {
-                    return Err(Diagnostic::new(
-                        "M102",
-                        format!(
-                            "the LLVM backend does not support the database yet (rtcall {name} in ${}); build this \
-                             program with --backend=rust",
-                            func.name
-                        ),
-                    ));
-                }
+            if let OpKind::RuntimeCall { func: rt, .. } = &op.kind
+                && !runtime_calls::supports(*rt)
+            {
+                return Err(Diagnostic::new(
+                    "M102",
+                    format!(
+                        "the LLVM backend does not support the database yet (rtcall {} in ${}); build this program \
+                         with --backend=rust",
+                        rt.name(),
+                        func.name
+                    ),
+                ));
             }
         }
     }
@@ -312,7 +312,7 @@ fn entry_point(cx: &Cx<'_, '_>) -> Result<(), Error> {
     cx.nounwind(c_main);
     let entry = cx.context.append_basic_block(c_main, "entry");
     cx.builder.position_at_end(entry);
-    let start = runtime_calls::declare(cx, runtime_calls::Rt::Main);
+    let start = runtime_calls::declare(cx, runtime_calls::Rt::Main)?;
     let pointer = nagi_main.as_global_value().as_pointer_value();
     let status = cx.builder.build_call(start, &[pointer.into()], "status")?;
     let status = status.try_as_basic_value().basic().ok_or_else(|| Error::internal("nagi_rt_main returns nothing"))?;

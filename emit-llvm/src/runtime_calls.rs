@@ -17,9 +17,12 @@ use nagi_low::{Operand, RuntimeFn};
 use crate::function::FnEmitter;
 use crate::{Cx, Error};
 
-/// A runtime entry point.
+/// A runtime entry point: a row of Low's runtime interface, or one of the helpers emitted code
+/// calls on its own (allocation, strings, traps, the program entry).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Rt {
+    /// A Low runtime function.
+    Row(RuntimeFn),
     Alloc,
     Free,
     Grow,
@@ -28,17 +31,6 @@ pub(crate) enum Rt {
     StrEq,
     Trap,
     IndexOutOfRange,
-    PrintI32,
-    PrintI64,
-    PrintF64,
-    PrintBool,
-    PrintStr,
-    FmtI32,
-    FmtI64,
-    FmtF64,
-    FmtBool,
-    JsonEncode,
-    JsonDecode,
     Main,
 }
 
@@ -53,11 +45,15 @@ enum K {
     MainFn,
 }
 
+/// The C name, its parameters, its result (`None`: void) and whether it never returns.
+type Signature = (&'static str, &'static [K], Option<K>, bool);
+
 impl Rt {
-    /// The C name, its parameters, its result (`None`: void) and whether it never returns.
-    fn signature(self) -> (&'static str, &'static [K], Option<K>, bool) {
+    /// The C signature; `None` for a Low runtime function this backend does not reach yet.
+    fn signature(self) -> Option<Signature> {
         use K::*;
-        match self {
+        Some(match self {
+            Rt::Row(func) => return row_signature(func),
             Rt::Alloc => ("nagi_rt_alloc", &[I64, I64], Some(Bytes), false),
             Rt::Free => ("nagi_rt_free", &[Bytes, I64, I64], None, false),
             Rt::Grow => ("nagi_rt_grow", &[Bytes, I64, I64], None, false),
@@ -66,27 +62,50 @@ impl Rt {
             Rt::StrEq => ("nagi_rt_str_eq", &[Str, Str], Some(I32), false),
             Rt::Trap => ("nagi_rt_trap", &[Bytes, I64], None, true),
             Rt::IndexOutOfRange => ("nagi_rt_index_out_of_range", &[I64, I64], None, true),
-            Rt::PrintI32 => ("nagi_rt_print_i32", &[I32], None, false),
-            Rt::PrintI64 => ("nagi_rt_print_i64", &[I64], None, false),
-            Rt::PrintF64 => ("nagi_rt_print_f64", &[F64], None, false),
-            Rt::PrintBool => ("nagi_rt_print_bool", &[I32], None, false),
-            Rt::PrintStr => ("nagi_rt_print_str", &[Bytes, I64], None, false),
-            Rt::FmtI32 => ("nagi_rt_fmt_i32", &[Str, I32], None, false),
-            Rt::FmtI64 => ("nagi_rt_fmt_i64", &[Str, I64], None, false),
-            Rt::FmtF64 => ("nagi_rt_fmt_f64", &[Str, F64], None, false),
-            Rt::FmtBool => ("nagi_rt_fmt_bool", &[Str, I32], None, false),
-            Rt::JsonEncode => ("nagi_rt_json_encode", &[Str, Bytes, Bytes], None, false),
-            Rt::JsonDecode => ("nagi_rt_json_decode", &[Bytes, Bytes, I64, Bytes], None, false),
             Rt::Main => ("nagi_rt_main", &[MainFn], Some(I32), false),
-        }
+        })
     }
 }
 
+/// The C-ABI function of each Low runtime function, keyed by the same enum the verifier and the
+/// Rust emitter match on; `None` for the rows the LLVM backend refuses (the database, M102).
+fn row_signature(func: RuntimeFn) -> Option<Signature> {
+    use K::*;
+    Some(match func {
+        RuntimeFn::PrintI32 => ("nagi_rt_print_i32", &[I32], None, false),
+        RuntimeFn::PrintI64 => ("nagi_rt_print_i64", &[I64], None, false),
+        RuntimeFn::PrintF64 => ("nagi_rt_print_f64", &[F64], None, false),
+        RuntimeFn::PrintBool => ("nagi_rt_print_bool", &[I32], None, false),
+        RuntimeFn::PrintStr => ("nagi_rt_print_str", &[Bytes, I64], None, false),
+        RuntimeFn::FmtI32 => ("nagi_rt_fmt_i32", &[Str, I32], None, false),
+        RuntimeFn::FmtI64 => ("nagi_rt_fmt_i64", &[Str, I64], None, false),
+        RuntimeFn::FmtF64 => ("nagi_rt_fmt_f64", &[Str, F64], None, false),
+        RuntimeFn::FmtBool => ("nagi_rt_fmt_bool", &[Str, I32], None, false),
+        RuntimeFn::JsonEncode => ("nagi_rt_json_encode", &[Str, Bytes, Bytes], None, false),
+        RuntimeFn::JsonDecode => ("nagi_rt_json_decode", &[Bytes, Bytes, I64, Bytes], None, false),
+        RuntimeFn::DbExec
+        | RuntimeFn::DbQuery
+        | RuntimeFn::DbQueryOne
+        | RuntimeFn::DbBegin
+        | RuntimeFn::DbCommit
+        | RuntimeFn::DbRollback => return None,
+    })
+}
+
+/// Whether this backend can call `func` (see [`row_signature`]).
+pub(crate) fn supports(func: RuntimeFn) -> bool {
+    row_signature(func).is_some()
+}
+
 /// The declaration of `rt` in the module, added on first use.
-pub(crate) fn declare<'ctx>(cx: &Cx<'ctx, '_>, rt: Rt) -> FunctionValue<'ctx> {
-    let (name, params, ret, noreturn) = rt.signature();
+///
+/// Errors: a Low runtime function this backend does not reach (the driver-facing check refuses
+/// such programs first, so this is an internal error).
+pub(crate) fn declare<'ctx>(cx: &Cx<'ctx, '_>, rt: Rt) -> Result<FunctionValue<'ctx>, Error> {
+    let (name, params, ret, noreturn) =
+        rt.signature().ok_or_else(|| Error::internal(format!("no C-ABI function for {rt:?}")))?;
     if let Some(f) = cx.runtime.borrow().get(name) {
-        return *f;
+        return Ok(*f);
     }
     let c = cx.context;
     let kind = |k: K| -> BasicMetadataTypeEnum<'ctx> {
@@ -113,7 +132,7 @@ pub(crate) fn declare<'ctx>(cx: &Cx<'ctx, '_>, rt: Rt) -> FunctionValue<'ctx> {
         f.add_attribute(AttributeLoc::Function, cx.attribute("cold", 0));
     }
     cx.runtime.borrow_mut().insert(name, f);
-    f
+    Ok(f)
 }
 
 /// Calls `rt` with `args`; the result, if it has one.
@@ -122,7 +141,7 @@ pub(crate) fn call<'ctx>(
     rt: Rt,
     args: &[BasicMetadataValueEnum<'ctx>],
 ) -> Result<Option<inkwell::values::BasicValueEnum<'ctx>>, Error> {
-    let f = declare(cx, rt);
+    let f = declare(cx, rt)?;
     let site = cx.builder.build_call(f, args, "")?;
     Ok(site.try_as_basic_value().basic())
 }
@@ -167,30 +186,32 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
         args: &[Operand],
     ) -> Result<(), Error> {
         let cx = self.cx;
-        if func.name().starts_with("json.") {
-            return self.json_call(dest, func, class, args);
-        }
-        // Printing and formatting rows: the runtime function, and whether it writes a string.
-        let (rt, is_fmt) = match func.name() {
-            "print.i32" => (Rt::PrintI32, false),
-            "print.i64" => (Rt::PrintI64, false),
-            "print.f64" => (Rt::PrintF64, false),
-            "print.bool" => (Rt::PrintBool, false),
-            "print.str" => (Rt::PrintStr, false),
-            "fmt.i32" => (Rt::FmtI32, true),
-            "fmt.i64" => (Rt::FmtI64, true),
-            "fmt.f64" => (Rt::FmtF64, true),
-            "fmt.bool" => (Rt::FmtBool, true),
-            other => {
+        // Printing and formatting rows, and whether the row writes a string.
+        let is_fmt = match func {
+            RuntimeFn::JsonEncode | RuntimeFn::JsonDecode => return self.json_call(dest, func, class, args),
+            RuntimeFn::PrintI32
+            | RuntimeFn::PrintI64
+            | RuntimeFn::PrintF64
+            | RuntimeFn::PrintBool
+            | RuntimeFn::PrintStr => false,
+            RuntimeFn::FmtI32 | RuntimeFn::FmtI64 | RuntimeFn::FmtF64 | RuntimeFn::FmtBool => true,
+            RuntimeFn::DbExec
+            | RuntimeFn::DbQuery
+            | RuntimeFn::DbQueryOne
+            | RuntimeFn::DbBegin
+            | RuntimeFn::DbCommit
+            | RuntimeFn::DbRollback => {
                 return Err(Error(nagi_low::Diagnostic::new(
                     "M102",
                     format!(
-                        "the LLVM backend does not support rtcall {other} yet; build this program with --backend=rust"
+                        "the LLVM backend does not support rtcall {} yet; build this program with --backend=rust",
+                        func.name()
                     ),
                 )));
             }
         };
-        if rt == Rt::PrintStr {
+        let rt = Rt::Row(func);
+        if func == RuntimeFn::PrintStr {
             let place = self.string_place(args)?;
             let string = cx.layouts.string();
             let ptr = crate::ir::load_field(&cx.builder, string, place, 0, "s.ptr")?;
@@ -200,7 +221,7 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
         }
         let arg = args.first().ok_or_else(|| Error::internal(format!("rtcall {} lacks its argument", func.name())))?;
         let mut value: BasicMetadataValueEnum<'ctx> = self.operand(arg)?.into();
-        if matches!(rt, Rt::PrintBool | Rt::FmtBool) {
+        if matches!(func, RuntimeFn::PrintBool | RuntimeFn::FmtBool) {
             // A bool crosses the C ABI as an i32 0 or 1.
             value = cx.builder.build_int_z_extend(value.into_int_value(), cx.context.i32_type(), "b")?.into();
         }
@@ -228,17 +249,17 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
         let class = nagi_low::Type::Class(class.ok_or_else(|| Error::internal("json without a class"))?);
         let dest = dest.ok_or_else(|| Error::internal("json without a destination"))?;
         let arg = self.string_place(args)?;
-        if func.name() == "json.encode" {
+        if func == RuntimeFn::JsonEncode {
             let value = b.build_pointer_cast(arg, cx.layouts.byte_ptr(), "value")?;
             let desc = crate::descriptors::descriptor(cx, &class);
-            call(cx, Rt::JsonEncode, &[self.slot(dest).into(), value.into(), desc.into()])?;
+            call(cx, Rt::Row(RuntimeFn::JsonEncode), &[self.slot(dest).into(), value.into(), desc.into()])?;
         } else {
             let string = cx.layouts.string();
             let ptr = crate::ir::load_field(b, string, arg, 0, "s.ptr")?;
             let len = crate::ir::load_field(b, string, arg, 1, "s.len")?;
             let out = b.build_pointer_cast(self.slot(dest), cx.layouts.byte_ptr(), "out")?;
             let desc = crate::descriptors::descriptor(cx, &nagi_low::Type::Option(Box::new(class)));
-            call(cx, Rt::JsonDecode, &[out.into(), ptr.into(), len.into(), desc.into()])?;
+            call(cx, Rt::Row(RuntimeFn::JsonDecode), &[out.into(), ptr.into(), len.into(), desc.into()])?;
         }
         Ok(())
     }

@@ -301,27 +301,26 @@ impl Cx<'_> {
             let values: Vec<String> = a[1..].iter().map(|v| format!("nagi_runtime::db::SqlValue::from({v})")).collect();
             format!("::std::vec![{}]", values.join(", "))
         };
-        let call = match func.name() {
-            "print.i32" => format!("nagi_runtime::rt::print_i32({})", a[0]),
-            "print.i64" => format!("nagi_runtime::rt::print_i64({})", a[0]),
-            "print.f64" => format!("nagi_runtime::rt::print_f64({})", a[0]),
-            "print.bool" => format!("nagi_runtime::rt::print_bool({})", a[0]),
-            "print.str" => format!("nagi_runtime::rt::print_str({}.as_str())", a[0]),
-            "fmt.i32" => format!("nagi_runtime::rt::fmt_i32({})", a[0]),
-            "fmt.i64" => format!("nagi_runtime::rt::fmt_i64({})", a[0]),
-            "fmt.f64" => format!("nagi_runtime::rt::fmt_f64({})", a[0]),
-            "fmt.bool" => format!("nagi_runtime::rt::fmt_bool({})", a[0]),
-            "json.encode" => format!("nagi_runtime::rt::json_encode({})", a[0]),
-            "json.decode" => format!("nagi_runtime::rt::json_decode{turbofish}({}.as_str())", a[0]),
-            "db.exec" => format!("nagi_runtime::db::exec({}.as_str(), {})", a[0], sql_args()),
-            "db.query" => format!("nagi_runtime::db::query{turbofish}({}.as_str(), {})", a[0], sql_args()),
-            "db.query_one" => format!("nagi_runtime::db::query_one{turbofish}({}.as_str(), {})", a[0], sql_args()),
-            "db.begin" => "nagi_runtime::db::begin()".into(),
-            "db.commit" => "nagi_runtime::db::commit()".into(),
-            "db.rollback" => "nagi_runtime::db::rollback()".into(),
-            // The runtime table and this match are the two halves of one contract; a row
-            // without a Rust spelling is reported when the emitter's tests run every row.
-            other => format!("::std::compile_error!({:?})", format!("runtime function {other} has no Rust spelling")),
+        let call = match func {
+            RuntimeFn::PrintI32 => format!("nagi_runtime::rt::print_i32({})", a[0]),
+            RuntimeFn::PrintI64 => format!("nagi_runtime::rt::print_i64({})", a[0]),
+            RuntimeFn::PrintF64 => format!("nagi_runtime::rt::print_f64({})", a[0]),
+            RuntimeFn::PrintBool => format!("nagi_runtime::rt::print_bool({})", a[0]),
+            RuntimeFn::PrintStr => format!("nagi_runtime::rt::print_str({}.as_str())", a[0]),
+            RuntimeFn::FmtI32 => format!("nagi_runtime::rt::fmt_i32({})", a[0]),
+            RuntimeFn::FmtI64 => format!("nagi_runtime::rt::fmt_i64({})", a[0]),
+            RuntimeFn::FmtF64 => format!("nagi_runtime::rt::fmt_f64({})", a[0]),
+            RuntimeFn::FmtBool => format!("nagi_runtime::rt::fmt_bool({})", a[0]),
+            RuntimeFn::JsonEncode => format!("nagi_runtime::rt::json_encode({})", a[0]),
+            RuntimeFn::JsonDecode => format!("nagi_runtime::rt::json_decode{turbofish}({}.as_str())", a[0]),
+            RuntimeFn::DbExec => format!("nagi_runtime::db::exec({}.as_str(), {})", a[0], sql_args()),
+            RuntimeFn::DbQuery => format!("nagi_runtime::db::query{turbofish}({}.as_str(), {})", a[0], sql_args()),
+            RuntimeFn::DbQueryOne => {
+                format!("nagi_runtime::db::query_one{turbofish}({}.as_str(), {})", a[0], sql_args())
+            }
+            RuntimeFn::DbBegin => "nagi_runtime::db::begin()".into(),
+            RuntimeFn::DbCommit => "nagi_runtime::db::commit()".into(),
+            RuntimeFn::DbRollback => "nagi_runtime::db::rollback()".into(),
         };
         if awaited { format!("{call}.await") } else { call }
     }

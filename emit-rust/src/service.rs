@@ -86,7 +86,7 @@ fn queried_classes(module: &Module) -> BTreeSet<ClassId> {
     for func in module.functions.values() {
         for op in func.ops.values() {
             if let OpKind::RuntimeCall { class: Some(class), func: rt, .. } = &op.kind
-                && rt.name().starts_with("db.")
+                && rt.uses_database()
             {
                 classes.insert(*class);
             }

@@ -402,7 +402,7 @@ impl<'a> FnCx<'a> {
                 self.drop_if_live(local);
             }
             if self.scopes[index].kind == ScopeKind::Transaction {
-                self.runtime_call("db.commit", None, Vec::new(), None);
+                self.runtime_call(RuntimeFn::DbCommit, None, Vec::new(), None);
             }
         }
         self.state = saved;
@@ -413,15 +413,14 @@ impl<'a> FnCx<'a> {
         self.unwind_to(0);
     }
 
-    /// Emits an `rtcall` of the runtime row `name` (awaited when the row is async).
+    /// Emits an `rtcall` of `func` (awaited when the function is async).
     fn runtime_call(
         &mut self,
-        name: &str,
+        func: RuntimeFn,
         dest: Option<LocalId>,
         args: Vec<nagi_low::Operand>,
         class: Option<ClassId>,
     ) {
-        let func = RuntimeFn::from_name(name).expect("lowering names rows of the runtime table");
         let awaited = func.data().is_async;
         self.emit(OpKind::RuntimeCall { dest, func, class, args, awaited });
     }

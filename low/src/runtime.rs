@@ -1,8 +1,11 @@
 //! The runtime interface: every runtime function Low may call, in one table.
 //!
-//! The verifier checks `rtcall` operations against this table, and both emitters read it to
-//! know what to call. Adding a runtime capability means adding a row to
-//! [`RUNTIME_FUNCTIONS`] (and its implementation in `nagi-runtime`); nothing else lists them.
+//! Each row is a variant of [`RuntimeFn`] with its Low spelling, signature, async flag and doc.
+//! The verifier checks `rtcall` operations against the rows; the lowering, both emitters and
+//! the cost report match on the variants, never on the spelling, and only the Low parser and
+//! printer turn spellings into variants and back. Adding a runtime capability means adding a
+//! row to the `runtime_functions!` list (and its implementation in `nagi-runtime`); the
+//! compiler then points at every exhaustive match that must handle it.
 //!
 //! Runtime functions never consume their arguments: a string or class argument is passed as a
 //! reference, scalars by value.
@@ -82,6 +85,8 @@ fn is_sql_value(ty: &Type) -> bool {
 /// One row of the runtime interface.
 #[derive(Clone, Copy, Debug)]
 pub struct RuntimeFnData {
+    /// The function this row describes.
+    pub func: RuntimeFn,
     /// The Low spelling, e.g. `db.query_one`.
     pub name: &'static str,
     /// Whether the row takes a class argument (`name<Class>`).
@@ -98,19 +103,96 @@ pub struct RuntimeFnData {
     pub doc: &'static str,
 }
 
-/// A runtime function: an index into [`RUNTIME_FUNCTIONS`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct RuntimeFn(u16);
+/// Declares [`RuntimeFn`] and [`RUNTIME_FUNCTIONS`] from one list of rows, so that a variant
+/// and its row cannot drift apart: the table is in variant order, and `RuntimeFn::data`
+/// indexes it by discriminant.
+macro_rules! runtime_functions {
+    ($(
+        $variant:ident = $name:literal, generic: $generic:expr, params: [$($param:expr),*],
+        variadic: $variadic:expr, ret: $ret:expr, async: $is_async:expr, doc: $doc:literal;
+    )*) => {
+        /// A runtime function Low may call with `rtcall` (Cranelift's `LibCall` is the model).
+        ///
+        /// Code outside the Low parser and printer matches on the variants, exhaustively, so
+        /// adding a row makes the compiler point at every emitter and lowering that must handle
+        /// it. The spelling, signature, async flag and doc of each variant are its row of
+        /// [`RUNTIME_FUNCTIONS`] (see [`RuntimeFn::data`]).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum RuntimeFn {
+            $(#[doc = $doc] $variant,)*
+        }
+
+        /// The runtime interface, one row per [`RuntimeFn`] variant, in variant order. Rows are
+        /// grouped by capability.
+        pub static RUNTIME_FUNCTIONS: &[RuntimeFnData] = &[
+            $(RuntimeFnData {
+                func: RuntimeFn::$variant,
+                name: $name,
+                generic: $generic,
+                params: &[$($param),*],
+                variadic: $variadic,
+                ret: $ret,
+                is_async: $is_async,
+                doc: $doc,
+            },)*
+        ];
+    };
+}
+
+use RtType::*;
+
+runtime_functions! {
+    // Printing to standard output, one value and a newline per call. `f64` is written as
+    // Rust's `{:?}` writes it (`1.0`, `-0.0`, `NaN`, `inf`, `1e21`).
+    PrintI32 = "print.i32", generic: false, params: [I32], variadic: None, ret: Unit, async: false,
+        doc: "Prints an i32 and a newline.";
+    PrintI64 = "print.i64", generic: false, params: [I64], variadic: None, ret: Unit, async: false,
+        doc: "Prints an i64 and a newline.";
+    PrintF64 = "print.f64", generic: false, params: [F64], variadic: None, ret: Unit, async: false,
+        doc: "Prints an f64 as Rust's `{:?}` does, and a newline.";
+    PrintBool = "print.bool", generic: false, params: [Bool], variadic: None, ret: Unit, async: false,
+        doc: "Prints `true` or `false` and a newline.";
+    PrintStr = "print.str", generic: false, params: [Str], variadic: None, ret: Unit, async: false,
+        doc: "Prints a string and a newline.";
+    // Formatting values as new strings, with the same spellings as printing.
+    FmtI32 = "fmt.i32", generic: false, params: [I32], variadic: None, ret: String, async: false,
+        doc: "Formats an i32 in decimal.";
+    FmtI64 = "fmt.i64", generic: false, params: [I64], variadic: None, ret: String, async: false,
+        doc: "Formats an i64 in decimal.";
+    FmtF64 = "fmt.f64", generic: false, params: [F64], variadic: None, ret: String, async: false,
+        doc: "Formats an f64 as Rust's `{:?}` does.";
+    FmtBool = "fmt.bool", generic: false, params: [Bool], variadic: None, ret: String, async: false,
+        doc: "Formats `true` or `false`.";
+    // Typed JSON, straight between text and a class (serde, no intermediate tree).
+    JsonEncode = "json.encode", generic: true, params: [ClassRef], variadic: None, ret: String, async: false,
+        doc: "Encodes a class value as a JSON object.";
+    JsonDecode = "json.decode", generic: true, params: [Str], variadic: None, ret: ClassOption, async: false,
+        doc: "Decodes a JSON object into a class value; none when the text is not exactly one valid object of the class.";
+    // SQLite through the runtime's database thread. Statements take `?` placeholders whose
+    // values are the variadic arguments, always bound, never spliced into the SQL text.
+    DbExec = "db.exec", generic: false, params: [Str], variadic: Some(SqlValue), ret: I64, async: true,
+        doc: "Runs a statement; the result is the number of rows changed.";
+    DbQuery = "db.query", generic: true, params: [Str], variadic: Some(SqlValue), ret: ClassArray, async: true,
+        doc: "Runs a query; every row decodes into the class.";
+    DbQueryOne = "db.query_one", generic: true, params: [Str], variadic: Some(SqlValue), ret: ClassOption, async: true,
+        doc: "Runs a query; its first row, if any, decodes into the class.";
+    DbBegin = "db.begin", generic: false, params: [], variadic: None, ret: Unit, async: true,
+        doc: "Begins an IMMEDIATE transaction.";
+    DbCommit = "db.commit", generic: false, params: [], variadic: None, ret: Unit, async: true,
+        doc: "Commits the open transaction.";
+    DbRollback = "db.rollback", generic: false, params: [], variadic: None, ret: Unit, async: true,
+        doc: "Rolls the open transaction back.";
+}
 
 impl RuntimeFn {
-    /// The function spelled `name`, if the table has it.
+    /// The function spelled `name`, if the table has it. Only the Low parser needs this.
     pub fn from_name(name: &str) -> Option<RuntimeFn> {
-        RUNTIME_FUNCTIONS.iter().position(|r| r.name == name).map(|i| RuntimeFn(i as u16))
+        RUNTIME_FUNCTIONS.iter().find(|r| r.name == name).map(|r| r.func)
     }
 
     /// Its row of the table.
     pub fn data(self) -> &'static RuntimeFnData {
-        &RUNTIME_FUNCTIONS[self.0 as usize]
+        &RUNTIME_FUNCTIONS[self as usize]
     }
 
     /// Its Low spelling.
@@ -120,75 +202,45 @@ impl RuntimeFn {
 
     /// Every runtime function, in table order.
     pub fn all() -> impl Iterator<Item = RuntimeFn> {
-        (0..RUNTIME_FUNCTIONS.len()).map(|i| RuntimeFn(i as u16))
+        RUNTIME_FUNCTIONS.iter().map(|r| r.func)
+    }
+
+    /// Whether the function talks to the database (the program then needs the runtime's
+    /// SQLite thread, and its classes need row decoders).
+    pub fn uses_database(self) -> bool {
+        use RuntimeFn::*;
+        match self {
+            PrintI32 | PrintI64 | PrintF64 | PrintBool | PrintStr | FmtI32 | FmtI64 | FmtF64 | FmtBool | JsonEncode
+            | JsonDecode => false,
+            DbExec | DbQuery | DbQueryOne | DbBegin | DbCommit | DbRollback => true,
+        }
     }
 }
 
-const fn row(
-    name: &'static str,
-    generic: bool,
-    params: &'static [RtType],
-    variadic: Option<RtType>,
-    ret: RtType,
-    is_async: bool,
-    doc: &'static str,
-) -> RuntimeFnData {
-    RuntimeFnData { name, generic, params, variadic, ret, is_async, doc }
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_variant_spelling_parses_back_to_it() {
+        assert_eq!(RuntimeFn::all().count(), 17);
+        for (i, row) in RUNTIME_FUNCTIONS.iter().enumerate() {
+            assert_eq!(row.func as usize, i, "row {} is out of variant order", row.name);
+            assert_eq!(RuntimeFn::from_name(row.name), Some(row.func), "{}", row.name);
+            assert_eq!(row.func.name(), row.name);
+        }
+        assert_eq!(RuntimeFn::from_name("db.query_one"), Some(RuntimeFn::DbQueryOne));
+        assert_eq!(RuntimeFn::from_name("print.u8"), None);
+    }
+
+    #[test]
+    fn spellings_are_unique() {
+        let mut names: Vec<&str> = RUNTIME_FUNCTIONS.iter().map(|r| r.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), RUNTIME_FUNCTIONS.len());
+    }
 }
-
-use RtType::*;
-
-/// The runtime interface. Keep rows grouped by capability; the order is the `RuntimeFn`
-/// numbering, which only the in-memory model sees (Low text names functions).
-pub static RUNTIME_FUNCTIONS: &[RuntimeFnData] = &[
-    // Printing to standard output, one value and a newline per call. `f64` is written as
-    // Rust's `{:?}` writes it (`1.0`, `-0.0`, `NaN`, `inf`, `1e21`).
-    row("print.i32", false, &[I32], None, Unit, false, "Prints an i32 and a newline."),
-    row("print.i64", false, &[I64], None, Unit, false, "Prints an i64 and a newline."),
-    row("print.f64", false, &[F64], None, Unit, false, "Prints an f64 as Rust's `{:?}` does, and a newline."),
-    row("print.bool", false, &[Bool], None, Unit, false, "Prints `true` or `false` and a newline."),
-    row("print.str", false, &[Str], None, Unit, false, "Prints a string and a newline."),
-    // Formatting values as new strings, with the same spellings as printing.
-    row("fmt.i32", false, &[I32], None, String, false, "Formats an i32 in decimal."),
-    row("fmt.i64", false, &[I64], None, String, false, "Formats an i64 in decimal."),
-    row("fmt.f64", false, &[F64], None, String, false, "Formats an f64 as Rust's `{:?}` does."),
-    row("fmt.bool", false, &[Bool], None, String, false, "Formats `true` or `false`."),
-    // Typed JSON, straight between text and a class (serde, no intermediate tree).
-    row("json.encode", true, &[ClassRef], None, String, false, "Encodes a class value as a JSON object."),
-    row(
-        "json.decode",
-        true,
-        &[Str],
-        None,
-        ClassOption,
-        false,
-        "Decodes a JSON object into a class value; none when the text is not exactly one valid object of the class.",
-    ),
-    // SQLite through the runtime's database thread. Statements take `?` placeholders whose
-    // values are the variadic arguments, always bound, never spliced into the SQL text.
-    row(
-        "db.exec",
-        false,
-        &[Str],
-        Some(SqlValue),
-        I64,
-        true,
-        "Runs a statement; the result is the number of rows changed.",
-    ),
-    row("db.query", true, &[Str], Some(SqlValue), ClassArray, true, "Runs a query; every row decodes into the class."),
-    row(
-        "db.query_one",
-        true,
-        &[Str],
-        Some(SqlValue),
-        ClassOption,
-        true,
-        "Runs a query; its first row, if any, decodes into the class.",
-    ),
-    row("db.begin", false, &[], None, Unit, true, "Begins an IMMEDIATE transaction."),
-    row("db.commit", false, &[], None, Unit, true, "Commits the open transaction."),
-    row("db.rollback", false, &[], None, Unit, true, "Rolls the open transaction back."),
-];
 
 /// The SQLite column declaration for a field of type `ty`, following the runtime's
 /// column-type mapping: `String` → `TEXT`, `i32`/`i64`/`bool` → `INTEGER`, `f64` → `REAL`; an

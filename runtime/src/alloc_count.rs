@@ -4,7 +4,7 @@
 //! The runtime does not install it; a binary that wants the count declares it as its global
 //! allocator:
 //!
-//! ```ignore
+//! ```text
 //! #[global_allocator]
 //! static ALLOC: nagi_runtime::alloc_count::CountingAlloc = nagi_runtime::alloc_count::CountingAlloc;
 //!

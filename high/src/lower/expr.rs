@@ -1,7 +1,7 @@
 //! Lowering of expressions and places: where a value goes, and whether reading it moves,
 //! copies or borrows.
 
-use nagi_low::{BinaryOp, Constant, LocalId, OpKind, Operand, ScalarType, Type, UnaryOp};
+use nagi_low::{BinaryOp, Constant, LocalId, OpKind, Operand, RuntimeFn, ScalarType, Type, UnaryOp};
 
 use super::{FnCx, Own};
 use crate::tir::{Builtin, DbOp, Expr, ExprKind, ParamMode, Place, Ty};
@@ -433,11 +433,11 @@ impl FnCx<'_> {
 
     fn print(&mut self, arg: &Expr) {
         let (row, operand) = match arg.ty {
-            Ty::I32 => ("print.i32", self.operand(arg)),
-            Ty::I64 => ("print.i64", self.operand(arg)),
-            Ty::F64 => ("print.f64", self.operand(arg)),
-            Ty::Bool => ("print.bool", self.operand(arg)),
-            _ => ("print.str", Operand::Local(self.borrow_arg(arg))),
+            Ty::I32 => (RuntimeFn::PrintI32, self.operand(arg)),
+            Ty::I64 => (RuntimeFn::PrintI64, self.operand(arg)),
+            Ty::F64 => (RuntimeFn::PrintF64, self.operand(arg)),
+            Ty::Bool => (RuntimeFn::PrintBool, self.operand(arg)),
+            _ => (RuntimeFn::PrintStr, Operand::Local(self.borrow_arg(arg))),
         };
         self.runtime_call(row, None, vec![operand], None);
     }
@@ -463,10 +463,10 @@ impl FnCx<'_> {
             }
             Builtin::ToString => {
                 let row = match args[0].ty {
-                    Ty::I32 => "fmt.i32",
-                    Ty::I64 => "fmt.i64",
-                    Ty::F64 => "fmt.f64",
-                    Ty::Bool => "fmt.bool",
+                    Ty::I32 => RuntimeFn::FmtI32,
+                    Ty::I64 => RuntimeFn::FmtI64,
+                    Ty::F64 => RuntimeFn::FmtF64,
+                    Ty::Bool => RuntimeFn::FmtBool,
                     _ => {
                         let src = self.read(&args[0]);
                         self.emit(OpKind::Clone { dest, src });
@@ -513,9 +513,9 @@ impl FnCx<'_> {
             operands.push(operand);
         }
         let row = match op {
-            DbOp::Exec => "db.exec",
-            DbOp::Query => "db.query",
-            DbOp::QueryOne => "db.query_one",
+            DbOp::Exec => RuntimeFn::DbExec,
+            DbOp::Query => RuntimeFn::DbQuery,
+            DbOp::QueryOne => RuntimeFn::DbQueryOne,
         };
         let class = class.map(|c| self.shared.types.classes[c]);
         self.runtime_call(row, Some(dest), operands, class);

@@ -1,6 +1,6 @@
 //! Lowering of statements and blocks: scopes, control flow, and the drops at their edges.
 
-use nagi_low::{BlockData, Constant, LabelId, OpKind, Operand, ScalarType, Type, UnaryOp};
+use nagi_low::{BlockData, Constant, LabelId, OpKind, Operand, RuntimeFn, ScalarType, Type, UnaryOp};
 
 use super::{FnCx, Own, Scope, ScopeKind};
 use crate::tir::{Block, ExprKind, Place, Stmt, StmtKind};
@@ -158,7 +158,7 @@ impl FnCx<'_> {
                 self.emit(OpKind::Return { value });
             }
             StmtKind::Transaction(block) => {
-                self.runtime_call("db.begin", None, Vec::new(), None);
+                self.runtime_call(RuntimeFn::DbBegin, None, Vec::new(), None);
                 // The block's bindings are dropped at the end of its scope, then the commit
                 // runs; a `return`, `break` or `continue` inside commits as it leaves.
                 self.scoped(ScopeKind::Transaction, |cx| {
@@ -169,7 +169,7 @@ impl FnCx<'_> {
                         cx.stmt(stmt);
                     }
                 });
-                self.runtime_call("db.commit", None, Vec::new(), None);
+                self.runtime_call(RuntimeFn::DbCommit, None, Vec::new(), None);
             }
         }
     }

@@ -175,7 +175,7 @@ fn a_main_that_borrows_calls_and_drops_is_clean() {
     main.op(OpKind::ArrayPush { array: xs, value: int(3) });
     main.op(OpKind::Borrow { dest: xr, src: xs, mutable: false });
     main.op(call(Some(r), func(0), vec![local(xr)]));
-    let print = RuntimeFn::from_name("print.i64").unwrap();
+    let print = RuntimeFn::PrintI64;
     main.op(OpKind::RuntimeCall { dest: None, func: print, class: None, args: vec![local(r)], awaited: false });
     main.op(OpKind::Drop { local: xs });
     main.ret(None);
@@ -578,9 +578,9 @@ fn return_value_presence() {
 
 #[test]
 fn runtime_calls() {
-    let print = RuntimeFn::from_name("print.i64").unwrap();
-    let exec = RuntimeFn::from_name("db.exec").unwrap();
-    let encode = RuntimeFn::from_name("json.encode").unwrap();
+    let print = RuntimeFn::PrintI64;
+    let exec = RuntimeFn::DbExec;
+    let encode = RuntimeFn::JsonEncode;
     let mut f = F::new("f", Type::Unit).asynchronous();
     let s = f.param("s", shared(Type::String));
     let n = f.local("n", Type::I64);
