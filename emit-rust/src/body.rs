@@ -54,10 +54,21 @@ struct Cx<'a> {
     labels: ArenaMap<LabelId, String>,
 }
 
+/// Nesting deeper than this is indented as this deep: the output stays linear in the size of
+/// the function even for thousands of nested blocks (rustc does not care about indentation).
+pub(crate) const MAX_INDENT: usize = 40;
+
 fn indent(out: &mut String, level: usize) {
-    for _ in 0..level {
+    for _ in 0..level.min(MAX_INDENT) {
         out.push_str("    ");
     }
+}
+
+/// A piece of work of the body walk: the operations of a block, or a closing line after a
+/// nested block. The walk keeps them on an explicit stack, so nesting depth costs heap only.
+enum Step {
+    Op(nagi_low::OpId, usize),
+    Line(&'static str, usize),
 }
 
 impl Cx<'_> {
@@ -82,13 +93,24 @@ impl Cx<'_> {
         }
     }
 
+    /// Writes the operations of `block` and everything nested in them, at indentation `level`.
     fn block(&self, out: &mut String, block: BlockId, level: usize) {
-        for &op in &self.func.blocks[block].ops {
-            self.op(out, &self.func.ops[op].kind, level);
+        let mut stack = Vec::new();
+        push_block(&mut stack, self.func, block, level);
+        while let Some(step) = stack.pop() {
+            match step {
+                Step::Op(op, level) => self.op(out, &self.func.ops[op].kind, level, &mut stack),
+                Step::Line(text, level) => {
+                    indent(out, level);
+                    out.push_str(text);
+                }
+            }
         }
     }
 
-    fn op(&self, out: &mut String, kind: &OpKind, level: usize) {
+    /// Writes one operation. An operation with nested blocks writes its opening line and pushes
+    /// its blocks and closing lines on `stack`, to be written before the next operation.
+    fn op(&self, out: &mut String, kind: &OpKind, level: usize, stack: &mut Vec<Step>) {
         indent(out, level);
         let assign = |out: &mut String, dest: LocalId, value: String| {
             let _ = writeln!(out, "{} = {value};", self.l(dest));
@@ -210,26 +232,23 @@ impl Cx<'_> {
             }
             OpKind::If { cond, then_block, else_block } => {
                 let _ = writeln!(out, "if {} {{", self.operand(cond));
-                self.block(out, *then_block, level + 1);
+                // Pushed in reverse: the then-block comes off the stack first.
+                stack.push(Step::Line("}\n", level));
                 if let Some(else_block) = else_block {
-                    indent(out, level);
-                    out.push_str("} else {\n");
-                    self.block(out, *else_block, level + 1);
+                    push_block(stack, self.func, *else_block, level + 1);
+                    stack.push(Step::Line("} else {\n", level));
                 }
-                indent(out, level);
-                out.push_str("}\n");
+                push_block(stack, self.func, *then_block, level + 1);
             }
             OpKind::Loop { label, body } => {
                 let _ = writeln!(out, "{}: loop {{", self.label(*label));
-                self.block(out, *body, level + 1);
-                indent(out, level);
-                out.push_str("}\n");
+                stack.push(Step::Line("}\n", level));
+                push_block(stack, self.func, *body, level + 1);
             }
             OpKind::Block { label, body } => {
                 let _ = writeln!(out, "{}: {{", self.label(*label));
-                self.block(out, *body, level + 1);
-                indent(out, level);
-                out.push_str("}\n");
+                stack.push(Step::Line("}\n", level));
+                push_block(stack, self.func, *body, level + 1);
             }
             OpKind::ForRange { var, start, end, label, body } => {
                 // The Low local takes each value, so it keeps the last one after the loop, as
@@ -243,18 +262,16 @@ impl Cx<'_> {
                 );
                 indent(out, level + 1);
                 let _ = writeln!(out, "{} = nagi_i;", self.l(*var));
-                self.block(out, *body, level + 1);
-                indent(out, level);
-                out.push_str("}\n");
+                stack.push(Step::Line("}\n", level));
+                push_block(stack, self.func, *body, level + 1);
             }
             OpKind::ForEach { var, seq, label, body } => {
                 let copy = !self.ty(*var).is_ref();
                 let _ = writeln!(out, "{}: for nagi_e in {}.iter() {{", self.label(*label), self.l(*seq));
                 indent(out, level + 1);
                 let _ = writeln!(out, "{} = {}nagi_e;", self.l(*var), if copy { "*" } else { "" });
-                self.block(out, *body, level + 1);
-                indent(out, level);
-                out.push_str("}\n");
+                stack.push(Step::Line("}\n", level));
+                push_block(stack, self.func, *body, level + 1);
             }
             OpKind::Break { label } => {
                 let _ = writeln!(out, "break {};", self.label(*label));
@@ -324,6 +341,11 @@ impl Cx<'_> {
         };
         if awaited { format!("{call}.await") } else { call }
     }
+}
+
+/// Pushes the operations of `block` so that the first comes off the stack first.
+fn push_block(stack: &mut Vec<Step>, func: &FunctionData, block: BlockId, level: usize) {
+    stack.extend(func.blocks[block].ops.iter().rev().map(|&op| Step::Op(op, level)));
 }
 
 /// A constant as a Rust expression.

@@ -16,8 +16,10 @@
 //! bounds check that traps with Nagi's message.
 
 mod body;
+mod classes;
+mod crate_root;
 mod names;
-mod service;
+mod routes;
 
 use nagi_low::{Diagnostic, Module};
 
@@ -25,7 +27,7 @@ use nagi_low::{Diagnostic, Module};
 ///
 /// Errors: a module with neither a `main` function nor routes has nothing to run (`R100`).
 pub fn emit(module: &Module) -> Result<String, Diagnostic> {
-    service::crate_root(module)
+    crate_root::crate_root(module)
 }
 
 /// The module `program` of [`emit`]'s crate root alone, for another crate to `include!` and
@@ -35,7 +37,7 @@ pub fn emit(module: &Module) -> Result<String, Diagnostic> {
 /// path. Unlike [`emit`] it needs neither `main` nor routes: any module can be a library.
 /// The benchmarks (`bench/native`) call the kernels this way.
 pub fn emit_module(module: &Module) -> String {
-    service::library_module(module)
+    crate_root::library_module(module)
 }
 
 /// A `Cargo.toml` for the emitted crate, depending on the runtime at `runtime_path` (an
@@ -68,6 +70,41 @@ mod tests {
         assert!(source.contains("mod program {\n"), "{source}");
         assert!(source.contains("    pub fn one(mut xs: &::std::vec::Vec<i64>) -> i64 {"), "{source}");
         assert!(!source.contains("fn main"), "{source}");
+    }
+
+    #[test]
+    fn deep_nesting_emits_without_recursion() {
+        // 5,000 nested `if`s inside a loop. Parsing and verifying get a big stack like nagic's
+        // main thread; the emitter runs on this test thread's ordinary stack, which a
+        // recursion per nesting level would overflow.
+        let depth = 5000;
+        let mut text = String::from(
+            "nagi-low 1\nmodule deep\n\nfn $main() -> unit {\n  let %c: bool\n  %c = const true\n  loop @l {\n",
+        );
+        for _ in 0..depth {
+            text.push_str("  if %c {\n");
+        }
+        text.push_str("  rtcall print.bool(%c)\n");
+        for _ in 0..depth {
+            text.push_str("  } else {\n  break @l\n  }\n");
+        }
+        text.push_str("  break @l\n  }\n  return\n}\n");
+        let m = std::thread::Builder::new()
+            .stack_size(256 * 1024 * 1024)
+            .spawn(move || module(&text))
+            .expect("thread")
+            .join()
+            .expect("parses and verifies");
+        let root = emit(&m).expect("a program");
+        assert_eq!(root.matches("if c {").count(), depth);
+        assert_eq!(root.matches("} else {").count(), depth);
+        assert_eq!(root.matches("break 'l;").count(), depth + 1);
+        // Indentation stops growing at MAX_INDENT levels, so the output stays linear: about
+        // 3 MB here, where indenting every level would write about 200 MB.
+        assert!(root.len() < 8_000_000, "{} bytes", root.len());
+        let print = root.find("nagi_runtime::rt::print_bool(c);").expect("the innermost call");
+        let line_start = root[..print].rfind('\n').map_or(0, |n| n + 1);
+        assert_eq!(print - line_start, 4 * body::MAX_INDENT);
     }
 
     #[test]

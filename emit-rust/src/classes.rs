@@ -1,0 +1,75 @@
+//! Class structs with their serde derives, and the row decoders of classes that queries return.
+
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+use nagi_low::{ClassId, Module, OpKind, Type};
+
+use crate::names::{ident, rust_type};
+
+/// One `pub struct` per class (serde derives, unknown JSON fields refused), each followed by its
+/// row decoder when some `db.query`/`db.query_one` decodes rows into it.
+pub fn structs(out: &mut String, module: &Module) {
+    let queried = queried_classes(module);
+    for (id, class) in module.classes.iter() {
+        out.push_str("    #[derive(::std::clone::Clone, ::std::fmt::Debug, nagi_runtime::serde::Serialize, nagi_runtime::serde::Deserialize)]\n");
+        out.push_str("    #[serde(crate = \"nagi_runtime::serde\", deny_unknown_fields)]\n");
+        let _ = writeln!(out, "    pub struct {} {{", ident(&class.name));
+        for field in &class.fields {
+            let _ = writeln!(out, "        pub {}: {},", ident(&field.name), rust_type(module, &field.ty));
+        }
+        out.push_str("    }\n\n");
+        if queried.contains(&id) {
+            row_decoder(out, module, id);
+        }
+    }
+}
+
+/// Classes that `db.query` / `db.query_one` decode rows into.
+fn queried_classes(module: &Module) -> BTreeSet<ClassId> {
+    let mut classes = BTreeSet::new();
+    for func in module.functions.values() {
+        for op in func.ops.values() {
+            if let OpKind::RuntimeCall { class: Some(class), func: rt, .. } = &op.kind
+                && rt.uses_database()
+            {
+                classes.insert(*class);
+            }
+        }
+    }
+    classes
+}
+
+/// `impl FromRow`: each field read from its precomputed column index, with the runtime's
+/// range and type checks.
+fn row_decoder(out: &mut String, module: &Module, id: ClassId) {
+    let class = &module.classes[id];
+    let name = ident(&class.name);
+    let columns: Vec<String> = class.fields.iter().map(|f| format!("{:?}", f.name)).collect();
+    let _ = writeln!(out, "    impl nagi_runtime::db::FromRow for {name} {{");
+    let _ = writeln!(out, "        const COLUMNS: &'static [&'static str] = &[{}];", columns.join(", "));
+    let _ = writeln!(
+        out,
+        "        fn from_row(row: &nagi_runtime::db::Row<'_>, columns: &[usize]) -> ::std::result::Result<Self, nagi_runtime::db::RowError> {{"
+    );
+    let _ = writeln!(out, "            ::std::result::Result::Ok({name} {{");
+    for (i, field) in class.fields.iter().enumerate() {
+        let getter = match &field.ty {
+            Type::I32 => "i32",
+            Type::I64 => "i64",
+            Type::F64 => "f64",
+            Type::Bool => "bool",
+            Type::String => "string",
+            Type::Option(inner) => match **inner {
+                Type::I32 => "opt_i32",
+                Type::I64 => "opt_i64",
+                Type::F64 => "opt_f64",
+                Type::Bool => "opt_bool",
+                _ => "opt_string",
+            },
+            _ => "string",
+        };
+        let _ = writeln!(out, "                {}: row.{getter}(columns[{i}], {:?})?,", ident(&field.name), field.name);
+    }
+    out.push_str("            })\n        }\n    }\n\n");
+}

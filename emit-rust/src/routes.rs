@@ -1,0 +1,76 @@
+//! Route handlers (binding path, query and body parameters, calling the Low handler, encoding
+//! its answer) and the entry of a service, which hands the tables and routes to the runtime.
+
+use std::fmt::Write;
+
+use nagi_low::{FunctionData, HttpMethod, Module, Type};
+
+use crate::names::{ident, rust_type};
+
+/// A route's handler: binds path, query and body parameters by the Low handler's parameter
+/// names and types, calls it, and encodes the result (POST answers 201, `none` answers 404).
+pub fn route_handler(
+    out: &mut String,
+    module: &Module,
+    index: usize,
+    method: HttpMethod,
+    path: &str,
+    handler: &FunctionData,
+) {
+    let _ = writeln!(
+        out,
+        "    pub fn route_{index}(request: nagi_runtime::http::Request) -> nagi_runtime::http::HandlerFuture {{"
+    );
+    out.push_str("        ::std::boxed::Box::pin(async move {\n");
+    let mut args = Vec::new();
+    for (i, &param) in handler.params.iter().enumerate() {
+        let local = &handler.locals[param];
+        let ty = rust_type(module, &local.ty);
+        let in_path = path.contains(&format!("{{{}}}", local.name));
+        let binding = if in_path {
+            format!("request.path::<{ty}>({:?})", local.name)
+        } else if local.name == "body" && matches!(local.ty, Type::Class(_)) {
+            format!("request.json::<{ty}>()")
+        } else if let Type::Option(inner) = &local.ty {
+            format!("request.query_opt::<{}>({:?})", rust_type(module, inner), local.name)
+        } else {
+            format!("request.query::<{ty}>({:?})", local.name)
+        };
+        let _ = writeln!(out, "            let p{i}: {ty} = {binding};");
+        args.push(format!("p{i}"));
+    }
+    let awaited = if handler.is_async { ".await" } else { "" };
+    let _ = writeln!(out, "            let result = self::{}({}){awaited};", ident(&handler.name), args.join(", "));
+    let status = if method == HttpMethod::Post { 201 } else { 200 };
+    let reply = if matches!(handler.ret, Type::Option(_)) { "reply_option" } else { "reply" };
+    let _ = writeln!(out, "            nagi_runtime::http::{reply}({status}, &result)");
+    out.push_str("        })\n    }\n\n");
+}
+
+/// `fn main`: the service's tables (with their `CREATE TABLE` statements) and routes, served by
+/// the runtime.
+pub fn service_main(out: &mut String, module: &Module) {
+    out.push_str("fn main() {\n    nagi_runtime::http::serve(nagi_runtime::http::Service {\n");
+    let _ = writeln!(out, "        name: {:?},", module.name);
+    out.push_str("        tables: ::std::vec![\n");
+    for table in &module.tables {
+        let class = &module.classes[table.class];
+        let sql = nagi_low::runtime::create_table_sql(
+            &table.name,
+            class.fields.iter().map(|f| (f.name.as_str(), &f.ty)),
+            &class.fields[table.key as usize].name,
+        );
+        let _ =
+            writeln!(out, "            nagi_runtime::http::Table {{ name: {:?}, create_sql: {sql:?} }},", table.name);
+    }
+    out.push_str("        ],\n        routes: ::std::vec![\n");
+    for (index, route) in module.routes.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "            nagi_runtime::http::Route {{ method: {:?}, path: {:?}, handler: program::route_{index} }},",
+            route.method.name(),
+            route.path
+        );
+    }
+    out.push_str("        ],\n    })\n}\n");
+}
