@@ -67,6 +67,7 @@
 //! | H502 | SQL that is not a string literal |
 //! | H503 | `?` placeholder count differs from the argument count |
 //! | H504 | SQL argument of a type that cannot be bound |
+//! | H505 | a `*` result column other than a lone `SELECT *` of a query |
 
 mod builtins;
 mod expr;
@@ -439,3 +440,4 @@ const H501: &str = "H501";
 const H502: &str = "H502";
 const H503: &str = "H503";
 const H504: &str = "H504";
+const H505: &str = "H505";

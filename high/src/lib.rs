@@ -7,6 +7,7 @@
 pub mod check;
 pub mod lower;
 pub mod sql;
+mod sql_text;
 pub mod tir;
 
 use nagi_low::{Diagnostic, Module, Span};

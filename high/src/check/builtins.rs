@@ -8,7 +8,8 @@ use super::expr::{NotPlace, is_number, mk};
 use super::items::is_sql_value;
 use super::stmt::{Mutation, overlaps};
 use super::{
-    Body, H202, H211, H301, H302, H307, H315, H402, H410, H501, H502, H503, H504, SqlRequest, a_or_an, error, plural,
+    Body, H202, H211, H301, H302, H307, H315, H402, H410, H501, H502, H503, H504, H505, SqlRequest, a_or_an, error,
+    plural,
 };
 use crate::tir::{Builtin, ClassIdx, DbOp, Expr, ExprKind, ParamMode, Place, Ty};
 
@@ -330,7 +331,7 @@ impl Body<'_, '_> {
             values.push(value);
         }
         let sql = sql?;
-        let placeholders = count_placeholders(sql);
+        let placeholders = crate::sql_text::count_placeholders(sql);
         if placeholders != rest.len() {
             self.report(
                 error(
@@ -348,6 +349,8 @@ impl Body<'_, '_> {
             return None;
         }
         let class = class?;
+        let sql = self.expand_star(sql, db_op, class, sql_arg.span)?;
+        let sql = sql.as_str();
         if self.sql_enabled {
             let result_fields = class.map(|c| {
                 self.items.classes[c]
@@ -369,6 +372,46 @@ impl Body<'_, '_> {
             _ => return None,
         };
         ok.then(|| mk(ExprKind::Db { op: db_op, class, sql: sql.to_string(), args: values }, ty, span))
+    }
+
+    /// `sql` with a lone `*` result column of a query expanded into the row class's fields, in
+    /// field order (`SELECT * FROM users` → `SELECT "id", "name", "age" FROM users`): a `*` is
+    /// resolved by position when the statement runs, so a table rebuilt with another column
+    /// order would fill the wrong fields. Any other `*` result column (among other columns, a
+    /// table's `u.*`, or in `db.exec`) is H505, with the columns to write.
+    fn expand_star(&mut self, sql: &str, op: DbOp, class: Option<ClassIdx>, span: Span) -> Option<String> {
+        let stars = crate::sql_text::result_stars(sql);
+        let Some(first) = stars.first() else { return Some(sql.to_string()) };
+        let fields: Option<Vec<String>> =
+            class.map(|c| self.items.classes[c].fields.iter().map(|f| format!("\"{}\"", f.name)).collect());
+        match (&fields, stars.as_slice()) {
+            (Some(fields), [star]) if star.alone && op != DbOp::Exec => {
+                let offset = star.offset;
+                Some(format!("{}{}{}", &sql[..offset], fields.join(", "), &sql[offset + 1..]))
+            }
+            _ => {
+                let note = match &fields {
+                    Some(fields) => {
+                        format!("name the columns instead, in the class's field order: {}", fields.join(", "))
+                    }
+                    None => "name the columns instead".to_string(),
+                };
+                // The offset is into the literal's value; past an escape it is only close, so it
+                // stays inside the literal.
+                let start = (span.start + 1 + first.offset as u32).min(span.end.saturating_sub(1));
+                self.report(
+                    error(
+                        H505,
+                        Span { start, end: start + 1 },
+                        "`*` here is resolved by column position when the statement runs",
+                        "write the column names",
+                    )
+                    .note(note)
+                    .note("`SELECT * FROM t` alone is expanded into the row class's fields; other uses of `*` are not"),
+                );
+                None
+            }
+        }
     }
 
     /// The row class of a query: `Some(None)` for `exec`, `Some(Some(class))` for a valid
@@ -440,44 +483,4 @@ fn was_were(n: usize) -> String {
 /// "1 argument is", "2 arguments are".
 fn was_were_arg(n: usize) -> String {
     if n == 1 { "1 argument is".to_string() } else { format!("{n} arguments are") }
-}
-
-/// Counts the `?` placeholders outside string literals, quoted identifiers and comments.
-pub(super) fn count_placeholders(sql: &str) -> usize {
-    let bytes = sql.as_bytes();
-    let mut count = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            quote @ (b'\'' | b'"' | b'`') => {
-                // A doubled quote inside a quoted run is an escaped quote; scanning to the next
-                // quote and continuing handles it, as the run simply restarts.
-                i += 1;
-                while i < bytes.len() && bytes[i] != quote {
-                    i += 1;
-                }
-            }
-            b'[' => {
-                while i < bytes.len() && bytes[i] != b']' {
-                    i += 1;
-                }
-            }
-            b'-' if bytes.get(i + 1) == Some(&b'-') => {
-                while i < bytes.len() && bytes[i] != b'\n' {
-                    i += 1;
-                }
-            }
-            b'/' if bytes.get(i + 1) == Some(&b'*') => {
-                i += 2;
-                while i < bytes.len() && !(bytes[i] == b'*' && bytes.get(i + 1) == Some(&b'/')) {
-                    i += 1;
-                }
-                i += 1;
-            }
-            b'?' => count += 1,
-            _ => {}
-        }
-        i += 1;
-    }
-    count
 }
