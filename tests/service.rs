@@ -290,3 +290,33 @@ fn a_trap_in_a_handler_is_500_and_the_next_request_works() {
     assert!(json(&text)["detail"].as_str().unwrap_or("").contains("division by zero"), "{text}");
     assert_eq!(server.get("/div/9/3"), (200, "3".to_string()));
 }
+
+#[test]
+fn a_table_rebuilt_with_another_column_type_stops_the_service_with_status_2() {
+    let exe = build(USERS);
+    let db = temp_dir("schema").join("users.db");
+    {
+        let conn = rusqlite::Connection::open(&db).expect("creates the file");
+        conn.execute_batch(
+            "CREATE TABLE users (id INTEGER NOT NULL, name TEXT NOT NULL, age TEXT NOT NULL, PRIMARY KEY (id));
+             INSERT INTO users VALUES (1, 'Ada', 'thirty-six');",
+        )
+        .expect("the drifted table");
+    }
+    let output = std::process::Command::new(&exe)
+        .args(["--listen", "127.0.0.1:0", "--db"])
+        .arg(&db)
+        .output()
+        .expect("the service runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "stderr: {stderr}");
+    assert!(stderr.contains("table `users`:"), "{stderr}");
+    assert!(
+        stderr.contains("column `age`: the file has TEXT NOT NULL, the program declares INTEGER NOT NULL"),
+        "{stderr}"
+    );
+    // Nothing was changed in the file.
+    let conn = rusqlite::Connection::open(&db).expect("the file opens");
+    let age: String = conn.query_row("SELECT age FROM users WHERE id = 1", [], |r| r.get(0)).expect("the row");
+    assert_eq!(age, "thirty-six");
+}

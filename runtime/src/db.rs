@@ -16,6 +16,7 @@
 //! by an error, or by being cancelled) while it owns a transaction has it rolled back.
 
 mod row;
+mod schema;
 mod thread;
 
 use std::any::Any;
@@ -122,6 +123,9 @@ pub enum DbErrorKind {
     Row,
     /// The database thread has stopped (HTTP 500).
     Closed,
+    /// At start: a table in the database file differs from the program's declaration (the
+    /// service does not start; exit status 2).
+    Schema,
 }
 
 /// A database error: its kind and SQLite's (or the decoder's) message.
@@ -200,8 +204,10 @@ pub struct Database {
 }
 
 impl Database {
-    /// Opens `path` (or an in-memory database for `:memory:`) on a new thread and runs each
-    /// statement of `create_sql` (e.g. `CREATE TABLE IF NOT EXISTS ...`).
+    /// Opens `path` (or an in-memory database for `:memory:`) on a new thread and makes the
+    /// tables of `create_sql` (`CREATE TABLE IF NOT EXISTS ...` statements) exist as declared:
+    /// missing tables are created, a file table that differs is refused with
+    /// [`DbErrorKind::Schema`] (see `db/schema.rs`).
     ///
     /// A file database is put in WAL mode with `synchronous = NORMAL` (a commit survives a process
     /// crash; a power loss may lose the last commits), `busy_timeout` is 5 s, foreign keys are

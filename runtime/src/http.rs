@@ -262,11 +262,19 @@ pub struct Service {
 #[derive(Debug)]
 pub struct ServeError {
     message: String,
+    /// The process exit status: 2 when the database file does not match the program's tables,
+    /// 1 otherwise.
+    pub status: i32,
 }
 
 impl ServeError {
     fn new(message: impl Into<String>) -> ServeError {
-        ServeError { message: message.into() }
+        ServeError { message: message.into(), status: 1 }
+    }
+
+    fn database(error: crate::db::DbError) -> ServeError {
+        let status = if error.kind == crate::db::DbErrorKind::Schema { 2 } else { 1 };
+        ServeError { message: error.to_string(), status }
     }
 }
 
@@ -315,7 +323,7 @@ pub fn serve(service: Service) -> ! {
         Ok(()) => std::process::exit(0),
         Err(error) => {
             eprintln!("error: {error}");
-            std::process::exit(1)
+            std::process::exit(error.status)
         }
     }
 }
@@ -346,7 +354,7 @@ where
     let database = tokio::task::spawn_blocking(move || Database::open(&path, &create))
         .await
         .map_err(|e| ServeError::new(format!("cannot open the database: {e}")))?
-        .map_err(|e| ServeError::new(e.to_string()))?;
+        .map_err(ServeError::database)?;
     let is_default = crate::db::set_default_if_unset(&database.handle());
     let app = router(&service, &config, database.handle());
     let address = listener.local_addr().map_err(|e| ServeError::new(e.to_string()))?;

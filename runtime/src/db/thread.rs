@@ -127,9 +127,7 @@ fn open(path: &str, create_sql: &[String]) -> Result<Connection, DbError> {
         conn.execute_batch("PRAGMA synchronous = NORMAL").map_err(db_error)?;
     }
     conn.execute_batch("PRAGMA foreign_keys = ON").map_err(db_error)?;
-    for sql in create_sql {
-        conn.execute_batch(sql).map_err(|e| DbError::new(DbErrorKind::Failed, format!("{sql}: {e}")))?;
-    }
+    super::schema::ensure(&conn, path, create_sql)?;
     Ok(conn)
 }
 
