@@ -320,3 +320,34 @@ fn a_table_rebuilt_with_another_column_type_stops_the_service_with_status_2() {
     let age: String = conn.query_row("SELECT age FROM users WHERE id = 1", [], |r| r.get(0)).expect("the row");
     assert_eq!(age, "thirty-six");
 }
+
+/// The ids in the `entries` table of a ledger database file.
+fn entry_ids(db: &std::path::Path) -> Vec<i64> {
+    let conn = rusqlite::Connection::open(db).expect("the database file opens");
+    let mut stmt = conn.prepare("SELECT id FROM entries ORDER BY id").expect("entries exists");
+    stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+}
+
+#[test]
+fn a_request_that_fails_after_writing_leaves_no_row() {
+    let exe = build("tests/fixtures/ledger.nagi");
+    let db = temp_dir("request-tx").join("ledger.db");
+    let server = Server::start(&exe, &db, Stdio::null(), &[]);
+    // Insert, then divide by zero: 500, and the insert is rolled back.
+    let (status, text) = server.send_json("POST", "/entries/0", r#"{"id":1,"amount":10}"#);
+    assert_eq!(status, 500, "{text}");
+    assert!(json(&text)["detail"].as_str().unwrap_or("").contains("division by zero"), "{text}");
+    assert_eq!(entry_ids(&db), Vec::<i64>::new(), "the trapped request's row was kept");
+    assert_eq!(server.get("/entries/1").0, 404);
+    // The same with a good divisor: 201, and the row is in the file.
+    let (status, text) = server.send_json("POST", "/entries/2", r#"{"id":1,"amount":10}"#);
+    assert_eq!((status, json(&text)), (201, serde_json::json!({"id": 1, "amount": 5})));
+    assert_eq!(entry_ids(&db), vec![1]);
+    // An explicit transaction that committed is still undone by a 404 answer after it ...
+    assert_eq!(server.request("POST", "/pairs/10?keep=false", None, "").0, 404);
+    assert_eq!(entry_ids(&db), vec![1]);
+    // ... and kept by a 2xx one.
+    let (status, text) = server.request("POST", "/pairs/20?keep=true", None, "");
+    assert_eq!((status, json(&text)), (201, serde_json::json!({"id": 20, "amount": 1})));
+    assert_eq!(entry_ids(&db), vec![1, 20, 21]);
+}

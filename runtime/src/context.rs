@@ -47,6 +47,12 @@ pub(crate) fn database() -> Option<(u64, DbHandle)> {
     CONTEXT.try_with(|c| (c.id, c.db.clone())).ok()
 }
 
+/// The current request's "has a transaction" flag, which the database thread sets when it
+/// begins one on the request's behalf; `None` outside a request.
+pub(crate) fn began_flag() -> Option<Arc<AtomicBool>> {
+    CONTEXT.try_with(|c| Arc::clone(&c.began)).ok()
+}
+
 /// Records that the current request has begun a transaction.
 pub(crate) fn mark_began() {
     let _ = CONTEXT.try_with(|c| c.began.store(true, Ordering::Relaxed));

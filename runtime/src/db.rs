@@ -10,10 +10,14 @@
 //! 409, any other failed statement or undecodable row a 500 (and is logged). A failed statement
 //! rolls back any open transaction, so the next request starts clean.
 //!
-//! Transactions: [`begin`] runs `BEGIN IMMEDIATE`. While a request owns an open transaction, the
-//! database thread defers the statements of every other request until it commits or rolls back,
-//! so no request's statements run inside another's transaction. A request that ends (normally,
-//! by an error, or by being cancelled) while it owns a transaction has it rolled back.
+//! Transactions: each request's writes form one transaction, begun (`BEGIN IMMEDIATE`) by its
+//! first statement that writes and ended when the request ends: committed before a 2xx answer
+//! is sent, rolled back for any other answer, a trap, a panic, a timeout or a client gone away.
+//! Requests that only read take no write lock. Inside a request, [`begin`]/[`commit`]/
+//! [`rollback`] are savepoints of that transaction; outside requests they are real
+//! transactions. While a request owns an open transaction, the database thread defers the
+//! statements of every other request until it ends, so no request's statements run inside
+//! another's transaction (they share the one connection).
 
 mod row;
 mod schema;
@@ -174,16 +178,26 @@ pub struct DbHandle {
 }
 
 impl DbHandle {
-    /// Tells the database thread that request `id` has ended, from async code.
-    pub(crate) async fn request_ended(&self, id: u64) {
-        let _ = self.sender.send(Job { owner: id, op: Op::RequestEnded }).await;
+    /// Ends request `id`'s transaction, from async code: commits it when `commit` (the request
+    /// answers 2xx), else rolls it back, and waits for the outcome, so that a 2xx answer is sent
+    /// only after its writes are committed.
+    ///
+    /// Errors: the commit failed (its writes are rolled back), or the database is closed.
+    pub(crate) async fn request_ended(&self, id: u64, commit: bool) -> Result<(), DbError> {
+        let (reply, answer) = oneshot::channel();
+        let job = Job { owner: id, op: Op::RequestEnded { commit, reply: Some(reply) }, began: None };
+        if self.sender.send(job).await.is_err() {
+            return Err(DbError::closed());
+        }
+        answer.await.unwrap_or_else(|_| Err(DbError::closed()))
     }
 
-    /// Tells the database thread that request `id` has ended, from a destructor (the request's
-    /// future was dropped, e.g. by the timeout). Never blocks: when the channel is full the notice
-    /// is sent from a spawned task.
+    /// Tells the database thread that request `id` has ended without an answer, from a
+    /// destructor (the request's future was dropped, e.g. by the timeout): its transaction is
+    /// rolled back. Never blocks: when the channel is full the notice is sent from a spawned task.
     pub(crate) fn request_ended_nowait(&self, id: u64) {
-        match self.sender.try_send(Job { owner: id, op: Op::RequestEnded }) {
+        let job = Job { owner: id, op: Op::RequestEnded { commit: false, reply: None }, began: None };
+        match self.sender.try_send(job) {
             Ok(()) | Err(mpsc::error::TrySendError::Closed(_)) => {}
             Err(mpsc::error::TrySendError::Full(job)) => {
                 if let Ok(runtime) = tokio::runtime::Handle::try_current() {
@@ -240,7 +254,7 @@ impl Database {
     /// checkpoints the WAL) and joins the thread. Jobs sent afterwards fail with "the database is
     /// closed".
     pub async fn close(self) {
-        let _ = self.handle.sender.send(Job { owner: 0, op: Op::Shutdown }).await;
+        let _ = self.handle.sender.send(Job { owner: 0, op: Op::Shutdown, began: None }).await;
         let thread = self.thread;
         let _ = tokio::task::spawn_blocking(move || thread.join()).await;
     }
@@ -280,7 +294,8 @@ fn target() -> (u64, DbHandle) {
 async fn submit<T>(make: impl FnOnce(oneshot::Sender<Result<T, DbError>>) -> Op) -> T {
     let (owner, handle) = target();
     let (reply, answer) = oneshot::channel();
-    if handle.sender.send(Job { owner, op: make(reply) }).await.is_err() {
+    let began = crate::context::began_flag();
+    if handle.sender.send(Job { owner, op: make(reply), began }).await.is_err() {
         DbError::closed().raise();
     }
     match answer.await {

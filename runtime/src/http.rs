@@ -395,6 +395,23 @@ async fn shutdown_signal() {
     }
 }
 
+/// `path` with its `{name}` parameters renamed `{p0}`, `{p1}`, … by position, and the names in
+/// order.
+fn positional_path(path: &str) -> (String, Vec<String>) {
+    let mut out = String::with_capacity(path.len());
+    let mut names = Vec::new();
+    let mut rest = path;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}') else { break };
+        out.push_str(&rest[..open]);
+        names.push(rest[open + 1..open + close].to_owned());
+        out.push_str(&format!("{{p{}}}", names.len() - 1));
+        rest = &rest[open + close + 1..];
+    }
+    out.push_str(rest);
+    (out, names)
+}
+
 /// The Axum router for `service`: its routes with the per-request wrapper, a JSON 404 for unknown
 /// paths and 405 for known paths with another method, the request timeout (503) and body limit
 /// (413) layers, and the request log.
@@ -404,23 +421,29 @@ async fn shutdown_signal() {
 pub fn router(service: &Service, config: &Config, db: DbHandle) -> Router {
     let shared = Arc::new(wrapper::Shared { db, body_limit: config.body_limit, timeout_ms: config.timeout_ms });
     // Axum wants one method router per path, so routes that share a path are merged, in order.
-    let mut paths: Vec<(&'static str, MethodRouter)> = Vec::new();
+    // Paths are registered with their parameters renamed by position (`/users/{p0}`): Axum's
+    // router refuses two routes whose parameters at one position have different names
+    // (`GET /entries/{id}` and `POST /entries/{parts}`), which Nagi allows.
+    let mut paths: Vec<(String, MethodRouter)> = Vec::new();
     for route in &service.routes {
+        let (path, names) = positional_path(route.path);
+        let names: Arc<[String]> = names.into();
         let method = Method::from_bytes(route.method.to_ascii_uppercase().as_bytes())
             .unwrap_or_else(|_| panic!("route {} {}: invalid method", route.method, route.path));
         let filter = axum::routing::MethodFilter::try_from(method)
             .unwrap_or_else(|_| panic!("route {} {}: method not supported", route.method, route.path));
         let shared = Arc::clone(&shared);
         let handler = route.handler;
-        let endpoint = move |request: axum::extract::Request| wrapper::handle(shared, handler, request);
-        match paths.iter_mut().find(|(path, _)| *path == route.path) {
+        let endpoint =
+            move |request: axum::extract::Request| wrapper::handle(shared, handler, Arc::clone(&names), request);
+        match paths.iter_mut().find(|(known, _)| *known == path) {
             Some((_, methods)) => *methods = std::mem::replace(methods, MethodRouter::new()).on(filter, endpoint),
-            None => paths.push((route.path, axum::routing::on(filter, endpoint))),
+            None => paths.push((path, axum::routing::on(filter, endpoint))),
         }
     }
     let mut app = Router::new();
     for (path, methods) in paths {
-        app = app.route(path, methods);
+        app = app.route(&path, methods);
     }
     app.fallback(wrapper::not_found)
         .layer(RequestBodyLimitLayer::new(config.body_limit))
@@ -429,4 +452,19 @@ pub fn router(service: &Service, config: &Config, db: DbHandle) -> Router {
             Duration::from_millis(config.timeout_ms),
         ))
         .layer(axum::middleware::from_fn_with_state(Arc::clone(&shared), wrapper::log_and_normalize))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::positional_path;
+
+    #[test]
+    fn parameters_are_renamed_by_position() {
+        assert_eq!(positional_path("/health"), ("/health".to_owned(), vec![]));
+        assert_eq!(
+            positional_path("/users/{id}/posts/{post}"),
+            ("/users/{p0}/posts/{p1}".to_owned(), vec!["id".to_owned(), "post".to_owned()])
+        );
+        assert_eq!(positional_path("/entries/{parts}").0, positional_path("/entries/{id}").0);
+    }
 }

@@ -1,8 +1,19 @@
-//! The database thread: owns the connection, runs jobs in order, and keeps each request's
-//! statements out of other requests' transactions.
+//! The database thread: owns the connection, runs jobs in order, gives each request one
+//! transaction for its writes, and keeps each request's statements out of other requests'
+//! transactions.
+//!
+//! A request's first statement that writes (SQLite's `sqlite3_stmt_readonly` says which) begins
+//! `BEGIN IMMEDIATE` on its behalf, so a request that only reads takes no write lock. The
+//! transaction stays open until the request ends: the HTTP wrapper then asks for a commit when
+//! the answer is 2xx and a rollback otherwise (an error answer, a trap, a panic, a timeout or a
+//! client that went away). An explicit `db.begin`/`db.commit`/`db.rollback` inside a request
+//! becomes `SAVEPOINT`/`RELEASE`/`ROLLBACK TO` within that transaction; one still open when the
+//! request ends is rolled back, the rest of the request's work is committed or not as above.
 
 use std::any::{Any, TypeId};
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, params_from_iter};
@@ -23,6 +34,9 @@ type Reply<T> = oneshot::Sender<Result<T, DbError>>;
 pub(crate) struct Job {
     pub(crate) owner: u64,
     pub(crate) op: Op,
+    /// The request's "has a transaction" flag, set here when the thread begins one for it, so
+    /// the wrapper knows to end it.
+    pub(crate) began: Option<Arc<AtomicBool>>,
 }
 
 /// What a job does.
@@ -37,8 +51,9 @@ pub(crate) enum Op {
     Commit { reply: Reply<()> },
     /// `ROLLBACK`.
     Rollback { reply: Reply<()> },
-    /// The owner's request has ended: roll back its open transaction and drop its deferred jobs.
-    RequestEnded,
+    /// The owner's request has ended: commit its transaction (`commit`, for a 2xx answer) or roll
+    /// it back, drop its deferred jobs, and answer `reply` (if any) with the outcome.
+    RequestEnded { commit: bool, reply: Option<Reply<()>> },
     /// Stop: roll back, close the connection, end the thread.
     Shutdown,
 }
@@ -51,7 +66,7 @@ impl Job {
             Op::Exec { reply, .. } => reply.is_closed(),
             Op::Query { reply, .. } => reply.is_closed(),
             Op::Begin { reply } | Op::Commit { reply } | Op::Rollback { reply } => reply.is_closed(),
-            Op::RequestEnded | Op::Shutdown => false,
+            Op::RequestEnded { .. } | Op::Shutdown => false,
         }
     }
 }
@@ -147,7 +162,7 @@ pub(crate) fn run(
     };
     let _ = opened.send(Ok(()));
     tracing::info!(target: "nagi::db", "opened {path}");
-    let mut worker = Worker { conn, columns: HashMap::new(), owner: None, deferred: VecDeque::new() };
+    let mut worker = Worker { conn, columns: HashMap::new(), owner: None, savepoints: 0, deferred: VecDeque::new() };
     worker.serve(receiver);
     worker.finish(path);
 }
@@ -158,6 +173,9 @@ struct Worker {
     columns: HashMap<String, HashMap<TypeId, Vec<usize>>>,
     /// The request that owns the open transaction, if one is open.
     owner: Option<u64>,
+    /// How many explicit transactions (savepoints) the owner has open inside its request
+    /// transaction.
+    savepoints: u32,
     /// Jobs of other requests that arrived while a transaction was open, in arrival order.
     deferred: VecDeque<Job>,
 }
@@ -174,7 +192,12 @@ impl Worker {
             };
             match job.op {
                 Op::Shutdown => return,
-                Op::RequestEnded => self.request_ended(job.owner),
+                Op::RequestEnded { commit, reply } => {
+                    let result = self.request_ended(job.owner, commit);
+                    if let Some(reply) = reply {
+                        let _ = reply.send(result);
+                    }
+                }
                 _ if self.owner.is_some_and(|owner| owner != job.owner) => self.deferred.push_back(job),
                 _ if job.is_abandoned() => {}
                 _ => self.execute(job),
@@ -194,34 +217,75 @@ impl Worker {
 
     fn execute(&mut self, job: Job) {
         let owner = job.owner;
+        let began = job.began;
         match job.op {
             Op::Exec { sql, args, reply } => {
-                let result = self.exec(&sql, &args);
+                let result = self.exec(owner, began.as_deref(), &sql, &args);
                 self.settle(owner, &sql, result.as_ref().err());
                 let _ = reply.send(result);
             }
             Op::Query { sql, args, mut sink, reply } => {
-                let result = self.query(&sql, &args, sink.as_mut());
+                let result = self.query(owner, began.as_deref(), &sql, &args, sink.as_mut());
                 self.settle(owner, &sql, result.as_ref().err());
                 let _ = reply.send(result.map(|()| sink));
             }
             Op::Begin { reply } => {
-                let result = self.conn.execute_batch("BEGIN IMMEDIATE").map_err(db_error);
-                self.settle(owner, "BEGIN IMMEDIATE", result.as_ref().err());
+                let result = self.begin(owner, began.as_deref());
+                self.settle(owner, "BEGIN", result.as_ref().err());
                 let _ = reply.send(result);
             }
             Op::Commit { reply } => {
-                let result = self.conn.execute_batch("COMMIT").map_err(db_error);
+                let result = self.end_explicit(owner, true);
                 self.settle(owner, "COMMIT", result.as_ref().err());
                 let _ = reply.send(result);
             }
             Op::Rollback { reply } => {
-                let result = self.conn.execute_batch("ROLLBACK").map_err(db_error);
+                let result = self.end_explicit(owner, false);
                 self.settle(owner, "ROLLBACK", result.as_ref().err());
                 let _ = reply.send(result);
             }
-            Op::RequestEnded | Op::Shutdown => unreachable!("control jobs are handled in serve"),
+            Op::RequestEnded { .. } | Op::Shutdown => unreachable!("control jobs are handled in serve"),
         }
+    }
+
+    /// Begins the request transaction of `owner` (a request, not 0) if none is open, and marks
+    /// the request's flag so its wrapper ends it.
+    fn begin_request_transaction(&mut self, owner: u64, began: Option<&AtomicBool>) -> Result<(), DbError> {
+        if owner == 0 || !self.conn.is_autocommit() {
+            return Ok(());
+        }
+        self.conn.execute_batch("BEGIN IMMEDIATE").map_err(db_error)?;
+        self.owner = Some(owner);
+        self.savepoints = 0;
+        if let Some(flag) = began {
+            flag.store(true, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// `db.begin`: a real `BEGIN IMMEDIATE` outside requests; inside one, a savepoint in the
+    /// request transaction.
+    fn begin(&mut self, owner: u64, began: Option<&AtomicBool>) -> Result<(), DbError> {
+        if owner == 0 {
+            return self.conn.execute_batch("BEGIN IMMEDIATE").map_err(db_error);
+        }
+        self.begin_request_transaction(owner, began)?;
+        self.conn.execute_batch(&format!("SAVEPOINT nagi_{}", self.savepoints)).map_err(db_error)?;
+        self.savepoints += 1;
+        Ok(())
+    }
+
+    /// `db.commit` (`commit`) or `db.rollback`: ends the innermost savepoint of a request, or the
+    /// real transaction outside requests (or when the request has no savepoint open).
+    fn end_explicit(&mut self, owner: u64, commit: bool) -> Result<(), DbError> {
+        if owner == 0 || self.savepoints == 0 {
+            return self.conn.execute_batch(if commit { "COMMIT" } else { "ROLLBACK" }).map_err(db_error);
+        }
+        let name = format!("nagi_{}", self.savepoints - 1);
+        let sql = if commit { format!("RELEASE {name}") } else { format!("ROLLBACK TO {name}; RELEASE {name}") };
+        self.conn.execute_batch(&sql).map_err(db_error)?;
+        self.savepoints -= 1;
+        Ok(())
     }
 
     /// After a job: logs a failure and rolls back any open transaction; then records who owns the
@@ -242,26 +306,62 @@ impl Worker {
             }
         }
         self.owner = if self.conn.is_autocommit() { None } else { Some(owner) };
+        if self.owner.is_none() {
+            self.savepoints = 0;
+        }
     }
 
-    fn request_ended(&mut self, request: u64) {
-        if self.owner == Some(request) {
-            tracing::debug!(target: "nagi::db", request, "rolling back the transaction the request left open");
-            if let Err(e) = self.conn.execute_batch("ROLLBACK") {
+    /// Ends `request`'s transaction: commits it when `commit` (after rolling back an explicit
+    /// transaction the request left open), else rolls it back. Errors: the commit failed (the
+    /// transaction is then rolled back).
+    fn request_ended(&mut self, request: u64, commit: bool) -> Result<(), DbError> {
+        let mut result = Ok(());
+        if self.owner == Some(request) && !self.conn.is_autocommit() {
+            if self.savepoints > 0 {
+                tracing::debug!(target: "nagi::db", request, "rolling back a transaction the request left open");
+                if let Err(e) = self.conn.execute_batch("ROLLBACK TO nagi_0; RELEASE nagi_0") {
+                    tracing::error!(target: "nagi::db", request, "rollback to the savepoint failed: {e}");
+                }
+                self.savepoints = 0;
+            }
+            if commit {
+                result = self.conn.execute_batch("COMMIT").map_err(db_error);
+                if let Err(error) = &result {
+                    tracing::error!(target: "nagi::db", request, "commit failed: {error}");
+                }
+            }
+            if !self.conn.is_autocommit()
+                && let Err(e) = self.conn.execute_batch("ROLLBACK")
+            {
                 tracing::error!(target: "nagi::db", request, "rollback failed: {e}");
             }
             self.owner = if self.conn.is_autocommit() { None } else { Some(request) };
         }
         self.deferred.retain(|job| job.owner != request);
+        result
     }
 
-    fn exec(&mut self, sql: &str, args: &[SqlValue]) -> Result<i64, DbError> {
+    fn exec(&mut self, owner: u64, began: Option<&AtomicBool>, sql: &str, args: &[SqlValue]) -> Result<i64, DbError> {
+        if !self.conn.prepare_cached(sql).map_err(db_error)?.readonly() {
+            self.begin_request_transaction(owner, began)?;
+        }
         let mut statement = self.conn.prepare_cached(sql).map_err(db_error)?;
         let changed = statement.execute(params_from_iter(args)).map_err(db_error)?;
         Ok(i64::try_from(changed).unwrap_or(i64::MAX))
     }
 
-    fn query(&mut self, sql: &str, args: &[SqlValue], sink: &mut dyn RowSink) -> Result<(), DbError> {
+    fn query(
+        &mut self,
+        owner: u64,
+        began: Option<&AtomicBool>,
+        sql: &str,
+        args: &[SqlValue],
+        sink: &mut dyn RowSink,
+    ) -> Result<(), DbError> {
+        // `INSERT ... RETURNING` is a query that writes.
+        if !self.conn.prepare_cached(sql).map_err(db_error)?.readonly() {
+            self.begin_request_transaction(owner, began)?;
+        }
         let mut statement = self.conn.prepare_cached(sql).map_err(db_error)?;
         if !self.columns.contains_key(sql) {
             self.columns.insert(sql.to_owned(), HashMap::new());

@@ -68,9 +68,13 @@ impl Drop for EndGuard {
 
 /// Runs one handler for one request: sets the request context, reads the body within the limit,
 /// binds path and query parameters, and turns the handler's reply, error or panic into a response.
+///
+/// `names` are the route's path parameter names by position: the router knows them as `p0`,
+/// `p1`, … (see `positional_path`).
 pub(crate) async fn handle(
     shared: Arc<Shared>,
     handler: fn(Request) -> HandlerFuture,
+    names: Arc<[String]>,
     request: axum::extract::Request,
 ) -> Response {
     let id = match request.extensions().get::<RequestId>() {
@@ -80,19 +84,39 @@ pub(crate) async fn handle(
     let began = Arc::new(AtomicBool::new(false));
     let context = RequestContext { id, db: shared.db.clone(), began: Arc::clone(&began) };
     let mut guard = EndGuard { id, db: shared.db.clone(), armed: true };
-    let response = context::scope(context, run(&shared, handler, request)).await;
-    // Only a request that began a transaction can have left one open; the others need no notice.
-    if began.load(Ordering::Relaxed) {
-        shared.db.request_ended(id).await;
-    }
+    let response = context::scope(context, run(&shared, handler, &names, request)).await;
+    // Only a request that wrote (or began a transaction) has a transaction to end; a read-only
+    // request needs no notice. A 2xx answer is sent only once its writes are committed.
+    let response = if began.load(Ordering::Relaxed) {
+        match shared.db.request_ended(id, response.status().is_success()).await {
+            Ok(()) => response,
+            Err(error) => {
+                error_response(500, "database error", &format!("the request's writes could not be committed: {error}"))
+            }
+        }
+    } else {
+        response
+    };
     guard.armed = false;
     response
 }
 
-async fn run(shared: &Shared, handler: fn(Request) -> HandlerFuture, request: axum::extract::Request) -> Response {
+async fn run(
+    shared: &Shared,
+    handler: fn(Request) -> HandlerFuture,
+    names: &[String],
+    request: axum::extract::Request,
+) -> Response {
     let (mut parts, body) = request.into_parts();
     let params = match RawPathParams::from_request_parts(&mut parts, &()).await {
-        Ok(params) => params.iter().map(|(key, value)| (key.to_owned(), value.to_owned())).collect(),
+        Ok(params) => params
+            .iter()
+            .map(|(key, value)| {
+                let position = key.strip_prefix('p').and_then(|n| n.parse::<usize>().ok());
+                let name = position.and_then(|i| names.get(i)).map_or(key, String::as_str);
+                (name.to_owned(), value.to_owned())
+            })
+            .collect(),
         Err(rejection) => return error_response(400, "bad request", &rejection.body_text()),
     };
     let query = parts
