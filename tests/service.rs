@@ -351,3 +351,67 @@ fn a_request_that_fails_after_writing_leaves_no_row() {
     assert_eq!((status, json(&text)), (201, serde_json::json!({"id": 20, "amount": 1})));
     assert_eq!(entry_ids(&db), vec![1, 20, 21]);
 }
+
+#[test]
+fn a_database_locked_by_another_process_answers_503_within_the_busy_budget() {
+    use std::time::{Duration, Instant};
+    let (server, db) = start("locked");
+    assert_eq!(server.send_json("POST", "/users", r#"{"id":1,"name":"first","age":1}"#).0, 201);
+    // Another process's connection holds the write lock for 9 s (WAL: readers go on).
+    let locker = rusqlite::Connection::open(&db).expect("the file opens");
+    locker.execute_batch("BEGIN IMMEDIATE").expect("takes the write lock");
+    let start = Instant::now();
+    let budget = Duration::from_millis(5_000);
+    let (writes, health) = std::thread::scope(|scope| {
+        let health = scope.spawn(|| {
+            let mut worst = Duration::ZERO;
+            while start.elapsed() < Duration::from_secs(11) {
+                let sent = Instant::now();
+                assert_eq!(server.get("/health").0, 200);
+                worst = worst.max(sent.elapsed());
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            worst
+        });
+        // Ten writes while the lock has long to go (they run out of budget), ten that are still
+        // within budget when it is released at 9 s.
+        let writers: Vec<_> = (0..20u32)
+            .map(|i| {
+                let server = &server;
+                scope.spawn(move || {
+                    let at = if i < 10 {
+                        Duration::from_millis(100 + 50 * u64::from(i))
+                    } else {
+                        Duration::from_millis(5_500)
+                    };
+                    std::thread::sleep(at.saturating_sub(start.elapsed()));
+                    let sent = Instant::now();
+                    let id = 100 + i64::from(i);
+                    let body = format!(r#"{{"id":{id},"name":"w{i}","age":2}}"#);
+                    let (status, text) = server.send_json("POST", "/users", &body);
+                    (id, status, text, sent.elapsed())
+                })
+            })
+            .collect();
+        std::thread::sleep(Duration::from_secs(9).saturating_sub(start.elapsed()));
+        locker.execute_batch("ROLLBACK").expect("releases the lock");
+        let writes: Vec<_> = writers.into_iter().map(|w| w.join().expect("writer")).collect();
+        (writes, health.join().expect("health poller"))
+    });
+    let mut acknowledged: Vec<i64> = vec![1];
+    for (id, status, text, took) in &writes {
+        assert!(*took <= budget + Duration::from_millis(500), "write {id} took {took:?} ({status} {text})");
+        match status {
+            201 => acknowledged.push(*id),
+            503 => assert_eq!(json(text)["error"], "database busy", "{text}"),
+            other => panic!("write {id}: unexpected {other} {text}"),
+        }
+    }
+    let busy = writes.iter().filter(|w| w.1 == 503).count();
+    assert!(busy >= 10, "the writes sent early should run out of budget: {writes:?}");
+    assert!(acknowledged.len() > 1, "the writes sent late should land once the lock is gone: {writes:?}");
+    assert!(health < Duration::from_millis(250), "/health took {health:?} while the database was locked");
+    let ids: Vec<i64> = rows(&db).into_iter().map(|(id, _, _)| id).collect();
+    acknowledged.sort_unstable();
+    assert_eq!(ids, acknowledged, "rows in the file must be exactly the acknowledged writes");
+}

@@ -27,6 +27,12 @@ pub struct Config {
           value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout_ms: u64,
 
+    /// Longest time a database statement waits for a lock another connection (another process)
+    /// holds, in milliseconds, counted from when the request queued it; then the request is
+    /// answered 503 with `Retry-After`.
+    #[arg(long = "busy-timeout-ms", env = "NAGI_BUSY_TIMEOUT_MS", value_name = "MS", default_value_t = 5_000)]
+    pub busy_timeout_ms: u64,
+
     /// Largest request body, in bytes; a larger one is answered 413.
     #[arg(long = "body-limit", env = "NAGI_BODY_LIMIT", value_name = "BYTES", default_value_t = 1_048_576)]
     pub body_limit: usize,
@@ -72,6 +78,7 @@ impl Config {
             db: db.into(),
             workers: 1,
             timeout_ms: 30_000,
+            busy_timeout_ms: 5_000,
             body_limit: 1_048_576,
             log: LogLevel::Info,
         }

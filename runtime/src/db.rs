@@ -26,6 +26,7 @@ mod thread;
 use std::any::Any;
 use std::fmt;
 use std::sync::RwLock;
+use std::time::{Duration, Instant};
 
 use rusqlite::ToSql;
 use rusqlite::types::{ToSqlOutput, ValueRef};
@@ -127,6 +128,9 @@ pub enum DbErrorKind {
     Row,
     /// The database thread has stopped (HTTP 500).
     Closed,
+    /// Another connection (another process) held a lock for longer than the statement's budget
+    /// (HTTP 503 with `Retry-After`).
+    Busy,
     /// At start: a table in the database file differs from the program's declaration (the
     /// service does not start; exit status 2).
     Schema,
@@ -154,6 +158,11 @@ impl DbError {
     pub fn to_http(&self) -> HttpError {
         match self.kind {
             DbErrorKind::Conflict => HttpError::new(409, "conflict", self.message.clone()),
+            DbErrorKind::Busy => HttpError::new(
+                503,
+                "database busy",
+                format!("the database is locked by another connection; try again ({})", self.message),
+            ),
             _ => HttpError::new(500, "database error", self.message.clone()),
         }
     }
@@ -185,7 +194,8 @@ impl DbHandle {
     /// Errors: the commit failed (its writes are rolled back), or the database is closed.
     pub(crate) async fn request_ended(&self, id: u64, commit: bool) -> Result<(), DbError> {
         let (reply, answer) = oneshot::channel();
-        let job = Job { owner: id, op: Op::RequestEnded { commit, reply: Some(reply) }, began: None };
+        let job =
+            Job { owner: id, op: Op::RequestEnded { commit, reply: Some(reply) }, began: None, queued: Instant::now() };
         if self.sender.send(job).await.is_err() {
             return Err(DbError::closed());
         }
@@ -196,7 +206,8 @@ impl DbHandle {
     /// destructor (the request's future was dropped, e.g. by the timeout): its transaction is
     /// rolled back. Never blocks: when the channel is full the notice is sent from a spawned task.
     pub(crate) fn request_ended_nowait(&self, id: u64) {
-        let job = Job { owner: id, op: Op::RequestEnded { commit: false, reply: None }, began: None };
+        let job =
+            Job { owner: id, op: Op::RequestEnded { commit: false, reply: None }, began: None, queued: Instant::now() };
         match self.sender.try_send(job) {
             Ok(()) | Err(mpsc::error::TrySendError::Closed(_)) => {}
             Err(mpsc::error::TrySendError::Full(job)) => {
@@ -224,16 +235,23 @@ impl Database {
     /// [`DbErrorKind::Schema`] (see `db/schema.rs`).
     ///
     /// A file database is put in WAL mode with `synchronous = NORMAL` (a commit survives a process
-    /// crash; a power loss may lose the last commits), `busy_timeout` is 5 s, foreign keys are
+    /// crash; a power loss may lose the last commits), a statement waits at most 5 s (from when it
+    /// was queued) for a lock another connection holds, foreign keys are
     /// enforced, and the statement cache holds 128 statements. Blocks until the database is open.
     pub fn open(path: &str, create_sql: &[&str]) -> Result<Database, DbError> {
+        Database::open_with(path, create_sql, Duration::from_millis(5_000))
+    }
+
+    /// [`Database::open`] with `busy` as each statement's budget for waiting on a lock another
+    /// connection holds, counted from when its request queued it.
+    pub fn open_with(path: &str, create_sql: &[&str], busy: Duration) -> Result<Database, DbError> {
         let (sender, receiver) = mpsc::channel(64);
         let (opened_tx, opened_rx) = std::sync::mpsc::channel();
         let path = path.to_owned();
         let create: Vec<String> = create_sql.iter().map(|s| (*s).to_owned()).collect();
         let thread = std::thread::Builder::new()
             .name("nagi-db".to_owned())
-            .spawn(move || thread::run(&path, &create, receiver, opened_tx))
+            .spawn(move || thread::run(&path, &create, busy, receiver, opened_tx))
             .map_err(|e| DbError::new(DbErrorKind::Failed, format!("cannot start the database thread: {e}")))?;
         match opened_rx.recv() {
             Ok(Ok(())) => Ok(Database { handle: DbHandle { sender }, thread }),
@@ -254,7 +272,7 @@ impl Database {
     /// checkpoints the WAL) and joins the thread. Jobs sent afterwards fail with "the database is
     /// closed".
     pub async fn close(self) {
-        let _ = self.handle.sender.send(Job { owner: 0, op: Op::Shutdown, began: None }).await;
+        let _ = self.handle.sender.send(Job { owner: 0, op: Op::Shutdown, began: None, queued: Instant::now() }).await;
         let thread = self.thread;
         let _ = tokio::task::spawn_blocking(move || thread.join()).await;
     }
@@ -295,7 +313,7 @@ async fn submit<T>(make: impl FnOnce(oneshot::Sender<Result<T, DbError>>) -> Op)
     let (owner, handle) = target();
     let (reply, answer) = oneshot::channel();
     let began = crate::context::began_flag();
-    if handle.sender.send(Job { owner, op: make(reply), began }).await.is_err() {
+    if handle.sender.send(Job { owner, op: make(reply), began, queued: Instant::now() }).await.is_err() {
         DbError::closed().raise();
     }
     match answer.await {

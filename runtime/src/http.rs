@@ -351,7 +351,8 @@ where
     let create: Vec<&'static str> = service.tables.iter().map(|table| table.create_sql).collect();
     let path = config.db.clone();
     // Opening waits for the database thread; keep that wait off the async workers.
-    let database = tokio::task::spawn_blocking(move || Database::open(&path, &create))
+    let busy = Duration::from_millis(config.busy_timeout_ms);
+    let database = tokio::task::spawn_blocking(move || Database::open_with(&path, &create, busy))
         .await
         .map_err(|e| ServeError::new(format!("cannot open the database: {e}")))?
         .map_err(ServeError::database)?;

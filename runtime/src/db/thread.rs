@@ -14,7 +14,7 @@ use std::any::{Any, TypeId};
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, ErrorCode, params_from_iter};
 use tokio::sync::{mpsc, oneshot};
@@ -25,8 +25,29 @@ use super::{DbError, DbErrorKind, SqlValue};
 /// How many prepared statements rusqlite keeps.
 const STATEMENT_CACHE: usize = 128;
 
-/// How long a statement waits for a lock held by another connection (another process).
-const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+thread_local! {
+    // The deadline of the job running on this thread: a statement that finds the database locked
+    // by another connection (another process) retries until then, and fails with `SQLITE_BUSY`
+    // after. Each job's deadline is its own budget counted from when it was queued, so jobs queued
+    // behind a blocked one do not each wait a whole budget in turn.
+    static DEADLINE: std::cell::Cell<Instant> = std::cell::Cell::new(Instant::now());
+}
+
+/// SQLite's busy handler: sleeps a little (1 ms at first, up to 10 ms) and retries while the
+/// running job's deadline has not passed.
+fn busy_handler(attempt: i32) -> bool {
+    let left = DEADLINE.with(|d| d.get()).saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        return false;
+    }
+    let step = Duration::from_millis(match attempt {
+        0..=3 => 1,
+        4..=10 => 5,
+        _ => 10,
+    });
+    std::thread::sleep(step.min(left));
+    true
+}
 
 type Reply<T> = oneshot::Sender<Result<T, DbError>>;
 
@@ -37,6 +58,8 @@ pub(crate) struct Job {
     /// The request's "has a transaction" flag, set here when the thread begins one for it, so
     /// the wrapper knows to end it.
     pub(crate) began: Option<Arc<AtomicBool>>,
+    /// When the job was queued: its lock-wait budget counts from here.
+    pub(crate) queued: Instant,
 }
 
 /// What a job does.
@@ -117,6 +140,11 @@ impl<T: FromRow> RowSink for Collect<T> {
 /// Converts a rusqlite error, telling unique and primary-key violations apart.
 fn db_error(error: rusqlite::Error) -> DbError {
     if let rusqlite::Error::SqliteFailure(failure, _) = &error
+        && matches!(failure.code, ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+    {
+        return DbError::new(DbErrorKind::Busy, error.to_string());
+    }
+    if let rusqlite::Error::SqliteFailure(failure, _) = &error
         && failure.code == ErrorCode::ConstraintViolation
         && matches!(
             failure.extended_code,
@@ -128,11 +156,13 @@ fn db_error(error: rusqlite::Error) -> DbError {
     DbError::new(DbErrorKind::Failed, error.to_string())
 }
 
-fn open(path: &str, create_sql: &[String]) -> Result<Connection, DbError> {
+fn open(path: &str, create_sql: &[String], busy: Duration) -> Result<Connection, DbError> {
     let conn = if path == ":memory:" { Connection::open_in_memory() } else { Connection::open(path) }
         .map_err(|e| DbError::new(DbErrorKind::Failed, format!("cannot open {path}: {e}")))?;
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
-    conn.busy_timeout(BUSY_TIMEOUT).map_err(db_error)?;
+    // Opening (the schema check included) gets one budget.
+    DEADLINE.with(|d| d.set(Instant::now() + busy));
+    conn.busy_handler(Some(busy_handler)).map_err(db_error)?;
     if path != ":memory:" {
         // journal_mode answers with the mode in force, so it is read as a query.
         let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0)).map_err(db_error)?;
@@ -150,10 +180,11 @@ fn open(path: &str, create_sql: &[String]) -> Result<Connection, DbError> {
 pub(crate) fn run(
     path: &str,
     create_sql: &[String],
+    busy: Duration,
     receiver: mpsc::Receiver<Job>,
     opened: std::sync::mpsc::Sender<Result<(), DbError>>,
 ) {
-    let conn = match open(path, create_sql) {
+    let conn = match open(path, create_sql, busy) {
         Ok(conn) => conn,
         Err(error) => {
             let _ = opened.send(Err(error));
@@ -162,13 +193,16 @@ pub(crate) fn run(
     };
     let _ = opened.send(Ok(()));
     tracing::info!(target: "nagi::db", "opened {path}");
-    let mut worker = Worker { conn, columns: HashMap::new(), owner: None, savepoints: 0, deferred: VecDeque::new() };
+    let mut worker =
+        Worker { conn, busy, columns: HashMap::new(), owner: None, savepoints: 0, deferred: VecDeque::new() };
     worker.serve(receiver);
     worker.finish(path);
 }
 
 struct Worker {
     conn: Connection,
+    /// Each job's lock-wait budget.
+    busy: Duration,
     /// Column indices per SQL text and class, resolved when the statement was first prepared.
     columns: HashMap<String, HashMap<TypeId, Vec<usize>>>,
     /// The request that owns the open transaction, if one is open.
@@ -216,6 +250,7 @@ impl Worker {
     }
 
     fn execute(&mut self, job: Job) {
+        DEADLINE.with(|d| d.set(job.queued + self.busy));
         let owner = job.owner;
         let began = job.began;
         match job.op {
@@ -296,6 +331,9 @@ impl Worker {
             match error.kind {
                 DbErrorKind::Conflict => {
                     tracing::debug!(target: "nagi::db", request = owner, "conflict: {error} ({sql})");
+                }
+                DbErrorKind::Busy => {
+                    tracing::warn!(target: "nagi::db", request = owner, "database busy: {error} ({sql})");
                 }
                 _ => tracing::error!(target: "nagi::db", request = owner, "statement failed: {error} ({sql})"),
             }

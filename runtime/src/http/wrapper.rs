@@ -42,11 +42,17 @@ struct ErrorBody<'a> {
     detail: &'a str,
 }
 
-/// An error answer: `status` with `{"error": error, "detail": detail}`.
+/// An error answer: `status` with `{"error": error, "detail": detail}`. A 503 (a locked
+/// database, the request timeout) also says `Retry-After: 1`: both are worth retrying soon.
 pub(crate) fn error_response(status: u16, error: &str, detail: &str) -> Response {
     let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let body = serde_json::to_vec(&ErrorBody { error, detail }).unwrap_or_default();
-    (status, [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response()
+    let mut response =
+        (status, [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response();
+    if status == StatusCode::SERVICE_UNAVAILABLE {
+        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    }
+    response
 }
 
 /// Tells the database thread that a request ended, also when its future is dropped (by the
