@@ -239,13 +239,17 @@ fn a_stalled_stdout_never_blocks_requests() {
     let stdout = child.stdout.take().expect("stdout is piped");
     let stderr = child.stderr.take().expect("stderr is piped");
     let server = Server::adopt(child, port);
-    for i in 0..2000 {
+    for i in 0..3000 {
         let (status, _) = if i % 2 == 0 { server.get("/health") } else { server.get("/users/1") };
         assert!(status == 200 || status == 404, "request {i} answered {status}");
     }
+    // SIGTERM while the log writer is stuck on the full pipe: the log gets a bounded grace
+    // period (2 s), so the service exits well within 5 s instead of waiting for a reader.
     let started = std::time::Instant::now();
     let status = server.stop();
+    let took = started.elapsed();
     assert!(status.success(), "the service exited with {status}");
+    assert!(took < std::time::Duration::from_secs(5), "shutdown took {took:?}");
     let mut report = String::new();
     let mut stderr = stderr;
     let _ = std::io::Read::read_to_string(&mut stderr, &mut report);
@@ -255,7 +259,7 @@ fn a_stalled_stdout_never_blocks_requests() {
         .find(|l| l.contains("dropped"))
         .unwrap_or_else(|| panic!("no dropped-record report in:\n{report}"));
     let count: u64 = line.split_whitespace().find_map(|w| w.parse().ok()).expect("the report names a count");
-    eprintln!("stalled stdout: 2000 requests answered; shutdown took {:?}; {line}", started.elapsed());
+    eprintln!("stalled stdout: 3000 requests answered; shutdown took {took:?}; {line}");
     assert!(count > 0, "{line}");
 }
 
