@@ -293,6 +293,12 @@ fn a_trap_in_a_handler_is_500_and_the_next_request_works() {
     assert_eq!(status, 500, "{text}");
     assert!(json(&text)["detail"].as_str().unwrap_or("").contains("division by zero"), "{text}");
     assert_eq!(server.get("/div/9/3"), (200, "3".to_string()));
+    // Recursion 10^8 deep on a worker thread: the trap `stack overflow`, then the next request.
+    let (status, text) = server.get("/sum/100000000");
+    assert_eq!(status, 500, "{text}");
+    assert_eq!(json(&text)["detail"], "stack overflow", "{text}");
+    assert_eq!(server.get("/sum/1000"), (200, "500500".to_string()));
+    assert_eq!(server.get("/health"), (200, "\"ok\"".to_string()));
 }
 
 #[test]

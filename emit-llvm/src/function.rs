@@ -58,8 +58,15 @@ pub(crate) fn declare<'ctx>(cx: &Cx<'ctx, '_>, func: &FunctionData, symbol: Opti
     f
 }
 
-/// Emits the body of `func` into `f`.
-pub(crate) fn define<'ctx>(cx: &Cx<'ctx, '_>, f: FunctionValue<'ctx>, func: &FunctionData) -> Result<(), Error> {
+/// Emits the body of `func` into `f`. A function that can recurse (`recursive`) first calls the
+/// runtime's stack check, which ends the program with the trap `stack overflow` past the
+/// thread's limit.
+pub(crate) fn define<'ctx>(
+    cx: &Cx<'ctx, '_>,
+    f: FunctionValue<'ctx>,
+    func: &FunctionData,
+    recursive: bool,
+) -> Result<(), Error> {
     let entry = cx.context.append_basic_block(f, "entry");
     cx.builder.position_at_end(entry);
     let mut slots = ArenaMap::default();
@@ -81,6 +88,9 @@ pub(crate) fn define<'ctx>(cx: &Cx<'ctx, '_>, f: FunctionValue<'ctx>, func: &Fun
     for (i, &param) in func.params.iter().enumerate() {
         let value = f.get_nth_param(i as u32).ok_or_else(|| Error::internal("parameter count"))?;
         cx.builder.build_store(slots[param], value)?;
+    }
+    if recursive {
+        crate::runtime_calls::call(cx, crate::runtime_calls::Rt::StackCheck, &[])?;
     }
     let start = cx.context.append_basic_block(f, "start");
     cx.builder.build_unconditional_branch(start)?;

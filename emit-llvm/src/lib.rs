@@ -288,8 +288,9 @@ fn generate<'ctx>(
         let f = function::declare(&cx, func, symbol);
         cx.functions.insert(id, f);
     }
+    let recursive = nagi_low::recursion::recursive_functions(low);
     for (id, func) in low.functions.iter() {
-        function::define(&cx, cx.functions[id], func)?;
+        function::define(&cx, cx.functions[id], func, recursive.contains(&id))?;
     }
     glue::emit_pending(&cx)?;
     descriptors::emit_pending(&cx)?;

@@ -15,8 +15,9 @@ use nagi_low::{
 
 use crate::names::{LocalNames, ident, label, rust_type};
 
-/// Writes `func` (named `name` in Rust) to `out`.
-pub fn function(out: &mut String, module: &Module, func: &FunctionData) {
+/// Writes `func` (named `name` in Rust) to `out`. A function that can recurse (`recursive`)
+/// starts with the runtime's stack check, so that deep recursion is the trap `stack overflow`.
+pub fn function(out: &mut String, module: &Module, func: &FunctionData, recursive: bool) {
     let mut names = LocalNames::new();
     let mut locals = ArenaMap::default();
     for (id, local) in func.locals.iter() {
@@ -42,6 +43,9 @@ pub fn function(out: &mut String, module: &Module, func: &FunctionData) {
         if !func.params.contains(&id) {
             let _ = writeln!(out, "        let mut {}: {};", cx.locals[id], rust_type(module, &local.ty));
         }
+    }
+    if recursive {
+        out.push_str("        nagi_runtime::stack::check();\n");
     }
     cx.block(out, func.body, 2);
     out.push_str("    }\n");

@@ -14,6 +14,7 @@ pub mod module;
 pub mod ops;
 pub mod parser;
 pub mod printer;
+pub mod recursion;
 pub mod replace;
 pub mod runtime;
 pub mod source;

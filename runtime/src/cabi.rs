@@ -93,6 +93,16 @@ fn fail(message: &str) -> ! {
     process::exit(101)
 }
 
+/// The stack check emitted at the entry of every function that can recurse: ends the program
+/// with the trap `stack overflow` when the caller's frame lies past this thread's limit (see
+/// [`crate::stack`], which holds the one rule both emitters use).
+#[unsafe(no_mangle)]
+pub extern "C" fn nagi_rt_stack_check() {
+    if crate::stack::exceeded() {
+        fail("stack overflow");
+    }
+}
+
 /// The layout of `size` bytes at `align`, or a trap when no allocation can have it.
 fn layout(size: usize, align: usize) -> Layout {
     match Layout::from_size_align(size, align) {

@@ -26,6 +26,7 @@ pub mod logging;
 pub mod ops;
 pub mod program;
 pub mod rt;
+pub mod stack;
 mod trap;
 
 pub use trap::{HttpError, Trap, trap};
