@@ -432,8 +432,16 @@ impl Body<'_, '_> {
                 Some(mk(kind, Ty::Bool, span))
             }
             BinaryOp::Shl | BinaryOp::Shr => {
-                let l = self.infer_value(lhs, hint);
-                let r = self.infer_value(rhs, l.as_ref().map(|l| &l.ty));
+                // `1 << k` with nothing else to go by takes the count's type, not i64.
+                let (l, r) = if hint.is_none() && is_int_literalish(lhs) && !is_int_literalish(rhs) {
+                    let r = self.infer_value(rhs, None);
+                    let l = self.infer_value(lhs, r.as_ref().map(|r| &r.ty).filter(|t| matches!(t, Ty::I32 | Ty::I64)));
+                    (l, r)
+                } else {
+                    let l = self.infer_value(lhs, hint);
+                    let r = self.infer_value(rhs, l.as_ref().map(|l| &l.ty));
+                    (l, r)
+                };
                 let (l, r) = (l?, r?);
                 if !matches!(l.ty, Ty::I32 | Ty::I64) {
                     return self.not_applicable(symbol, &l.ty, span, "i32 and i64");
@@ -567,11 +575,19 @@ fn is_int_literalish(e: &ast::Expr) -> bool {
     match &e.kind {
         ast::ExprKind::Int(_) => true,
         ast::ExprKind::Unary { operand, .. } => is_int_literalish(operand),
+        // A shift has its left operand's type, whatever the count.
+        ast::ExprKind::Binary { op: BinaryOp::Shl | BinaryOp::Shr, lhs, .. } => is_int_literalish(lhs),
         ast::ExprKind::Binary { op, lhs, rhs } => {
             !is_comparison(*op)
                 && !matches!(op, BinaryOp::And | BinaryOp::Or)
                 && is_int_literalish(lhs)
                 && is_int_literalish(rhs)
+        }
+        // `abs(14)`, `min(2, 3)`: the builtins that keep their arguments' type.
+        ast::ExprKind::Call { callee, args } => {
+            matches!(callee.name.as_str(), "abs" | "min" | "max")
+                && !args.is_empty()
+                && args.iter().all(is_int_literalish)
         }
         _ => false,
     }
