@@ -9,53 +9,23 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Instant, SystemTime};
+use std::time::SystemTime;
 
 use nagi_low::Module;
 
-use crate::{Backend, Failure, Options, load, write_output};
+use crate::failure::{Failure, report};
+use crate::output::write_output;
+use crate::timer::Timer;
+use crate::{Backend, Options, load};
 
 /// The Nagi checkout this `nagic` was built from; the runtime's sources live in it.
 fn checkout() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Reports how long a phase took when `--timings` is on.
-pub(crate) struct Timer {
-    enabled: bool,
-    start: Instant,
-}
-
-impl Timer {
-    pub(crate) fn new(enabled: bool) -> Timer {
-        Timer { enabled, start: Instant::now() }
-    }
-
-    /// Prints the time since the previous phase ended, and starts the next phase.
-    pub(crate) fn phase(&mut self, name: &str) {
-        if self.enabled {
-            eprintln!("nagic: {name:<24} {:>8.1} ms", self.start.elapsed().as_secs_f64() * 1000.0);
-        }
-        self.start = Instant::now();
-    }
-
-    /// Prints one pass's time, and the verification after it when that ran; the phase that
-    /// holds the passes is printed by [`Timer::phase`] as usual.
-    pub(crate) fn pass(&self, name: &str, elapsed: std::time::Duration, verify: std::time::Duration) {
-        if self.enabled {
-            let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
-            let verify = if verify.is_zero() { String::new() } else { format!("  (+{:.1} ms verify)", ms(verify)) };
-            eprintln!("nagic:   pass {name:<17} {:>8.1} ms{verify}", ms(elapsed));
-        }
-    }
-}
-
 /// The emitted crate root for `module`, or the emitter's diagnostic.
 pub(crate) fn emit_rust(module: &Module, input: &Path) -> Result<String, Failure> {
-    nagi_emit_rust::emit(module).map_err(|d| {
-        eprint!("{}", d.render(&input.display().to_string(), ""));
-        Failure::Input
-    })
+    nagi_emit_rust::emit(module).map_err(|d| report(&[d], &input.display().to_string(), ""))
 }
 
 /// Writes the emitted crate to `dir` (`Cargo.toml` and `src/main.rs`), buildable with `cargo

@@ -19,8 +19,11 @@ use std::process::Command;
 
 use nagi_low::Module;
 
-use crate::build::{Timer, runtime_artifacts};
-use crate::{Failure, Options, write_output};
+use crate::Options;
+use crate::build::runtime_artifacts;
+use crate::failure::{Failure, report};
+use crate::output::write_output;
+use crate::timer::Timer;
 
 /// The emitter's options from the command line.
 fn emit_options(options: &Options) -> nagi_emit_llvm::Options {
@@ -28,17 +31,15 @@ fn emit_options(options: &Options) -> nagi_emit_llvm::Options {
 }
 
 /// Reports an emitter diagnostic against the input file.
-fn report(input: &Path) -> impl FnOnce(nagi_low::Diagnostic) -> Failure + '_ {
-    move |d| {
-        eprint!("{}", d.render(&input.display().to_string(), ""));
-        Failure::Input
-    }
+fn report_against(input: &Path) -> impl FnOnce(nagi_low::Diagnostic) -> Failure + '_ {
+    move |d| report(&[d], &input.display().to_string(), "")
 }
 
 /// The module's LLVM IR as text (`--emit=llvm`), optimized at `--llvm-opt`.
 pub(crate) fn emit_ir(module: &Module, input: &Path, options: &Options) -> Result<String, Failure> {
     let mut timer = Timer::new(options.timings);
-    nagi_emit_llvm::emit_ir(module, &emit_options(options), &mut |phase| timer.phase(phase)).map_err(report(input))
+    nagi_emit_llvm::emit_ir(module, &emit_options(options), &mut |phase| timer.phase(phase))
+        .map_err(report_against(input))
 }
 
 /// Compiles `module` to an object file and links it into the executable `output`.
@@ -50,7 +51,7 @@ pub(crate) fn build(
     timer: &mut Timer,
 ) -> Result<(), Failure> {
     let object = nagi_emit_llvm::emit_object(module, &emit_options(options), &mut |phase| timer.phase(phase))
-        .map_err(report(input))?;
+        .map_err(report_against(input))?;
     let file_name = output.file_name().and_then(|n| n.to_str()).unwrap_or("out");
     let object_path = output.with_file_name(format!(".{file_name}.o"));
     std::fs::write(&object_path, &object).map_err(|e| {

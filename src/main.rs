@@ -10,10 +10,17 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 mod build;
+mod failure;
 mod llvm;
+mod output;
 mod passes;
+mod timer;
 
 use nagi_low::{Diagnostic, Module, SourceMap};
+
+use crate::failure::Failure;
+use crate::output::write_output;
+use crate::timer::Timer;
 
 /// The Nagi compiler.
 #[derive(Parser, Debug)]
@@ -151,20 +158,8 @@ fn run() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(Failure::Input) => ExitCode::from(1),
-        Err(Failure::Usage) => ExitCode::from(2),
-        Err(Failure::Exit(code)) => ExitCode::from(code),
+        Err(failure) => failure.exit_code(),
     }
-}
-
-/// Why a command failed; its diagnostics are already printed.
-pub(crate) enum Failure {
-    /// The input had errors, or could not be read or written.
-    Input,
-    /// The command line was incomplete.
-    Usage,
-    /// A program that `nagic run` started exited with this status.
-    Exit(u8),
 }
 
 /// A Low module read from a file, with what is needed to report on it.
@@ -253,7 +248,7 @@ fn check(files: &[PathBuf], options: &Options) -> Result<(), Failure> {
 }
 
 fn emit_file(emit: Emit, input: &Path, output: Option<&Path>, options: &Options) -> Result<(), Failure> {
-    let mut timer = build::Timer::new(options.timings);
+    let mut timer = Timer::new(options.timings);
     let mut loaded = load(input, options)?;
     timer.phase("front end");
     // `--emit=low` shows the module as loaded unless passes are asked for; everything that
@@ -275,19 +270,5 @@ fn emit_file(emit: Emit, input: &Path, output: Option<&Path>, options: &Options)
                 Some(dir) => build::write_crate(dir, &loaded.module.name, &source),
             }
         }
-    }
-}
-
-/// Writes `text` to `path`, or to stdout when there is none.
-pub(crate) fn write_output(path: Option<&Path>, text: &str) -> Result<(), Failure> {
-    match path {
-        None => {
-            print!("{text}");
-            Ok(())
-        }
-        Some(path) => std::fs::write(path, text).map_err(|e| {
-            eprintln!("{}: error: cannot write the file: {e}", path.display());
-            Failure::Input
-        }),
     }
 }

@@ -15,7 +15,8 @@ use std::time::Duration;
 use nagi_low::{Module, SourceMap};
 use nagi_passes::manager::{self, Failure as PassFailure, FailureKind, Observer, Pipeline, RunOptions};
 
-use crate::{Failure, Loaded, Options};
+use crate::failure::Failure;
+use crate::{Loaded, Options};
 
 /// The flags that choose and watch the pass pipeline; part of every command's [`Options`].
 #[derive(clap::Args, Debug, Clone, Default)]
