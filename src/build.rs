@@ -14,9 +14,10 @@ use std::time::SystemTime;
 use nagi_low::Module;
 
 use crate::failure::{Failure, report};
+use crate::load::load;
 use crate::output::write_output;
 use crate::timer::Timer;
-use crate::{Backend, Options, load};
+use crate::{Backend, Options};
 
 /// The Nagi checkout this `nagic` was built from; the runtime's sources live in it.
 fn checkout() -> &'static Path {
@@ -73,11 +74,14 @@ fn default_name(input: &Path) -> String {
 
 fn build(input: &Path, output: &Path, backend: Backend, options: &Options) -> Result<(), Failure> {
     let mut timer = Timer::new(options.timings);
-    let mut loaded = load(input, options)?;
+    let mut loaded = load(input, &options.replace)?;
     timer.phase("front end");
-    let pipeline = crate::passes::optimize(&mut loaded, options, crate::passes::Default::Optimize, |pass, e, v| {
-        timer.pass(pass, e, v)
-    })?;
+    let pipeline = crate::passes::optimize(
+        &mut loaded.module,
+        &options.passes,
+        crate::passes::Default::Optimize,
+        |pass, e, v| timer.pass(pass, e, v),
+    )?;
     if !pipeline.is_empty() {
         timer.phase("passes");
     }

@@ -12,13 +12,15 @@ use clap::{Parser, Subcommand, ValueEnum};
 mod build;
 mod failure;
 mod llvm;
+mod load;
 mod output;
 mod passes;
 mod timer;
 
-use nagi_low::{Diagnostic, Module, SourceMap};
+use nagi_low::SourceMap;
 
 use crate::failure::Failure;
+use crate::load::load;
 use crate::output::write_output;
 use crate::timer::Timer;
 
@@ -162,101 +164,27 @@ fn run() -> ExitCode {
     }
 }
 
-/// A Low module read from a file, with what is needed to report on it.
-pub(crate) struct Loaded {
-    pub(crate) module: Module,
-    pub(crate) source: SourceMap,
-}
-
-/// Reads, parses and verifies one Low file, printing every diagnostic to stderr.
-pub(crate) fn load(path: &Path, options: &Options) -> Result<Loaded, Failure> {
-    let mut loaded = load_one(path)?;
-    for replacement in &options.replace {
-        let with = load_one(replacement)?;
-        let name = replacement.display().to_string();
-        if let Err(diagnostics) = nagi_low::replace::replace_functions(&mut loaded.module, &with.module) {
-            eprint!("{}", nagi_low::diagnostic::render_all(&diagnostics, &name, ""));
-            return Err(Failure::Input);
-        }
-        // Spans and comments belong to the original text; after a replacement they would
-        // point at the wrong lines, so the module is printed without them.
-        loaded.source = SourceMap::default();
-    }
-    if !options.replace.is_empty()
-        && let Err(diagnostics) = nagi_low::verify(&loaded.module, None)
-    {
-        eprint!("{}", nagi_low::diagnostic::render_all(&diagnostics, &path.display().to_string(), ""));
-        return Err(Failure::Input);
-    }
-    Ok(loaded)
-}
-
-/// Reads one input file without replacements.
-fn load_one(path: &Path) -> Result<Loaded, Failure> {
-    let name = path.display().to_string();
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) => {
-            eprintln!("{name}: error: cannot read the file: {e}");
-            return Err(Failure::Input);
-        }
-    };
-    let report =
-        |diagnostics: &[Diagnostic]| eprint!("{}", nagi_low::diagnostic::render_all(diagnostics, &name, &text));
-    match path.extension().and_then(|e| e.to_str()) {
-        Some("low") => {}
-        Some("nagi") => {
-            let module_name = module_name(path);
-            return match nagi_high::compile(&text, &module_name) {
-                Ok(module) => Ok(Loaded { module, source: SourceMap::default() }),
-                Err(diagnostics) => {
-                    report(&diagnostics);
-                    Err(Failure::Input)
-                }
-            };
-        }
-        _ => {
-            eprintln!("{name}: error: unknown input kind; nagic reads High Nagi (`.nagi`) and Low (`.low`) files");
-            return Err(Failure::Input);
-        }
-    }
-    let (module, source) = nagi_low::parse(&text).map_err(|d| {
-        report(std::slice::from_ref(&d));
-        Failure::Input
-    })?;
-    if let Err(diagnostics) = nagi_low::verifier::verify(&module, Some(&source)) {
-        report(&diagnostics);
-        return Err(Failure::Input);
-    }
-    Ok(Loaded { module, source })
-}
-
-/// The Low module name for an input file: its stem, with characters other than letters,
-/// digits and `_` replaced by `_`.
-fn module_name(path: &Path) -> String {
-    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("main");
-    let name: String = stem.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
-    if name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') { name } else { format!("m_{name}") }
-}
-
 fn check(files: &[PathBuf], options: &Options) -> Result<(), Failure> {
     let mut failed = false;
     for file in files {
-        failed |= load(file, options).is_err();
+        failed |= load(file, &options.replace).is_err();
     }
     if failed { Err(Failure::Input) } else { Ok(()) }
 }
 
 fn emit_file(emit: Emit, input: &Path, output: Option<&Path>, options: &Options) -> Result<(), Failure> {
     let mut timer = Timer::new(options.timings);
-    let mut loaded = load(input, options)?;
+    let mut loaded = load(input, &options.replace)?;
     timer.phase("front end");
     // `--emit=low` shows the module as loaded unless passes are asked for; everything that
     // leads to code (and the cost report, which describes that code) is optimized by default.
     let default = if emit == Emit::Low { passes::Default::None } else { passes::Default::Optimize };
-    let pipeline =
-        passes::optimize(&mut loaded, options, default, |pass, elapsed, verify| timer.pass(pass, elapsed, verify))?;
+    let pipeline = passes::optimize(&mut loaded.module, &options.passes, default, |pass, elapsed, verify| {
+        timer.pass(pass, elapsed, verify)
+    })?;
     if !pipeline.is_empty() {
+        // The source map no longer matches the module, so it prints without comments.
+        loaded.source = SourceMap::default();
         timer.phase("passes");
     }
     match emit {

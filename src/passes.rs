@@ -12,13 +12,12 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use nagi_low::{Module, SourceMap};
+use nagi_low::Module;
 use nagi_passes::manager::{self, Failure as PassFailure, FailureKind, Observer, Pipeline, RunOptions};
 
 use crate::failure::Failure;
-use crate::{Loaded, Options};
 
-/// The flags that choose and watch the pass pipeline; part of every command's [`Options`].
+/// The flags that choose and watch the pass pipeline; part of every command's options.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub(crate) struct PassOptions {
     /// Optimization level: `-O` (or `-O1`) runs the default pipeline, `-O0` runs no passes.
@@ -171,16 +170,15 @@ impl Observer for Printer {
     }
 }
 
-/// Runs the pipeline the options ask for (or `default`) on `loaded`, in place. Per-pass times
-/// are written through `timings` when `--timings` is on. After any pass ran, the source map
-/// no longer matches the module and is cleared, so the module prints without comments.
+/// Runs the pipeline the options ask for (or `default`) on `module`, in place, and returns
+/// it; each pass's time (and its verification's) is given to `timings`. After any pass ran
+/// (the pipeline is not empty), the module's source map no longer matches it.
 pub(crate) fn optimize(
-    loaded: &mut Loaded,
-    options: &Options,
+    module: &mut Module,
+    pass_options: &PassOptions,
     default: Default,
     mut timings: impl FnMut(&str, Duration, Duration),
 ) -> Result<Pipeline, Failure> {
-    let pass_options = &options.passes;
     let pipeline = pipeline(pass_options, default)?;
     let only = print_filter(pass_options)?;
     if pipeline.is_empty() {
@@ -189,15 +187,14 @@ pub(crate) fn optimize(
     let enabled = pass_options.print_low_after_all || only.as_ref().is_some_and(|o| !o.is_empty());
     let mut printer = Printer { only, dir: pass_options.print_low_dir.clone(), enabled, failed: false };
     if enabled && printer.dir.is_some() {
-        printer.write("00-input.low", "input", &loaded.module);
+        printer.write("00-input.low", "input", module);
     }
     let run = RunOptions { verify_each: pass_options.verify_each || cfg!(debug_assertions) };
-    match manager::run_pipeline(&mut loaded.module, &pipeline, &run, &mut printer) {
+    match manager::run_pipeline(module, &pipeline, &run, &mut printer) {
         Ok(times) => {
             for t in times {
                 timings(t.pass, t.elapsed, t.verify);
             }
-            loaded.source = SourceMap::default();
             Ok(pipeline)
         }
         Err(failure) => Err(report_failure(&failure, &pipeline)),
