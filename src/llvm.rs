@@ -11,8 +11,8 @@
 //! (`--gc-sections`, which rustc passes too, drops the parts of the runtime a program does not
 //! use; `CC` chooses another C compiler.)
 //!
-//! The static library is built by cargo together with the rlib the Rust path uses (the
-//! runtime's `crate-type` lists both), so both backends link the same runtime build.
+//! The static library comes from [`crate::runtime_lib`], built together with the rlib the
+//! Rust path uses, so both backends link the same runtime build.
 
 use std::path::Path;
 use std::process::Command;
@@ -20,9 +20,9 @@ use std::process::Command;
 use nagi_low::Module;
 
 use crate::Options;
-use crate::build::runtime_artifacts;
 use crate::failure::{Failure, report};
 use crate::output::write_output;
+use crate::runtime_lib;
 use crate::timer::Timer;
 
 /// The emitter's options from the command line.
@@ -59,7 +59,7 @@ pub(crate) fn build(
         Failure::Input
     })?;
     timer.phase("write object");
-    let runtime = runtime_artifacts()?;
+    let runtime = runtime_lib::artifacts()?;
     timer.phase("runtime ready");
     let cc = std::env::var_os("CC").unwrap_or_else(|| "cc".into());
     let status = Command::new(&cc)

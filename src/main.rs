@@ -15,6 +15,7 @@ mod llvm;
 mod load;
 mod output;
 mod passes;
+mod runtime_lib;
 mod timer;
 
 use nagi_low::SourceMap;
