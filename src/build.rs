@@ -10,11 +10,10 @@ use std::process::Command;
 use nagi_low::Module;
 
 use crate::failure::{Failure, report};
-use crate::load::load;
 use crate::output::write_output;
 use crate::runtime_lib::{self, checkout};
-use crate::timer::Timer;
 use crate::{Backend, Options};
+use crate::{passes, pipeline};
 
 /// The emitted crate root for `module`, or the emitter's diagnostic.
 pub(crate) fn emit_rust(module: &Module, input: &Path) -> Result<String, Failure> {
@@ -65,22 +64,12 @@ fn default_name(input: &Path) -> String {
 }
 
 fn build(input: &Path, output: &Path, backend: Backend, options: &Options) -> Result<(), Failure> {
-    let mut timer = Timer::new(options.timings);
-    let mut loaded = load(input, &options.replace)?;
-    timer.phase("front end");
-    let pipeline = crate::passes::optimize(
-        &mut loaded.module,
-        &options.passes,
-        crate::passes::Default::Optimize,
-        |pass, e, v| timer.pass(pass, e, v),
-    )?;
-    if !pipeline.is_empty() {
-        timer.phase("passes");
-    }
+    let compiled = pipeline::compile(input, &options.front_end(), passes::Default::Optimize)?;
+    let (module, mut timer) = (compiled.module, compiled.timer);
     if backend == Backend::Llvm {
-        return crate::llvm::build(&loaded.module, input, output, options, &mut timer);
+        return crate::llvm::build(&module, input, output, options, &mut timer);
     }
-    let source = emit_rust(&loaded.module, input)?;
+    let source = emit_rust(&module, input)?;
     let work =
         output.with_file_name(format!(".{}.nagi-build", output.file_name().and_then(|n| n.to_str()).unwrap_or("out")));
     std::fs::create_dir_all(&work).map_err(|e| {
@@ -92,7 +81,7 @@ fn build(input: &Path, output: &Path, backend: Backend, options: &Options) -> Re
     timer.phase("emit rust");
     let runtime = runtime_lib::artifacts()?;
     timer.phase("runtime ready");
-    let crate_name = loaded.module.name.clone();
+    let crate_name = module.name.clone();
     let status = Command::new("rustc")
         .args(["--edition", "2024", "--crate-type", "bin", "--crate-name", &crate_name])
         .args(["-C", "opt-level=2", "-C", "debuginfo=0", "-C", "codegen-units=16"])

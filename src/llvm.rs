@@ -36,8 +36,7 @@ fn report_against(input: &Path) -> impl FnOnce(nagi_low::Diagnostic) -> Failure 
 }
 
 /// The module's LLVM IR as text (`--emit=llvm`), optimized at `--llvm-opt`.
-pub(crate) fn emit_ir(module: &Module, input: &Path, options: &Options) -> Result<String, Failure> {
-    let mut timer = Timer::new(options.timings);
+pub(crate) fn emit_ir(module: &Module, input: &Path, options: &Options, timer: &mut Timer) -> Result<String, Failure> {
     nagi_emit_llvm::emit_ir(module, &emit_options(options), &mut |phase| timer.phase(phase))
         .map_err(report_against(input))
 }
@@ -86,7 +85,13 @@ pub(crate) fn build(
 }
 
 /// Writes the IR text for `--emit=llvm`.
-pub(crate) fn write_ir(module: &Module, input: &Path, output: Option<&Path>, options: &Options) -> Result<(), Failure> {
-    let text = emit_ir(module, input, options)?;
+pub(crate) fn write_ir(
+    module: &Module,
+    input: &Path,
+    output: Option<&Path>,
+    options: &Options,
+    timer: &mut Timer,
+) -> Result<(), Failure> {
+    let text = emit_ir(module, input, options, timer)?;
     write_output(output, &text)
 }

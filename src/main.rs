@@ -15,15 +15,13 @@ mod llvm;
 mod load;
 mod output;
 mod passes;
+mod pipeline;
 mod runtime_lib;
 mod timer;
-
-use nagi_low::SourceMap;
 
 use crate::failure::Failure;
 use crate::load::load;
 use crate::output::write_output;
-use crate::timer::Timer;
 
 /// The Nagi compiler.
 #[derive(Parser, Debug)]
@@ -174,30 +172,28 @@ fn check(files: &[PathBuf], options: &Options) -> Result<(), Failure> {
 }
 
 fn emit_file(emit: Emit, input: &Path, output: Option<&Path>, options: &Options) -> Result<(), Failure> {
-    let mut timer = Timer::new(options.timings);
-    let mut loaded = load(input, &options.replace)?;
-    timer.phase("front end");
     // `--emit=low` shows the module as loaded unless passes are asked for; everything that
     // leads to code (and the cost report, which describes that code) is optimized by default.
     let default = if emit == Emit::Low { passes::Default::None } else { passes::Default::Optimize };
-    let pipeline = passes::optimize(&mut loaded.module, &options.passes, default, |pass, elapsed, verify| {
-        timer.pass(pass, elapsed, verify)
-    })?;
-    if !pipeline.is_empty() {
-        // The source map no longer matches the module, so it prints without comments.
-        loaded.source = SourceMap::default();
-        timer.phase("passes");
-    }
+    let mut compiled = pipeline::compile(input, &options.front_end(), default)?;
+    let module = &compiled.module;
     match emit {
-        Emit::Low => write_output(output, &nagi_low::print_module(&loaded.module, Some(&loaded.source))),
-        Emit::Cost => write_output(output, &passes::cost_report(&loaded.module, &pipeline, input)),
-        Emit::Llvm => llvm::write_ir(&loaded.module, input, output, options),
+        Emit::Low => write_output(output, &nagi_low::print_module(module, Some(&compiled.source))),
+        Emit::Cost => write_output(output, &passes::cost_report(module, &compiled.pipeline, input)),
+        Emit::Llvm => llvm::write_ir(module, input, output, options, &mut compiled.timer),
         Emit::Rust => {
-            let source = build::emit_rust(&loaded.module, input)?;
+            let source = build::emit_rust(module, input)?;
             match output {
                 None => write_output(None, &source),
-                Some(dir) => build::write_crate(dir, &loaded.module.name, &source),
+                Some(dir) => build::write_crate(dir, &module.name, &source),
             }
         }
+    }
+}
+
+impl Options {
+    /// What the shared front half needs of these options.
+    fn front_end(&self) -> pipeline::FrontEnd<'_> {
+        pipeline::FrontEnd { replace: &self.replace, passes: &self.passes, timings: self.timings }
     }
 }
