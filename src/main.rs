@@ -9,14 +9,14 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-mod build;
 mod failure;
-mod llvm;
+mod llvm_link;
 mod load;
 mod output;
 mod passes;
 mod pipeline;
 mod runtime_lib;
+mod rust_build;
 mod timer;
 
 use crate::failure::Failure;
@@ -148,9 +148,11 @@ fn run() -> ExitCode {
     let result = match (&cli.command, cli.emit, &cli.input) {
         (Some(Command::Check { files }), _, _) => check(files, &cli.options),
         (Some(Command::Build { input, output, backend }), _, _) => {
-            build::build_command(input, output.as_deref(), *backend, &cli.options)
+            rust_build::build_command(input, output.as_deref(), *backend, &cli.options)
         }
-        (Some(Command::Run { input, args, backend }), _, _) => build::run_command(input, args, *backend, &cli.options),
+        (Some(Command::Run { input, args, backend }), _, _) => {
+            rust_build::run_command(input, args, *backend, &cli.options)
+        }
         (None, Some(emit), Some(input)) => emit_file(emit, input, cli.output.as_deref(), &cli.options),
         _ => {
             eprintln!("nagic: nothing to do; try `nagic check FILE` or `nagic --emit=low FILE` (see `nagic --help`)");
@@ -180,12 +182,12 @@ fn emit_file(emit: Emit, input: &Path, output: Option<&Path>, options: &Options)
     match emit {
         Emit::Low => write_output(output, &nagi_low::print_module(module, Some(&compiled.source))),
         Emit::Cost => write_output(output, &passes::cost_report(module, &compiled.pipeline, input)),
-        Emit::Llvm => llvm::write_ir(module, input, output, options, &mut compiled.timer),
+        Emit::Llvm => llvm_link::write_ir(module, input, output, options, &mut compiled.timer),
         Emit::Rust => {
-            let source = build::emit_rust(module, input)?;
+            let source = rust_build::emit_rust(module, input)?;
             match output {
                 None => write_output(None, &source),
-                Some(dir) => build::write_crate(dir, &module.name, &source),
+                Some(dir) => rust_build::write_crate(dir, &module.name, &source),
             }
         }
     }

@@ -67,7 +67,7 @@ fn build(input: &Path, output: &Path, backend: Backend, options: &Options) -> Re
     let compiled = pipeline::compile(input, &options.front_end(), passes::Default::Optimize)?;
     let (module, mut timer) = (compiled.module, compiled.timer);
     if backend == Backend::Llvm {
-        return crate::llvm::build(&module, input, output, options, &mut timer);
+        return crate::llvm_link::build(&module, input, output, options, &mut timer);
     }
     let source = emit_rust(&module, input)?;
     let work =
