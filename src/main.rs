@@ -1,14 +1,18 @@
-//! `nagic`, the Nagi compiler driver: command-line parsing and pipeline wiring.
+//! `nagic`, the Nagi compiler driver: the command line (clap) and its dispatch to [`commands`].
 //!
 //! The driver is thin (ARCHITECTURE.md): it reads files, calls the compiler crates, writes outputs and
 //! diagnostics, and chooses the exit status. Exit status 0 means success, 1 means the input had
 //! errors (all of them are printed), 2 means the command line was wrong (clap's convention).
+//! A build runs [`pipeline`] ([`load`], then [`passes`]), then a [`backend`]; no module imports
+//! this one.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 
+mod backend;
+mod commands;
 mod failure;
 mod llvm_link;
 mod load;
@@ -19,9 +23,10 @@ mod runtime_lib;
 mod rust_build;
 mod timer;
 
+use crate::backend::{Backend, Target};
+use crate::commands::Emit;
 use crate::failure::Failure;
-use crate::load::load;
-use crate::output::write_output;
+use crate::pipeline::FrontEnd;
 
 /// The Nagi compiler.
 #[derive(Parser, Debug)]
@@ -100,30 +105,6 @@ enum Command {
     },
 }
 
-/// Code generators for `build` and `run`.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Backend {
-    /// Low → safe Rust → rustc, linking the prebuilt runtime.
-    Rust,
-    /// Low → LLVM IR → object file, linked with the runtime's static library by `cc`.
-    Llvm,
-}
-
-/// Output kinds for `--emit`.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-enum Emit {
-    /// Canonical Low text, comments kept.
-    Low,
-    /// A Rust crate (with `-o DIR`: `Cargo.toml` and `src/main.rs`; without: the crate root on
-    /// stdout).
-    Rust,
-    /// Textual LLVM IR, optimized at `--llvm-opt` (what `llvm-as` and `opt -passes=verify` read).
-    Llvm,
-    /// The static cost report: allocations, clones, runtime calls and awaits per function,
-    /// with Low line numbers.
-    Cost,
-}
-
 /// The compiler walks nested syntax recursively; a large stack keeps deeply nested input (a
 /// generated file, a fuzzer's) from overflowing it, as rustc does with its own big stack.
 const COMPILER_STACK_BYTES: usize = 256 * 1024 * 1024;
@@ -145,15 +126,16 @@ fn run() -> ExitCode {
         print!("{}", passes::list_passes());
         return ExitCode::SUCCESS;
     }
+    let options = &cli.options;
+    let front = FrontEnd { replace: &options.replace, passes: &options.passes, timings: options.timings };
+    let target = Target { cpu: &options.target_cpu, llvm_opt: options.llvm_opt };
     let result = match (&cli.command, cli.emit, &cli.input) {
-        (Some(Command::Check { files }), _, _) => check(files, &cli.options),
+        (Some(Command::Check { files }), _, _) => commands::check(files, &options.replace),
         (Some(Command::Build { input, output, backend }), _, _) => {
-            rust_build::build_command(input, output.as_deref(), *backend, &cli.options)
+            commands::build(input, output.as_deref(), *backend, &front, &target)
         }
-        (Some(Command::Run { input, args, backend }), _, _) => {
-            rust_build::run_command(input, args, *backend, &cli.options)
-        }
-        (None, Some(emit), Some(input)) => emit_file(emit, input, cli.output.as_deref(), &cli.options),
+        (Some(Command::Run { input, args, backend }), _, _) => commands::run(input, args, *backend, &front, &target),
+        (None, Some(emit), Some(input)) => commands::emit(emit, input, cli.output.as_deref(), &front, &target),
         _ => {
             eprintln!("nagic: nothing to do; try `nagic check FILE` or `nagic --emit=low FILE` (see `nagic --help`)");
             Err(Failure::Usage)
@@ -162,40 +144,5 @@ fn run() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => failure.exit_code(),
-    }
-}
-
-fn check(files: &[PathBuf], options: &Options) -> Result<(), Failure> {
-    let mut failed = false;
-    for file in files {
-        failed |= load(file, &options.replace).is_err();
-    }
-    if failed { Err(Failure::Input) } else { Ok(()) }
-}
-
-fn emit_file(emit: Emit, input: &Path, output: Option<&Path>, options: &Options) -> Result<(), Failure> {
-    // `--emit=low` shows the module as loaded unless passes are asked for; everything that
-    // leads to code (and the cost report, which describes that code) is optimized by default.
-    let default = if emit == Emit::Low { passes::Default::None } else { passes::Default::Optimize };
-    let mut compiled = pipeline::compile(input, &options.front_end(), default)?;
-    let module = &compiled.module;
-    match emit {
-        Emit::Low => write_output(output, &nagi_low::print_module(module, Some(&compiled.source))),
-        Emit::Cost => write_output(output, &passes::cost_report(module, &compiled.pipeline, input)),
-        Emit::Llvm => llvm_link::write_ir(module, input, output, options, &mut compiled.timer),
-        Emit::Rust => {
-            let source = rust_build::emit_rust(module, input)?;
-            match output {
-                None => write_output(None, &source),
-                Some(dir) => rust_build::write_crate(dir, &module.name, &source),
-            }
-        }
-    }
-}
-
-impl Options {
-    /// What the shared front half needs of these options.
-    fn front_end(&self) -> pipeline::FrontEnd<'_> {
-        pipeline::FrontEnd { replace: &self.replace, passes: &self.passes, timings: self.timings }
     }
 }
