@@ -1,9 +1,9 @@
 //! The driver's side of the pass pipeline: the optimization flags, running the pipeline on a
-//! loaded module, `--print-low-after`, per-pass `--timings`, reproducers for failing passes,
+//! verified module, `--print-low-after`, per-pass `--timings`, reproducers for failing passes,
 //! and `--emit=cost`.
 //!
 //! `-O` (the default pipeline, [`nagi_passes::default_pipeline`]) is the default for `build`,
-//! `run`, `--emit=rust` and `--emit=cost`; `--emit=low` defaults to `-O0`, so that it prints a
+//! `run`, `--emit=rust|llvm` and `--emit=cost`; `--emit=low` defaults to `-O0`, so that it prints a
 //! Low file back as written (comments included) unless passes are asked for. `--passes=LIST`
 //! runs exactly the passes listed. The verifier runs after every pass in debug builds of
 //! `nagic` and with `--verify-each`, and once after the last pass otherwise.
@@ -76,7 +76,7 @@ pub(crate) fn normalize_args(args: impl IntoIterator<Item = OsString>) -> Vec<Os
 /// Which pipeline a command runs when neither `-O…` nor `--passes` is given.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Default {
-    /// The default pipeline (`build`, `run`, `--emit=rust`, `--emit=cost`).
+    /// The default pipeline (`build`, `run`, `--emit=rust|llvm`, `--emit=cost`).
     Optimize,
     /// No passes (`--emit=low`).
     None,
