@@ -1,19 +1,32 @@
-//! `nagic`, the Nagi compiler driver: command-line parsing and pipeline wiring.
+//! `nagic`, the Nagi compiler driver: the command line (clap) and its dispatch to [`commands`].
 //!
 //! The driver is thin (ARCHITECTURE.md): it reads files, calls the compiler crates, writes outputs and
 //! diagnostics, and chooses the exit status. Exit status 0 means success, 1 means the input had
 //! errors (all of them are printed), 2 means the command line was wrong (clap's convention).
+//! A build runs [`pipeline`] ([`load`], then [`passes`]), then a [`backend`]; no module imports
+//! this one.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 
-mod build;
-mod llvm;
+mod backend;
+mod commands;
+mod failure;
+mod llvm_link;
+mod load;
+mod output;
 mod passes;
+mod pipeline;
+mod runtime_lib;
+mod rust_build;
+mod timer;
 
-use nagi_low::{Diagnostic, Module, SourceMap};
+use crate::backend::{Backend, Target};
+use crate::commands::Emit;
+use crate::failure::Failure;
+use crate::pipeline::FrontEnd;
 
 /// The Nagi compiler.
 #[derive(Parser, Debug)]
@@ -92,30 +105,6 @@ enum Command {
     },
 }
 
-/// Code generators for `build` and `run`.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Backend {
-    /// Low → safe Rust → rustc, linking the prebuilt runtime.
-    Rust,
-    /// Low → LLVM IR → object file, linked with the runtime's static library by `cc`.
-    Llvm,
-}
-
-/// Output kinds for `--emit`.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-enum Emit {
-    /// Canonical Low text, comments kept.
-    Low,
-    /// A Rust crate (with `-o DIR`: `Cargo.toml` and `src/main.rs`; without: the crate root on
-    /// stdout).
-    Rust,
-    /// Textual LLVM IR, optimized at `--llvm-opt` (what `llvm-as` and `opt -passes=verify` read).
-    Llvm,
-    /// The static cost report: allocations, clones, runtime calls and awaits per function,
-    /// with Low line numbers.
-    Cost,
-}
-
 /// The compiler walks nested syntax recursively; a large stack keeps deeply nested input (a
 /// generated file, a fuzzer's) from overflowing it, as rustc does with its own big stack.
 const COMPILER_STACK_BYTES: usize = 256 * 1024 * 1024;
@@ -137,13 +126,16 @@ fn run() -> ExitCode {
         print!("{}", passes::list_passes());
         return ExitCode::SUCCESS;
     }
+    let options = &cli.options;
+    let front = FrontEnd { replace: &options.replace, passes: &options.passes, timings: options.timings };
+    let target = Target { cpu: &options.target_cpu, llvm_opt: options.llvm_opt };
     let result = match (&cli.command, cli.emit, &cli.input) {
-        (Some(Command::Check { files }), _, _) => check(files, &cli.options),
+        (Some(Command::Check { files }), _, _) => commands::check(files, &options.replace),
         (Some(Command::Build { input, output, backend }), _, _) => {
-            build::build_command(input, output.as_deref(), *backend, &cli.options)
+            commands::build(input, output.as_deref(), *backend, &front, &target)
         }
-        (Some(Command::Run { input, args, backend }), _, _) => build::run_command(input, args, *backend, &cli.options),
-        (None, Some(emit), Some(input)) => emit_file(emit, input, cli.output.as_deref(), &cli.options),
+        (Some(Command::Run { input, args, backend }), _, _) => commands::run(input, args, *backend, &front, &target),
+        (None, Some(emit), Some(input)) => commands::emit(emit, input, cli.output.as_deref(), &front, &target),
         _ => {
             eprintln!("nagic: nothing to do; try `nagic check FILE` or `nagic --emit=low FILE` (see `nagic --help`)");
             Err(Failure::Usage)
@@ -151,143 +143,6 @@ fn run() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(Failure::Input) => ExitCode::from(1),
-        Err(Failure::Usage) => ExitCode::from(2),
-        Err(Failure::Exit(code)) => ExitCode::from(code),
-    }
-}
-
-/// Why a command failed; its diagnostics are already printed.
-pub(crate) enum Failure {
-    /// The input had errors, or could not be read or written.
-    Input,
-    /// The command line was incomplete.
-    Usage,
-    /// A program that `nagic run` started exited with this status.
-    Exit(u8),
-}
-
-/// A Low module read from a file, with what is needed to report on it.
-pub(crate) struct Loaded {
-    pub(crate) module: Module,
-    pub(crate) source: SourceMap,
-}
-
-/// Reads, parses and verifies one Low file, printing every diagnostic to stderr.
-pub(crate) fn load(path: &Path, options: &Options) -> Result<Loaded, Failure> {
-    let mut loaded = load_one(path)?;
-    for replacement in &options.replace {
-        let with = load_one(replacement)?;
-        let name = replacement.display().to_string();
-        if let Err(diagnostics) = nagi_low::replace::replace_functions(&mut loaded.module, &with.module) {
-            eprint!("{}", nagi_low::diagnostic::render_all(&diagnostics, &name, ""));
-            return Err(Failure::Input);
-        }
-        // Spans and comments belong to the original text; after a replacement they would
-        // point at the wrong lines, so the module is printed without them.
-        loaded.source = SourceMap::default();
-    }
-    if !options.replace.is_empty()
-        && let Err(diagnostics) = nagi_low::verify(&loaded.module, None)
-    {
-        eprint!("{}", nagi_low::diagnostic::render_all(&diagnostics, &path.display().to_string(), ""));
-        return Err(Failure::Input);
-    }
-    Ok(loaded)
-}
-
-/// Reads one input file without replacements.
-fn load_one(path: &Path) -> Result<Loaded, Failure> {
-    let name = path.display().to_string();
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) => {
-            eprintln!("{name}: error: cannot read the file: {e}");
-            return Err(Failure::Input);
-        }
-    };
-    let report =
-        |diagnostics: &[Diagnostic]| eprint!("{}", nagi_low::diagnostic::render_all(diagnostics, &name, &text));
-    match path.extension().and_then(|e| e.to_str()) {
-        Some("low") => {}
-        Some("nagi") => {
-            let module_name = module_name(path);
-            return match nagi_high::compile(&text, &module_name) {
-                Ok(module) => Ok(Loaded { module, source: SourceMap::default() }),
-                Err(diagnostics) => {
-                    report(&diagnostics);
-                    Err(Failure::Input)
-                }
-            };
-        }
-        _ => {
-            eprintln!("{name}: error: unknown input kind; nagic reads High Nagi (`.nagi`) and Low (`.low`) files");
-            return Err(Failure::Input);
-        }
-    }
-    let (module, source) = nagi_low::parse(&text).map_err(|d| {
-        report(std::slice::from_ref(&d));
-        Failure::Input
-    })?;
-    if let Err(diagnostics) = nagi_low::verifier::verify(&module, Some(&source)) {
-        report(&diagnostics);
-        return Err(Failure::Input);
-    }
-    Ok(Loaded { module, source })
-}
-
-/// The Low module name for an input file: its stem, with characters other than letters,
-/// digits and `_` replaced by `_`.
-fn module_name(path: &Path) -> String {
-    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("main");
-    let name: String = stem.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
-    if name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') { name } else { format!("m_{name}") }
-}
-
-fn check(files: &[PathBuf], options: &Options) -> Result<(), Failure> {
-    let mut failed = false;
-    for file in files {
-        failed |= load(file, options).is_err();
-    }
-    if failed { Err(Failure::Input) } else { Ok(()) }
-}
-
-fn emit_file(emit: Emit, input: &Path, output: Option<&Path>, options: &Options) -> Result<(), Failure> {
-    let mut timer = build::Timer::new(options.timings);
-    let mut loaded = load(input, options)?;
-    timer.phase("front end");
-    // `--emit=low` shows the module as loaded unless passes are asked for; everything that
-    // leads to code (and the cost report, which describes that code) is optimized by default.
-    let default = if emit == Emit::Low { passes::Default::None } else { passes::Default::Optimize };
-    let pipeline =
-        passes::optimize(&mut loaded, options, default, |pass, elapsed, verify| timer.pass(pass, elapsed, verify))?;
-    if !pipeline.is_empty() {
-        timer.phase("passes");
-    }
-    match emit {
-        Emit::Low => write_output(output, &nagi_low::print_module(&loaded.module, Some(&loaded.source))),
-        Emit::Cost => write_output(output, &passes::cost_report(&loaded.module, &pipeline, input)),
-        Emit::Llvm => llvm::write_ir(&loaded.module, input, output, options),
-        Emit::Rust => {
-            let source = build::emit_rust(&loaded.module, input)?;
-            match output {
-                None => write_output(None, &source),
-                Some(dir) => build::write_crate(dir, &loaded.module.name, &source),
-            }
-        }
-    }
-}
-
-/// Writes `text` to `path`, or to stdout when there is none.
-pub(crate) fn write_output(path: Option<&Path>, text: &str) -> Result<(), Failure> {
-    match path {
-        None => {
-            print!("{text}");
-            Ok(())
-        }
-        Some(path) => std::fs::write(path, text).map_err(|e| {
-            eprintln!("{}: error: cannot write the file: {e}", path.display());
-            Failure::Input
-        }),
+        Err(failure) => failure.exit_code(),
     }
 }

@@ -1,9 +1,9 @@
 //! The driver's side of the pass pipeline: the optimization flags, running the pipeline on a
-//! loaded module, `--print-low-after`, per-pass `--timings`, reproducers for failing passes,
+//! verified module, `--print-low-after`, per-pass `--timings`, reproducers for failing passes,
 //! and `--emit=cost`.
 //!
 //! `-O` (the default pipeline, [`nagi_passes::default_pipeline`]) is the default for `build`,
-//! `run`, `--emit=rust` and `--emit=cost`; `--emit=low` defaults to `-O0`, so that it prints a
+//! `run`, `--emit=rust|llvm` and `--emit=cost`; `--emit=low` defaults to `-O0`, so that it prints a
 //! Low file back as written (comments included) unless passes are asked for. `--passes=LIST`
 //! runs exactly the passes listed. The verifier runs after every pass in debug builds of
 //! `nagic` and with `--verify-each`, and once after the last pass otherwise.
@@ -12,12 +12,12 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use nagi_low::{Module, SourceMap};
+use nagi_low::Module;
 use nagi_passes::manager::{self, Failure as PassFailure, FailureKind, Observer, Pipeline, RunOptions};
 
-use crate::{Failure, Loaded, Options};
+use crate::failure::Failure;
 
-/// The flags that choose and watch the pass pipeline; part of every command's [`Options`].
+/// The flags that choose and watch the pass pipeline; part of every command's options.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub(crate) struct PassOptions {
     /// Optimization level: `-O` (or `-O1`) runs the default pipeline, `-O0` runs no passes.
@@ -76,7 +76,7 @@ pub(crate) fn normalize_args(args: impl IntoIterator<Item = OsString>) -> Vec<Os
 /// Which pipeline a command runs when neither `-O…` nor `--passes` is given.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Default {
-    /// The default pipeline (`build`, `run`, `--emit=rust`, `--emit=cost`).
+    /// The default pipeline (`build`, `run`, `--emit=rust|llvm`, `--emit=cost`).
     Optimize,
     /// No passes (`--emit=low`).
     None,
@@ -170,16 +170,15 @@ impl Observer for Printer {
     }
 }
 
-/// Runs the pipeline the options ask for (or `default`) on `loaded`, in place. Per-pass times
-/// are written through `timings` when `--timings` is on. After any pass ran, the source map
-/// no longer matches the module and is cleared, so the module prints without comments.
+/// Runs the pipeline the options ask for (or `default`) on `module`, in place, and returns
+/// it; each pass's time (and its verification's) is given to `timings`. After any pass ran
+/// (the pipeline is not empty), the module's source map no longer matches it.
 pub(crate) fn optimize(
-    loaded: &mut Loaded,
-    options: &Options,
+    module: &mut Module,
+    pass_options: &PassOptions,
     default: Default,
     mut timings: impl FnMut(&str, Duration, Duration),
 ) -> Result<Pipeline, Failure> {
-    let pass_options = &options.passes;
     let pipeline = pipeline(pass_options, default)?;
     let only = print_filter(pass_options)?;
     if pipeline.is_empty() {
@@ -188,15 +187,14 @@ pub(crate) fn optimize(
     let enabled = pass_options.print_low_after_all || only.as_ref().is_some_and(|o| !o.is_empty());
     let mut printer = Printer { only, dir: pass_options.print_low_dir.clone(), enabled, failed: false };
     if enabled && printer.dir.is_some() {
-        printer.write("00-input.low", "input", &loaded.module);
+        printer.write("00-input.low", "input", module);
     }
     let run = RunOptions { verify_each: pass_options.verify_each || cfg!(debug_assertions) };
-    match manager::run_pipeline(&mut loaded.module, &pipeline, &run, &mut printer) {
+    match manager::run_pipeline(module, &pipeline, &run, &mut printer) {
         Ok(times) => {
             for t in times {
                 timings(t.pass, t.elapsed, t.verify);
             }
-            loaded.source = SourceMap::default();
             Ok(pipeline)
         }
         Err(failure) => Err(report_failure(&failure, &pipeline)),

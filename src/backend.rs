@@ -1,0 +1,92 @@
+//! The code generators, chosen once: [`Backend`] takes the verified, optimized module that the
+//! shared front half ([`crate::pipeline`]) produced and emits it (`--emit=rust|llvm`), or builds
+//! an executable from it: emit, get the runtime library ready, then `rustc` or `cc`.
+
+use std::path::Path;
+
+use clap::ValueEnum;
+use nagi_low::Module;
+
+use crate::failure::Failure;
+use crate::output::write_output;
+use crate::timer::Timer;
+use crate::{llvm_link, runtime_lib, rust_build};
+
+/// Code generators for `build` and `run`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Backend {
+    /// Low → safe Rust → rustc, linking the prebuilt runtime.
+    Rust,
+    /// Low → LLVM IR → object file, linked with the runtime's static library by `cc`.
+    Llvm,
+}
+
+/// The code-generation flags, from the command line.
+pub(crate) struct Target<'a> {
+    /// The CPU to generate code for, on both backends (`--target-cpu`).
+    pub(crate) cpu: &'a str,
+    /// LLVM's optimization level (`--llvm-opt`).
+    pub(crate) llvm_opt: u8,
+}
+
+impl Target<'_> {
+    /// The LLVM emitter's options for a program.
+    fn llvm(&self) -> nagi_emit_llvm::Options {
+        nagi_emit_llvm::Options { target_cpu: self.cpu.to_string(), opt_level: self.llvm_opt, export: Vec::new() }
+    }
+}
+
+impl Backend {
+    /// `--emit=rust|llvm`: writes the crate root (to stdout, or as a buildable crate into the
+    /// directory `output`) or the LLVM IR text (to `output` or stdout).
+    pub(crate) fn emit(
+        self,
+        module: &Module,
+        input: &Path,
+        output: Option<&Path>,
+        target: &Target,
+        timer: &mut Timer,
+    ) -> Result<(), Failure> {
+        match self {
+            Backend::Rust => {
+                let source = rust_build::emit(module, input)?;
+                match output {
+                    None => write_output(None, &source),
+                    Some(dir) => rust_build::write_crate(dir, &module.name, &source),
+                }
+            }
+            Backend::Llvm => write_output(output, &llvm_link::emit_ir(module, input, &target.llvm(), timer)?),
+        }
+    }
+
+    /// Builds the executable `output` from `module`: emits it and writes what was emitted
+    /// beside `output`, gets the runtime library ready, and compiles or links against it.
+    pub(crate) fn build(
+        self,
+        module: &Module,
+        input: &Path,
+        output: &Path,
+        target: &Target,
+        timer: &mut Timer,
+    ) -> Result<(), Failure> {
+        let emitted = match self {
+            Backend::Rust => rust_build::write_crate_root(module, input, output)?,
+            Backend::Llvm => llvm_link::write_object(module, input, output, &target.llvm(), timer)?,
+        };
+        timer.phase(match self {
+            Backend::Rust => "emit rust",
+            Backend::Llvm => "write object",
+        });
+        let runtime = runtime_lib::artifacts()?;
+        timer.phase("runtime ready");
+        match self {
+            Backend::Rust => rust_build::rustc(&emitted, &module.name, &runtime, output, target.cpu)?,
+            Backend::Llvm => llvm_link::link(&emitted, &runtime, output)?,
+        }
+        timer.phase(match self {
+            Backend::Rust => "rustc",
+            Backend::Llvm => "link",
+        });
+        Ok(())
+    }
+}

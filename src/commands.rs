@@ -1,0 +1,104 @@
+//! What each command does, phase by phase: `check` loads its files; `--emit=KIND` and `build`
+//! run the shared front half ([`crate::pipeline`]) and then print Low or the cost report, or
+//! hand the module to the chosen [`Backend`]; `run` builds and then becomes the program.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use clap::ValueEnum;
+
+use crate::backend::{Backend, Target};
+use crate::failure::Failure;
+use crate::load::load;
+use crate::output::write_output;
+use crate::passes::{self, Default};
+use crate::pipeline::{self, FrontEnd};
+use crate::runtime_lib::checkout;
+
+/// `nagic check FILE...`: loads every file, printing all their diagnostics.
+pub(crate) fn check(files: &[PathBuf], replace: &[PathBuf]) -> Result<(), Failure> {
+    let mut failed = false;
+    for file in files {
+        failed |= load(file, replace).is_err();
+    }
+    if failed { Err(Failure::Input) } else { Ok(()) }
+}
+
+/// Output kinds for `--emit`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Emit {
+    /// Canonical Low text, comments kept.
+    Low,
+    /// A Rust crate (with `-o DIR`: `Cargo.toml` and `src/main.rs`; without: the crate root on
+    /// stdout).
+    Rust,
+    /// Textual LLVM IR, optimized at `--llvm-opt` (what `llvm-as` and `opt -passes=verify` read).
+    Llvm,
+    /// The static cost report: allocations, clones, runtime calls and awaits per function,
+    /// with Low line numbers.
+    Cost,
+}
+
+/// `nagic --emit=KIND FILE [-o OUT]`. `--emit=low` shows the module as loaded unless passes
+/// are asked for, so that a Low file prints back as written (comments included); everything
+/// that leads to code (and the cost report, which describes that code) is optimized by default.
+pub(crate) fn emit(
+    kind: Emit,
+    input: &Path,
+    output: Option<&Path>,
+    front: &FrontEnd,
+    target: &Target,
+) -> Result<(), Failure> {
+    let default = if kind == Emit::Low { Default::None } else { Default::Optimize };
+    let mut compiled = pipeline::compile(input, front, default)?;
+    let module = &compiled.module;
+    match kind {
+        Emit::Low => write_output(output, &nagi_low::print_module(module, Some(&compiled.source))),
+        Emit::Cost => write_output(output, &passes::cost_report(module, &compiled.pipeline, input)),
+        Emit::Rust => Backend::Rust.emit(module, input, output, target, &mut compiled.timer),
+        Emit::Llvm => Backend::Llvm.emit(module, input, output, target, &mut compiled.timer),
+    }
+}
+
+/// `nagic build FILE [-o OUT]`.
+pub(crate) fn build(
+    input: &Path,
+    output: Option<&Path>,
+    backend: Backend,
+    front: &FrontEnd,
+    target: &Target,
+) -> Result<(), Failure> {
+    let output = output.map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from(default_name(input)));
+    build_into(input, &output, backend, front, target)
+}
+
+/// `nagic run FILE [-- ARGS]`: builds into the checkout's `target/nagic-run/` and then
+/// replaces this process with the program (`exec`), so signals sent to `nagic run` (SIGTERM from
+/// a supervisor, Ctrl-C) reach the program itself and it can shut down gracefully, and its exit
+/// status is the command's.
+pub(crate) fn run(
+    input: &Path,
+    args: &[String],
+    backend: Backend,
+    front: &FrontEnd,
+    target: &Target,
+) -> Result<(), Failure> {
+    use std::os::unix::process::CommandExt;
+    let output = checkout().join("target/nagic-run").join(default_name(input));
+    build_into(input, &output, backend, front, target)?;
+    // `exec` only returns on failure.
+    let error = Command::new(&output).args(args).exec();
+    eprintln!("{}: error: cannot start the program: {error}", output.display());
+    Err(Failure::Input)
+}
+
+/// The executable's name when none is given: the input's stem.
+fn default_name(input: &Path) -> String {
+    input.file_stem().and_then(|s| s.to_str()).unwrap_or("a.out").to_string()
+}
+
+/// The front half with `-O` by default, then the backend's build into `output`.
+fn build_into(input: &Path, output: &Path, backend: Backend, front: &FrontEnd, target: &Target) -> Result<(), Failure> {
+    let mut compiled = pipeline::compile(input, front, Default::Optimize)?;
+    backend.build(&compiled.module, input, output, target, &mut compiled.timer)
+}

@@ -1,0 +1,79 @@
+//! The LLVM backend: the module as IR text (`--emit=llvm`), or as an object file written next
+//! to the executable and linked with the runtime's static library in one command, the
+//! documented link line:
+//!
+//! ```text
+//! cc app.o libnagi_runtime.a -Wl,--gc-sections -lpthread -ldl -lm -o app
+//! ```
+//!
+//! (`--gc-sections`, which rustc passes too, drops the parts of the runtime a program does not
+//! use; `CC` chooses another C compiler.)
+//!
+//! The static library comes from [`crate::runtime_lib`], built together with the rlib the
+//! Rust path uses, so both backends link the same runtime build.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use nagi_emit_llvm::Options;
+use nagi_low::Module;
+
+use crate::failure::{Failure, report};
+use crate::runtime_lib::RuntimeArtifacts;
+use crate::timer::Timer;
+
+/// Reports an emitter diagnostic against the input file.
+fn report_against(input: &Path) -> impl FnOnce(nagi_low::Diagnostic) -> Failure + '_ {
+    move |d| report(&[d], &input.display().to_string(), "")
+}
+
+/// The module's LLVM IR as text (`--emit=llvm`), optimized at `options.opt_level`.
+pub(crate) fn emit_ir(module: &Module, input: &Path, options: &Options, timer: &mut Timer) -> Result<String, Failure> {
+    nagi_emit_llvm::emit_ir(module, options, &mut |phase| timer.phase(phase)).map_err(report_against(input))
+}
+
+/// Compiles `module` to an object file and writes it beside the executable `output`
+/// (`.NAME.o`); returns its path.
+pub(crate) fn write_object(
+    module: &Module,
+    input: &Path,
+    output: &Path,
+    options: &Options,
+    timer: &mut Timer,
+) -> Result<PathBuf, Failure> {
+    let object =
+        nagi_emit_llvm::emit_object(module, options, &mut |phase| timer.phase(phase)).map_err(report_against(input))?;
+    let file_name = output.file_name().and_then(|n| n.to_str()).unwrap_or("out");
+    let object_path = output.with_file_name(format!(".{file_name}.o"));
+    std::fs::write(&object_path, &object).map_err(|e| {
+        eprintln!("{}: error: cannot write the object file: {e}", object_path.display());
+        Failure::Input
+    })?;
+    Ok(object_path)
+}
+
+/// Links `object` with the runtime's static library into the executable `output`, then
+/// removes the object.
+pub(crate) fn link(object: &Path, runtime: &RuntimeArtifacts, output: &Path) -> Result<(), Failure> {
+    let cc = std::env::var_os("CC").unwrap_or_else(|| "cc".into());
+    let status = Command::new(&cc)
+        .arg(object)
+        .arg(&runtime.staticlib)
+        .args(["-Wl,--gc-sections", "-lpthread", "-ldl", "-lm", "-o"])
+        .arg(output)
+        .status()
+        .map_err(|e| {
+            eprintln!("nagic: error: cannot start the C compiler `{}` to link: {e}", cc.to_string_lossy());
+            Failure::Input
+        })?;
+    let _ = std::fs::remove_file(object);
+    if !status.success() {
+        eprintln!(
+            "nagic: error: linking {} failed (the command was `cc OBJECT {} -Wl,--gc-sections -lpthread -ldl -lm`)",
+            output.display(),
+            runtime.staticlib.display()
+        );
+        return Err(Failure::Input);
+    }
+    Ok(())
+}

@@ -1,0 +1,72 @@
+//! Reading the input: a High Nagi file (`.nagi`, parsed, checked and lowered by `nagi-high`) or
+//! a Low file (`.low`, parsed and verified), then the `--replace` files' functions swapped in;
+//! every diagnostic is printed to stderr.
+
+use std::path::{Path, PathBuf};
+
+use nagi_low::{Module, SourceMap};
+
+use crate::failure::{Failure, report};
+
+/// A verified Low module read from a file, with what is needed to report on it.
+pub(crate) struct Loaded {
+    pub(crate) module: Module,
+    /// Spans and comments of the Low text; empty for High input and after a replacement.
+    pub(crate) source: SourceMap,
+}
+
+/// Reads and verifies `path`, then replaces its functions by those of the `replace` files (in
+/// order), printing every diagnostic to stderr.
+pub(crate) fn load(path: &Path, replace: &[PathBuf]) -> Result<Loaded, Failure> {
+    let mut loaded = load_one(path)?;
+    for replacement in replace {
+        let with = load_one(replacement)?;
+        let name = replacement.display().to_string();
+        if let Err(diagnostics) = nagi_low::replace::replace_functions(&mut loaded.module, &with.module) {
+            return Err(report(&diagnostics, &name, ""));
+        }
+        // Spans and comments belong to the original text; after a replacement they would
+        // point at the wrong lines, so the module is printed without them.
+        loaded.source = SourceMap::default();
+    }
+    if !replace.is_empty()
+        && let Err(diagnostics) = nagi_low::verify(&loaded.module, None)
+    {
+        return Err(report(&diagnostics, &path.display().to_string(), ""));
+    }
+    Ok(loaded)
+}
+
+/// Reads one input file without replacements.
+fn load_one(path: &Path) -> Result<Loaded, Failure> {
+    let name = path.display().to_string();
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) => {
+            eprintln!("{name}: error: cannot read the file: {e}");
+            return Err(Failure::Input);
+        }
+    };
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("low") => {}
+        Some("nagi") => {
+            let module = nagi_high::compile(&text, &module_name(path)).map_err(|d| report(&d, &name, &text))?;
+            return Ok(Loaded { module, source: SourceMap::default() });
+        }
+        _ => {
+            eprintln!("{name}: error: unknown input kind; nagic reads High Nagi (`.nagi`) and Low (`.low`) files");
+            return Err(Failure::Input);
+        }
+    }
+    let (module, source) = nagi_low::parse(&text).map_err(|d| report(&[d], &name, &text))?;
+    nagi_low::verifier::verify(&module, Some(&source)).map_err(|d| report(&d, &name, &text))?;
+    Ok(Loaded { module, source })
+}
+
+/// The Low module name for an input file: its stem, with characters other than letters,
+/// digits and `_` replaced by `_`.
+fn module_name(path: &Path) -> String {
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("main");
+    let name: String = stem.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
+    if name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') { name } else { format!("m_{name}") }
+}

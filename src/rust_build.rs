@@ -1,0 +1,88 @@
+//! The Rust backend after emission: `--emit=rust -o DIR`'s standalone crate, and for
+//! `nagic build` the crate root written to a build directory beside the executable and
+//! compiled by one `rustc` call against the prebuilt runtime rlib ([`crate::runtime_lib`]).
+//!
+//! One `rustc` invocation on the emitted crate root with `--extern nagi_runtime=…`, and its
+//! incremental state kept beside it, is what keeps a rebuild of a service under a second.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use nagi_low::Module;
+
+use crate::failure::{Failure, report};
+use crate::output::write_output;
+use crate::runtime_lib::{RuntimeArtifacts, checkout};
+
+/// The emitted crate root for `module`, or the emitter's diagnostic.
+pub(crate) fn emit(module: &Module, input: &Path) -> Result<String, Failure> {
+    nagi_emit_rust::emit(module).map_err(|d| report(&[d], &input.display().to_string(), ""))
+}
+
+/// Writes the emitted crate to `dir` (`Cargo.toml` and `src/main.rs`), buildable with `cargo
+/// build` on its own.
+pub(crate) fn write_crate(dir: &Path, name: &str, source: &str) -> Result<(), Failure> {
+    let runtime = checkout().join("runtime");
+    let manifest = nagi_emit_rust::cargo_manifest(&name.replace('_', "-"), &runtime.display().to_string());
+    let result = std::fs::create_dir_all(dir.join("src"))
+        .and_then(|()| std::fs::write(dir.join("Cargo.toml"), manifest))
+        .and_then(|()| std::fs::write(dir.join("src/main.rs"), source));
+    result.map_err(|e| {
+        eprintln!("{}: error: cannot write the crate: {e}", dir.display());
+        Failure::Input
+    })
+}
+
+/// Emits `module` and writes its crate root into the build directory of the executable
+/// `output` (`.NAME.nagi-build/main.rs` beside it); returns the root's path.
+pub(crate) fn write_crate_root(module: &Module, input: &Path, output: &Path) -> Result<PathBuf, Failure> {
+    let source = emit(module, input)?;
+    let work =
+        output.with_file_name(format!(".{}.nagi-build", output.file_name().and_then(|n| n.to_str()).unwrap_or("out")));
+    std::fs::create_dir_all(&work).map_err(|e| {
+        eprintln!("{}: error: cannot create the build directory: {e}", work.display());
+        Failure::Input
+    })?;
+    let root = work.join("main.rs");
+    write_output(Some(&root), &source)?;
+    Ok(root)
+}
+
+/// Compiles the crate `root` (named `crate_name`) into the executable `output` for
+/// `target_cpu`, linking the runtime's rlib.
+pub(crate) fn rustc(
+    root: &Path,
+    crate_name: &str,
+    runtime: &RuntimeArtifacts,
+    output: &Path,
+    target_cpu: &str,
+) -> Result<(), Failure> {
+    let status = Command::new("rustc")
+        .args(["--edition", "2024", "--crate-type", "bin", "--crate-name", crate_name])
+        .args(["-C", "opt-level=2", "-C", "debuginfo=0", "-C", "codegen-units=16"])
+        // Incremental state next to the emitted crate: a rebuild after a small change reuses
+        // the code of unchanged functions (about 1 s instead of 1.4 s for the users service).
+        .arg("-C")
+        .arg(format!("incremental={}", root.with_file_name("incremental").display()))
+        .arg(format!("-Ctarget-cpu={target_cpu}"))
+        .arg("--extern")
+        .arg(format!("nagi_runtime={}", runtime.rlib.display()))
+        .arg("-L")
+        .arg(format!("dependency={}", runtime.deps.display()))
+        .arg("-o")
+        .arg(output)
+        .arg(root)
+        .status()
+        .map_err(|e| {
+            eprintln!("nagic: error: cannot start rustc: {e}");
+            Failure::Input
+        })?;
+    if !status.success() {
+        eprintln!(
+            "nagic: internal compiler error: rustc rejected the emitted crate {}; please report this with the input",
+            root.display()
+        );
+        return Err(Failure::Input);
+    }
+    Ok(())
+}
