@@ -40,13 +40,15 @@ pub(crate) fn load(path: &Path, replace: &[PathBuf]) -> Result<Loaded, Failure> 
 /// Reads one input file without replacements.
 fn load_one(path: &Path) -> Result<Loaded, Failure> {
     let name = path.display().to_string();
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
         Err(e) => {
             eprintln!("{name}: error: cannot read the file: {e}");
             return Err(Failure::Input);
         }
     };
+    let is_low = path.extension().is_some_and(|e| e == "low");
+    let text = String::from_utf8(bytes).map_err(|e| invalid_utf8(&name, e, is_low))?;
     match path.extension().and_then(|e| e.to_str()) {
         Some("low") => {}
         Some("nagi") => {
@@ -61,6 +63,25 @@ fn load_one(path: &Path) -> Result<Loaded, Failure> {
     let (module, source) = nagi_low::parse(&text).map_err(|d| report(&[d], &name, &text))?;
     nagi_low::verifier::verify(&module, Some(&source)).map_err(|d| report(&d, &name, &text))?;
     Ok(Loaded { module, source })
+}
+
+/// Reports a source file that is not UTF-8 at its first bad byte (`H101` for High Nagi, `L104`
+/// for Low): the lines before it are shown as they are.
+fn invalid_utf8(name: &str, error: std::string::FromUtf8Error, is_low: bool) -> Failure {
+    let at = error.utf8_error().valid_up_to();
+    let bytes = error.as_bytes();
+    let byte = bytes[at];
+    let text = String::from_utf8_lossy(bytes);
+    // The lossy text keeps every byte before `at` in place, so `at` is an offset into it too.
+    let span = nagi_low::Span { start: at as u32, end: (at + char::REPLACEMENT_CHARACTER.len_utf8()) as u32 };
+    let code = if is_low { "L104" } else { "H101" };
+    let diagnostic = nagi_low::Diagnostic::new(
+        code,
+        format!("invalid UTF-8: byte 0x{byte:02x} does not start or continue a character"),
+    )
+    .at(Some(span))
+    .label("not UTF-8");
+    report(&[diagnostic], name, &text)
 }
 
 /// The Low module name for an input file: its stem, with characters other than letters,

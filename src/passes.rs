@@ -181,10 +181,13 @@ pub(crate) fn optimize(
 ) -> Result<Pipeline, Failure> {
     let pipeline = pipeline(pass_options, default)?;
     let only = print_filter(pass_options)?;
+    let enabled = pass_options.print_low_after_all || only.as_ref().is_some_and(|o| !o.is_empty());
+    if enabled {
+        say_what_will_not_print(&pipeline, only.as_deref());
+    }
     if pipeline.is_empty() {
         return Ok(pipeline);
     }
-    let enabled = pass_options.print_low_after_all || only.as_ref().is_some_and(|o| !o.is_empty());
     let mut printer = Printer { only, dir: pass_options.print_low_dir.clone(), enabled, failed: false };
     if enabled && printer.dir.is_some() {
         printer.write("00-input.low", "input", module);
@@ -198,6 +201,25 @@ pub(crate) fn optimize(
             Ok(pipeline)
         }
         Err(failure) => Err(report_failure(&failure, &pipeline)),
+    }
+}
+
+/// `--print-low-after` prints after the passes that run; say so when some it names never will,
+/// instead of printing nothing without a word.
+fn say_what_will_not_print(pipeline: &Pipeline, only: Option<&[String]>) {
+    if pipeline.is_empty() {
+        eprintln!(
+            "nagic: note: --print-low-after: no pass runs, so nothing is printed (this command runs no passes \
+             unless -O or --passes=… is given)"
+        );
+        return;
+    }
+    let text = pipeline.to_string();
+    let running: Vec<&str> = text.split(',').collect();
+    for name in only.unwrap_or_default() {
+        if !running.contains(&name.as_str()) {
+            eprintln!("nagic: note: --print-low-after: pass `{name}` is not in the pipeline `{text}`");
+        }
     }
 }
 

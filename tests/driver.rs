@@ -1,0 +1,50 @@
+//! The driver's own diagnostics: input files that are not UTF-8, and `--print-low-after`
+//! options that can print nothing.
+
+mod support;
+
+use support::{nagic, temp_dir};
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn a_source_file_that_is_not_utf8_is_reported_at_its_first_bad_byte() {
+    let dir = temp_dir("utf8");
+    let high = dir.join("bad.nagi");
+    std::fs::write(&high, b"fn main() {\n    print(\"caf\xc3\xa9 \xff\")\n}\n").unwrap();
+    let out = nagic(&["check", high.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stderr(&out);
+    // Line 2, column 17: `é` (two bytes) is one character, so the bad byte is the 17th.
+    let expected = format!("{}:2:17: error[H101]: invalid UTF-8: byte 0xff", high.display());
+    assert!(text.starts_with(&expected), "{text}");
+    assert!(!text.contains("panicked"), "{text}");
+
+    let low = dir.join("bad.low");
+    std::fs::write(&low, b"nagi-low 1\nmodule m\n// \xfe\n").unwrap();
+    let out = nagic(&["--emit=low", low.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let expected = format!("{}:3:4: error[L104]: invalid UTF-8: byte 0xfe", low.display());
+    assert!(stderr(&out).starts_with(&expected), "{}", stderr(&out));
+}
+
+#[test]
+fn print_low_after_says_when_no_pass_runs_or_a_named_pass_is_not_in_the_pipeline() {
+    let out = nagic(&["--emit=low", "--print-low-after-all", "golden/high/functions.nagi"]);
+    assert!(out.status.success());
+    assert!(
+        stderr(&out).contains("nagic: note: --print-low-after: no pass runs, so nothing is printed"),
+        "{}",
+        stderr(&out)
+    );
+    let out = nagic(&["--emit=low", "--passes=dce", "--print-low-after=inline", "golden/high/functions.nagi"]);
+    assert!(out.status.success());
+    assert!(stderr(&out).contains("pass `inline` is not in the pipeline `dce`"), "{}", stderr(&out));
+    // A pass that runs prints, with no note.
+    let out = nagic(&["--emit=low", "--passes=dce", "--print-low-after=dce", "golden/high/functions.nagi"]);
+    assert!(out.status.success());
+    assert!(!stderr(&out).contains("note:"), "{}", stderr(&out));
+    assert!(stderr(&out).starts_with("// ===== Low after pass 1 (dce) =====\nnagi-low 1\n"), "{}", stderr(&out));
+}
