@@ -19,6 +19,7 @@
 use inkwell::IntPredicate;
 use inkwell::attributes::AttributeLoc;
 use inkwell::basic_block::BasicBlock;
+use inkwell::intrinsics::Intrinsic;
 use inkwell::module::Linkage;
 use inkwell::types::BasicMetadataTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FunctionValue, PointerValue};
@@ -89,11 +90,12 @@ pub(crate) fn define<'ctx>(
         let value = f.get_nth_param(i as u32).ok_or_else(|| Error::internal("parameter count"))?;
         cx.builder.build_store(slots[param], value)?;
     }
-    if recursive {
-        crate::runtime_calls::call(cx, crate::runtime_calls::Rt::StackCheck, &[])?;
-    }
     let start = cx.context.append_basic_block(f, "start");
-    cx.builder.build_unconditional_branch(start)?;
+    if recursive {
+        stack_check(cx, f, start)?;
+    } else {
+        cx.builder.build_unconditional_branch(start)?;
+    }
     cx.builder.position_at_end(start);
     let mut emitter = FnEmitter { cx, func, llfn: f, slots, counters, labels: ArenaMap::default() };
     emitter.body()?;
@@ -102,6 +104,76 @@ pub(crate) fn define<'ctx>(
         cx.builder.build_unreachable()?;
     }
     Ok(())
+}
+
+/// The stack check at the entry of a function that can recurse, then a branch to `start`:
+///
+/// ```text
+/// %sp = llvm.read_register.i64(!"rsp")        ; the frame address off x86-64
+/// %limit = load @nagi.stack.limit            ; thread-local, all ones until computed
+/// br (icmp ult %sp, %limit), %stack.slow, %start
+/// stack.slow:                                  ; cold: first check of a thread, or overflow
+///   call nagi_rt_stack_slow(%sp, @nagi.stack.limit)
+///   br %start
+/// ```
+///
+/// The fast path is a thread-local load and a compare, inline; the runtime computes each
+/// thread's limit and decides the trap (`runtime/src/stack.rs`), so the rule has one home.
+fn stack_check<'ctx>(cx: &Cx<'ctx, '_>, f: FunctionValue<'ctx>, start: BasicBlock<'ctx>) -> Result<(), Error> {
+    let b = &cx.builder;
+    let i64t = cx.context.i64_type();
+    let sp = stack_pointer(cx)?;
+    let limit_slot = stack_limit_global(cx);
+    let limit = ir::load(b, i64t.into(), limit_slot.as_pointer_value(), "stack.limit")?.into_int_value();
+    let past = b.build_int_compare(IntPredicate::ULT, sp, limit, "stack.past")?;
+    let slow = cx.context.append_basic_block(f, "stack.slow");
+    b.build_conditional_branch(past, slow, start)?;
+    b.position_at_end(slow);
+    let slot = b.build_pointer_cast(limit_slot.as_pointer_value(), cx.layouts.byte_ptr(), "stack.slot")?;
+    runtime_calls::call(cx, Rt::StackSlow, &[sp.into(), slot.into()])?;
+    b.build_unconditional_branch(start)?;
+    Ok(())
+}
+
+/// The stack pointer as an `i64`: `llvm.read_register` of `rsp` on x86-64 (one instruction),
+/// elsewhere the frame address (which costs the function a frame pointer).
+fn stack_pointer<'ctx>(cx: &Cx<'ctx, '_>) -> Result<inkwell::values::IntValue<'ctx>, Error> {
+    let b = &cx.builder;
+    let i64t = cx.context.i64_type();
+    let x86_64 = inkwell::targets::TargetMachine::get_default_triple().as_str().to_string_lossy().starts_with("x86_64");
+    let (name, types, args): (&str, Vec<inkwell::types::BasicTypeEnum>, Vec<BasicMetadataValueEnum>) = if x86_64 {
+        let register = cx.context.metadata_node(&[cx.context.metadata_string("rsp").into()]);
+        ("llvm.read_register", vec![i64t.into()], vec![register.into()])
+    } else {
+        ("llvm.frameaddress", vec![cx.layouts.byte_ptr().into()], vec![cx.context.i32_type().const_zero().into()])
+    };
+    let intrinsic = Intrinsic::find(name)
+        .and_then(|i| i.get_declaration(&cx.module, &types))
+        .ok_or_else(|| Error::internal(format!("LLVM has no {name}")))?;
+    let value = b
+        .build_call(intrinsic, &args, "sp")?
+        .try_as_basic_value()
+        .basic()
+        .ok_or_else(|| Error::internal(format!("{name} returns nothing")))?;
+    Ok(match value {
+        BasicValueEnum::PointerValue(p) => b.build_ptr_to_int(p, i64t, "sp")?,
+        other => other.into_int_value(),
+    })
+}
+
+/// The module's thread-local stack limit, `@nagi.stack.limit` (all ones until the runtime
+/// stores the thread's limit), created on first use.
+fn stack_limit_global<'ctx>(cx: &Cx<'ctx, '_>) -> inkwell::values::GlobalValue<'ctx> {
+    if let Some(global) = cx.module.get_global("nagi.stack.limit") {
+        return global;
+    }
+    let i64t = cx.context.i64_type();
+    let global = cx.module.add_global(i64t, None, "nagi.stack.limit");
+    global.set_initializer(&i64t.const_all_ones());
+    global.set_linkage(inkwell::module::Linkage::Internal);
+    global.set_thread_local(true);
+    global.set_thread_local_mode(Some(inkwell::ThreadLocalMode::InitialExecTLSModel));
+    global
 }
 
 /// What is left to do while walking a body.

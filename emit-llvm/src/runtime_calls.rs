@@ -31,7 +31,7 @@ pub(crate) enum Rt {
     StrEq,
     Trap,
     IndexOutOfRange,
-    StackCheck,
+    StackSlow,
     Main,
 }
 
@@ -63,7 +63,7 @@ impl Rt {
             Rt::StrEq => ("nagi_rt_str_eq", &[Str, Str], Some(I32), false),
             Rt::Trap => ("nagi_rt_trap", &[Bytes, I64], None, true),
             Rt::IndexOutOfRange => ("nagi_rt_index_out_of_range", &[I64, I64], None, true),
-            Rt::StackCheck => ("nagi_rt_stack_check", &[], None, false),
+            Rt::StackSlow => ("nagi_rt_stack_slow", &[I64, Bytes], None, false),
             Rt::Main => ("nagi_rt_main", &[MainFn], Some(I32), false),
         })
     }

@@ -93,12 +93,20 @@ fn fail(message: &str) -> ! {
     process::exit(101)
 }
 
-/// The stack check emitted at the entry of every function that can recurse: ends the program
-/// with the trap `stack overflow` when the caller's frame lies past this thread's limit (see
-/// [`crate::stack`], which holds the one rule both emitters use).
+/// The slow half of the stack check emitted at the entry of every function that can recurse,
+/// called when the frame address `sp` is below the module's thread-local limit at `limit`:
+/// on a thread's first check (the slot still holds all ones) it stores this thread's limit
+/// there; when `sp` is below the real limit it ends the program with the trap `stack overflow`.
+/// [`crate::stack`] holds the rule, which the Rust path uses too.
+///
+/// # Safety
+/// `limit` points to the calling module's thread-local `u64` slot of the current thread.
 #[unsafe(no_mangle)]
-pub extern "C" fn nagi_rt_stack_check() {
-    if crate::stack::exceeded() {
+pub unsafe extern "C" fn nagi_rt_stack_slow(sp: u64, limit: *mut u64) {
+    let real = crate::stack::thread_limit() as u64;
+    // SAFETY: the caller passes its own thread's slot.
+    unsafe { limit.write(real) };
+    if sp < real {
         fail("stack overflow");
     }
 }
