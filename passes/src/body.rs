@@ -7,7 +7,8 @@
 //! the parser would allocate them for the printed text, dropping entries nothing lists, so
 //! that between passes every function looks as if it had just been parsed.
 
-use la_arena::{Arena, ArenaMap, Idx, RawIdx};
+use la_arena::{Arena, ArenaMap, Idx};
+use nagi_low::entities::index;
 use nagi_low::{
     ArenaGet, BlockData, BlockId, FunctionData, LabelData, LabelId, LocalData, LocalId, OpData, OpId, OpKind, Operand,
 };
@@ -204,16 +205,6 @@ pub fn child_blocks(kind: &OpKind) -> [Option<BlockId>; 2] {
         | OpKind::ForEach { body, .. } => [Some(*body), None],
         _ => [None, None],
     }
-}
-
-/// The position of an id in its arena.
-pub fn index<T>(id: Idx<T>) -> usize {
-    u32::from(id.into_raw()) as usize
-}
-
-/// The id at position `i` of an arena.
-pub fn id_at<T>(i: usize) -> Idx<T> {
-    Idx::from_raw(RawIdx::from(i as u32))
 }
 
 /// How many times each local (by arena index) is read, and how many of those reads are

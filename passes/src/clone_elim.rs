@@ -17,10 +17,11 @@
 
 use std::collections::HashSet;
 
+use nagi_low::entities::index;
 use nagi_low::{ArenaGet, BlockId, FunctionData, LabelId, Module, OpId, OpKind};
 
 use crate::Pass;
-use crate::body::{ArenaGetMut, for_each_local, index, preorder};
+use crate::body::{ArenaGetMut, for_each_local, preorder};
 
 /// The `clone-elim` pass.
 pub struct CloneElim;

@@ -21,10 +21,11 @@
 
 use std::collections::BTreeMap;
 
+use nagi_low::entities::index;
 use nagi_low::{ArenaGet, Constant, FunctionData, LocalId, Module, OpId, OpKind, Operand};
 
 use crate::Pass;
-use crate::body::{Slot, for_each_local, for_each_operand_mut, index, mutably_borrowed, preorder};
+use crate::body::{Slot, for_each_local, for_each_operand_mut, mutably_borrowed, preorder};
 use crate::dataflow::{self, Analysis, Facts};
 use crate::fold::{self, Folded};
 

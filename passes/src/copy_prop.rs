@@ -14,10 +14,11 @@
 
 use std::collections::BTreeMap;
 
+use nagi_low::entities::index;
 use nagi_low::{FunctionData, LocalId, Module, OpId, OpKind, Type};
 
 use crate::Pass;
-use crate::body::{ArenaGetMut, Slot, for_each_local, for_each_local_mut, index, mutably_borrowed};
+use crate::body::{ArenaGetMut, Slot, for_each_local, for_each_local_mut, mutably_borrowed};
 use crate::dataflow::{self, Analysis, Facts};
 
 /// The `copy-prop` pass.

@@ -15,9 +15,8 @@
 //! one that saw the fixpoint) is the one whose records stand. Everything runs on explicit
 //! stacks, so deeply nested bodies cannot overflow the thread's stack.
 
+use nagi_low::entities::index;
 use nagi_low::{ArenaGet, BlockId, FunctionData, LabelId, OpId, OpKind};
-
-use crate::body::index;
 
 /// Facts that hold at a program point.
 pub trait Facts: Clone + PartialEq {

@@ -20,12 +20,11 @@
 //! Uses are counted over the whole function, not per path, which is enough: a removed
 //! operation's destination is read nowhere, so no path can notice.
 
+use nagi_low::entities::index;
 use nagi_low::{ArenaGet, BlockId, FunctionData, LocalId, Module, OpId, OpKind};
 
 use crate::Pass;
-use crate::body::{
-    Slot, UseCounts, consumes_only_copies, for_each_local, has_effect, index, preorder, remove_unused_locals,
-};
+use crate::body::{Slot, UseCounts, consumes_only_copies, for_each_local, has_effect, preorder, remove_unused_locals};
 
 /// The `dce` pass.
 pub struct Dce;

@@ -26,6 +26,7 @@
 use std::collections::HashSet;
 
 use la_arena::ArenaMap;
+use nagi_low::entities::index;
 use nagi_low::{
     ArenaGet, BlockData, BlockId, FuncId, FunctionData, LabelData, LabelId, LocalData, LocalId, Module, OpData, OpId,
     OpKind, Operand, Type,
@@ -33,7 +34,7 @@ use nagi_low::{
 use petgraph::algo::tarjan_scc;
 
 use crate::Pass;
-use crate::body::{Slot, for_each_local, for_each_local_mut, index, preorder};
+use crate::body::{Slot, for_each_local, for_each_local_mut, preorder};
 use crate::callgraph::CallGraph;
 
 /// The largest callee, in operations (nested ones included), that is inlined.

@@ -13,10 +13,11 @@
 
 use std::collections::HashSet;
 
+use nagi_low::entities::index;
 use nagi_low::{ArenaGet, BlockId, FunctionData, LabelId, Module, OpId, OpKind};
 
 use crate::Pass;
-use crate::body::{index, preorder};
+use crate::body::preorder;
 
 /// The `unreachable` pass.
 pub struct Unreachable;

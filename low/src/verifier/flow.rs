@@ -28,15 +28,13 @@
 
 use std::collections::BTreeMap;
 
-use la_arena::{Idx, RawIdx};
-
 use crate::diagnostic::Diagnostic;
-use crate::entities::{ArenaGet, BlockId, LabelId, LocalId, OpId};
+use crate::entities::{ArenaGet, BlockId, LabelId, LocalId, OpId, id_at, index};
 use crate::ops::{OpKind, Operand};
 use crate::types::Type;
 
 use super::structure::{ScopeKind, Tree, scope_kind};
-use super::{FnCx, code, op_label, raw};
+use super::{FnCx, code, op_label};
 
 /// The local may hold no value yet on some path.
 const UNASSIGNED: u8 = 1;
@@ -87,10 +85,6 @@ fn join(into: &mut State, other: &State) {
     }
 }
 
-fn local_id(index: usize) -> LocalId {
-    Idx::from_raw(RawIdx::from(index as u32))
-}
-
 /// Runs the alias check and the dataflow on a structurally sound body.
 pub(super) fn check(cx: &mut FnCx<'_>, tree: &Tree) {
     let origins = Origins::compute(cx.func, tree.preorder.iter().copied());
@@ -137,14 +131,14 @@ fn alias(cx: &FnCx<'_>, origins: &Origins, a: LocalId, b: LocalId, moves: bool) 
                 cx.name(a)
             ));
         }
-        let common = origins.common(raw(a), raw(b))?;
+        let common = origins.common(index(a), index(b))?;
         let (m, other) = if exclusive(ta) { (a, b) } else { (b, a) };
         return Some(format!(
             "passes {} (a `&mut`) and {}, which may both reach {}; a `&mut` argument must be the only way \
              the callee can reach its value",
             cx.name(m),
             cx.name(other),
-            cx.name(local_id(common))
+            cx.name(id_at(common))
         ));
     }
     if !moves {
@@ -157,7 +151,7 @@ fn alias(cx: &FnCx<'_>, origins: &Origins, a: LocalId, b: LocalId, moves: bool) 
     } else {
         return None;
     };
-    let borrows = origins.of.get(raw(reference)).is_some_and(|o| o.binary_search(&raw(owned)).is_ok());
+    let borrows = origins.of.get(index(reference)).is_some_and(|o| o.binary_search(&index(owned)).is_ok());
     borrows.then(|| {
         format!(
             "moves {} into the callee while also passing {}, which may borrow from it",
@@ -239,7 +233,7 @@ impl<'c, 'a> Flow<'c, 'a> {
         let n = copy.len();
         let mut initial = vec![UNASSIGNED; n];
         for &p in &func.params {
-            if let Some(state) = initial.get_mut(raw(p)) {
+            if let Some(state) = initial.get_mut(index(p)) {
                 *state = LIVE;
             }
         }
@@ -364,7 +358,7 @@ impl<'c, 'a> Flow<'c, 'a> {
                     self.read(s, op, *seq);
                     self.write(s, op, *var, false);
                 }
-                self.iterating.push(raw(*seq));
+                self.iterating.push(index(*seq));
                 self.open_scope(op, kind, *label, *body, frames);
                 return;
             }
@@ -506,7 +500,7 @@ impl<'c, 'a> Flow<'c, 'a> {
     /// Joins what reaches the head of loop `op` into its recorded head, and continues from
     /// the head.
     fn enter_head(&mut self, op: OpId, cur: &mut State) {
-        let Some(head) = self.heads.get_mut(raw(op)) else { return };
+        let Some(head) = self.heads.get_mut(index(op)) else { return };
         join(head, cur);
         *cur = head.clone();
     }
@@ -529,7 +523,7 @@ impl<'c, 'a> Flow<'c, 'a> {
             join(cur, &scope.breaks);
             return;
         }
-        let Some(head) = self.heads.get_mut(raw(op)) else { return };
+        let Some(head) = self.heads.get_mut(index(op)) else { return };
         let mut grown = head.clone();
         join(&mut grown, cur);
         join(&mut grown, &scope.continues);
@@ -545,7 +539,7 @@ impl<'c, 'a> Flow<'c, 'a> {
 
     /// A read that needs `local` to hold a value but does not take it.
     fn read(&mut self, s: &Point, op: OpId, local: LocalId) {
-        let i = raw(local);
+        let i = index(local);
         let Some(&state) = s.bits.get(i) else { return };
         if state == LIVE {
             return;
@@ -573,7 +567,7 @@ impl<'c, 'a> Flow<'c, 'a> {
     /// A read that takes the value of `local` when its type is not a copy type.
     fn consume(&mut self, s: &mut Point, op: OpId, local: LocalId, how: How) {
         self.read(s, op, local);
-        let i = raw(local);
+        let i = index(local);
         if i >= s.bits.len() || self.copy[i] {
             return;
         }
@@ -583,7 +577,7 @@ impl<'c, 'a> Flow<'c, 'a> {
     }
 
     fn reason(&self, op: OpId, how: How, source: Option<usize>) -> Reason {
-        let position = self.cx.order.get(raw(op)).copied().unwrap_or(0);
+        let position = self.cx.order.get(index(op)).copied().unwrap_or(0);
         Reason { position, how, source, op }
     }
 
@@ -596,7 +590,7 @@ impl<'c, 'a> Flow<'c, 'a> {
     /// An assignment of `local`; `check` says whether overwriting a live owned value is an
     /// error (it is for every destination, but a `for` variable is written by the loop).
     fn write(&mut self, s: &mut Point, op: OpId, local: LocalId, check: bool) {
-        let i = raw(local);
+        let i = index(local);
         let Some(&state) = s.bits.get(i) else { return };
         if check && !self.copy[i] && state & LIVE != 0 {
             let some_path = if state != LIVE { " (on some path)" } else { "" };
@@ -617,7 +611,7 @@ impl<'c, 'a> Flow<'c, 'a> {
     /// becomes unusable (it may point at storage the change frees or moves, as a `push` may);
     /// and no `for` may be iterating over the array being changed, through any path.
     fn mutate(&mut self, s: &mut Point, op: OpId, local: LocalId) {
-        let i = raw(local);
+        let i = index(local);
         let is_ref = self.cx.func.locals.get(local).is_some_and(|l| l.ty.is_ref());
         if !is_ref {
             self.invalidate(s, op, i, How::Mutated);
@@ -626,7 +620,7 @@ impl<'c, 'a> Flow<'c, 'a> {
         if let Some(&root) = roots.iter().find(|r| self.iterating.contains(r)) {
             let message = format!(
                 "changes {} while a `for` iterates over it; iterate over a copy or collect the changes first",
-                self.cx.name(local_id(root))
+                self.cx.name(id_at(root))
             );
             self.out.push(self.cx.op_diagnostic(code::MUTATED_WHILE_ITERATED, op, message));
         }
@@ -654,16 +648,14 @@ impl<'c, 'a> Flow<'c, 'a> {
                 continue;
             }
             let some_path = if state != LIVE { " (on some path)" } else { "" };
-            let message = format!(
-                "{} still owns a value at `return`{some_path}; drop or move it first",
-                self.cx.name(local_id(i))
-            );
+            let message =
+                format!("{} still owns a value at `return`{some_path}; drop or move it first", self.cx.name(id_at(i)));
             self.out.push(self.cx.op_diagnostic(code::LEAK_AT_RETURN, op, message));
         }
     }
 
     fn moved_message(&self, i: usize, state: u8, why: Option<&Reason>) -> String {
-        let name = self.cx.name(local_id(i));
+        let name = self.cx.name(id_at(i));
         // "Maybe" when another state is possible too.
         let maybe = state & (LIVE | UNASSIGNED) != 0;
         let Some(kill) = why else {
@@ -681,12 +673,12 @@ impl<'c, 'a> Flow<'c, 'a> {
             (Some(source), false) => format!(
                 "{name} is used after its source {} was {how} by `{by}`; a reference is valid only while \
                  what it borrows from keeps its value",
-                self.cx.name(local_id(source))
+                self.cx.name(id_at(source))
             ),
             (Some(source), true) => format!(
                 "{name} is used, but on some path its source {} was {how} by `{by}`; a reference is valid \
                  only while what it borrows from keeps its value",
-                self.cx.name(local_id(source))
+                self.cx.name(id_at(source))
             ),
         }
     }
