@@ -26,7 +26,7 @@ pub use module::{
     BlockData, ClassData, FieldData, FunctionData, HttpMethod, LabelData, LocalData, Module, OpData, RouteDecl,
     TableDecl,
 };
-pub use ops::{BinaryOp, OpKind, Opcode, Operand, UnaryOp};
+pub use ops::{BinaryOp, OpKind, Opcode, Operand, ScopeKind, UnaryOp};
 pub use parser::parse;
 pub use printer::{print_function, print_module, print_module_with_lines};
 pub use runtime::{RtType, RuntimeFn};

@@ -309,16 +309,10 @@ impl<'a> FnCx<'a> {
 fn op_label(module: &Module, func: &FunctionData, op: OpId) -> Option<String> {
     let kind = &func.ops.get(op)?.kind;
     let printable = match kind {
-        OpKind::Loop { label, .. }
-        | OpKind::Block { label, .. }
-        | OpKind::ForRange { label, .. }
-        | OpKind::ForEach { label, .. }
-        | OpKind::Break { label }
-        | OpKind::Continue { label } => func.labels.get(*label).is_some(),
         OpKind::New { class, .. } | OpKind::RuntimeCall { class: Some(class), .. } => {
             module.classes.get(*class).is_some()
         }
-        _ => true,
+        _ => kind.label().is_none_or(|label| func.labels.get(label).is_some()),
     };
     Some(if printable {
         print_op_head(module, func, op)

@@ -116,7 +116,7 @@ fn quiet(func: &FunctionData, op: OpId, watched: &HashSet<usize>) -> bool {
             OpKind::Break { label } | OpKind::Continue { label } => jumps.push(*label),
             other => declared.extend(other.declared_label()),
         }
-        for b in crate::body::child_blocks(&data.kind).into_iter().flatten() {
+        for b in data.kind.blocks() {
             if let Some(block) = func.blocks.get(b) {
                 stack.extend(block.ops.iter().copied());
             }

@@ -30,10 +30,10 @@ use std::collections::BTreeMap;
 
 use crate::diagnostic::Diagnostic;
 use crate::entities::{ArenaGet, BlockId, LabelId, LocalId, OpId, id_at, index};
-use crate::ops::{OpKind, Operand};
+use crate::ops::{OpKind, Operand, ScopeKind};
 use crate::types::Type;
 
-use super::structure::{ScopeKind, Tree, scope_kind};
+use super::structure::Tree;
 use super::{FnCx, code, op_label};
 
 /// The local may hold no value yet on some path.
@@ -263,7 +263,7 @@ impl<'c, 'a> Flow<'c, 'a> {
                     .func
                     .ops
                     .get(op)
-                    .is_some_and(|d| matches!(scope_kind(&d.kind), Some(k) if k != ScopeKind::Block))
+                    .is_some_and(|d| matches!(d.kind.scope_kind(), Some(k) if k != ScopeKind::Block))
             })
             .count();
         let height = self.cx.func.ops.len().saturating_add(3);
@@ -506,7 +506,7 @@ impl<'c, 'a> Flow<'c, 'a> {
     }
 
     fn open_scope(&mut self, op: OpId, kind: &OpKind, label: LabelId, body: BlockId, frames: &mut Vec<Frame>) {
-        let Some(scope) = scope_kind(kind) else { return };
+        let Some(scope) = kind.scope_kind() else { return };
         self.scopes.push(Scope { label, kind: scope, breaks: None, continues: None });
         frames.push(Frame::ScopeEnd { op });
         frames.push(Frame::Ops { block: body, next: 0 });

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use crate::entities::{ArenaGet, BlockId, LabelId, OpId, index};
-use crate::ops::OpKind;
+use crate::ops::{OpKind, ScopeKind};
 
 use super::{FnCx, code, types};
 
@@ -17,24 +17,6 @@ use super::{FnCx, code, types};
 pub(super) struct Tree {
     /// The listed operations in pre-order (text order).
     pub(super) preorder: Vec<OpId>,
-}
-
-/// What a label names, which decides what `break` and `continue` may do with it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum ScopeKind {
-    Loop,
-    For,
-    Block,
-}
-
-/// The kind of scope an operation's label opens, if it declares one.
-pub(super) fn scope_kind(kind: &OpKind) -> Option<ScopeKind> {
-    match kind {
-        OpKind::Loop { .. } => Some(ScopeKind::Loop),
-        OpKind::ForRange { .. } | OpKind::ForEach { .. } => Some(ScopeKind::For),
-        OpKind::Block { .. } => Some(ScopeKind::Block),
-        _ => None,
-    }
 }
 
 /// A cursor into a block being walked.
@@ -149,7 +131,7 @@ pub(super) fn walk(cx: &mut FnCx<'_>) -> Option<Tree> {
                             label_names.insert(label_data.name.as_str(), label);
                         }
                     }
-                    scope = scope_kind(kind).map(|k| (label, k));
+                    scope = kind.scope_kind().map(|k| (label, k));
                 }
             }
         }
