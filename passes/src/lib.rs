@@ -20,7 +20,6 @@ pub mod clone_elim;
 pub mod const_fold;
 pub mod copy_prop;
 pub mod cost;
-pub mod dataflow;
 pub mod dce;
 pub mod dead_fn;
 pub mod fold;
