@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 
 use nagi_low::dataflow::{self, Analysis, Join};
 use nagi_low::entities::index;
-use nagi_low::{ArenaGet, Constant, FunctionData, LocalId, Module, OpId, OpKind, Operand};
+use nagi_low::{ArenaGet, Constant, FunctionData, LocalId, OpId, OpKind, Operand};
 
 use crate::Pass;
 use crate::body::{Slot, for_each_local, for_each_operand_mut, mutably_borrowed, preorder};
@@ -41,10 +41,24 @@ impl Pass for ConstFold {
         "folds constant arithmetic, propagates locals known to hold a constant, and folds `if` on a constant"
     }
 
-    fn run(&self, module: &mut Module) {
-        for (_, func) in module.functions.iter_mut() {
-            run_function(func);
+    fn run_function(&self, func: &mut FunctionData) {
+        let borrowed = mutably_borrowed(func);
+        let tracked = func
+            .locals
+            .iter()
+            .map(|(id, l)| l.ty.as_scalar().is_some() && !borrowed.get(index(id)).copied().unwrap_or(true))
+            .collect();
+        let mut analysis = ConstProp { tracked, last: false, rewrites: Vec::new() };
+        // Each walk but the last drops a fact from some loop head, and there are few facts; the
+        // bound only guards against a transfer function that is not monotone.
+        let max_walks = 64 + func.locals.len();
+        dataflow::solve(func, Known::default(), &mut analysis, max_walks);
+        for (op, kind) in analysis.rewrites {
+            if let Some(data) = crate::body::ArenaGetMut::get_mut_checked(&mut func.ops, op) {
+                data.kind = kind;
+            }
         }
+        fold_branches(func);
     }
 }
 
@@ -160,26 +174,6 @@ impl Analysis for ConstProp {
             facts.0.remove(&index(*var));
         }
     }
-}
-
-fn run_function(func: &mut FunctionData) {
-    let borrowed = mutably_borrowed(func);
-    let tracked = func
-        .locals
-        .iter()
-        .map(|(id, l)| l.ty.as_scalar().is_some() && !borrowed.get(index(id)).copied().unwrap_or(true))
-        .collect();
-    let mut analysis = ConstProp { tracked, last: false, rewrites: Vec::new() };
-    // Each walk but the last drops a fact from some loop head, and there are few facts; the
-    // bound only guards against a transfer function that is not monotone.
-    let max_walks = 64 + func.locals.len();
-    dataflow::solve(func, Known::default(), &mut analysis, max_walks);
-    for (op, kind) in analysis.rewrites {
-        if let Some(data) = crate::body::ArenaGetMut::get_mut_checked(&mut func.ops, op) {
-            data.kind = kind;
-        }
-    }
-    fold_branches(func);
 }
 
 /// Replaces every `if` on a constant condition by the operations of the arm that runs.

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use nagi_low::dataflow::{self, Analysis, Join};
 use nagi_low::entities::index;
-use nagi_low::{FunctionData, LocalId, Module, OpId, OpKind, Type};
+use nagi_low::{FunctionData, LocalId, OpId, OpKind, Type};
 
 use crate::Pass;
 use crate::body::{ArenaGetMut, Slot, for_each_local, for_each_local_mut, mutably_borrowed};
@@ -33,9 +33,26 @@ impl Pass for CopyProp {
         "after `%a = copy %b`, reads of %a read %b while neither is reassigned"
     }
 
-    fn run(&self, module: &mut Module) {
-        for (_, func) in module.functions.iter_mut() {
-            run_function(func);
+    fn run_function(&self, func: &mut FunctionData) {
+        let borrowed = mutably_borrowed(func);
+        let tracked = func
+            .locals
+            .iter()
+            .map(|(id, l)| {
+                l.ty.is_copy()
+                    && !matches!(l.ty, Type::Ref { mutable: true, .. })
+                    && !borrowed.get(index(id)).copied().unwrap_or(true)
+            })
+            .collect();
+        let mut analysis = CopyAnalysis { tracked, last: false, rewrites: Vec::new() };
+        // Each walk but the last drops a fact from some loop head, and there are few facts; the
+        // bound only guards against a transfer function that is not monotone.
+        let max_walks = 64 + func.locals.len();
+        dataflow::solve(func, Copies::default(), &mut analysis, max_walks);
+        for (op, kind) in analysis.rewrites {
+            if let Some(data) = func.ops.get_mut_checked(op) {
+                data.kind = kind;
+            }
         }
     }
 }
@@ -115,29 +132,6 @@ impl Analysis for CopyAnalysis {
     fn loop_head(&mut self, facts: &mut Copies, _: OpId, kind: &OpKind) {
         if let OpKind::ForRange { var, .. } | OpKind::ForEach { var, .. } = kind {
             facts.kill(*var);
-        }
-    }
-}
-
-fn run_function(func: &mut FunctionData) {
-    let borrowed = mutably_borrowed(func);
-    let tracked = func
-        .locals
-        .iter()
-        .map(|(id, l)| {
-            l.ty.is_copy()
-                && !matches!(l.ty, Type::Ref { mutable: true, .. })
-                && !borrowed.get(index(id)).copied().unwrap_or(true)
-        })
-        .collect();
-    let mut analysis = CopyAnalysis { tracked, last: false, rewrites: Vec::new() };
-    // Each walk but the last drops a fact from some loop head, and there are few facts; the
-    // bound only guards against a transfer function that is not monotone.
-    let max_walks = 64 + func.locals.len();
-    dataflow::solve(func, Copies::default(), &mut analysis, max_walks);
-    for (op, kind) in analysis.rewrites {
-        if let Some(data) = func.ops.get_mut_checked(op) {
-            data.kind = kind;
         }
     }
 }

@@ -14,7 +14,7 @@
 
 use nagi_low::dataflow::{self, Analysis};
 use nagi_low::entities::index;
-use nagi_low::{ArenaGet, BlockId, FunctionData, Module, OpId, OpKind};
+use nagi_low::{ArenaGet, BlockId, FunctionData, OpId, OpKind};
 
 use crate::Pass;
 use crate::body::preorder;
@@ -31,9 +31,25 @@ impl Pass for Unreachable {
         "removes operations after `return`, `break`, `continue`, `trap` and other operations that never fall through"
     }
 
-    fn run(&self, module: &mut Module) {
-        for (_, func) in module.functions.iter_mut() {
-            run_function(func);
+    fn run_function(&self, func: &mut FunctionData) {
+        let mut reached = Reached { last: false, ops: vec![false; func.ops.len()] };
+        // A loop's head is reached exactly when the loop is, so the heads are settled as soon as
+        // they are entered and the first walk can be the last.
+        dataflow::solve(func, (), &mut reached, 0);
+        let mut blocks: Vec<BlockId> = preorder(func).into_iter().map(|(_, b)| b).collect();
+        blocks.push(func.body);
+        blocks.sort_by_key(|b| index(*b));
+        blocks.dedup();
+        for block in blocks {
+            let Some(data) = func.blocks.get(block) else { continue };
+            // In a block that control enters, what it reaches is a prefix; a block it does not
+            // enter belongs to an operation that goes as a whole.
+            let cut = data.ops.iter().position(|op| !reached.ops.get(index(*op)).copied().unwrap_or(false));
+            if let Some(at) = cut
+                && at > 0
+            {
+                func.blocks[block].ops.truncate(at);
+            }
         }
     }
 }
@@ -57,28 +73,6 @@ impl Analysis for Reached {
             && let Some(reached) = self.ops.get_mut(index(op))
         {
             *reached = true;
-        }
-    }
-}
-
-fn run_function(func: &mut FunctionData) {
-    let mut reached = Reached { last: false, ops: vec![false; func.ops.len()] };
-    // A loop's head is reached exactly when the loop is, so the heads are settled as soon as
-    // they are entered and the first walk can be the last.
-    dataflow::solve(func, (), &mut reached, 0);
-    let mut blocks: Vec<BlockId> = preorder(func).into_iter().map(|(_, b)| b).collect();
-    blocks.push(func.body);
-    blocks.sort_by_key(|b| index(*b));
-    blocks.dedup();
-    for block in blocks {
-        let Some(data) = func.blocks.get(block) else { continue };
-        // In a block that control enters, what it reaches is a prefix; a block it does not
-        // enter belongs to an operation that goes as a whole.
-        let cut = data.ops.iter().position(|op| !reached.ops.get(index(*op)).copied().unwrap_or(false));
-        if let Some(at) = cut
-            && at > 0
-        {
-            func.blocks[block].ops.truncate(at);
         }
     }
 }
