@@ -29,7 +29,6 @@ use nagi_low::{ArenaGet, BlockId, ClassId, Constant, FunctionData, LabelId, Loca
 use crate::glue;
 use crate::ir;
 use crate::runtime_calls::{self, Rt};
-use crate::types::needs_drop;
 use crate::{Cx, Error};
 
 /// Declares `func` with its LLVM signature and parameter attributes: internal as
@@ -668,9 +667,4 @@ impl<'a, 'ctx, 'm> FnEmitter<'a, 'ctx, 'm> {
         b.build_store(ir::field(b, st, array, 1, "len")?, b.build_int_add(len, one, "len")?)?;
         Ok(())
     }
-}
-
-/// Whether drop glue would do anything for `ty`; exposed for the glue module.
-pub(crate) fn owns_memory(cx: &Cx<'_, '_>, ty: &Type) -> bool {
-    needs_drop(cx.low, ty)
 }

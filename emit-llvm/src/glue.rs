@@ -21,7 +21,6 @@ use inkwell::types::BasicMetadataTypeEnum;
 use inkwell::values::{FunctionValue, IntValue, PointerValue};
 use nagi_low::{ArenaGet, Type};
 
-use crate::function::owns_memory;
 use crate::ir;
 use crate::runtime_calls::{self, Rt};
 use crate::{Cx, Error};
@@ -61,7 +60,7 @@ fn glue_fn<'ctx>(cx: &Cx<'ctx, '_>, kind: Kind, ty: &Type) -> FunctionValue<'ctx
 
 /// Drops the `ty` at `ptr` (nothing for types that own no memory).
 pub(crate) fn drop_in_place<'ctx>(cx: &Cx<'ctx, '_>, ty: &Type, ptr: PointerValue<'ctx>) -> Result<(), Error> {
-    if owns_memory(cx, ty) {
+    if ty.owns_heap(cx.low) {
         let f = glue_fn(cx, Kind::Drop, ty);
         cx.builder.build_call(f, &[ptr.into()], "")?;
     }
@@ -75,7 +74,7 @@ pub(crate) fn clone_into<'ctx>(
     dst: PointerValue<'ctx>,
     src: PointerValue<'ctx>,
 ) -> Result<(), Error> {
-    if owns_memory(cx, ty) {
+    if ty.owns_heap(cx.low) {
         let f = glue_fn(cx, Kind::Clone, ty);
         cx.builder.build_call(f, &[dst.into(), src.into()], "")?;
     } else {
@@ -127,7 +126,7 @@ fn drop_body<'ctx>(cx: &Cx<'ctx, '_>, f: FunctionValue<'ctx>, ty: &Type, p: Poin
             let data = ir::load_field(b, st, p, 0, "data")?.into_pointer_value();
             let len = ir::load_field(b, st, p, 1, "len")?.into_int_value();
             let cap = ir::load_field(b, st, p, 2, "cap")?.into_int_value();
-            if owns_memory(cx, elem) {
+            if elem.owns_heap(cx.low) {
                 counted_loop(cx, f, len, |i| {
                     let at = ir::element(&cx.builder, cx.layouts.llvm(elem), data, i, "elem")?;
                     drop_in_place(cx, elem, at)
@@ -150,7 +149,7 @@ fn drop_body<'ctx>(cx: &Cx<'ctx, '_>, f: FunctionValue<'ctx>, ty: &Type, p: Poin
             let class = cx.low.classes.get(*c).ok_or_else(|| Error::internal("unknown class"))?;
             let st = cx.layouts.class(*c);
             for (i, field) in class.fields.iter().enumerate() {
-                if owns_memory(cx, &field.ty) {
+                if field.ty.owns_heap(cx.low) {
                     drop_in_place(cx, &field.ty, ir::field(b, st, p, i as u32, &field.name)?)?;
                 }
             }
@@ -212,7 +211,7 @@ fn clone_body<'ctx>(
                 .ok_or_else(|| Error::internal("nagi_rt_alloc returns nothing"))?
                 .into_pointer_value();
             let copy = b.build_pointer_cast(raw, cx.layouts.pointer(elem), "copy")?;
-            if owns_memory(cx, elem) {
+            if elem.owns_heap(cx.low) {
                 counted_loop(cx, f, len, |i| {
                     let to = ir::element(&cx.builder, cx.layouts.llvm(elem), copy, i, "to")?;
                     let from = ir::element(&cx.builder, cx.layouts.llvm(elem), data, i, "from")?;

@@ -125,30 +125,6 @@ impl<'ctx> Layouts<'ctx> {
     }
 }
 
-/// Whether values of `ty` own memory that a drop must free.
-pub(crate) fn needs_drop(module: &Module, ty: &Type) -> bool {
-    // Walked with an explicit stack: a class's fields are visited once, so recursive classes
-    // (through arrays) terminate, and deep types cannot overflow the stack.
-    let mut stack = vec![ty];
-    let mut seen = Vec::new();
-    while let Some(t) = stack.pop() {
-        match t {
-            Type::String | Type::Array(_) => return true,
-            Type::Option(inner) => stack.push(inner),
-            Type::Class(c) => {
-                if !seen.contains(c) {
-                    seen.push(*c);
-                    if let Some(class) = module.classes.get(*c) {
-                        stack.extend(class.fields.iter().map(|f| &f.ty));
-                    }
-                }
-            }
-            Type::I32 | Type::I64 | Type::F64 | Type::Bool | Type::Unit | Type::Ref { .. } => {}
-        }
-    }
-    false
-}
-
 /// Rejects a class that contains itself by value: it would need infinite space.
 fn check_finite(module: &Module) -> Result<(), Error> {
     // Edges: class → classes it holds by value (directly or inside options, not inside arrays).

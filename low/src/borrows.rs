@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::entities::{LocalId, OpId};
+use crate::entities::{OpId, index};
 use crate::module::FunctionData;
 use crate::ops::OpKind;
 
@@ -15,10 +15,6 @@ pub struct BorrowOrigins {
     pub of: Vec<Vec<usize>>,
     /// For each owned local, the reference locals that may point into it.
     pub dependents: Vec<Vec<usize>>,
-}
-
-fn raw(local: LocalId) -> usize {
-    u32::from(local.into_raw()) as usize
 }
 
 impl BorrowOrigins {
@@ -33,17 +29,17 @@ impl BorrowOrigins {
         // Reference locals written from another reference inherit that one's origins.
         let mut derived: Vec<Vec<usize>> = vec![Vec::new(); n];
         for &p in &func.params {
-            if is_ref.get(raw(p)).copied().unwrap_or(false) {
-                sets[raw(p)].insert(raw(p));
+            if is_ref.get(index(p)).copied().unwrap_or(false) {
+                sets[index(p)].insert(index(p));
             }
         }
         for op in ops {
             let Some(data) = crate::entities::ArenaGet::get(&func.ops, op) else { continue };
             let (dest, src) = match &data.kind {
-                OpKind::Borrow { dest, src, .. } | OpKind::Copy { dest, src } => (raw(*dest), raw(*src)),
-                OpKind::FieldRef { dest, object, .. } => (raw(*dest), raw(*object)),
-                OpKind::ArrayRef { dest, array, .. } => (raw(*dest), raw(*array)),
-                OpKind::ForEach { var, seq, .. } => (raw(*var), raw(*seq)),
+                OpKind::Borrow { dest, src, .. } | OpKind::Copy { dest, src } => (index(*dest), index(*src)),
+                OpKind::FieldRef { dest, object, .. } => (index(*dest), index(*object)),
+                OpKind::ArrayRef { dest, array, .. } => (index(*dest), index(*array)),
+                OpKind::ForEach { var, seq, .. } => (index(*var), index(*seq)),
                 _ => continue,
             };
             if dest >= n || src >= n || !is_ref[dest] {

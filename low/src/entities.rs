@@ -6,7 +6,7 @@
 //! ([`LocalId`], [`BlockId`], [`OpId`], [`LabelId`]) index the arenas of one
 //! [`FunctionData`](crate::FunctionData) and mean nothing without it.
 
-use la_arena::Idx;
+use la_arena::{Idx, RawIdx};
 
 use crate::module::{BlockData, ClassData, FunctionData, LabelData, LocalData, OpData};
 
@@ -26,6 +26,19 @@ pub type LabelId = Idx<LabelData>;
 /// The position of a field inside its class's field list (0-based, declaration order).
 pub type FieldIndex = u32;
 
+/// The position of `id` in its arena (0-based, allocation order). Analyses keep side tables
+/// beside an arena, one `Vec` entry per local or operation, and index them with this; it is the
+/// one place an id turns into a number.
+pub fn index<T>(id: Idx<T>) -> usize {
+    u32::from(id.into_raw()) as usize
+}
+
+/// The id at position `i` of an arena of `T`s, the inverse of [`index`]. The id means something
+/// only for an arena with more than `i` entries.
+pub fn id_at<T>(i: usize) -> Idx<T> {
+    Idx::from_raw(RawIdx::from(i as u32))
+}
+
 /// Checked lookup in an arena, for ids that come from outside the arena's owner (hand-edited
 /// text, a buggy pass): indexing an `Arena` with a foreign id panics, this answers `None`.
 pub trait ArenaGet<T> {
@@ -35,7 +48,6 @@ pub trait ArenaGet<T> {
 
 impl<T> ArenaGet<T> for la_arena::Arena<T> {
     fn get(&self, idx: Idx<T>) -> Option<&T> {
-        let i = u32::from(idx.into_raw()) as usize;
-        if i < self.len() { Some(&self[idx]) } else { None }
+        if index(idx) < self.len() { Some(&self[idx]) } else { None }
     }
 }

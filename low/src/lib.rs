@@ -2,11 +2,14 @@
 //!
 //! Every later stage of the compiler reads Low, and people read, edit and hand it back as
 //! text. This crate holds the data model ([`Module`], [`FunctionData`], [`OpKind`], …), the
-//! runtime interface table ([`runtime`]), the text [`printer`] and [`parser`], and the
-//! [`verifier`]. It depends on no other compiler crate. `docs/low.md` is the reference of the
+//! runtime interface table ([`runtime`]), the text [`printer`] and [`parser`], the
+//! [`verifier`], and what the verifier and the passes must compute alike: the forward
+//! [`dataflow`] walk over a body and the [`borrows`] origins. It depends on no other compiler
+//! crate. `docs/low.md` is the reference of the
 //! text format.
 
 pub mod borrows;
+pub mod dataflow;
 pub mod diagnostic;
 pub mod entities;
 pub mod lexer;
@@ -27,7 +30,7 @@ pub use module::{
     BlockData, ClassData, FieldData, FunctionData, HttpMethod, LabelData, LocalData, Module, OpData, RouteDecl,
     TableDecl,
 };
-pub use ops::{BinaryOp, OpKind, Opcode, Operand, UnaryOp};
+pub use ops::{BinaryOp, OpKind, Opcode, Operand, ScopeKind, UnaryOp};
 pub use parser::parse;
 pub use printer::{print_function, print_module, print_module_with_lines};
 pub use runtime::{RtType, RuntimeFn};

@@ -213,6 +213,20 @@ impl Operand {
     }
 }
 
+/// What a label names, which decides what `break` and `continue` may do with it and where
+/// control goes when its body ends: a `loop` starts its body again, a `for` goes back to its
+/// head (which may also leave), and a `block` falls through to the operation after it.
+/// `continue` may name a `loop` or a `for`, `break` any of the three.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScopeKind {
+    /// `loop @l { … }`
+    Loop,
+    /// `for … @l { … }`, over a range or an array.
+    For,
+    /// `block @l { … }`
+    Block,
+}
+
 /// What an operation does. Field names follow one convention: `dest` is the local written;
 /// every other `LocalId` or [`Operand`] is read. Operands in consuming positions (arguments to
 /// owned parameters, `new` fields, `array.push`/`array.set`/`field.set`/`store` values,
@@ -438,6 +452,38 @@ pub enum OpKind {
     },
 }
 
+/// The blocks an operation owns, as `[Option<&BlockId>; 2]` or `[Option<&mut BlockId>; 2]`
+/// (`$as` is `as_ref` or `as_mut`): the one list behind [`OpKind::blocks`] and
+/// [`OpKind::blocks_mut`], where match ergonomics make the same arms bind `&` or `&mut`.
+macro_rules! owned_blocks {
+    ($kind:expr, $as:ident) => {
+        match $kind {
+            OpKind::If { then_block, else_block, .. } => [Some(then_block), else_block.$as()],
+            OpKind::Loop { body, .. }
+            | OpKind::Block { body, .. }
+            | OpKind::ForRange { body, .. }
+            | OpKind::ForEach { body, .. } => [Some(body), None],
+            _ => [None, None],
+        }
+    };
+}
+
+/// The label an operation declares or jumps to, as `Option<&LabelId>` or `Option<&mut
+/// LabelId>`: the one list behind [`OpKind::label`] and [`OpKind::label_mut`].
+macro_rules! mentioned_label {
+    ($kind:expr) => {
+        match $kind {
+            OpKind::Loop { label, .. }
+            | OpKind::Block { label, .. }
+            | OpKind::ForRange { label, .. }
+            | OpKind::ForEach { label, .. }
+            | OpKind::Break { label }
+            | OpKind::Continue { label } => Some(label),
+            _ => None,
+        }
+    };
+}
+
 impl OpKind {
     /// The mnemonic of this operation; `None` for unary and binary arithmetic, whose names
     /// come from [`UnaryOp`] and [`BinaryOp`].
@@ -532,31 +578,44 @@ impl OpKind {
         }
     }
 
-    /// The blocks this operation owns, in text order.
-    pub fn blocks(&self) -> Vec<BlockId> {
+    /// The blocks this operation owns, in text order: `then` before `else` for `if`, the body
+    /// for `loop`, `block` and `for`, none for every other operation. It does not allocate, since
+    /// every walk of a body asks it of every operation.
+    pub fn blocks(&self) -> impl DoubleEndedIterator<Item = BlockId> {
+        owned_blocks!(self, as_ref).into_iter().flatten().copied()
+    }
+
+    /// Like [`OpKind::blocks`], with mutable access to each block id, for renumbering.
+    pub fn blocks_mut(&mut self) -> impl DoubleEndedIterator<Item = &mut BlockId> {
+        owned_blocks!(self, as_mut).into_iter().flatten()
+    }
+
+    /// The kind of scope this operation opens, if it declares a label: `loop`, `for` (over a
+    /// range or an array) and `block`. Each of them owns exactly one block, its body, and the
+    /// scope is that body.
+    pub fn scope_kind(&self) -> Option<ScopeKind> {
         match self {
-            OpKind::If { then_block, else_block, .. } => {
-                let mut v = vec![*then_block];
-                v.extend(*else_block);
-                v
-            }
-            OpKind::Loop { body, .. }
-            | OpKind::Block { body, .. }
-            | OpKind::ForRange { body, .. }
-            | OpKind::ForEach { body, .. } => vec![*body],
-            _ => Vec::new(),
+            OpKind::Loop { .. } => Some(ScopeKind::Loop),
+            OpKind::ForRange { .. } | OpKind::ForEach { .. } => Some(ScopeKind::For),
+            OpKind::Block { .. } => Some(ScopeKind::Block),
+            _ => None,
         }
     }
 
     /// The label this operation declares (`loop`, `block`, `for`), if any.
     pub fn declared_label(&self) -> Option<LabelId> {
-        match self {
-            OpKind::Loop { label, .. }
-            | OpKind::Block { label, .. }
-            | OpKind::ForRange { label, .. }
-            | OpKind::ForEach { label, .. } => Some(*label),
-            _ => None,
-        }
+        self.scope_kind().and(self.label())
+    }
+
+    /// The label this operation mentions: the one it declares (`loop`, `block`, `for`) or the
+    /// one it jumps to (`break`, `continue`). No operation mentions more than one.
+    pub fn label(&self) -> Option<LabelId> {
+        mentioned_label!(self).copied()
+    }
+
+    /// Like [`OpKind::label`], with mutable access, for renumbering.
+    pub fn label_mut(&mut self) -> Option<&mut LabelId> {
+        mentioned_label!(self)
     }
 
     /// Whether control never reaches the operation after this one in the same block.

@@ -561,10 +561,9 @@ impl Parser {
                     // it is read by `end_of_line` below and goes to the next line.
                     self.anchor(Anchor::Op(cx.id, op));
                     if let Some(opens) = opens {
-                        let block = match &cx.data.ops[op].kind {
-                            OpKind::If { then_block, .. } => *then_block,
-                            other => other.blocks()[0],
-                        };
+                        // The first block (`then` for `if`) is the one the brace opens.
+                        let block =
+                            cx.data.ops[op].kind.blocks().next().expect("an operation that opens a brace owns a block");
                         let if_op = matches!(opens, Opens::If).then_some(op);
                         let label = match opens {
                             Opens::Labelled(name, id) => Some((name, id)),

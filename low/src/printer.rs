@@ -241,9 +241,10 @@ impl<'a> Printer<'a> {
                     let kind = &data.kind;
                     self.op_head(f, kind);
                     self.out.push('\n');
-                    let blocks = kind.blocks();
-                    for (i, &b) in blocks.iter().enumerate().rev() {
-                        stack.push(Work::Close { block: b, level, last: i + 1 == blocks.len() });
+                    // Pushed last block first; the last block closes with `}`, the others with
+                    // `} else {`.
+                    for (i, b) in kind.blocks().rev().enumerate() {
+                        stack.push(Work::Close { block: b, level, last: i == 0 });
                         if visited.insert(b) {
                             stack.extend(ops_of(b).iter().rev().map(|&op| Work::Op(op, level + 1)));
                         }

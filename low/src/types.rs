@@ -56,6 +56,32 @@ impl Type {
         }
     }
 
+    /// Whether a value of this type owns heap memory, which dropping it frees and cloning it
+    /// copies: a `String`, an array, or an option or class that holds one by value. References
+    /// own nothing. Classes are looked up in `module` (an id out of range owns nothing); the
+    /// walk uses a stack and visits each class once, so recursive classes (through arrays) and
+    /// deep types end without recursion.
+    pub fn owns_heap(&self, module: &Module) -> bool {
+        let mut seen: Vec<ClassId> = Vec::new();
+        let mut stack = vec![self];
+        while let Some(t) = stack.pop() {
+            match t {
+                Type::String | Type::Array(_) => return true,
+                Type::Option(inner) => stack.push(inner),
+                Type::Class(c) => {
+                    if !seen.contains(c)
+                        && let Some(class) = module.classes.get(*c)
+                    {
+                        seen.push(*c);
+                        stack.extend(class.fields.iter().map(|f| &f.ty));
+                    }
+                }
+                Type::I32 | Type::I64 | Type::F64 | Type::Bool | Type::Unit | Type::Ref { .. } => {}
+            }
+        }
+        false
+    }
+
     /// Whether this type is a reference.
     pub fn is_ref(&self) -> bool {
         matches!(self, Type::Ref { .. })

@@ -126,10 +126,8 @@ mod types;
 use std::collections::BTreeMap;
 use std::fmt;
 
-use la_arena::Idx;
-
 use crate::diagnostic::Diagnostic;
-use crate::entities::{ArenaGet, FuncId, LocalId, OpId};
+use crate::entities::{ArenaGet, FuncId, LocalId, OpId, index};
 use crate::module::{FunctionData, LocalData, Module};
 use crate::ops::OpKind;
 use crate::printer::print_op_head;
@@ -195,7 +193,7 @@ pub fn verify_function(module: &Module, func: FuncId, source: Option<&SourceMap>
             code::INVALID_ID,
             format!(
                 "function #{} does not exist; module {} has {} functions",
-                raw(func),
+                index(func),
                 module.name,
                 module.functions.len()
             ),
@@ -208,11 +206,6 @@ pub fn verify_function(module: &Module, func: FuncId, source: Option<&SourceMap>
         flow::check(&mut cx, &tree);
     }
     cx.finish()
-}
-
-/// The position of an id in its arena, for range checks against the arena's length.
-fn raw<T>(id: Idx<T>) -> usize {
-    u32::from(id.into_raw()) as usize
 }
 
 /// The key that orders function-level diagnostics (signature, locals) before any operation's.
@@ -270,7 +263,7 @@ impl<'a> FnCx<'a> {
 
     /// A diagnostic about operation `op`, not yet recorded.
     fn op_diagnostic(&self, code: &'static str, op: OpId, message: impl fmt::Display) -> (u32, Diagnostic) {
-        let key = self.order.get(raw(op)).copied().unwrap_or(KEY_FUNCTION);
+        let key = self.order.get(index(op)).copied().unwrap_or(KEY_FUNCTION);
         let span = self.source.and_then(|s| s.op(self.id, op));
         let mut d = Diagnostic::new(code, self.message(message)).at(span);
         d.label = op_label(self.module, self.func, op);
@@ -301,7 +294,7 @@ impl<'a> FnCx<'a> {
     fn name(&self, local: LocalId) -> String {
         match self.local(local) {
             Some(l) => format!("%{}", l.name),
-            None => format!("%<invalid local #{}>", raw(local)),
+            None => format!("%<invalid local #{}>", index(local)),
         }
     }
 
@@ -316,16 +309,10 @@ impl<'a> FnCx<'a> {
 fn op_label(module: &Module, func: &FunctionData, op: OpId) -> Option<String> {
     let kind = &func.ops.get(op)?.kind;
     let printable = match kind {
-        OpKind::Loop { label, .. }
-        | OpKind::Block { label, .. }
-        | OpKind::ForRange { label, .. }
-        | OpKind::ForEach { label, .. }
-        | OpKind::Break { label }
-        | OpKind::Continue { label } => func.labels.get(*label).is_some(),
         OpKind::New { class, .. } | OpKind::RuntimeCall { class: Some(class), .. } => {
             module.classes.get(*class).is_some()
         }
-        _ => true,
+        _ => kind.label().is_none_or(|label| func.labels.get(label).is_some()),
     };
     Some(if printable {
         print_op_head(module, func, op)
@@ -374,7 +361,7 @@ fn scan_type(module: &Module, ty: &Type) -> TypeScan {
             Type::Array(inner) | Type::Option(inner) => stack.push((inner, false)),
             Type::Class(c) => {
                 if module.classes.get(*c).is_none() {
-                    scan.unknown_classes.push(raw(*c));
+                    scan.unknown_classes.push(index(*c));
                 }
             }
             Type::I32 | Type::I64 | Type::F64 | Type::Bool | Type::Unit | Type::String => {}
@@ -449,7 +436,7 @@ fn check_tables(module: &Module, source: Option<&SourceMap>, out: &mut Vec<Diagn
             let message = format!(
                 "table {} stores class #{}, which does not exist; the module has {} classes",
                 table.name,
-                raw(table.class),
+                index(table.class),
                 module.classes.len()
             );
             error(code::BAD_TABLE, message);
@@ -517,7 +504,7 @@ fn check_routes(module: &Module, source: Option<&SourceMap>, out: &mut Vec<Diagn
         let Some(handler) = module.functions.get(route.handler) else {
             let message = format!(
                 "{what} names function #{}, which does not exist; the module has {} functions",
-                raw(route.handler),
+                index(route.handler),
                 module.functions.len()
             );
             error(code::BAD_ROUTE, message);
@@ -568,16 +555,16 @@ fn check_signature(cx: &mut FnCx<'_>) {
             let message = format!(
                 "parameter {} is local #{}, which does not exist; the function has {} locals",
                 i + 1,
-                raw(param),
+                index(param),
                 func.locals.len()
             );
             cx.error(code::INVALID_ID, message);
-        } else if raw(param) != i {
+        } else if index(param) != i {
             let message = format!(
                 "parameter {} is {}, local #{}; the parameters must be the first locals, in order",
                 i + 1,
                 cx.name(param),
-                raw(param)
+                index(param)
             );
             cx.error(code::BAD_PARAMS, message);
         }

@@ -7,7 +7,8 @@
 //! the parser would allocate them for the printed text, dropping entries nothing lists, so
 //! that between passes every function looks as if it had just been parsed.
 
-use la_arena::{Arena, ArenaMap, Idx, RawIdx};
+use la_arena::{Arena, ArenaMap, Idx};
+use nagi_low::entities::index;
 use nagi_low::{
     ArenaGet, BlockData, BlockId, FunctionData, LabelData, LabelId, LocalData, LocalId, OpData, OpId, OpKind, Operand,
 };
@@ -181,7 +182,7 @@ pub fn preorder(func: &FunctionData) -> Vec<(OpId, BlockId)> {
         stack.push((block, next + 1));
         out.push((op, block));
         let Some(data) = func.ops.get(op) else { continue };
-        for b in child_blocks(&data.kind).into_iter().rev().flatten() {
+        for b in data.kind.blocks().rev() {
             if let Some(seen) = seen_blocks.get_mut(index(b))
                 && !*seen
             {
@@ -191,29 +192,6 @@ pub fn preorder(func: &FunctionData) -> Vec<(OpId, BlockId)> {
         }
     }
     out
-}
-
-/// The blocks `kind` owns, in text order, without allocating (unlike `OpKind::blocks`, which
-/// returns a `Vec`; this runs for every operation of every walk).
-pub fn child_blocks(kind: &OpKind) -> [Option<BlockId>; 2] {
-    match kind {
-        OpKind::If { then_block, else_block, .. } => [Some(*then_block), *else_block],
-        OpKind::Loop { body, .. }
-        | OpKind::Block { body, .. }
-        | OpKind::ForRange { body, .. }
-        | OpKind::ForEach { body, .. } => [Some(*body), None],
-        _ => [None, None],
-    }
-}
-
-/// The position of an id in its arena.
-pub fn index<T>(id: Idx<T>) -> usize {
-    u32::from(id.into_raw()) as usize
-}
-
-/// The id at position `i` of an arena.
-pub fn id_at<T>(i: usize) -> Idx<T> {
-    Idx::from_raw(RawIdx::from(i as u32))
 }
 
 /// How many times each local (by arena index) is read, and how many of those reads are
@@ -315,14 +293,8 @@ pub fn canonicalize(func: &mut FunctionData) {
                         *l = m;
                     }
                 };
-                match &mut kind {
-                    OpKind::Loop { label, .. }
-                    | OpKind::Block { label, .. }
-                    | OpKind::ForRange { label, .. }
-                    | OpKind::ForEach { label, .. }
-                    | OpKind::Break { label }
-                    | OpKind::Continue { label } => remap_label(label),
-                    _ => {}
+                if let Some(label) = kind.label_mut() {
+                    remap_label(label);
                 }
                 // The first block is allocated before the operation, as the parser does.
                 let mut first_child: Option<(BlockId, BlockId)> = None;
@@ -407,16 +379,7 @@ fn is_canonical(func: &FunctionData) -> bool {
         let Some(&op) = func.blocks.get(block).and_then(|b| b.ops.get(next)) else { continue };
         stack.push(Work::Ops { block, next: next + 1 });
         let Some(data) = func.ops.get(op) else { return false };
-        let label = match &data.kind {
-            OpKind::Loop { label, .. }
-            | OpKind::Block { label, .. }
-            | OpKind::ForRange { label, .. }
-            | OpKind::ForEach { label, .. }
-            | OpKind::Break { label }
-            | OpKind::Continue { label } => Some(*label),
-            _ => None,
-        };
-        if let Some(label) = label {
+        if let Some(label) = data.kind.label() {
             match labels_seen.get_mut(index(label)) {
                 Some(seen) if *seen => {}
                 Some(seen) if index(label) == next_label => {
@@ -426,7 +389,8 @@ fn is_canonical(func: &FunctionData) -> bool {
                 _ => return false,
             }
         }
-        let [first, second] = child_blocks(&data.kind);
+        let mut blocks = data.kind.blocks();
+        let (first, second) = (blocks.next(), blocks.next());
         if let Some(first) = first {
             if index(first) != next_block {
                 return false;

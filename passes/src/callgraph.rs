@@ -49,7 +49,7 @@ impl CallGraph {
         let mut roots: Vec<FuncId> = module.routes.iter().map(|r| r.handler).collect();
         roots.extend(module.function_by_name("main"));
         roots.retain(|f| module.functions.get(*f).is_some());
-        roots.sort_by_key(|f| crate::body::index(*f));
+        roots.sort_by_key(|f| nagi_low::entities::index(*f));
         roots.dedup();
         roots
     }

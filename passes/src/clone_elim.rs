@@ -17,10 +17,11 @@
 
 use std::collections::HashSet;
 
-use nagi_low::{ArenaGet, BlockId, FunctionData, LabelId, Module, OpId, OpKind};
+use nagi_low::entities::index;
+use nagi_low::{ArenaGet, BlockId, FunctionData, LabelId, OpId, OpKind};
 
 use crate::Pass;
-use crate::body::{ArenaGetMut, for_each_local, index, preorder};
+use crate::body::{ArenaGetMut, for_each_local, preorder};
 
 /// The `clone-elim` pass.
 pub struct CloneElim;
@@ -34,42 +35,36 @@ impl Pass for CloneElim {
         "turns a `clone` whose owned source is only dropped afterwards into a `move`, and removes the `drop`"
     }
 
-    fn run(&self, module: &mut Module) {
-        for (_, func) in module.functions.iter_mut() {
-            run_function(func);
+    fn run_function(&self, func: &mut FunctionData) {
+        let listed = preorder(func);
+        let has_clone =
+            listed.iter().any(|(op, _)| matches!(func.ops.get(*op).map(|d| &d.kind), Some(OpKind::Clone { .. })));
+        if !has_clone {
+            return;
         }
-    }
-}
-
-fn run_function(func: &mut FunctionData) {
-    let listed = preorder(func);
-    let has_clone =
-        listed.iter().any(|(op, _)| matches!(func.ops.get(*op).map(|d| &d.kind), Some(OpKind::Clone { .. })));
-    if !has_clone {
-        return;
-    }
-    // The verifier's own borrow origins, so this pass and V241 agree on what a clone's source
-    // may be lent to.
-    let dependents = nagi_low::borrows::BorrowOrigins::compute(func, listed.iter().map(|(op, _)| *op)).dependents;
-    let mut blocks: Vec<BlockId> = listed.iter().map(|(_, b)| *b).collect();
-    blocks.push(func.body);
-    blocks.sort_by_key(|b| index(*b));
-    blocks.dedup();
-    for block in blocks {
-        let mut i = 0;
-        while let Some(&op) = func.blocks.get(block).and_then(|b| b.ops.get(i)) {
-            i += 1;
-            let Some(OpKind::Clone { dest, src }) = func.ops.get(op).map(|d| d.kind.clone()) else { continue };
-            if func.locals.get(src).is_none_or(|l| l.ty.is_ref()) || dest == src {
-                continue;
-            }
-            let mut watched: HashSet<usize> =
-                dependents.get(index(src)).cloned().unwrap_or_default().into_iter().collect();
-            watched.insert(index(src));
-            let Some(drop_at) = find_drop(func, block, i, src, &watched) else { continue };
-            func.blocks[block].ops.remove(drop_at);
-            if let Some(data) = func.ops.get_mut_checked(op) {
-                data.kind = OpKind::Move { dest, src };
+        // The verifier's own borrow origins, so this pass and V241 agree on what a clone's source
+        // may be lent to.
+        let dependents = nagi_low::borrows::BorrowOrigins::compute(func, listed.iter().map(|(op, _)| *op)).dependents;
+        let mut blocks: Vec<BlockId> = listed.iter().map(|(_, b)| *b).collect();
+        blocks.push(func.body);
+        blocks.sort_by_key(|b| index(*b));
+        blocks.dedup();
+        for block in blocks {
+            let mut i = 0;
+            while let Some(&op) = func.blocks.get(block).and_then(|b| b.ops.get(i)) {
+                i += 1;
+                let Some(OpKind::Clone { dest, src }) = func.ops.get(op).map(|d| d.kind.clone()) else { continue };
+                if func.locals.get(src).is_none_or(|l| l.ty.is_ref()) || dest == src {
+                    continue;
+                }
+                let mut watched: HashSet<usize> =
+                    dependents.get(index(src)).cloned().unwrap_or_default().into_iter().collect();
+                watched.insert(index(src));
+                let Some(drop_at) = find_drop(func, block, i, src, &watched) else { continue };
+                func.blocks[block].ops.remove(drop_at);
+                if let Some(data) = func.ops.get_mut_checked(op) {
+                    data.kind = OpKind::Move { dest, src };
+                }
             }
         }
     }
@@ -115,7 +110,7 @@ fn quiet(func: &FunctionData, op: OpId, watched: &HashSet<usize>) -> bool {
             OpKind::Break { label } | OpKind::Continue { label } => jumps.push(*label),
             other => declared.extend(other.declared_label()),
         }
-        for b in crate::body::child_blocks(&data.kind).into_iter().flatten() {
+        for b in data.kind.blocks() {
             if let Some(block) = func.blocks.get(b) {
                 stack.extend(block.ops.iter().copied());
             }

@@ -1,7 +1,7 @@
 //! `const-fold`: constant folding and constant propagation, and folding of `if` on a known
 //! condition.
 //!
-//! A forward dataflow ([`crate::dataflow`]) tracks, at each point, which scalar locals hold a
+//! A forward dataflow ([`nagi_low::dataflow`], the walk the verifier's flow checks use) tracks, at each point, which scalar locals hold a
 //! known constant on every path that reaches it: `const` sets the fact, `copy` of a known
 //! local copies it, a folded operation sets it, and every other write (including a `for`
 //! variable at each iteration) clears it; loops are iterated to a fixpoint, so a local changed
@@ -21,11 +21,12 @@
 
 use std::collections::BTreeMap;
 
-use nagi_low::{ArenaGet, Constant, FunctionData, LocalId, Module, OpId, OpKind, Operand};
+use nagi_low::dataflow::{self, Analysis, Join};
+use nagi_low::entities::index;
+use nagi_low::{ArenaGet, Constant, FunctionData, LocalId, OpId, OpKind, Operand};
 
 use crate::Pass;
-use crate::body::{Slot, for_each_local, for_each_operand_mut, index, mutably_borrowed, preorder};
-use crate::dataflow::{self, Analysis, Facts};
+use crate::body::{Slot, for_each_local, for_each_operand_mut, mutably_borrowed, preorder};
 use crate::fold::{self, Folded};
 
 /// The `const-fold` pass.
@@ -40,10 +41,24 @@ impl Pass for ConstFold {
         "folds constant arithmetic, propagates locals known to hold a constant, and folds `if` on a constant"
     }
 
-    fn run(&self, module: &mut Module) {
-        for (_, func) in module.functions.iter_mut() {
-            run_function(func);
+    fn run_function(&self, func: &mut FunctionData) {
+        let borrowed = mutably_borrowed(func);
+        let tracked = func
+            .locals
+            .iter()
+            .map(|(id, l)| l.ty.as_scalar().is_some() && !borrowed.get(index(id)).copied().unwrap_or(true))
+            .collect();
+        let mut analysis = ConstProp { tracked, last: false, rewrites: Vec::new() };
+        // Each walk but the last drops a fact from some loop head, and there are few facts; the
+        // bound only guards against a transfer function that is not monotone.
+        let max_walks = 64 + func.locals.len();
+        dataflow::solve(func, Known::default(), &mut analysis, max_walks);
+        for (op, kind) in analysis.rewrites {
+            if let Some(data) = crate::body::ArenaGetMut::get_mut_checked(&mut func.ops, op) {
+                data.kind = kind;
+            }
         }
+        fold_branches(func);
     }
 }
 
@@ -51,8 +66,9 @@ impl Pass for ConstFold {
 #[derive(Clone, PartialEq, Default)]
 struct Known(BTreeMap<usize, Constant>);
 
-impl Facts for Known {
-    fn meet(&mut self, other: &Self) {
+impl Join for Known {
+    /// Where two paths meet, a local is known only if both know the same constant for it.
+    fn join(&mut self, other: &Self) {
         self.0.retain(|local, value| other.0.get(local) == Some(value));
     }
 }
@@ -60,7 +76,9 @@ impl Facts for Known {
 struct ConstProp {
     /// Whether each local is tracked: a scalar type, and never borrowed mutably.
     tracked: Vec<bool>,
-    /// The rewrites found by the current walk.
+    /// Whether the current walk is the last, whose states are the fixpoint.
+    last: bool,
+    /// The rewrites found by the last walk.
     rewrites: Vec<(OpId, OpKind)>,
 }
 
@@ -86,10 +104,10 @@ impl ConstProp {
 }
 
 impl Analysis for ConstProp {
-    type Facts = Known;
+    type State = Known;
 
-    fn begin_walk(&mut self) {
-        self.rewrites.clear();
+    fn begin_walk(&mut self, last: bool) {
+        self.last = last;
     }
 
     fn op(&mut self, facts: &mut Known, op: OpId, kind: &OpKind) {
@@ -143,31 +161,19 @@ impl Analysis for ConstProp {
                 }
             }
         }
-        if let Some(new) = rewritten {
+        if let Some(new) = rewritten
+            && self.last
+        {
             self.rewrites.push((op, new));
         }
     }
 
-    fn loop_var(&mut self, facts: &mut Known, var: LocalId) {
-        facts.0.remove(&index(var));
-    }
-}
-
-fn run_function(func: &mut FunctionData) {
-    let borrowed = mutably_borrowed(func);
-    let tracked = func
-        .locals
-        .iter()
-        .map(|(id, l)| l.ty.as_scalar().is_some() && !borrowed.get(index(id)).copied().unwrap_or(true))
-        .collect();
-    let mut analysis = ConstProp { tracked, rewrites: Vec::new() };
-    dataflow::solve(func, Known::default(), &mut analysis);
-    for (op, kind) in analysis.rewrites {
-        if let Some(data) = crate::body::ArenaGetMut::get_mut_checked(&mut func.ops, op) {
-            data.kind = kind;
+    /// A `for` writes its variable at the head of every iteration.
+    fn loop_head(&mut self, facts: &mut Known, _: OpId, kind: &OpKind) {
+        if let OpKind::ForRange { var, .. } | OpKind::ForEach { var, .. } = kind {
+            facts.0.remove(&index(*var));
         }
     }
-    fold_branches(func);
 }
 
 /// Replaces every `if` on a constant condition by the operations of the arm that runs.

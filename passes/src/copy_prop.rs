@@ -1,7 +1,7 @@
 //! `copy-prop`: copy propagation. After `%a = copy %b`, reads of `%a` read `%b` instead, for
 //! as long as neither is assigned again on any path.
 //!
-//! A forward dataflow ([`crate::dataflow`]) tracks the facts "`%a` holds a copy of `%b`": a
+//! A forward dataflow ([`nagi_low::dataflow`], the walk the verifier's flow checks use) tracks the facts "`%a` holds a copy of `%b`": a
 //! `copy` creates one (after its own source was itself replaced, so chains collapse to the
 //! first source), and a write of either local ends it. Facts meet at joins and loop heads, so
 //! a fact holds only where it holds on every path.
@@ -14,11 +14,12 @@
 
 use std::collections::BTreeMap;
 
-use nagi_low::{FunctionData, LocalId, Module, OpId, OpKind, Type};
+use nagi_low::dataflow::{self, Analysis, Join};
+use nagi_low::entities::index;
+use nagi_low::{FunctionData, LocalId, OpId, OpKind, Type};
 
 use crate::Pass;
-use crate::body::{ArenaGetMut, Slot, for_each_local, for_each_local_mut, index, mutably_borrowed};
-use crate::dataflow::{self, Analysis, Facts};
+use crate::body::{ArenaGetMut, Slot, for_each_local, for_each_local_mut, mutably_borrowed};
 
 /// The `copy-prop` pass.
 pub struct CopyProp;
@@ -32,9 +33,26 @@ impl Pass for CopyProp {
         "after `%a = copy %b`, reads of %a read %b while neither is reassigned"
     }
 
-    fn run(&self, module: &mut Module) {
-        for (_, func) in module.functions.iter_mut() {
-            run_function(func);
+    fn run_function(&self, func: &mut FunctionData) {
+        let borrowed = mutably_borrowed(func);
+        let tracked = func
+            .locals
+            .iter()
+            .map(|(id, l)| {
+                l.ty.is_copy()
+                    && !matches!(l.ty, Type::Ref { mutable: true, .. })
+                    && !borrowed.get(index(id)).copied().unwrap_or(true)
+            })
+            .collect();
+        let mut analysis = CopyAnalysis { tracked, last: false, rewrites: Vec::new() };
+        // Each walk but the last drops a fact from some loop head, and there are few facts; the
+        // bound only guards against a transfer function that is not monotone.
+        let max_walks = 64 + func.locals.len();
+        dataflow::solve(func, Copies::default(), &mut analysis, max_walks);
+        for (op, kind) in analysis.rewrites {
+            if let Some(data) = func.ops.get_mut_checked(op) {
+                data.kind = kind;
+            }
         }
     }
 }
@@ -43,8 +61,9 @@ impl Pass for CopyProp {
 #[derive(Clone, PartialEq, Default)]
 struct Copies(BTreeMap<usize, LocalId>);
 
-impl Facts for Copies {
-    fn meet(&mut self, other: &Self) {
+impl Join for Copies {
+    /// Where two paths meet, a copy fact holds only if it holds on both.
+    fn join(&mut self, other: &Self) {
         self.0.retain(|local, source| other.0.get(local) == Some(source));
     }
 }
@@ -62,14 +81,17 @@ impl Copies {
 struct CopyAnalysis {
     /// Whether copies into or out of each local may be tracked.
     tracked: Vec<bool>,
+    /// Whether the current walk is the last, whose states are the fixpoint.
+    last: bool,
+    /// The rewrites found by the last walk.
     rewrites: Vec<(OpId, OpKind)>,
 }
 
 impl Analysis for CopyAnalysis {
-    type Facts = Copies;
+    type State = Copies;
 
-    fn begin_walk(&mut self) {
-        self.rewrites.clear();
+    fn begin_walk(&mut self, last: bool) {
+        self.last = last;
     }
 
     fn op(&mut self, facts: &mut Copies, op: OpId, kind: &OpKind) {
@@ -99,32 +121,17 @@ impl Analysis for CopyAnalysis {
                 facts.0.insert(index(*dest), *src);
             }
         }
-        if let Some(new) = rewritten {
+        if let Some(new) = rewritten
+            && self.last
+        {
             self.rewrites.push((op, new));
         }
     }
 
-    fn loop_var(&mut self, facts: &mut Copies, var: LocalId) {
-        facts.kill(var);
-    }
-}
-
-fn run_function(func: &mut FunctionData) {
-    let borrowed = mutably_borrowed(func);
-    let tracked = func
-        .locals
-        .iter()
-        .map(|(id, l)| {
-            l.ty.is_copy()
-                && !matches!(l.ty, Type::Ref { mutable: true, .. })
-                && !borrowed.get(index(id)).copied().unwrap_or(true)
-        })
-        .collect();
-    let mut analysis = CopyAnalysis { tracked, rewrites: Vec::new() };
-    dataflow::solve(func, Copies::default(), &mut analysis);
-    for (op, kind) in analysis.rewrites {
-        if let Some(data) = func.ops.get_mut_checked(op) {
-            data.kind = kind;
+    /// A `for` writes its variable at the head of every iteration.
+    fn loop_head(&mut self, facts: &mut Copies, _: OpId, kind: &OpKind) {
+        if let OpKind::ForRange { var, .. } | OpKind::ForEach { var, .. } = kind {
+            facts.kill(*var);
         }
     }
 }

@@ -25,7 +25,7 @@ use std::fmt::Write;
 
 use nagi_low::printer::{print_module_with_lines, print_op_head};
 use nagi_low::runtime::RtType;
-use nagi_low::{ArenaGet, ClassId, FunctionData, Module, OpKind, Type};
+use nagi_low::{ArenaGet, FunctionData, Module, OpKind, Type};
 
 use crate::body::preorder;
 
@@ -123,14 +123,14 @@ fn classify(module: &Module, func: &FunctionData, kind: &OpKind) -> [bool; 5] {
         OpKind::Clone { src, .. } => {
             k[1] = true;
             let ty = func.locals.get(*src).map(|l| l.ty.through_ref().0.clone());
-            k[0] = ty.is_some_and(|t| owns_heap(module, &t));
+            k[0] = ty.is_some_and(|t| t.owns_heap(module));
         }
         OpKind::RuntimeCall { func: rt, class, awaited, .. } => {
             k[2] = true;
             k[3] = *awaited;
             let class_ty = class.map(Type::Class);
             let ret = rt.data().ret;
-            k[0] = ret != RtType::SqlValue && ret.to_type(class_ty.as_ref()).is_some_and(|t| owns_heap(module, &t));
+            k[0] = ret != RtType::SqlValue && ret.to_type(class_ty.as_ref()).is_some_and(|t| t.owns_heap(module));
         }
         OpKind::Call { awaited, .. } => {
             k[3] = *awaited;
@@ -139,29 +139,6 @@ fn classify(module: &Module, func: &FunctionData, kind: &OpKind) -> [bool; 5] {
         _ => {}
     }
     k
-}
-
-/// Whether a value of type `ty` owns heap memory: a `String`, an array, or an option or class
-/// that holds one. Walks with a stack and remembers classes seen, so any class graph ends.
-fn owns_heap(module: &Module, ty: &Type) -> bool {
-    let mut seen: Vec<ClassId> = Vec::new();
-    let mut stack = vec![ty];
-    while let Some(t) = stack.pop() {
-        match t {
-            Type::String | Type::Array(_) => return true,
-            Type::Option(inner) => stack.push(inner),
-            Type::Class(c) => {
-                if !seen.contains(c)
-                    && let Some(class) = module.classes.get(*c)
-                {
-                    seen.push(*c);
-                    stack.extend(class.fields.iter().map(|f| &f.ty));
-                }
-            }
-            Type::I32 | Type::I64 | Type::F64 | Type::Bool | Type::Unit | Type::Ref { .. } => {}
-        }
-    }
-    false
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {

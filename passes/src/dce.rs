@@ -20,12 +20,11 @@
 //! Uses are counted over the whole function, not per path, which is enough: a removed
 //! operation's destination is read nowhere, so no path can notice.
 
-use nagi_low::{ArenaGet, BlockId, FunctionData, LocalId, Module, OpId, OpKind};
+use nagi_low::entities::index;
+use nagi_low::{ArenaGet, BlockId, FunctionData, LocalId, OpId, OpKind};
 
 use crate::Pass;
-use crate::body::{
-    Slot, UseCounts, consumes_only_copies, for_each_local, has_effect, index, preorder, remove_unused_locals,
-};
+use crate::body::{Slot, UseCounts, consumes_only_copies, for_each_local, has_effect, preorder, remove_unused_locals};
 
 /// The `dce` pass.
 pub struct Dce;
@@ -39,19 +38,13 @@ impl Pass for Dce {
         "removes operations without effects whose results are never read, owned values that are only dropped, empty control flow and unused locals"
     }
 
-    fn run(&self, module: &mut Module) {
-        for (_, func) in module.functions.iter_mut() {
-            run_function(func);
-        }
+    fn run_function(&self, func: &mut FunctionData) {
+        // Removing empty control flow can make its condition's writer dead, and the reverse, so
+        // the two steps repeat until neither removes anything; each round removes at least one
+        // operation, and in practice one or two rounds suffice.
+        while remove_dead_values(func) | remove_empty_control(func) {}
+        remove_unused_locals(func);
     }
-}
-
-fn run_function(func: &mut FunctionData) {
-    // Removing empty control flow can make its condition's writer dead, and the reverse, so
-    // the two steps repeat until neither removes anything; each round removes at least one
-    // operation, and in practice one or two rounds suffice.
-    while remove_dead_values(func) | remove_empty_control(func) {}
-    remove_unused_locals(func);
 }
 
 /// Removes dead operations and dead owned values; answers whether anything was removed.

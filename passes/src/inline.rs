@@ -26,6 +26,7 @@
 use std::collections::HashSet;
 
 use la_arena::ArenaMap;
+use nagi_low::entities::index;
 use nagi_low::{
     ArenaGet, BlockData, BlockId, FuncId, FunctionData, LabelData, LabelId, LocalData, LocalId, Module, OpData, OpId,
     OpKind, Operand, Type,
@@ -33,7 +34,7 @@ use nagi_low::{
 use petgraph::algo::tarjan_scc;
 
 use crate::Pass;
-use crate::body::{Slot, for_each_local, for_each_local_mut, index, preorder};
+use crate::body::{Slot, for_each_local, for_each_local_mut, preorder};
 use crate::callgraph::CallGraph;
 
 /// The largest callee, in operations (nested ones included), that is inlined.
@@ -244,7 +245,7 @@ fn expand(func: &mut FunctionData, call: OpId, callee: &FunctionData, names: &mu
     let mut block_map: ArenaMap<BlockId, BlockId> = ArenaMap::default();
     block_map.insert(callee.body, wrapper_body);
     for &(op, _) in &callee_ops {
-        for b in callee.ops.get(op).map(|d| d.kind.blocks()).unwrap_or_default() {
+        for b in callee.ops.get(op).into_iter().flat_map(|d| d.kind.blocks()) {
             block_map.insert(b, func.blocks.alloc(BlockData::default()));
         }
     }
@@ -313,22 +314,11 @@ fn remap_structure(
     labels: &ArenaMap<LabelId, LabelId>,
     blocks: &ArenaMap<BlockId, BlockId>,
 ) -> Option<()> {
-    match kind {
-        OpKind::If { then_block, else_block, .. } => {
-            *then_block = *blocks.get(*then_block)?;
-            if let Some(e) = else_block {
-                *e = *blocks.get(*e)?;
-            }
-        }
-        OpKind::Loop { label, body }
-        | OpKind::Block { label, body }
-        | OpKind::ForRange { label, body, .. }
-        | OpKind::ForEach { label, body, .. } => {
-            *label = *labels.get(*label)?;
-            *body = *blocks.get(*body)?;
-        }
-        OpKind::Break { label } | OpKind::Continue { label } => *label = *labels.get(*label)?,
-        _ => {}
+    if let Some(label) = kind.label_mut() {
+        *label = *labels.get(*label)?;
+    }
+    for block in kind.blocks_mut() {
+        *block = *blocks.get(*block)?;
     }
     Some(())
 }

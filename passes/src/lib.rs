@@ -3,7 +3,8 @@
 //!
 //! A pass ([`Pass`]) rewrites a whole [`Module`] in place and keeps it verified: given a module
 //! the verifier accepts, it returns one the verifier accepts, which prints the same output
-//! when run. Every pass lives in its own file, named after it. A pipeline is a comma-separated
+//! when run. Every pass lives in its own file, named after it; most look at one function at a
+//! time and provide only [`Pass::run_function`]. A pipeline is a comma-separated
 //! list of pass names (`"inline,const-fold,dce"`), run by [`manager::run_pipeline`], which can
 //! verify after each pass, time each pass, show the module after any of them, and turn a
 //! pass's panic or verification failure into a reproducer. [`default_pipeline`] is the one
@@ -20,7 +21,6 @@ pub mod clone_elim;
 pub mod const_fold;
 pub mod copy_prop;
 pub mod cost;
-pub mod dataflow;
 pub mod dce;
 pub mod dead_fn;
 pub mod fold;
@@ -30,7 +30,7 @@ pub mod unreachable;
 
 pub use manager::{Failure, FailureKind, Observer, Pipeline, PipelineError, RunOptions, Timing, run_pipeline};
 
-use nagi_low::Module;
+use nagi_low::{FunctionData, Module};
 
 /// A Low → Low transformation.
 ///
@@ -45,8 +45,22 @@ pub trait Pass: Sync {
     /// One line saying what the pass does, for `nagic --list-passes` and error messages.
     fn description(&self) -> &'static str;
 
-    /// Rewrites `module` in place.
-    fn run(&self, module: &mut Module);
+    /// Rewrites `module` in place. A pass that looks across functions (inlining, removing
+    /// dead functions) provides this. The provided version is the one wrapper every pass that
+    /// works on one function at a time shares: it runs [`Pass::run_function`] on each function
+    /// in arena order.
+    fn run(&self, module: &mut Module) {
+        for (_, func) in module.functions.iter_mut() {
+            self.run_function(func);
+        }
+    }
+
+    /// Rewrites one function in place, seeing nothing of the others. Only the provided
+    /// [`Pass::run`] calls this, so a pass that provides its own `run` leaves it as it is (it
+    /// does nothing); every other pass provides it.
+    fn run_function(&self, func: &mut FunctionData) {
+        let _ = func;
+    }
 }
 
 /// Every pass, in the order `nagic --list-passes` shows them.

@@ -2,19 +2,15 @@
 //! values, references outliving what they borrow, exclusive `&mut` at call sites, and that
 //! every path returns.
 //!
-//! The analysis is a forward dataflow over the structured body. At each point, each local has
-//! a set of possible states (unassigned, live, moved); joining two paths unions the sets, so a
-//! local that is live on one path and moved on the other is "maybe moved". `if` joins its two
-//! arms (or the arm and the fall-through); `block` exits with the join of its end and its
-//! `break`s; `loop` exits with the join of its `break`s only, and `for` with the join of its
-//! head (it may run zero times) and its `break`s. After `break`, `continue`, `return` and
-//! `trap` nothing is reachable, and unreachable operations are skipped.
-//!
-//! Loop heads are solved by chaotic iteration over whole passes: each pass walks the body once
-//! with an explicit stack, every loop head is the join of everything that has reached it so
-//! far (entry, end of body, `continue`s), and passes repeat until no head grows. Only the last
-//! pass, which saw the fixpoint, reports. Heads only grow and each local has three bits, so
-//! the number of passes is bounded; in practice it is two or three.
+//! The analysis is a client of the forward dataflow walk that the passes share
+//! ([`crate::dataflow`]), which does the control flow: how `if`, `block`, `loop` and `for` join
+//! their paths, that nothing after `break`, `continue`, `return` and `trap` is reachable (so
+//! unreachable operations raise no flow errors), and the fixpoint of loop heads. This file
+//! gives the state and the transfer function. At each point, each local has a set of possible
+//! states (unassigned, live, moved); joining two paths unions the sets, so a local that is
+//! live on one path and moved on the other is "maybe moved". Heads only grow and each local has
+//! three bits, so the number of walks is bounded; only the last walk, which sees the fixpoint,
+//! reports.
 //!
 //! A moved local also carries, in the state, the operation that moved it (the first in text
 //! order where several paths meet), so a use-after-move error names a move that really
@@ -28,15 +24,14 @@
 
 use std::collections::BTreeMap;
 
-use la_arena::{Idx, RawIdx};
-
+use crate::dataflow::{self, Analysis, Join};
 use crate::diagnostic::Diagnostic;
-use crate::entities::{ArenaGet, BlockId, LabelId, LocalId, OpId};
-use crate::ops::{OpKind, Operand};
+use crate::entities::{ArenaGet, LocalId, OpId, id_at, index};
+use crate::ops::{OpKind, Operand, ScopeKind};
 use crate::types::Type;
 
-use super::structure::{ScopeKind, Tree, scope_kind};
-use super::{FnCx, code, op_label, raw};
+use super::structure::Tree;
+use super::{FnCx, code, op_label};
 
 /// The local may hold no value yet on some path.
 const UNASSIGNED: u8 = 1;
@@ -68,27 +63,18 @@ struct Point {
     why: BTreeMap<usize, Reason>,
 }
 
-/// The state at one program point; `None` where the point is unreachable.
-type State = Option<Point>;
-
-/// Widens `into` to also cover `other`.
-fn join(into: &mut State, other: &State) {
-    let Some(other) = other else { return };
-    match into {
-        Some(into) => {
-            for (a, b) in into.bits.iter_mut().zip(&other.bits) {
-                *a |= *b;
-            }
-            for (&local, &reason) in &other.why {
-                into.why.entry(local).and_modify(|r| *r = (*r).min(reason)).or_insert(reason);
-            }
+impl Join for Point {
+    /// Widens `self` to also cover `other`: a local may be whatever it may be on either path,
+    /// and where both paths say why it may have lost its value, the first reason in the text
+    /// is kept.
+    fn join(&mut self, other: &Point) {
+        for (a, b) in self.bits.iter_mut().zip(&other.bits) {
+            *a |= *b;
         }
-        None => *into = Some(other.clone()),
+        for (&local, &reason) in &other.why {
+            self.why.entry(local).and_modify(|r| *r = (*r).min(reason)).or_insert(reason);
+        }
     }
-}
-
-fn local_id(index: usize) -> LocalId {
-    Idx::from_raw(RawIdx::from(index as u32))
 }
 
 /// Runs the alias check and the dataflow on a structurally sound body.
@@ -137,14 +123,14 @@ fn alias(cx: &FnCx<'_>, origins: &Origins, a: LocalId, b: LocalId, moves: bool) 
                 cx.name(a)
             ));
         }
-        let common = origins.common(raw(a), raw(b))?;
+        let common = origins.common(index(a), index(b))?;
         let (m, other) = if exclusive(ta) { (a, b) } else { (b, a) };
         return Some(format!(
             "passes {} (a `&mut`) and {}, which may both reach {}; a `&mut` argument must be the only way \
              the callee can reach its value",
             cx.name(m),
             cx.name(other),
-            cx.name(local_id(common))
+            cx.name(id_at(common))
         ));
     }
     if !moves {
@@ -157,7 +143,7 @@ fn alias(cx: &FnCx<'_>, origins: &Origins, a: LocalId, b: LocalId, moves: bool) 
     } else {
         return None;
     };
-    let borrows = origins.of.get(raw(reference)).is_some_and(|o| o.binary_search(&raw(owned)).is_ok());
+    let borrows = origins.of.get(index(reference)).is_some_and(|o| o.binary_search(&index(owned)).is_ok());
     borrows.then(|| {
         format!(
             "moves {} into the callee while also passing {}, which may borrow from it",
@@ -189,43 +175,18 @@ impl How {
     }
 }
 
-/// A label being walked, with what reached its `break`s and `continue`s.
-struct Scope {
-    label: LabelId,
-    kind: ScopeKind,
-    breaks: State,
-    continues: State,
-}
-
-/// What remains to be done in the walk of one pass.
-enum Frame {
-    /// Walk the operations of `block` from `next` on.
-    Ops { block: BlockId, next: usize },
-    /// The `then` arm has been walked; walk `else_block` from `entry`, or join with `entry`.
-    IfThen { entry: State, else_block: Option<BlockId> },
-    /// The `else` arm has been walked; join with the `then` arm's end.
-    IfElse { then_end: State },
-    /// The body of the `loop`, `for` or `block` operation `op` has been walked.
-    ScopeEnd { op: OpId },
-}
-
-/// The dataflow of one function: the loop heads it has solved so far, and the walk state
-/// and findings of the current pass.
+/// The verifier's side of the shared dataflow walk ([`crate::dataflow`]): the transfer
+/// function of every operation, and the findings of the last walk.
 struct Flow<'c, 'a> {
     cx: &'c FnCx<'a>,
     origins: &'c Origins,
     /// Whether each local's type is a copy type (copy locals are never moved).
     copy: Vec<bool>,
-    /// The state on entry: parameters live, everything else unassigned.
-    initial: Point,
-    /// For each `loop` and `for` operation, the join of everything that reached its head.
-    heads: Vec<State>,
-    // The fields below belong to one pass.
-    scopes: Vec<Scope>,
     /// The owned arrays that enclosing `for` loops iterate over, innermost last.
     iterating: Vec<usize>,
-    /// Whether a loop head grew in this pass, so another is needed.
-    changed: bool,
+    /// Whether the current walk is the last, the one whose states are the fixpoint; only it
+    /// reports, since earlier walks see loop heads that have not settled yet.
+    reporting: bool,
     /// For each local, which bad reads (UNASSIGNED, MOVED) were already reported since it was
     /// last assigned, so one mistake gives one error rather than one per later read.
     reported: Vec<u8>,
@@ -234,174 +195,61 @@ struct Flow<'c, 'a> {
 
 impl<'c, 'a> Flow<'c, 'a> {
     fn new(cx: &'c FnCx<'a>, origins: &'c Origins) -> Flow<'c, 'a> {
-        let func = cx.func;
-        let copy: Vec<bool> = func.locals.values().map(|l| l.ty.is_copy()).collect();
+        let copy: Vec<bool> = cx.func.locals.values().map(|l| l.ty.is_copy()).collect();
         let n = copy.len();
-        let mut initial = vec![UNASSIGNED; n];
-        for &p in &func.params {
-            if let Some(state) = initial.get_mut(raw(p)) {
-                *state = LIVE;
-            }
-        }
-        Flow {
-            cx,
-            origins,
-            copy,
-            initial: Point { bits: initial, why: BTreeMap::new() },
-            heads: vec![None; func.ops.len()],
-            scopes: Vec::new(),
-            iterating: Vec::new(),
-            changed: false,
-            reported: vec![0; n],
-            out: Vec::new(),
-        }
+        Flow { cx, origins, copy, iterating: Vec::new(), reporting: false, reported: vec![0; n], out: Vec::new() }
     }
 
     fn run(mut self, tree: &Tree) -> Vec<(u32, Diagnostic)> {
-        // Every pass but the last grows at least one loop head (a state bit, or a reason moving
-        // to an earlier operation), which bounds the passes; the bound only guards against a
+        let func = self.cx.func;
+        // On entry the parameters are live and everything else is unassigned.
+        let mut bits = vec![UNASSIGNED; self.copy.len()];
+        for &p in &func.params {
+            if let Some(state) = bits.get_mut(index(p)) {
+                *state = LIVE;
+            }
+        }
+        // Every walk but the last grows at least one loop head (a state bit, or a reason moving
+        // to an earlier operation), which bounds the walks; the bound only guards against a
         // bug in a transfer function.
         let loops = tree
             .preorder
             .iter()
             .filter(|&&op| {
-                self.cx
-                    .func
-                    .ops
-                    .get(op)
-                    .is_some_and(|d| matches!(scope_kind(&d.kind), Some(k) if k != ScopeKind::Block))
+                func.ops.get(op).is_some_and(|d| matches!(d.kind.scope_kind(), Some(k) if k != ScopeKind::Block))
             })
             .count();
-        let height = self.cx.func.ops.len().saturating_add(3);
+        let height = func.ops.len().saturating_add(3);
         let limit = loops.saturating_mul(self.copy.len()).saturating_mul(height).saturating_add(2);
-        for _ in 0..limit {
-            self.pass();
-            if !self.changed {
-                break;
-            }
-        }
-        self.out
-    }
-
-    fn pass(&mut self) {
-        self.changed = false;
-        self.out.clear();
-        self.reported.iter_mut().for_each(|r| *r = 0);
-        self.scopes.clear();
-        let func = self.cx.func;
-        let mut cur: State = Some(self.initial.clone());
-        let mut frames = vec![Frame::Ops { block: func.body, next: 0 }];
-        while let Some(frame) = frames.pop() {
-            match frame {
-                Frame::Ops { block, next } => {
-                    // The rest of a block after an unreachable point is unreachable too.
-                    if cur.is_none() {
-                        continue;
-                    }
-                    let Some(&op) = func.blocks.get(block).and_then(|b| b.ops.get(next)) else { continue };
-                    frames.push(Frame::Ops { block, next: next + 1 });
-                    self.op(op, &mut cur, &mut frames);
-                }
-                Frame::IfThen { entry, else_block } => match else_block {
-                    Some(else_block) => {
-                        frames.push(Frame::IfElse { then_end: cur.take() });
-                        cur = entry;
-                        frames.push(Frame::Ops { block: else_block, next: 0 });
-                    }
-                    None => join(&mut cur, &entry),
-                },
-                Frame::IfElse { then_end } => join(&mut cur, &then_end),
-                Frame::ScopeEnd { op } => self.close_scope(op, &mut cur),
-            }
-        }
-        if cur.is_some() {
+        let entry = Point { bits, why: BTreeMap::new() };
+        if dataflow::solve(func, entry, &mut self, limit).is_some() {
             let d = self
                 .cx
                 .end_diagnostic(code::MISSING_RETURN, "control reaches the end of the function without `return`");
             self.out.push(d);
         }
+        self.out
     }
 
-    /// Applies operation `op` to the reachable state `cur`, pushing frames for its blocks.
-    fn op(&mut self, op: OpId, cur: &mut State, frames: &mut Vec<Frame>) {
-        let func = self.cx.func;
-        let Some(data) = func.ops.get(op) else { return };
-        let kind = &data.kind;
-        // Control flow first: these replace or fork the state rather than update it.
-        match kind {
-            OpKind::If { cond, then_block, else_block } => {
-                if let Some(s) = cur.as_mut() {
-                    self.read_operand(s, op, cond);
-                }
-                frames.push(Frame::IfThen { entry: cur.clone(), else_block: *else_block });
-                frames.push(Frame::Ops { block: *then_block, next: 0 });
-                return;
-            }
-            OpKind::Loop { label, body } | OpKind::Block { label, body } => {
-                if matches!(kind, OpKind::Loop { .. }) {
-                    self.enter_head(op, cur);
-                }
-                self.open_scope(op, kind, *label, *body, frames);
-                return;
-            }
-            OpKind::ForRange { var, start, end, label, body } => {
-                if let Some(s) = cur.as_mut() {
-                    self.read_operand(s, op, start);
-                    self.read_operand(s, op, end);
-                }
-                self.enter_head(op, cur);
-                if let Some(s) = cur.as_mut() {
-                    self.write(s, op, *var, false);
-                }
-                self.open_scope(op, kind, *label, *body, frames);
-                return;
-            }
-            OpKind::ForEach { var, seq, label, body } => {
-                // The array is borrowed for the whole loop, so it must still be live at the
-                // head of every iteration, not only on entry.
-                self.enter_head(op, cur);
-                if let Some(s) = cur.as_mut() {
-                    self.read(s, op, *seq);
-                    self.write(s, op, *var, false);
-                }
-                self.iterating.push(raw(*seq));
-                self.open_scope(op, kind, *label, *body, frames);
-                return;
-            }
-            OpKind::Break { label } => {
-                if let Some(scope) = self.scopes.iter_mut().rev().find(|s| s.label == *label) {
-                    join(&mut scope.breaks, cur);
-                }
-                *cur = None;
-                return;
-            }
-            OpKind::Continue { label } => {
-                // A `continue` to a block is reported by the structure check; it goes nowhere.
-                if let Some(scope) = self.scopes.iter_mut().rev().find(|s| s.label == *label)
-                    && scope.kind != ScopeKind::Block
-                {
-                    join(&mut scope.continues, cur);
-                }
-                *cur = None;
-                return;
-            }
-            OpKind::Return { value } => {
-                if let Some(s) = cur.as_mut() {
-                    if let Some(value) = value {
-                        self.consume_operand(s, op, value);
-                    }
-                    self.check_leaks(s, op);
-                }
-                *cur = None;
-                return;
-            }
-            OpKind::Trap { .. } => {
-                *cur = None;
-                return;
-            }
-            _ => {}
+    /// Records a finding of the last walk.
+    fn report(&mut self, diagnostic: (u32, Diagnostic)) {
+        if self.reporting {
+            self.out.push(diagnostic);
         }
-        let Some(s) = cur.as_mut() else { return };
+    }
+}
+
+impl Analysis for Flow<'_, '_> {
+    type State = Point;
+
+    fn begin_walk(&mut self, last: bool) {
+        self.reporting = last;
+        self.reported.iter_mut().for_each(|r| *r = 0);
+    }
+
+    /// Applies operation `op` to the reachable state `s`. The walk does the control flow; of
+    /// `if`, `for` and `return` this sees only what they read on the way in.
+    fn op(&mut self, s: &mut Point, op: OpId, kind: &OpKind) {
         match kind {
             OpKind::Const { dest, .. }
             | OpKind::ArrayNew { dest }
@@ -491,61 +339,52 @@ impl<'c, 'a> Flow<'c, 'a> {
                 self.write(s, op, *dest, true);
             }
             OpKind::Drop { local } => self.consume(s, op, *local, How::Dropped),
-            OpKind::If { .. }
-            | OpKind::Loop { .. }
+            OpKind::If { cond, .. } => self.read_operand(s, op, cond),
+            // The bounds are read once, on entry; the variable is written at the head.
+            OpKind::ForRange { start, end, .. } => {
+                self.read_operand(s, op, start);
+                self.read_operand(s, op, end);
+            }
+            OpKind::Return { value } => {
+                if let Some(value) = value {
+                    self.consume_operand(s, op, value);
+                }
+                self.check_leaks(s, op);
+            }
+            OpKind::Loop { .. }
             | OpKind::Block { .. }
-            | OpKind::ForRange { .. }
             | OpKind::ForEach { .. }
             | OpKind::Break { .. }
             | OpKind::Continue { .. }
-            | OpKind::Return { .. }
             | OpKind::Trap { .. } => {}
         }
     }
 
-    /// Joins what reaches the head of loop `op` into its recorded head, and continues from
-    /// the head.
-    fn enter_head(&mut self, op: OpId, cur: &mut State) {
-        let Some(head) = self.heads.get_mut(raw(op)) else { return };
-        join(head, cur);
-        *cur = head.clone();
+    fn loop_head(&mut self, s: &mut Point, op: OpId, kind: &OpKind) {
+        match kind {
+            OpKind::ForRange { var, .. } => self.write(s, op, *var, false),
+            OpKind::ForEach { var, seq, .. } => {
+                // The array is borrowed for the whole loop, so it must still be live at the
+                // head of every iteration, not only on entry.
+                self.read(s, op, *seq);
+                self.write(s, op, *var, false);
+                self.iterating.push(index(*seq));
+            }
+            _ => {}
+        }
     }
 
-    fn open_scope(&mut self, op: OpId, kind: &OpKind, label: LabelId, body: BlockId, frames: &mut Vec<Frame>) {
-        let Some(scope) = scope_kind(kind) else { return };
-        self.scopes.push(Scope { label, kind: scope, breaks: None, continues: None });
-        frames.push(Frame::ScopeEnd { op });
-        frames.push(Frame::Ops { block: body, next: 0 });
-    }
-
-    /// Leaves the body of `loop`, `for` or `block` operation `op`; `cur` is the state at the
-    /// end of the body on entry and the state after the operation on return.
-    fn close_scope(&mut self, op: OpId, cur: &mut State) {
-        if matches!(self.cx.func.ops.get(op).map(|o| &o.kind), Some(OpKind::ForEach { .. })) {
+    fn scope_end(&mut self, _: OpId, kind: &OpKind) {
+        if matches!(kind, OpKind::ForEach { .. }) {
             self.iterating.pop();
         }
-        let Some(scope) = self.scopes.pop() else { return };
-        if scope.kind == ScopeKind::Block {
-            join(cur, &scope.breaks);
-            return;
-        }
-        let Some(head) = self.heads.get_mut(raw(op)) else { return };
-        let mut grown = head.clone();
-        join(&mut grown, cur);
-        join(&mut grown, &scope.continues);
-        if grown != *head {
-            self.changed = true;
-            *head = grown;
-        }
-        *cur = scope.breaks;
-        if scope.kind == ScopeKind::For {
-            join(cur, head);
-        }
     }
+}
 
+impl Flow<'_, '_> {
     /// A read that needs `local` to hold a value but does not take it.
     fn read(&mut self, s: &Point, op: OpId, local: LocalId) {
-        let i = raw(local);
+        let i = index(local);
         let Some(&state) = s.bits.get(i) else { return };
         if state == LIVE {
             return;
@@ -555,12 +394,12 @@ impl<'c, 'a> Flow<'c, 'a> {
             if self.reported[i] & MOVED == 0 {
                 self.reported[i] |= MOVED;
                 let message = self.moved_message(i, state, s.why.get(&i));
-                self.out.push(self.cx.op_diagnostic(code::USE_AFTER_MOVE, op, message));
+                self.report(self.cx.op_diagnostic(code::USE_AFTER_MOVE, op, message));
             }
         } else if state & UNASSIGNED != 0 && self.reported[i] & UNASSIGNED == 0 {
             self.reported[i] |= UNASSIGNED;
             let message = format!("{} is read before it is assigned{some_path}", self.cx.name(local));
-            self.out.push(self.cx.op_diagnostic(code::UNASSIGNED_READ, op, message));
+            self.report(self.cx.op_diagnostic(code::UNASSIGNED_READ, op, message));
         }
     }
 
@@ -573,7 +412,7 @@ impl<'c, 'a> Flow<'c, 'a> {
     /// A read that takes the value of `local` when its type is not a copy type.
     fn consume(&mut self, s: &mut Point, op: OpId, local: LocalId, how: How) {
         self.read(s, op, local);
-        let i = raw(local);
+        let i = index(local);
         if i >= s.bits.len() || self.copy[i] {
             return;
         }
@@ -583,7 +422,7 @@ impl<'c, 'a> Flow<'c, 'a> {
     }
 
     fn reason(&self, op: OpId, how: How, source: Option<usize>) -> Reason {
-        let position = self.cx.order.get(raw(op)).copied().unwrap_or(0);
+        let position = self.cx.order.get(index(op)).copied().unwrap_or(0);
         Reason { position, how, source, op }
     }
 
@@ -596,7 +435,7 @@ impl<'c, 'a> Flow<'c, 'a> {
     /// An assignment of `local`; `check` says whether overwriting a live owned value is an
     /// error (it is for every destination, but a `for` variable is written by the loop).
     fn write(&mut self, s: &mut Point, op: OpId, local: LocalId, check: bool) {
-        let i = raw(local);
+        let i = index(local);
         let Some(&state) = s.bits.get(i) else { return };
         if check && !self.copy[i] && state & LIVE != 0 {
             let some_path = if state != LIVE { " (on some path)" } else { "" };
@@ -604,7 +443,7 @@ impl<'c, 'a> Flow<'c, 'a> {
                 "assigns {} while it still owns a value{some_path}; drop or move it first",
                 self.cx.name(local)
             );
-            self.out.push(self.cx.op_diagnostic(code::OVERWRITE, op, message));
+            self.report(self.cx.op_diagnostic(code::OVERWRITE, op, message));
         }
         s.bits[i] = LIVE;
         s.why.remove(&i);
@@ -617,7 +456,7 @@ impl<'c, 'a> Flow<'c, 'a> {
     /// becomes unusable (it may point at storage the change frees or moves, as a `push` may);
     /// and no `for` may be iterating over the array being changed, through any path.
     fn mutate(&mut self, s: &mut Point, op: OpId, local: LocalId) {
-        let i = raw(local);
+        let i = index(local);
         let is_ref = self.cx.func.locals.get(local).is_some_and(|l| l.ty.is_ref());
         if !is_ref {
             self.invalidate(s, op, i, How::Mutated);
@@ -626,9 +465,9 @@ impl<'c, 'a> Flow<'c, 'a> {
         if let Some(&root) = roots.iter().find(|r| self.iterating.contains(r)) {
             let message = format!(
                 "changes {} while a `for` iterates over it; iterate over a copy or collect the changes first",
-                self.cx.name(local_id(root))
+                self.cx.name(id_at(root))
             );
-            self.out.push(self.cx.op_diagnostic(code::MUTATED_WHILE_ITERATED, op, message));
+            self.report(self.cx.op_diagnostic(code::MUTATED_WHILE_ITERATED, op, message));
         }
     }
 
@@ -654,16 +493,14 @@ impl<'c, 'a> Flow<'c, 'a> {
                 continue;
             }
             let some_path = if state != LIVE { " (on some path)" } else { "" };
-            let message = format!(
-                "{} still owns a value at `return`{some_path}; drop or move it first",
-                self.cx.name(local_id(i))
-            );
-            self.out.push(self.cx.op_diagnostic(code::LEAK_AT_RETURN, op, message));
+            let message =
+                format!("{} still owns a value at `return`{some_path}; drop or move it first", self.cx.name(id_at(i)));
+            self.report(self.cx.op_diagnostic(code::LEAK_AT_RETURN, op, message));
         }
     }
 
     fn moved_message(&self, i: usize, state: u8, why: Option<&Reason>) -> String {
-        let name = self.cx.name(local_id(i));
+        let name = self.cx.name(id_at(i));
         // "Maybe" when another state is possible too.
         let maybe = state & (LIVE | UNASSIGNED) != 0;
         let Some(kill) = why else {
@@ -681,12 +518,12 @@ impl<'c, 'a> Flow<'c, 'a> {
             (Some(source), false) => format!(
                 "{name} is used after its source {} was {how} by `{by}`; a reference is valid only while \
                  what it borrows from keeps its value",
-                self.cx.name(local_id(source))
+                self.cx.name(id_at(source))
             ),
             (Some(source), true) => format!(
                 "{name} is used, but on some path its source {} was {how} by `{by}`; a reference is valid \
                  only while what it borrows from keeps its value",
-                self.cx.name(local_id(source))
+                self.cx.name(id_at(source))
             ),
         }
     }

@@ -7,34 +7,16 @@
 
 use std::collections::BTreeMap;
 
-use crate::entities::{ArenaGet, BlockId, LabelId, OpId};
-use crate::ops::OpKind;
+use crate::entities::{ArenaGet, BlockId, LabelId, OpId, index};
+use crate::ops::{OpKind, ScopeKind};
 
-use super::{FnCx, code, raw, types};
+use super::{FnCx, code, types};
 
 /// A body that passed the structural checks: every block id in range and owned once, every
 /// listed operation id in range and listed once. The flow checks run only on such a body.
 pub(super) struct Tree {
     /// The listed operations in pre-order (text order).
     pub(super) preorder: Vec<OpId>,
-}
-
-/// What a label names, which decides what `break` and `continue` may do with it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum ScopeKind {
-    Loop,
-    For,
-    Block,
-}
-
-/// The kind of scope an operation's label opens, if it declares one.
-pub(super) fn scope_kind(kind: &OpKind) -> Option<ScopeKind> {
-    match kind {
-        OpKind::Loop { .. } => Some(ScopeKind::Loop),
-        OpKind::ForRange { .. } | OpKind::ForEach { .. } => Some(ScopeKind::For),
-        OpKind::Block { .. } => Some(ScopeKind::Block),
-        _ => None,
-    }
 }
 
 /// A cursor into a block being walked.
@@ -52,7 +34,7 @@ pub(super) fn walk(cx: &mut FnCx<'_>) -> Option<Tree> {
     if func.blocks.get(func.body).is_none() {
         let message = format!(
             "the body is block #{}, which does not exist; the function has {} blocks",
-            raw(func.body),
+            index(func.body),
             func.blocks.len()
         );
         cx.error(code::INVALID_ID, message);
@@ -66,7 +48,7 @@ pub(super) fn walk(cx: &mut FnCx<'_>) -> Option<Tree> {
     let mut scopes: Vec<(LabelId, ScopeKind)> = Vec::new();
     let mut preorder = Vec::new();
 
-    owned[raw(func.body)] = true;
+    owned[index(func.body)] = true;
     let mut frames = vec![Frame { block: func.body, next: 0, closes_scope: false }];
     while let Some(frame) = frames.last_mut() {
         // Only in-range blocks are ever pushed, so this lookup always succeeds.
@@ -88,8 +70,8 @@ pub(super) fn walk(cx: &mut FnCx<'_>) -> Option<Tree> {
             sound = false;
             let message = format!(
                 "block #{} lists operation #{}, which does not exist; the function has {} operations",
-                raw(block_id),
-                raw(op),
+                index(block_id),
+                index(op),
                 func.ops.len()
             );
             // The operation has no position of its own; order the error where it would be.
@@ -97,20 +79,20 @@ pub(super) fn walk(cx: &mut FnCx<'_>) -> Option<Tree> {
             cx.diagnostics.push((preorder.len() as u32 + 1, d));
             continue;
         };
-        if listed[raw(op)] {
+        if listed[index(op)] {
             sound = false;
             let message = format!(
                 "operation #{} is listed a second time (in block #{}); every operation belongs to one block, once",
-                raw(op),
-                raw(block_id)
+                index(op),
+                index(block_id)
             );
             let (_, d) = cx.op_diagnostic(code::NOT_A_TREE, op, message);
             cx.diagnostics.push((preorder.len() as u32 + 1, d));
             continue;
         }
-        listed[raw(op)] = true;
+        listed[index(op)] = true;
         preorder.push(op);
-        cx.order[raw(op)] = preorder.len() as u32;
+        cx.order[index(op)] = preorder.len() as u32;
 
         let kind = &data.kind;
         types::check_op(cx, op, kind);
@@ -120,12 +102,15 @@ pub(super) fn walk(cx: &mut FnCx<'_>) -> Option<Tree> {
         if let Some(label) = kind.declared_label() {
             match func.labels.get(label) {
                 None => {
-                    let message =
-                        format!("label #{} does not exist; the function has {} labels", raw(label), func.labels.len());
+                    let message = format!(
+                        "label #{} does not exist; the function has {} labels",
+                        index(label),
+                        func.labels.len()
+                    );
                     cx.op_error(code::INVALID_ID, op, message);
                 }
                 Some(label_data) => {
-                    if let Some(first) = declared_by[raw(label)] {
+                    if let Some(first) = declared_by[index(label)] {
                         let first = super::op_label(cx.module, func, first).unwrap_or_default();
                         let message = format!(
                             "label @{} is already declared by `{first}`; each label belongs to one loop, for or block",
@@ -133,7 +118,7 @@ pub(super) fn walk(cx: &mut FnCx<'_>) -> Option<Tree> {
                         );
                         cx.op_error(code::LABEL_REDECLARED, op, message);
                     } else {
-                        declared_by[raw(label)] = Some(op);
+                        declared_by[index(label)] = Some(op);
                         if let Some(&other) = label_names.get(label_data.name.as_str()) {
                             if other != label {
                                 let message = format!(
@@ -146,30 +131,30 @@ pub(super) fn walk(cx: &mut FnCx<'_>) -> Option<Tree> {
                             label_names.insert(label_data.name.as_str(), label);
                         }
                     }
-                    scope = scope_kind(kind).map(|k| (label, k));
+                    scope = kind.scope_kind().map(|k| (label, k));
                 }
             }
         }
 
         let mut children = Vec::new();
         for b in kind.blocks() {
-            match owned.get(raw(b)) {
+            match owned.get(index(b)) {
                 None => {
                     sound = false;
                     let message =
-                        format!("block #{} does not exist; the function has {} blocks", raw(b), func.blocks.len());
+                        format!("block #{} does not exist; the function has {} blocks", index(b), func.blocks.len());
                     cx.op_error(code::INVALID_ID, op, message);
                 }
                 Some(true) => {
                     sound = false;
                     let message = format!(
                         "block #{} already belongs to another operation (or is the body); every block has one owner",
-                        raw(b)
+                        index(b)
                     );
                     cx.op_error(code::NOT_A_TREE, op, message);
                 }
                 Some(false) => {
-                    owned[raw(b)] = true;
+                    owned[index(b)] = true;
                     children.push(b);
                 }
             }
@@ -196,7 +181,8 @@ fn check_jump(cx: &mut FnCx<'_>, op: OpId, kind: &OpKind, scopes: &[(LabelId, Sc
         _ => return,
     };
     let Some(label_data) = cx.func.labels.get(label) else {
-        let message = format!("label #{} does not exist; the function has {} labels", raw(label), cx.func.labels.len());
+        let message =
+            format!("label #{} does not exist; the function has {} labels", index(label), cx.func.labels.len());
         cx.op_error(code::INVALID_ID, op, message);
         return;
     };

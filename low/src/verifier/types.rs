@@ -6,13 +6,13 @@
 
 use std::borrow::Cow;
 
-use crate::entities::{ArenaGet, ClassId, LocalId, OpId};
+use crate::entities::{ArenaGet, ClassId, LocalId, OpId, index};
 use crate::module::{ClassData, FieldData};
 use crate::ops::{BinaryOp, OpKind, Operand, UnaryOp};
 use crate::runtime::RtType;
 use crate::types::{ScalarType, Type};
 
-use super::{FnCx, code, mnemonic, raw};
+use super::{FnCx, code, mnemonic};
 
 /// Checks the types and ids of one operation.
 pub(super) fn check_op(cx: &mut FnCx<'_>, op: OpId, kind: &OpKind) {
@@ -42,7 +42,7 @@ impl<'a> OpCheck<'_, 'a> {
             let message = format!(
                 "`{}` names local #{}, which does not exist; the function has {} locals",
                 self.name,
-                raw(local),
+                index(local),
                 self.cx.func.locals.len()
             );
             self.error(code::INVALID_ID, message);
@@ -222,7 +222,7 @@ impl<'a> OpCheck<'_, 'a> {
                     self.local(*dest);
                     let message = format!(
                         "`new` names class #{}, which does not exist; the module has {} classes",
-                        raw(*class),
+                        index(*class),
                         self.cx.module.classes.len()
                     );
                     self.error(code::UNKNOWN_CLASS, message);
@@ -586,7 +586,7 @@ impl<'a> OpCheck<'_, 'a> {
         let Some(callee_data) = self.cx.module.functions.get(callee) else {
             let message = format!(
                 "`call` names function #{}, which does not exist; the module has {} functions",
-                raw(callee),
+                index(callee),
                 self.cx.module.functions.len()
             );
             self.error(code::INVALID_ID, message);
@@ -641,7 +641,7 @@ impl<'a> OpCheck<'_, 'a> {
                 let message = format!(
                     "`{}` names class #{}, which does not exist; the module has {} classes",
                     self.name,
-                    raw(c),
+                    index(c),
                     self.cx.module.classes.len()
                 );
                 self.error(code::UNKNOWN_CLASS, message);
