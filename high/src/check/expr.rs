@@ -575,8 +575,8 @@ fn is_int_literalish(e: &ast::Expr) -> bool {
     match &e.kind {
         ast::ExprKind::Int(_) => true,
         ast::ExprKind::Unary { operand, .. } => is_int_literalish(operand),
-        // A shift has its left operand's type, whatever the count.
-        ast::ExprKind::Binary { op: BinaryOp::Shl | BinaryOp::Shr, lhs, .. } => is_int_literalish(lhs),
+        // A shift of a literal by a non-literal count is not: it takes the count's type when
+        // nothing else gives one (see `binary`), so it is a source of type like a variable.
         ast::ExprKind::Binary { op, lhs, rhs } => {
             !is_comparison(*op)
                 && !matches!(op, BinaryOp::And | BinaryOp::Or)
