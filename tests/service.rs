@@ -473,3 +473,47 @@ fn kill_9_during_concurrent_writes_loses_no_acknowledged_write() {
     eprintln!("kill -9: {} acknowledged writes, all in the file ({} rows)", acknowledged.len(), stored.len());
     assert!(again.stop().success());
 }
+
+#[test]
+fn connection_limits_from_the_command_line() {
+    let exe = build(USERS);
+    let dir = temp_dir("limits");
+    let log_path = dir.join("stdout.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    let flags = ["--header-timeout-ms", "1000", "--idle-timeout-ms", "2000", "--max-connections", "3"];
+    let server = Server::start(&exe, &dir.join("users.db"), Stdio::from(log), &flags);
+    let connect = || std::net::TcpStream::connect(("127.0.0.1", server.port)).expect("connects");
+
+    // A connection that sends nothing is closed at the header timeout, without an answer.
+    let mut silent = connect();
+    silent.set_read_timeout(Some(std::time::Duration::from_secs(3))).unwrap();
+    let start = std::time::Instant::now();
+    let read = std::io::Read::read(&mut silent, &mut [0u8; 64]);
+    let after = start.elapsed();
+    eprintln!("silent connection to the process: {read:?} after {after:?}");
+    assert!(
+        matches!(read, Ok(0)) || matches!(&read, Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset),
+        "{read:?}"
+    );
+    assert!(after >= std::time::Duration::from_millis(900) && after < std::time::Duration::from_secs(3), "{after:?}");
+
+    // Three connections take every place; the next one is answered 503 and closed.
+    let held: Vec<_> = (0..3).map(|_| connect()).collect();
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let (status, text) = server.get("/health");
+    assert_eq!(status, 503, "{text}");
+    assert_eq!(json(&text)["error"], "overloaded", "{text}");
+    drop(held);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    while server.get("/health").0 != 200 {
+        assert!(std::time::Instant::now() < deadline, "/health did not recover after the connections closed");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+
+    assert!(server.stop().success());
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    // The refusals are counted in the log; retries of /health above may add to the count.
+    let refused = log.lines().find(|line| line.contains("connection(s) with 503: 3 open already (--max-connections)"));
+    assert!(refused.is_some_and(|line| line.contains("WARN nagi::conn: refused ")), "{log}");
+    assert!(log.contains("connection(s) in total over --max-connections 3"), "{log}");
+}

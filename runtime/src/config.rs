@@ -37,6 +37,25 @@ pub struct Config {
     #[arg(long = "body-limit", env = "NAGI_BODY_LIMIT", value_name = "BYTES", default_value_t = 1_048_576)]
     pub body_limit: usize,
 
+    /// Longest time a request head (request line and headers) may take to arrive, in
+    /// milliseconds: counted from the connection's start for its first request and from the first
+    /// byte for later ones. Then the connection is closed, after a 408 when part of a head had
+    /// arrived.
+    #[arg(long = "header-timeout-ms", env = "NAGI_HEADER_TIMEOUT_MS", value_name = "MS", default_value_t = 10_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub header_timeout_ms: u64,
+
+    /// Longest time, in milliseconds, a keep-alive connection may wait for its next request, and a
+    /// client may go without taking a byte of an answer; then the connection is closed.
+    #[arg(long = "idle-timeout-ms", env = "NAGI_IDLE_TIMEOUT_MS", value_name = "MS", default_value_t = 60_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub idle_timeout_ms: u64,
+
+    /// Most connections open at once; a connection beyond it is answered 503 and closed.
+    #[arg(long = "max-connections", env = "NAGI_MAX_CONNECTIONS", value_name = "N", default_value_t = 10_000,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections: u32,
+
     /// Least severe log level written.
     #[arg(long, env = "NAGI_LOG", value_name = "LEVEL", value_enum, default_value_t = LogLevel::Info)]
     pub log: LogLevel,
@@ -80,6 +99,9 @@ impl Config {
             timeout_ms: 30_000,
             busy_timeout_ms: 5_000,
             body_limit: 1_048_576,
+            header_timeout_ms: 10_000,
+            idle_timeout_ms: 60_000,
+            max_connections: 10_000,
             log: LogLevel::Info,
         }
     }

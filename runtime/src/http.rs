@@ -7,6 +7,7 @@
 //! `{"error": "...", "detail": "..."}`. The rules are written out in `docs/http.md`.
 
 mod binding;
+mod connections;
 mod wrapper;
 
 use std::future::Future;
@@ -329,9 +330,10 @@ pub fn serve(service: Service) -> ! {
 }
 
 /// Serves `service` on `listener` until SIGINT or SIGTERM, with the database and limits of
-/// `config` (`config.workers` and `config.listen` are not used: the caller owns the runtime and the
-/// listener). Opens the database and creates the tables first; closes it after the last in-flight
-/// request has finished.
+/// `config`: the request timeout and body limit, and the connection limits (header and idle
+/// timeouts, the most open connections; see `docs/http.md`). `config.workers` and `config.listen`
+/// are not used: the caller owns the runtime and the listener. Opens the database and creates the
+/// tables first; closes it after the last connection has closed.
 pub async fn serve_with(listener: tokio::net::TcpListener, service: Service, config: Config) -> Result<(), ServeError> {
     serve_until(listener, service, config, shutdown_signal()).await
 }
@@ -360,18 +362,13 @@ where
     let app = router(&service, &config, database.handle());
     let address = listener.local_addr().map_err(|e| ServeError::new(e.to_string()))?;
     tracing::info!(target: "nagi", "{} listening on http://{address} with database {}", service.name, config.db);
-    let served = axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            tracing::info!(target: "nagi", "shutting down: no new connections, finishing in-flight requests");
-        })
-        .await;
+    connections::serve(listener, app, connections::Limits::from_config(&config), shutdown).await;
     if is_default {
         crate::db::set_default(None);
     }
     database.close().await;
     tracing::info!(target: "nagi", "stopped");
-    served.map_err(|e| ServeError::new(format!("server error: {e}")))
+    Ok(())
 }
 
 /// Completes on SIGINT (Ctrl-C) or SIGTERM.

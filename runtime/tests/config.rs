@@ -24,7 +24,17 @@ fn child() {
 fn parse_in_child(args: &str, env: &[(&str, &str)]) -> String {
     let mut command = Command::new(std::env::current_exe().expect("test binary"));
     command.args(["child", "--exact", "--nocapture", "--test-threads=1"]).env(CHILD, args);
-    for name in ["NAGI_LISTEN", "NAGI_DB", "NAGI_WORKERS", "NAGI_TIMEOUT_MS", "NAGI_BODY_LIMIT", "NAGI_LOG"] {
+    for name in [
+        "NAGI_LISTEN",
+        "NAGI_DB",
+        "NAGI_WORKERS",
+        "NAGI_TIMEOUT_MS",
+        "NAGI_BODY_LIMIT",
+        "NAGI_HEADER_TIMEOUT_MS",
+        "NAGI_IDLE_TIMEOUT_MS",
+        "NAGI_MAX_CONNECTIONS",
+        "NAGI_LOG",
+    ] {
         command.env_remove(name);
     }
     command.envs(env.iter().copied());
@@ -46,6 +56,9 @@ fn defaults() {
         timeout_ms: 30_000,
         busy_timeout_ms: 5_000,
         body_limit: 1_048_576,
+        header_timeout_ms: 10_000,
+        idle_timeout_ms: 60_000,
+        max_connections: 10_000,
         log: LogLevel::Info,
     };
     assert_eq!(parse_in_child("", &[]), format!("{:?}", Ok::<_, ()>(expected)));
@@ -62,6 +75,9 @@ fn environment_and_flags() {
             ("NAGI_TIMEOUT_MS", "500"),
             ("NAGI_BUSY_TIMEOUT_MS", "250"),
             ("NAGI_BODY_LIMIT", "10"),
+            ("NAGI_HEADER_TIMEOUT_MS", "1000"),
+            ("NAGI_IDLE_TIMEOUT_MS", "2000"),
+            ("NAGI_MAX_CONNECTIONS", "50"),
             ("NAGI_LOG", "debug"),
         ],
     );
@@ -72,18 +88,34 @@ fn environment_and_flags() {
         timeout_ms: 500,
         busy_timeout_ms: 250,
         body_limit: 10,
+        header_timeout_ms: 1_000,
+        idle_timeout_ms: 2_000,
+        max_connections: 50,
         log: LogLevel::Debug,
     };
     assert_eq!(from_env, format!("{:?}", Ok::<_, ()>(expected.clone())));
     // A flag wins over its variable.
     let flag_wins = parse_in_child("--workers 2 --db other.db", &[("NAGI_WORKERS", "4"), ("NAGI_DB", ":memory:")]);
     assert!(flag_wins.contains("workers: 2") && flag_wins.contains("db: \"other.db\""), "{flag_wins}");
+    let limits = parse_in_child(
+        "--header-timeout-ms 1500 --idle-timeout-ms 2500 --max-connections 7",
+        &[("NAGI_HEADER_TIMEOUT_MS", "1000"), ("NAGI_MAX_CONNECTIONS", "50")],
+    );
+    assert!(
+        limits.contains("header_timeout_ms: 1500")
+            && limits.contains("idle_timeout_ms: 2500")
+            && limits.contains("max_connections: 7"),
+        "{limits}"
+    );
 }
 
 #[test]
 fn bad_values_are_refused() {
     assert!(parse_in_child("--workers 0", &[]).starts_with("Err("));
     assert!(parse_in_child("--timeout-ms soon", &[]).starts_with("Err("));
+    assert!(parse_in_child("--header-timeout-ms 0", &[]).starts_with("Err("));
+    assert!(parse_in_child("--idle-timeout-ms 0", &[]).starts_with("Err("));
+    assert!(parse_in_child("--max-connections 0", &[]).starts_with("Err("));
     assert!(parse_in_child("--frobnicate", &[]).starts_with("Err("));
 }
 
@@ -97,6 +129,9 @@ fn help_lists_every_flag_with_its_variable() {
         ("--timeout-ms", "NAGI_TIMEOUT_MS"),
         ("--busy-timeout-ms", "NAGI_BUSY_TIMEOUT_MS"),
         ("--body-limit", "NAGI_BODY_LIMIT"),
+        ("--header-timeout-ms", "NAGI_HEADER_TIMEOUT_MS"),
+        ("--idle-timeout-ms", "NAGI_IDLE_TIMEOUT_MS"),
+        ("--max-connections", "NAGI_MAX_CONNECTIONS"),
         ("--log", "NAGI_LOG"),
     ] {
         assert!(help.contains(flag) && help.contains(variable), "{flag} / {variable} missing from:\n{help}");

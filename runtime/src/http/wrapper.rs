@@ -37,9 +37,9 @@ struct RequestId(u64);
 
 /// The body of every error answer.
 #[derive(Serialize)]
-struct ErrorBody<'a> {
-    error: &'a str,
-    detail: &'a str,
+pub(crate) struct ErrorBody<'a> {
+    pub(crate) error: &'a str,
+    pub(crate) detail: &'a str,
 }
 
 /// An error answer: `status` with `{"error": error, "detail": detail}`. A 503 (a locked

@@ -2,6 +2,7 @@
 //! HTTP client, and a real SQLite file read back with a second connection.
 
 mod binding;
+mod connections;
 mod crud;
 mod errors;
 mod service;

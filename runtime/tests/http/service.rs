@@ -1,6 +1,7 @@
 //! A small hand-written service that uses only the runtime's public API, shaped like the code the
 //! Rust emitter generates, and a harness that serves it in-process on a free port.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -214,6 +215,8 @@ pub fn service() -> Service {
 /// A running test server with its own database file.
 pub struct Server {
     pub base: String,
+    /// The address the server listens on, for tests that speak raw TCP.
+    pub addr: SocketAddr,
     pub db_path: PathBuf,
     pub client: reqwest::Client,
     keep_file: bool,
@@ -267,13 +270,15 @@ impl Server {
         let mut config = Config::new(db_path.to_str().expect("utf-8 temp path"));
         adjust(&mut config);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        let base = format!("http://{}", listener.local_addr().expect("address"));
+        let addr = listener.local_addr().expect("address");
+        let base = format!("http://{addr}");
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(http::serve_until(listener, service(), config, async move {
             let _ = stopped.await;
         }));
         let server = Server {
             base,
+            addr,
             db_path,
             client: reqwest::Client::new(),
             keep_file: false,
