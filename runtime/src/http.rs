@@ -305,12 +305,15 @@ pub fn serve(service: Service) -> ! {
         .build()
         .map_err(|e| ServeError::new(format!("cannot start Tokio: {e}")))
         .and_then(|runtime| {
-            let result = runtime.block_on(async {
-                let listener = tokio::net::TcpListener::bind(&config.listen)
+            // The database is opened (and its schema checked) before the port is bound, so a
+            // service that cannot start never accepts a connection.
+            let listen = config.listen.clone();
+            let bind = async move {
+                tokio::net::TcpListener::bind(&listen)
                     .await
-                    .map_err(|e| ServeError::new(format!("cannot listen on {}: {e}", config.listen)))?;
-                serve_with(listener, service, config).await
-            });
+                    .map_err(|e| ServeError::new(format!("cannot listen on {listen}: {e}")))
+            };
+            let result = runtime.block_on(serve_on(bind, service, config, shutdown_signal()));
             runtime.shutdown_timeout(Duration::from_secs(1));
             result
         });
@@ -349,6 +352,15 @@ pub async fn serve_until<F>(
 where
     F: Future<Output = ()> + Send + 'static,
 {
+    serve_on(std::future::ready(Ok(listener)), service, config, shutdown).await
+}
+
+/// The body of [`serve_until`]: opens the database first, then awaits `bind` for the listener.
+async fn serve_on<B, F>(bind: B, service: Service, config: Config, shutdown: F) -> Result<(), ServeError>
+where
+    B: Future<Output = Result<tokio::net::TcpListener, ServeError>>,
+    F: Future<Output = ()> + Send + 'static,
+{
     install_hook(HookMode::Library);
     let create: Vec<&'static str> = service.tables.iter().map(|table| table.create_sql).collect();
     let path = config.db.clone();
@@ -358,6 +370,13 @@ where
         .await
         .map_err(|e| ServeError::new(format!("cannot open the database: {e}")))?
         .map_err(ServeError::database)?;
+    let listener = match bind.await {
+        Ok(listener) => listener,
+        Err(error) => {
+            database.close().await;
+            return Err(error);
+        }
+    };
     let is_default = crate::db::set_default_if_unset(&database.handle());
     let app = router(&service, &config, database.handle());
     let address = listener.local_addr().map_err(|e| ServeError::new(e.to_string()))?;
