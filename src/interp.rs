@@ -24,7 +24,7 @@ const TRAP_EXIT: u8 = 101;
 
 /// Runs `module` (verified, from `input`) to its end, with calls at most `max_frames` deep.
 pub(crate) fn run(module: &Module, input: &Path, max_frames: usize, timer: &mut Timer) -> Result<(), Failure> {
-    let result = nagi_interp::run(module, &mut RuntimeHost, &Options { max_frames });
+    let result = nagi_interp::run(module, &mut RuntimeHost, &Options { max_frames, ..Options::default() });
     rt::flush_stdout();
     timer.phase("interpret");
     match result {
@@ -36,6 +36,11 @@ pub(crate) fn run(module: &Module, input: &Path, max_frames: usize, timer: &mut 
         }
         Err(RunError::Stopped(Stop::Fault(message))) => {
             eprintln!("error: internal error: {message}");
+            Err(Failure::Exit(TRAP_EXIT))
+        }
+        // No step limit is set here.
+        Err(RunError::Stopped(Stop::OutOfSteps)) => {
+            eprintln!("error: internal error: the interpreter ran out of steps");
             Err(Failure::Exit(TRAP_EXIT))
         }
     }

@@ -53,11 +53,14 @@ pub struct Options {
     /// The deepest call stack allowed, `$main`'s frame included; a call beyond it traps with
     /// `stack overflow`.
     pub max_frames: usize,
+    /// How many operations may run before the run stops with [`Stop::OutOfSteps`]; unlimited
+    /// by default. Tests and fuzzers that run generated programs, which may loop forever, set it.
+    pub max_steps: u64,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { max_frames: DEFAULT_MAX_FRAMES }
+        Options { max_frames: DEFAULT_MAX_FRAMES, max_steps: u64::MAX }
     }
 }
 
@@ -71,6 +74,8 @@ pub enum Stop {
     /// no longer resolves): a bug in the verifier or the interpreter, never the program's
     /// behaviour.
     Fault(String),
+    /// [`Options::max_steps`] operations ran and the program had not ended.
+    OutOfSteps,
 }
 
 /// Checks that the interpreter can run `module` and finds its `$main`: routes (services) and

@@ -20,6 +20,8 @@ pub(crate) struct Machine<'m, 'h> {
     pub(crate) host: &'h mut dyn Host,
     pub(crate) stack: Stack<'m>,
     max_frames: usize,
+    /// Operations still allowed to run.
+    steps_left: u64,
     /// The locals and cursor vectors of returned frames, reused by later calls so that a call
     /// does not allocate once the stack has been this deep before.
     spare: Vec<(Vec<Value>, Vec<Cursor>)>,
@@ -35,7 +37,14 @@ enum Flow {
 
 impl<'m, 'h> Machine<'m, 'h> {
     pub(crate) fn new(module: &'m Module, host: &'h mut dyn Host, options: &Options) -> Self {
-        Machine { module, host, stack: Stack::default(), max_frames: options.max_frames.max(1), spare: Vec::new() }
+        Machine {
+            module,
+            host,
+            stack: Stack::default(),
+            max_frames: options.max_frames.max(1),
+            steps_left: options.max_steps,
+            spare: Vec::new(),
+        }
     }
 
     /// Runs `main` until it returns or the program stops.
@@ -51,6 +60,10 @@ impl<'m, 'h> Machine<'m, 'h> {
             match block.ops.get(cursor.next) {
                 Some(&op) => {
                     cursor.next += 1;
+                    if self.steps_left == 0 {
+                        return Err(Stop::OutOfSteps);
+                    }
+                    self.steps_left -= 1;
                     let op = func.ops.get(op).ok_or_else(|| fault("an operation outside its function"))?;
                     if let Flow::Done = self.op(&op.kind)? {
                         return Ok(());

@@ -134,11 +134,11 @@ fn recursion_deeper_than_a_thread_stack_holds_runs_on_the_heap() {
 #[test]
 fn a_call_past_the_depth_limit_is_the_trap_stack_overflow_after_earlier_output() {
     let text = COUNTDOWN.replace("DEPTH", "100");
-    let (out, result) = run_with(&text, &Options { max_frames: 50 });
+    let (out, result) = run_with(&text, &Options { max_frames: 50, ..Options::default() });
     assert_eq!(out, "1\n");
     assert_eq!(result, Err(RunError::Stopped(Stop::Trap("stack overflow".into()))));
     // `$main` and 100 + 1 frames of `$down` fit a limit of 102 exactly.
-    let (out, result) = run_with(&text, &Options { max_frames: 102 });
+    let (out, result) = run_with(&text, &Options { max_frames: 102, ..Options::default() });
     assert_eq!((out.as_str(), result), ("1\n100\n", Ok(())));
 }
 
@@ -273,4 +273,78 @@ fn low_that_did_not_verify_is_a_fault_not_a_panic() {
         let result = run(&m, &mut Recorder::default(), &Options::default());
         assert!(matches!(result, Err(RunError::Stopped(Stop::Fault(_)))), "{result:?}");
     }
+}
+
+/// xorshift64*: a tiny deterministic generator, so a failure reproduces from the seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+}
+
+/// `text` with some of its integer constants (`12_i64`, `-3_i32`) replaced by edge values, so
+/// that the program still verifies but divides by zero, indexes out of range, loops long or
+/// recurses deep.
+fn mutate_constants(text: &str, rng: &mut Rng) -> String {
+    const VALUES: &[&str] = &["0", "1", "-1", "2", "7", "100000", "-2147483648", "2147483647"];
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("_i") {
+        let suffix = rest[at..].starts_with("_i32") || rest[at..].starts_with("_i64");
+        let before = rest[..at].trim_end_matches(|c: char| c.is_ascii_digit());
+        let before = before.strip_suffix('-').unwrap_or(before);
+        if suffix && before.len() < at && rng.next() % 3 == 0 {
+            // Every value fits an i32, so the constant stays in range.
+            out.push_str(before);
+            out.push_str(VALUES[(rng.next() % VALUES.len() as u64) as usize]);
+        } else {
+            out.push_str(&rest[..at]);
+        }
+        out.push_str("_i");
+        rest = &rest[at + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn goldens_with_mutated_constants_run_to_an_end_without_panicking() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut inputs = Vec::new();
+    for dir in ["golden/low", "golden/high"] {
+        for entry in std::fs::read_dir(root.join(dir)).expect("the golden directory exists").flatten() {
+            if entry.path().extension().is_some_and(|e| e == "low") {
+                inputs.push(entry.path());
+            }
+        }
+    }
+    inputs.sort();
+    let options = Options { max_frames: 2000, max_steps: 200_000 };
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let mut ran = 0;
+    for path in &inputs {
+        let text = std::fs::read_to_string(path).expect("a golden file reads");
+        for _ in 0..8 {
+            let mutated = mutate_constants(&text, &mut rng);
+            let Ok((m, _)) = nagi_low::parse(&mutated) else { continue };
+            if nagi_low::verify(&m, None).is_err() || check(&m).is_err() {
+                continue;
+            }
+            let result = std::panic::catch_unwind(|| run(&m, &mut Recorder::default(), &options));
+            match result {
+                Ok(Err(RunError::Stopped(Stop::Fault(fault)))) => {
+                    panic!("{} with mutated constants faults: {fault}\n{mutated}", path.display())
+                }
+                Ok(_) => ran += 1,
+                Err(_) => panic!("{} with mutated constants panics:\n{mutated}", path.display()),
+            }
+        }
+    }
+    println!("{ran} mutated programs ran");
+    assert!(ran >= 100, "only {ran} mutated programs verified and ran");
 }
