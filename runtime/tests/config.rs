@@ -44,6 +44,7 @@ fn defaults() {
         db: "./users.db".to_owned(),
         workers: 1,
         timeout_ms: 30_000,
+        busy_timeout_ms: 5_000,
         body_limit: 1_048_576,
         log: LogLevel::Info,
     };
@@ -59,6 +60,7 @@ fn environment_and_flags() {
             ("NAGI_DB", ":memory:"),
             ("NAGI_WORKERS", "4"),
             ("NAGI_TIMEOUT_MS", "500"),
+            ("NAGI_BUSY_TIMEOUT_MS", "250"),
             ("NAGI_BODY_LIMIT", "10"),
             ("NAGI_LOG", "debug"),
         ],
@@ -68,6 +70,7 @@ fn environment_and_flags() {
         db: ":memory:".to_owned(),
         workers: 4,
         timeout_ms: 500,
+        busy_timeout_ms: 250,
         body_limit: 10,
         log: LogLevel::Debug,
     };
@@ -92,6 +95,7 @@ fn help_lists_every_flag_with_its_variable() {
         ("--db", "NAGI_DB"),
         ("--workers", "NAGI_WORKERS"),
         ("--timeout-ms", "NAGI_TIMEOUT_MS"),
+        ("--busy-timeout-ms", "NAGI_BUSY_TIMEOUT_MS"),
         ("--body-limit", "NAGI_BODY_LIMIT"),
         ("--log", "NAGI_LOG"),
     ] {
