@@ -1,6 +1,8 @@
-//! The code generators, chosen once: [`Backend`] takes the verified, optimized module that the
-//! shared front half ([`crate::pipeline`]) produced and emits it (`--emit=rust|llvm`), or builds
-//! an executable from it: emit, get the runtime library ready, then `rustc` or `cc`.
+//! The backends, chosen once: [`Backend`] takes the verified, optimized module that the shared
+//! front half ([`crate::pipeline`]) produced and emits it (`--emit=rust|llvm`), or builds an
+//! executable from it: emit, get the runtime library ready, then `rustc` or `cc`. The
+//! interpreter (`--backend=interp`, [`crate::interp`]) emits and builds nothing: `nagic run`
+//! hands it the module instead.
 
 use std::path::Path;
 
@@ -12,21 +14,26 @@ use crate::output::write_output;
 use crate::timer::Timer;
 use crate::{llvm_link, runtime_lib, rust_build};
 
-/// Code generators for `build` and `run`.
+/// Backends for `build` and `run`.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Backend {
     /// Low → safe Rust → rustc, linking the prebuilt runtime.
     Rust,
     /// Low → LLVM IR → object file, linked with the runtime's static library by `cc`.
     Llvm,
+    /// Low interpreted in this process, with the runtime as its host (`run` only: it builds no
+    /// executable).
+    Interp,
 }
 
-/// The code-generation flags, from the command line.
+/// The backend flags, from the command line.
 pub(crate) struct Target<'a> {
-    /// The CPU to generate code for, on both backends (`--target-cpu`).
+    /// The CPU to generate code for, on both code generators (`--target-cpu`).
     pub(crate) cpu: &'a str,
     /// LLVM's optimization level (`--llvm-opt`).
     pub(crate) llvm_opt: u8,
+    /// The interpreter's call-depth limit (`--max-frames`).
+    pub(crate) max_frames: usize,
 }
 
 impl Target<'_> {
@@ -56,6 +63,7 @@ impl Backend {
                 }
             }
             Backend::Llvm => write_output(output, &llvm_link::emit_ir(module, input, &target.llvm(), timer)?),
+            Backend::Interp => Err(no_executable()),
         }
     }
 
@@ -72,21 +80,26 @@ impl Backend {
         let emitted = match self {
             Backend::Rust => rust_build::write_crate_root(module, input, output)?,
             Backend::Llvm => llvm_link::write_object(module, input, output, &target.llvm(), timer)?,
+            Backend::Interp => return Err(no_executable()),
         };
-        timer.phase(match self {
-            Backend::Rust => "emit rust",
-            Backend::Llvm => "write object",
-        });
+        // From here on `self` is one of the two code generators.
+        timer.phase(if self == Backend::Rust { "emit rust" } else { "write object" });
         let runtime = runtime_lib::artifacts()?;
         timer.phase("runtime ready");
-        match self {
-            Backend::Rust => rust_build::rustc(&emitted, &module.name, &runtime, output, target.cpu)?,
-            Backend::Llvm => llvm_link::link(&emitted, &runtime, output)?,
+        if self == Backend::Rust {
+            rust_build::rustc(&emitted, &module.name, &runtime, output, target.cpu)?;
+        } else {
+            llvm_link::link(&emitted, &runtime, output)?;
         }
-        timer.phase(match self {
-            Backend::Rust => "rustc",
-            Backend::Llvm => "link",
-        });
+        timer.phase(if self == Backend::Rust { "rustc" } else { "link" });
         Ok(())
     }
+}
+
+/// The interpreter has no code to write: `build` and `--emit` with it are usage errors.
+pub(crate) fn no_executable() -> Failure {
+    eprintln!(
+        "nagic: error: --backend=interp builds no executable; run the program with `nagic run --backend=interp FILE`"
+    );
+    Failure::Usage
 }

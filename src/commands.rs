@@ -1,14 +1,16 @@
 //! What each command does, phase by phase: `check` loads its files; `--emit=KIND` and `build`
 //! run the shared front half ([`crate::pipeline`]) and then print Low or the cost report, or
-//! hand the module to the chosen [`Backend`]; `run` builds and then becomes the program.
+//! hand the module to the chosen [`Backend`]; `run` builds and then becomes the program, or
+//! (`--backend=interp`) interprets the module in this process.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use clap::ValueEnum;
 
-use crate::backend::{Backend, Target};
+use crate::backend::{Backend, Target, no_executable};
 use crate::failure::Failure;
+use crate::interp;
 use crate::load::load;
 use crate::output::write_output;
 use crate::passes::{self, Default};
@@ -68,6 +70,9 @@ pub(crate) fn build(
     front: &FrontEnd,
     target: &Target,
 ) -> Result<(), Failure> {
+    if backend == Backend::Interp {
+        return Err(no_executable());
+    }
     let output = output.map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from(default_name(input)));
     build_into(input, &output, backend, front, target)
 }
@@ -75,7 +80,9 @@ pub(crate) fn build(
 /// `nagic run FILE [-- ARGS]`: builds into the checkout's `target/nagic-run/` and then
 /// replaces this process with the program (`exec`), so signals sent to `nagic run` (SIGTERM from
 /// a supervisor, Ctrl-C) reach the program itself and it can shut down gracefully, and its exit
-/// status is the command's.
+/// status is the command's. With `--backend=interp` there is no build: the optimized module runs
+/// in the interpreter here, and the program's arguments are not used (programs take none, and
+/// services are refused).
 pub(crate) fn run(
     input: &Path,
     args: &[String],
@@ -84,6 +91,10 @@ pub(crate) fn run(
     target: &Target,
 ) -> Result<(), Failure> {
     use std::os::unix::process::CommandExt;
+    if backend == Backend::Interp {
+        let mut compiled = pipeline::compile(input, front, Default::Optimize)?;
+        return interp::run(&compiled.module, input, target.max_frames, &mut compiled.timer);
+    }
     let output = checkout().join("target/nagic-run").join(default_name(input));
     build_into(input, &output, backend, front, target)?;
     // `exec` only returns on failure.

@@ -14,6 +14,7 @@ use clap::{Parser, Subcommand};
 mod backend;
 mod commands;
 mod failure;
+mod interp;
 mod llvm_link;
 mod load;
 mod output;
@@ -69,6 +70,10 @@ struct Options {
     /// `default<ON>` pipeline); `-O` chooses the Low passes.
     #[arg(long, value_name = "N", global = true, default_value_t = 2, value_parser = clap::value_parser!(u8).range(0..=3))]
     llvm_opt: u8,
+    /// The interpreter's call-depth limit for `--backend=interp`: a call deeper than N frames
+    /// is the trap `stack overflow`.
+    #[arg(long, value_name = "N", global = true, default_value_t = nagi_interp::DEFAULT_MAX_FRAMES)]
+    max_frames: usize,
 }
 
 #[derive(Subcommand, Debug)]
@@ -79,7 +84,7 @@ enum Command {
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
     },
-    /// Compile a program or service to a native executable (through the Rust emitter).
+    /// Compile a program or service to a native executable (through the Rust emitter by default).
     Build {
         /// The input file: High Nagi (`.nagi`) or Low text (`.low`).
         #[arg(value_name = "FILE")]
@@ -91,7 +96,8 @@ enum Command {
         #[arg(long, value_enum, default_value = "rust")]
         backend: Backend,
     },
-    /// Build and run; arguments after `--` go to the program (e.g. a service's `--listen`).
+    /// Build and run (or, with `--backend=interp`, interpret); arguments after `--` go to the
+    /// program (e.g. a service's `--listen`).
     Run {
         /// The input file: High Nagi (`.nagi`) or Low text (`.low`).
         #[arg(value_name = "FILE")]
@@ -128,7 +134,7 @@ fn run() -> ExitCode {
     }
     let options = &cli.options;
     let front = FrontEnd { replace: &options.replace, passes: &options.passes, timings: options.timings };
-    let target = Target { cpu: &options.target_cpu, llvm_opt: options.llvm_opt };
+    let target = Target { cpu: &options.target_cpu, llvm_opt: options.llvm_opt, max_frames: options.max_frames };
     let result = match (&cli.command, cli.emit, &cli.input) {
         (Some(Command::Check { files }), _, _) => commands::check(files, &options.replace),
         (Some(Command::Build { input, output, backend }), _, _) => {

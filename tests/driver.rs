@@ -1,5 +1,5 @@
-//! The driver's own diagnostics: input files that are not UTF-8, and `--print-low-after`
-//! options that can print nothing.
+//! The driver's own diagnostics: input files that are not UTF-8, `--print-low-after` options
+//! that can print nothing, and what `--backend=interp` refuses or reports.
 
 mod support;
 
@@ -47,4 +47,32 @@ fn print_low_after_says_when_no_pass_runs_or_a_named_pass_is_not_in_the_pipeline
     assert!(out.status.success());
     assert!(!stderr(&out).contains("note:"), "{}", stderr(&out));
     assert!(stderr(&out).starts_with("// ===== Low after pass 1 (dce) =====\nnagi-low 1\n"), "{}", stderr(&out));
+}
+
+#[test]
+fn the_interpreter_reports_a_trap_as_a_compiled_program_does_and_refuses_what_it_cannot_run() {
+    // Exactly the compiled program's streams: the output before the trap, then one line.
+    let out = nagic(&["run", "--backend=interp", "golden/low/edge_trap_div_zero.low"]);
+    assert_eq!(out.status.code(), Some(101));
+    assert_eq!(stderr(&out), "error: division by zero\n");
+    // The call-depth limit is a flag: 1,001 frames of `sum_mod` and `main` are more than 1,000.
+    let out = nagic(&["run", "--backend=interp", "--max-frames=1000", "golden/high/stack_overflow.nagi"]);
+    assert_eq!((out.status.code(), String::from_utf8_lossy(&out.stdout).as_ref()), (Some(101), "before\n"));
+    assert_eq!(stderr(&out), "error: stack overflow\n");
+    // A service and a program that uses the database are input errors with a diagnostic.
+    let out = nagic(&["run", "--backend=interp", "examples/users.nagi"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("error[I101]: the interpreter does not run services"), "{}", stderr(&out));
+    let low = temp_dir("interp").join("db.low");
+    let text = "nagi-low 1\nmodule db\n\nasync fn $begin() -> unit {\n  await rtcall db.begin()\n  return\n}\n\n\
+                fn $main() -> unit {\n  return\n}\n";
+    std::fs::write(&low, text).unwrap();
+    // At -O0: `-O` would remove the uncalled `$begin`, and with it the database call.
+    let out = nagic(&["run", "--backend=interp", "-O0", low.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("error[I102]: the interpreter does not support the database"), "{}", stderr(&out));
+    // There is no executable to build.
+    let out = nagic(&["build", "--backend=interp", "golden/low/arith_i64.low"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--backend=interp builds no executable"), "{}", stderr(&out));
 }

@@ -6,15 +6,16 @@
 //! of stdout in order, `// exit: N` for a non-zero exit status (a trap exits 101), and
 //! `// stderr: TEXT` for text stderr must contain. A program is runnable when it has at least
 //! one `// out:` or `// exit:` line. `// max-rss-mib: N` bounds the program's peak resident
-//! memory on every backend; the measured peak is printed.
+//! memory on every backend that builds an executable; the measured peak is printed.
 //!
 //! Every program runs on every backend both unoptimized (`-O0`) and through the default pass
 //! pipeline (`-O`), against the same expectations (tests `BACKEND::O0::…` and `BACKEND::O::…`),
 //! so a pass that changes what a program does fails here by name.
 //!
-//! Backends: `rust` (Low → Rust → rustc), and the LLVM emitter at LLVM's `-O0` and `-O2`
-//! (`llvm-O0`, `llvm-O2`); every program must give byte-identical stdout and exit status on all
-//! three.
+//! Backends: `rust` (Low → Rust → rustc), the LLVM emitter at LLVM's `-O0` and `-O2`
+//! (`llvm-O0`, `llvm-O2`), and the Low interpreter (`interp`, which `nagic run --backend=interp`
+//! runs in nagic's own process instead of building); every program must give byte-identical
+//! stdout and exit status on all four.
 //! `llvm-verify::…` checks that `--emit=llvm` of every Low and High program (runnable or not)
 //! is accepted by `llvm-as-14` and `opt-14 -passes=verify`.
 
@@ -68,17 +69,21 @@ fn programs() -> Vec<PathBuf> {
     out
 }
 
-/// A code generator and the `nagic build` flags that select it.
+/// A backend and the `nagic` flags that select it. A code generator's program is built with
+/// `nagic build` and the executable is run; the interpreter's is run by `nagic run` itself.
 #[derive(Clone, Copy)]
 struct Backend {
     name: &'static str,
     flags: &'static [&'static str],
+    /// Whether `nagic run` runs the program in its own process (no executable is built).
+    interprets: bool,
 }
 
 const BACKENDS: &[Backend] = &[
-    Backend { name: "rust", flags: &["--backend=rust"] },
-    Backend { name: "llvm-O0", flags: &["--backend=llvm", "--llvm-opt=0"] },
-    Backend { name: "llvm-O2", flags: &["--backend=llvm", "--llvm-opt=2"] },
+    Backend { name: "rust", flags: &["--backend=rust"], interprets: false },
+    Backend { name: "llvm-O0", flags: &["--backend=llvm", "--llvm-opt=0"], interprets: false },
+    Backend { name: "llvm-O2", flags: &["--backend=llvm", "--llvm-opt=2"], interprets: false },
+    Backend { name: "interp", flags: &["--backend=interp"], interprets: true },
 ];
 
 /// Runs `exe` and waits for it with `wait4`, which also reports the child's peak resident set.
@@ -120,23 +125,40 @@ fn run_measured(exe: &Path) -> Result<(std::process::Output, u64), Failed> {
     Ok((std::process::Output { status, stdout, stderr }, usage.ru_maxrss as u64))
 }
 
-fn run(path: &Path, backend: Backend, opt: &str) -> Result<(), Failed> {
-    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
-    let expected = expectations(&text).ok_or("not runnable")?;
-    let name = path.strip_prefix(support::root()).unwrap_or(path).display().to_string();
+/// Builds `name` (relative to the workspace root) with `backend` at `opt` and runs it; gives
+/// its output and peak resident set in KiB.
+fn build_and_run(name: &str, backend: Backend, opt: &str) -> Result<(std::process::Output, u64), Failed> {
     let dir = support::temp_dir(&format!("run-{}", backend.name));
     let exe = dir.join("program");
     let mut args = vec!["build"];
     args.extend_from_slice(backend.flags);
-    args.extend_from_slice(&[opt, &name, "-o", exe.to_str().unwrap()]);
+    args.extend_from_slice(&[opt, name, "-o", exe.to_str().unwrap()]);
     let built = support::nagic(&args);
     if !built.status.success() {
         return Err(format!("nagic build {opt} {name} failed:\n{}", String::from_utf8_lossy(&built.stderr)).into());
     }
-    let (out, max_rss_kib) = run_measured(&exe)?;
+    let measured = run_measured(&exe);
+    let _ = std::fs::remove_dir_all(&dir);
+    measured
+}
+
+fn run(path: &Path, backend: Backend, opt: &str) -> Result<(), Failed> {
+    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let expected = expectations(&text).ok_or("not runnable")?;
+    let name = path.strip_prefix(support::root()).unwrap_or(path).display().to_string();
+    // The interpreter's peak resident set would be nagic's own (the compiler, with LLVM's
+    // shared library mapped in), not the program's, so `max-rss-mib` is not checked on it.
+    let (out, max_rss_kib) = if backend.interprets {
+        let mut args = vec!["run"];
+        args.extend_from_slice(backend.flags);
+        args.extend_from_slice(&[opt, &name]);
+        (support::nagic(&args), None)
+    } else {
+        let (out, kib) = build_and_run(&name, backend, opt)?;
+        (out, Some(kib))
+    };
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let _ = std::fs::remove_dir_all(&dir);
     let backend = backend.name;
     if stdout != expected.stdout || out.status.code() != Some(expected.exit) {
         return Err(format!(
@@ -147,7 +169,7 @@ fn run(path: &Path, backend: Backend, opt: &str) -> Result<(), Failed> {
         )
         .into());
     }
-    if let Some(limit) = expected.max_rss_mib {
+    if let (Some(limit), Some(max_rss_kib)) = (expected.max_rss_mib, max_rss_kib) {
         let mib = max_rss_kib as f64 / 1024.0;
         println!("{name} on {backend}: peak RSS {mib:.1} MiB (limit {limit} MiB)");
         if mib > limit as f64 {

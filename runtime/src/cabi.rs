@@ -107,7 +107,7 @@ pub unsafe extern "C" fn nagi_rt_stack_slow(sp: u64, limit: *mut u64) {
     // SAFETY: the caller passes its own thread's slot.
     unsafe { limit.write(real) };
     if sp < real {
-        fail("stack overflow");
+        fail(crate::stack::STACK_OVERFLOW);
     }
 }
 
@@ -250,7 +250,7 @@ pub unsafe extern "C" fn nagi_rt_trap(ptr: *const u8, len: usize) -> ! {
 /// (`index out of range: the length is {len} but the index is {index}`).
 #[unsafe(no_mangle)]
 pub extern "C" fn nagi_rt_index_out_of_range(index: i64, len: usize) -> ! {
-    fail(&format!("index out of range: the length is {len} but the index is {index}"))
+    fail(&crate::ops::index_message(index, len))
 }
 
 /// Prints an `i32` and a newline.

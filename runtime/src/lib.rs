@@ -26,6 +26,7 @@ pub mod logging;
 pub mod ops;
 pub mod program;
 pub mod rt;
+pub mod shaped_json;
 pub mod stack;
 mod trap;
 

@@ -9,25 +9,32 @@
 
 use crate::trap;
 
+/// The message of the trap a division by zero raises.
+pub const DIVISION_BY_ZERO: &str = "division by zero";
+/// The message of the trap a remainder by zero raises.
+pub const REMAINDER_BY_ZERO: &str = "remainder by zero";
+/// The message of the trap `option.unwrap` of an empty option raises.
+pub const UNWRAP_OF_NONE: &str = "unwrap of none";
+
 /// Integer division `a / b` for `i32`, truncating toward zero.
 ///
 /// Traps with `division by zero` when `b == 0`; `i32::MIN / -1 == i32::MIN` (two's complement
 /// wrap, as `i32::wrapping_div`).
 #[inline]
 pub fn div_i32(a: i32, b: i32) -> i32 {
-    if b == 0 {
-        trap("division by zero");
+    match try_div_i32(a, b) {
+        Ok(q) => q,
+        Err(message) => trap(message),
     }
-    a.wrapping_div(b)
 }
 
 /// Integer division `a / b` for `i64`; the same rules as [`div_i32`].
 #[inline]
 pub fn div_i64(a: i64, b: i64) -> i64 {
-    if b == 0 {
-        trap("division by zero");
+    match try_div_i64(a, b) {
+        Ok(q) => q,
+        Err(message) => trap(message),
     }
-    a.wrapping_div(b)
 }
 
 /// Remainder `a % b` for `i32`, with the sign of `a`.
@@ -35,19 +42,47 @@ pub fn div_i64(a: i64, b: i64) -> i64 {
 /// Traps with `remainder by zero` when `b == 0`; `i32::MIN % -1 == 0` (as `i32::wrapping_rem`).
 #[inline]
 pub fn rem_i32(a: i32, b: i32) -> i32 {
-    if b == 0 {
-        trap("remainder by zero");
+    match try_rem_i32(a, b) {
+        Ok(r) => r,
+        Err(message) => trap(message),
     }
-    a.wrapping_rem(b)
 }
 
 /// Remainder `a % b` for `i64`; the same rules as [`rem_i32`].
 #[inline]
 pub fn rem_i64(a: i64, b: i64) -> i64 {
-    if b == 0 {
-        trap("remainder by zero");
+    match try_rem_i64(a, b) {
+        Ok(r) => r,
+        Err(message) => trap(message),
     }
-    a.wrapping_rem(b)
+}
+
+// The `try_` forms below are the rules themselves, with the trap's message as the error instead
+// of the trap: code that reports traps as values (the Low interpreter, through the driver) calls
+// them, so it shares these semantics instead of restating them.
+
+/// [`div_i32`] with the trap's message as the error.
+#[inline]
+pub fn try_div_i32(a: i32, b: i32) -> Result<i32, &'static str> {
+    if b == 0 { Err(DIVISION_BY_ZERO) } else { Ok(a.wrapping_div(b)) }
+}
+
+/// [`div_i64`] with the trap's message as the error.
+#[inline]
+pub fn try_div_i64(a: i64, b: i64) -> Result<i64, &'static str> {
+    if b == 0 { Err(DIVISION_BY_ZERO) } else { Ok(a.wrapping_div(b)) }
+}
+
+/// [`rem_i32`] with the trap's message as the error.
+#[inline]
+pub fn try_rem_i32(a: i32, b: i32) -> Result<i32, &'static str> {
+    if b == 0 { Err(REMAINDER_BY_ZERO) } else { Ok(a.wrapping_rem(b)) }
+}
+
+/// [`rem_i64`] with the trap's message as the error.
+#[inline]
+pub fn try_rem_i64(a: i64, b: i64) -> Result<i64, &'static str> {
+    if b == 0 { Err(REMAINDER_BY_ZERO) } else { Ok(a.wrapping_rem(b)) }
 }
 
 /// Checks a Nagi index `i` against a length and returns it as a `usize`.
@@ -62,17 +97,32 @@ pub fn index(i: i64, len: usize) -> usize {
     }
 }
 
+/// [`index`] with the trap's message as the error.
+#[inline]
+pub fn try_index(i: i64, len: usize) -> Result<usize, String> {
+    match usize::try_from(i) {
+        Ok(at) if at < len => Ok(at),
+        _ => Err(index_message(i, len)),
+    }
+}
+
+/// The message of the trap an index `i` outside `0..len` raises.
+#[cold]
+pub fn index_message(i: i64, len: usize) -> String {
+    format!("index out of range: the length is {len} but the index is {i}")
+}
+
 #[cold]
 #[inline(never)]
 fn index_out_of_range(i: i64, len: usize) -> ! {
-    trap(&format!("index out of range: the length is {len} but the index is {i}"))
+    trap(&index_message(i, len))
 }
 
 /// Unwraps an option; traps with `unwrap of none` on `None`.
 pub fn unwrap<T>(o: Option<T>) -> T {
     match o {
         Some(value) => value,
-        None => trap("unwrap of none"),
+        None => trap(UNWRAP_OF_NONE),
     }
 }
 

@@ -22,6 +22,9 @@ use std::cell::Cell;
 /// unwinding, and (in a service) answering 500.
 pub const RESERVE: usize = 256 * 1024;
 
+/// The message of the trap a call past the limit raises.
+pub const STACK_OVERFLOW: &str = "stack overflow";
+
 thread_local! {
     // The lowest address Nagi code may use on this thread; `usize::MAX` until the first check
     // computes it, 0 when the thread's stack bounds are unknown (then nothing is checked).
@@ -66,7 +69,7 @@ pub fn check() {
 #[cold]
 #[inline(never)]
 fn overflow() -> ! {
-    crate::trap("stack overflow")
+    crate::trap(STACK_OVERFLOW)
 }
 
 /// The slow half of [`exceeded`]: computes the limit on a thread's first check, then compares.

@@ -8,30 +8,14 @@
 //! `#[derive(Deserialize)] #[serde(deny_unknown_fields)]`: an object with each field once and
 //! no others (a missing `Option` field is `None`), or an array of the fields in order, and the
 //! scalar rules of serde's own impls (`i32` range-checked, no float for an integer, …).
-//! Decoding builds an intermediate `Value` first and writes memory only when the whole text
-//! decoded, so a failure leaks nothing.
+//! Decoding is [`crate::shaped_json::decode`], shared with the Low interpreter's host, walking the
+//! descriptors as a [`Shape`]: it builds a `Value` first, and memory is written only when the
+//! whole text decoded, so a failure leaks nothing.
 
-use std::fmt;
-
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 
 use super::{RawArray, RawString, into_raw, nagi_rt_alloc};
-
-/// What kind of value a [`TypeDesc`] describes: the values of [`TypeDesc::kind`].
-#[repr(u64)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
-    I32 = 0,
-    I64 = 1,
-    F64 = 2,
-    Bool = 3,
-    Unit = 4,
-    String = 5,
-    Array = 6,
-    Option = 7,
-    Class = 8,
-}
+use crate::shaped_json::{self, Kind, Shape, Value};
 
 /// The layout of one Low type as the emitted code lays it out:
 /// `%nagi.TypeDesc = { i64 kind, i64 size, i64 align, %nagi.TypeDesc* inner, i64 payload_offset,
@@ -117,6 +101,28 @@ impl FieldDesc {
     }
 }
 
+impl Shape for &TypeDesc {
+    fn kind(&self) -> Kind {
+        TypeDesc::kind(self)
+    }
+
+    fn inner(&self) -> Self {
+        TypeDesc::inner(self)
+    }
+
+    fn field_count(&self) -> usize {
+        self.fields().len()
+    }
+
+    fn field_name(&self, i: usize) -> &str {
+        self.fields()[i].name()
+    }
+
+    fn field(&self, i: usize) -> Self {
+        self.fields()[i].ty()
+    }
+}
+
 /// A value of the described type in emitted memory, as something serde can serialize.
 struct Typed<'a> {
     ptr: *const u8,
@@ -196,135 +202,6 @@ pub unsafe extern "C" fn nagi_rt_json_encode(out: *mut RawString, value: *const 
     unsafe { out.write(into_raw(text.into_bytes())) }
 }
 
-/// A decoded value, before it is written into emitted memory.
-enum Value {
-    I32(i32),
-    I64(i64),
-    F64(f64),
-    Bool(bool),
-    Unit,
-    Str(String),
-    Array(Vec<Value>),
-    Option(Option<Box<Value>>),
-    Class(Vec<Value>),
-}
-
-/// Decodes a value of the described type.
-#[derive(Clone, Copy)]
-struct Seed<'a>(&'a TypeDesc);
-
-impl<'de> DeserializeSeed<'de> for Seed<'_> {
-    type Value = Value;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        use serde::Deserialize;
-        let ty = self.0;
-        Ok(match ty.kind() {
-            Kind::I32 => Value::I32(i32::deserialize(d)?),
-            Kind::I64 => Value::I64(i64::deserialize(d)?),
-            Kind::F64 => Value::F64(f64::deserialize(d)?),
-            Kind::Bool => Value::Bool(bool::deserialize(d)?),
-            Kind::Unit => {
-                <()>::deserialize(d)?;
-                Value::Unit
-            }
-            Kind::String => Value::Str(String::deserialize(d)?),
-            Kind::Array => d.deserialize_seq(ArrayVisitor(ty.inner()))?,
-            Kind::Option => d.deserialize_option(OptionVisitor(ty.inner()))?,
-            // serde_json ignores the name and the field list of `deserialize_struct` (the list
-            // only words error messages, which decoding does not report).
-            Kind::Class => d.deserialize_struct("", &[], ClassVisitor(ty))?,
-        })
-    }
-}
-
-struct ArrayVisitor<'a>(&'a TypeDesc);
-
-impl<'de> Visitor<'de> for ArrayVisitor<'_> {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an array")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element_seed(Seed(self.0))? {
-            items.push(item);
-        }
-        Ok(Value::Array(items))
-    }
-}
-
-struct OptionVisitor<'a>(&'a TypeDesc);
-
-impl<'de> Visitor<'de> for OptionVisitor<'_> {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an option")
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<Value, E> {
-        Ok(Value::Option(None))
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
-        Ok(Value::Option(None))
-    }
-
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        Ok(Value::Option(Some(Box::new(Seed(self.0).deserialize(d)?))))
-    }
-}
-
-struct ClassVisitor<'a>(&'a TypeDesc);
-
-impl<'de> Visitor<'de> for ClassVisitor<'_> {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an object")
-    }
-
-    /// The derive's sequence form: every field, in order.
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut values = Vec::new();
-        for (i, field) in self.0.fields().iter().enumerate() {
-            match seq.next_element_seed(Seed(field.ty()))? {
-                Some(v) => values.push(v),
-                None => return Err(de::Error::invalid_length(i, &self)),
-            }
-        }
-        Ok(Value::Class(values))
-    }
-
-    /// The object form: each known field at most once, no unknown ones; a missing `Option`
-    /// field is `None`, any other missing field an error.
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let fields = self.0.fields();
-        let mut values: Vec<Option<Value>> = fields.iter().map(|_| None).collect();
-        while let Some(key) = map.next_key::<String>()? {
-            let Some(i) = fields.iter().position(|f| f.name() == key) else {
-                return Err(de::Error::custom(format_args!("unknown field `{key}`")));
-            };
-            if values[i].is_some() {
-                return Err(de::Error::custom(format_args!("duplicate field `{key}`")));
-            }
-            values[i] = Some(map.next_value_seed(Seed(fields[i].ty()))?);
-        }
-        let mut out = Vec::with_capacity(fields.len());
-        for (value, field) in values.into_iter().zip(fields) {
-            match (value, field.ty().kind()) {
-                (Some(v), _) => out.push(v),
-                (None, Kind::Option) => out.push(Value::Option(None)),
-                (None, _) => return Err(de::Error::custom(format_args!("missing field `{}`", field.name()))),
-            }
-        }
-        Ok(Value::Class(out))
-    }
-}
-
 /// Writes `value`, of the described type, at `dst`.
 ///
 /// # Safety
@@ -378,12 +255,7 @@ pub unsafe extern "C" fn nagi_rt_json_decode(out: *mut u8, ptr: *const u8, len: 
     let ty = unsafe { &*ty };
     // SAFETY: `ptr` points to `len` readable bytes.
     let bytes = unsafe { super::bytes(ptr, len) };
-    let decoded = std::str::from_utf8(bytes).ok().and_then(|text| {
-        let mut de = serde_json::Deserializer::from_str(text);
-        let value = Seed(ty.inner()).deserialize(&mut de).ok()?;
-        de.end().ok()?;
-        Some(value)
-    });
+    let decoded = std::str::from_utf8(bytes).ok().and_then(|text| shaped_json::decode(text, ty.inner()));
     // SAFETY: `out` is writable for the option.
     unsafe { write(Value::Option(decoded.map(Box::new)), ty, out) }
 }

@@ -1,0 +1,58 @@
+//! [`Host`]: everything that leaves the interpreter.
+//!
+//! The interpreter does no IO, and it does not restate the rules that the runtime defines for
+//! the compiled programs: printing, formatting, JSON, and the arithmetic whose Nagi meaning is
+//! not a plain Rust operator (division and remainder, index checks, `min`/`max` of floats). It
+//! asks its host for each of them, and the driver's host answers with `nagi_runtime`'s own
+//! functions, so the interpreter's output and traps are the compiled programs' by construction.
+//! A test may give a host of its own.
+
+use nagi_low::{ClassId, Module};
+
+use crate::value::Value;
+
+/// What the interpreter asks of its environment. Methods that can trap answer `Err` with the
+/// trap's message (without the `error: ` prefix).
+pub trait Host {
+    /// `print.i32`: the value in decimal and a newline.
+    fn print_i32(&mut self, v: i32);
+    /// `print.i64`: the value in decimal and a newline.
+    fn print_i64(&mut self, v: i64);
+    /// `print.f64`: the value as Rust's `{:?}` writes it and a newline.
+    fn print_f64(&mut self, v: f64);
+    /// `print.bool`: `true` or `false` and a newline.
+    fn print_bool(&mut self, v: bool);
+    /// `print.str`: the text as it is and a newline.
+    fn print_str(&mut self, v: &str);
+
+    /// `fmt.i32`: what `print.i32` writes, without the newline.
+    fn fmt_i32(&mut self, v: i32) -> String;
+    /// `fmt.i64`: what `print.i64` writes, without the newline.
+    fn fmt_i64(&mut self, v: i64) -> String;
+    /// `fmt.f64`: what `print.f64` writes, without the newline.
+    fn fmt_f64(&mut self, v: f64) -> String;
+    /// `fmt.bool`: what `print.bool` writes, without the newline.
+    fn fmt_bool(&mut self, v: bool) -> String;
+
+    /// `div.i32`: traps on a zero divisor; `MIN / -1 == MIN`.
+    fn div_i32(&self, a: i32, b: i32) -> Result<i32, String>;
+    /// `div.i64`: traps on a zero divisor; `MIN / -1 == MIN`.
+    fn div_i64(&self, a: i64, b: i64) -> Result<i64, String>;
+    /// `rem.i32`: traps on a zero divisor; `MIN % -1 == 0`.
+    fn rem_i32(&self, a: i32, b: i32) -> Result<i32, String>;
+    /// `rem.i64`: traps on a zero divisor; `MIN % -1 == 0`.
+    fn rem_i64(&self, a: i64, b: i64) -> Result<i64, String>;
+    /// The element position of a Nagi index into an array of `len` elements; traps when the
+    /// index is outside `0..len`.
+    fn index(&self, index: i64, len: usize) -> Result<usize, String>;
+    /// `min.f64`: the other operand when one is NaN, and `-0.0` below `+0.0`.
+    fn fmin(&self, a: f64, b: f64) -> f64;
+    /// `max.f64`: the other operand when one is NaN, and `+0.0` above `-0.0`.
+    fn fmax(&self, a: f64, b: f64) -> f64;
+
+    /// `json.encode<C>`: `value`, a value of class `class` of `module`, as JSON text.
+    fn json_encode(&mut self, module: &Module, class: ClassId, value: &Value) -> Result<String, String>;
+    /// `json.decode<C>`: `text` as a value of class `class` of `module` (a [`Value::Object`]),
+    /// or `None` when it is not exactly one such value.
+    fn json_decode(&mut self, module: &Module, class: ClassId, text: &str) -> Option<Value>;
+}

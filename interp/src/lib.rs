@@ -1,0 +1,131 @@
+//! The Low interpreter: a third executor beside the Rust and LLVM emitters, which runs a verified
+//! Low module directly, with no code generation, no `rustc` and no LLVM.
+//!
+//! It gives the same stdout bytes and the same traps as both emitters: everything that leaves
+//! it, and every rule the runtime defines (printing, formatting, JSON, trapping division,
+//! index checks, `min`/`max` of floats), goes through a [`Host`], which the driver implements
+//! with `nagi_runtime`'s own functions. The rest of docs/design.md §2 (wrapping integers, masked
+//! shifts, saturating casts, IEEE floats) is Rust's own arithmetic, spelled as the Rust emitter
+//! spells it.
+//!
+//! Layout: [`value`] (values, and references as places), `stack` (frames and local access),
+//! `machine` (the run loop, structured control flow, calls and returns), and the operations by
+//! group: `scalar` (arithmetic, comparisons, casts), `data` (objects, arrays, strings, options,
+//! ownership), `rtcall` (runtime calls). The call stack is an explicit vector of frames and
+//! each frame an explicit stack of open blocks, so neither deep Low recursion nor deep nesting
+//! uses the host's thread stack; a call deeper than [`Options::max_frames`] is the trap
+//! `stack overflow`.
+//!
+//! What it refuses ([`check`]): routes (services) and the database; `await` runs the awaited
+//! call to completion, in place.
+
+mod data;
+mod host;
+mod machine;
+mod rtcall;
+mod scalar;
+mod stack;
+#[cfg(test)]
+mod tests;
+pub mod value;
+
+use nagi_low::{Diagnostic, FuncId, Module, OpKind};
+
+pub use host::Host;
+pub use value::Value;
+
+/// The message of the trap an `option.unwrap` of none raises (the runtime's
+/// `ops::UNWRAP_OF_NONE`; the driver's tests check that they agree).
+pub const UNWRAP_OF_NONE: &str = "unwrap of none";
+/// The message of the trap a call past [`Options::max_frames`] raises (the runtime's
+/// `stack::STACK_OVERFLOW`).
+pub const STACK_OVERFLOW: &str = "stack overflow";
+
+/// The default for [`Options::max_frames`]. The compiled programs trap when the thread's stack
+/// is exhausted, which for a small recursive function on the 8 MiB main stack is some 10⁵
+/// frames; the interpreter's frames are on the heap, a few hundred bytes each, so this depth
+/// costs tens of MiB at most.
+pub const DEFAULT_MAX_FRAMES: usize = 100_000;
+
+/// How to run.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The deepest call stack allowed, `$main`'s frame included; a call beyond it traps with
+    /// `stack overflow`.
+    pub max_frames: usize,
+    /// How many operations may run before the run stops with [`Stop::OutOfSteps`]; unlimited
+    /// by default. Tests and fuzzers that run generated programs, which may loop forever, set it.
+    pub max_steps: u64,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { max_frames: DEFAULT_MAX_FRAMES, max_steps: u64::MAX }
+    }
+}
+
+/// Why a run stopped before `$main` returned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// A Nagi trap, with its message: the program's runtime error (a compiled program prints
+    /// `error: <message>` and exits with 101).
+    Trap(String),
+    /// Something verified Low cannot do happened (a read of a moved local, a reference that
+    /// no longer resolves): a bug in the verifier or the interpreter, never the program's
+    /// behaviour.
+    Fault(String),
+    /// [`Options::max_steps`] operations ran and the program had not ended.
+    OutOfSteps,
+}
+
+/// Checks that the interpreter can run `module` and finds its `$main`: routes (services) and
+/// database calls are refused with a diagnostic naming the construct, as the LLVM emitter
+/// refuses what it does not support.
+pub fn check(module: &Module) -> Result<FuncId, Diagnostic> {
+    if let Some(route) = module.routes.first() {
+        return Err(Diagnostic::new(
+            "I101",
+            format!(
+                "the interpreter does not run services (route {} {}); build services with --backend=rust",
+                route.method.name(),
+                route.path
+            ),
+        ));
+    }
+    for func in module.functions.values() {
+        for op in func.ops.values() {
+            if let OpKind::RuntimeCall { func: rt, .. } = &op.kind
+                && rt.uses_database()
+            {
+                return Err(Diagnostic::new(
+                    "I102",
+                    format!(
+                        "the interpreter does not support the database (rtcall {} in ${}); run this program with \
+                         --backend=rust",
+                        rt.name(),
+                        func.name
+                    ),
+                ));
+            }
+        }
+    }
+    module.function_by_name("main").ok_or_else(|| {
+        Diagnostic::new("I100", format!("module `{}` has nothing to run: it has no `main` function", module.name))
+    })
+}
+
+/// Runs `$main` of `module`, which must be verified, to its end: `Ok` when it returned, the
+/// trap or fault otherwise. Output already given to the host stays given.
+pub fn run(module: &Module, host: &mut dyn Host, options: &Options) -> Result<(), RunError> {
+    let main = check(module).map_err(RunError::Refused)?;
+    machine::Machine::new(module, host, options).run(main).map_err(RunError::Stopped)
+}
+
+/// Why [`run`] did not complete.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunError {
+    /// [`check`] refused the module; nothing ran.
+    Refused(Diagnostic),
+    /// The program stopped.
+    Stopped(Stop),
+}

@@ -1,0 +1,116 @@
+//! Runtime calls (`rtcall`), each answered by the [`Host`](crate::Host): printing, formatting and JSON. The
+//! database rows are refused before a run starts ([`crate::check`]), so reaching one is a fault.
+//!
+//! Runtime functions never consume their arguments: scalars are operands, strings and classes
+//! arrive as references, which are followed to the value they point to.
+
+use nagi_low::{ClassId, LocalId, Operand, RuntimeFn};
+
+use crate::Stop;
+use crate::machine::Machine;
+use crate::stack::{as_bool, as_str, fault};
+use crate::value::Value;
+
+impl Machine<'_, '_> {
+    /// `[dest =] rtcall func[<class>](args)`.
+    pub(crate) fn runtime_call(
+        &mut self,
+        dest: Option<LocalId>,
+        func: RuntimeFn,
+        class: Option<ClassId>,
+        args: &[Operand],
+    ) -> Result<(), Stop> {
+        let arg = |i: usize| args.get(i).ok_or_else(|| fault(format!("`rtcall {}` lacks an argument", func.name())));
+        let result = match func {
+            RuntimeFn::PrintI32 => {
+                let v = self.i32_arg(arg(0)?)?;
+                self.host.print_i32(v);
+                Value::Unit
+            }
+            RuntimeFn::PrintI64 => {
+                let v = self.i64_arg(arg(0)?)?;
+                self.host.print_i64(v);
+                Value::Unit
+            }
+            RuntimeFn::PrintF64 => {
+                let v = self.f64_arg(arg(0)?)?;
+                self.host.print_f64(v);
+                Value::Unit
+            }
+            RuntimeFn::PrintBool => {
+                let v = as_bool(&self.stack.operand(arg(0)?)?)?;
+                self.host.print_bool(v);
+                Value::Unit
+            }
+            RuntimeFn::PrintStr => {
+                let text = as_str(self.stack.read(local_arg(arg(0)?)?)?)?;
+                self.host.print_str(text);
+                Value::Unit
+            }
+            RuntimeFn::FmtI32 => {
+                let v = self.i32_arg(arg(0)?)?;
+                Value::Str(self.host.fmt_i32(v))
+            }
+            RuntimeFn::FmtI64 => {
+                let v = self.i64_arg(arg(0)?)?;
+                Value::Str(self.host.fmt_i64(v))
+            }
+            RuntimeFn::FmtF64 => {
+                let v = self.f64_arg(arg(0)?)?;
+                Value::Str(self.host.fmt_f64(v))
+            }
+            RuntimeFn::FmtBool => {
+                let v = as_bool(&self.stack.operand(arg(0)?)?)?;
+                Value::Str(self.host.fmt_bool(v))
+            }
+            RuntimeFn::JsonEncode => {
+                let class = class.ok_or_else(|| fault("`rtcall json.encode` without a class"))?;
+                let value = self.stack.read(local_arg(arg(0)?)?)?;
+                Value::Str(self.host.json_encode(self.module, class, value).map_err(Stop::Trap)?)
+            }
+            RuntimeFn::JsonDecode => {
+                let class = class.ok_or_else(|| fault("`rtcall json.decode` without a class"))?;
+                let text = as_str(self.stack.read(local_arg(arg(0)?)?)?)?;
+                Value::Option(self.host.json_decode(self.module, class, text).map(Box::new))
+            }
+            RuntimeFn::DbExec
+            | RuntimeFn::DbQuery
+            | RuntimeFn::DbQueryOne
+            | RuntimeFn::DbBegin
+            | RuntimeFn::DbCommit
+            | RuntimeFn::DbRollback => {
+                return Err(fault(format!("the interpreter does not support `rtcall {}`", func.name())));
+            }
+        };
+        match dest {
+            Some(dest) => self.stack.set(dest, result),
+            None => Ok(()),
+        }
+    }
+
+    fn i32_arg(&self, operand: &Operand) -> Result<i32, Stop> {
+        match self.stack.operand(operand)? {
+            Value::I32(v) => Ok(v),
+            other => Err(fault(format!("expected an i32, found {}", other.kind()))),
+        }
+    }
+
+    fn i64_arg(&self, operand: &Operand) -> Result<i64, Stop> {
+        match self.stack.operand(operand)? {
+            Value::I64(v) => Ok(v),
+            other => Err(fault(format!("expected an i64, found {}", other.kind()))),
+        }
+    }
+
+    fn f64_arg(&self, operand: &Operand) -> Result<f64, Stop> {
+        match self.stack.operand(operand)? {
+            Value::F64(v) => Ok(v),
+            other => Err(fault(format!("expected an f64, found {}", other.kind()))),
+        }
+    }
+}
+
+/// The local a reference argument is passed in (strings and classes are never constants).
+fn local_arg(operand: &Operand) -> Result<LocalId, Stop> {
+    operand.as_local().ok_or_else(|| fault("a constant where a runtime function takes a reference"))
+}

@@ -1,0 +1,114 @@
+//! `json.encode<C>` and `json.decode<C>` for the interpreter: the runtime's shared encoder and
+//! decoder (`nagi_runtime::shaped_json`, the LLVM path's too) walking the module's Low types as
+//! a [`Shape`], with the interpreter's values converted to and from the runtime's value tree.
+
+use nagi_interp::Value;
+use nagi_low::{ArenaGet, ClassId, Module, Type};
+use nagi_runtime::shaped_json::{self, Kind, Shape};
+
+/// A Low type of a module, as the runtime's JSON walks it.
+#[derive(Clone, Copy)]
+struct LowShape<'a> {
+    module: &'a Module,
+    ty: &'a Type,
+}
+
+impl<'a> LowShape<'a> {
+    fn at(&self, ty: &'a Type) -> LowShape<'a> {
+        LowShape { module: self.module, ty }
+    }
+
+    /// The fields of a class type (none for anything else, or a class the module lacks).
+    fn fields(&self) -> &'a [nagi_low::FieldData] {
+        match self.ty {
+            Type::Class(c) => self.module.classes.get(*c).map_or(&[], |class| class.fields.as_slice()),
+            _ => &[],
+        }
+    }
+}
+
+impl Shape for LowShape<'_> {
+    fn kind(&self) -> Kind {
+        match self.ty {
+            Type::I32 => Kind::I32,
+            Type::I64 => Kind::I64,
+            Type::F64 => Kind::F64,
+            Type::Bool => Kind::Bool,
+            // No class field holds a reference (V202); `unit` is what nothing else can be.
+            Type::Unit | Type::Ref { .. } => Kind::Unit,
+            Type::String => Kind::String,
+            Type::Array(_) => Kind::Array,
+            Type::Option(_) => Kind::Option,
+            Type::Class(_) => Kind::Class,
+        }
+    }
+
+    fn inner(&self) -> Self {
+        match self.ty {
+            Type::Array(t) | Type::Option(t) => self.at(t),
+            _ => *self,
+        }
+    }
+
+    fn field_count(&self) -> usize {
+        self.fields().len()
+    }
+
+    fn field_name(&self, i: usize) -> &str {
+        self.fields().get(i).map_or("", |f| f.name.as_str())
+    }
+
+    fn field(&self, i: usize) -> Self {
+        match self.fields().get(i) {
+            Some(f) => self.at(&f.ty),
+            None => *self,
+        }
+    }
+}
+
+/// `value`, an object of `class`, as JSON text; the error is the trap's message.
+pub(super) fn encode(module: &Module, class: ClassId, value: &Value) -> Result<String, String> {
+    let ty = Type::Class(class);
+    shaped_json::encode(&to_runtime(value)?, LowShape { module, ty: &ty })
+}
+
+/// `text` as an object of `class`, or `None` when it is not exactly one.
+pub(super) fn decode(module: &Module, class: ClassId, text: &str) -> Option<Value> {
+    let ty = Type::Class(class);
+    shaped_json::decode(text, LowShape { module, ty: &ty }).map(from_runtime)
+}
+
+/// The runtime's tree for an interpreter value; values that hold no JSON (a reference, a moved
+/// value) are an error, which no verified program gives.
+fn to_runtime(value: &Value) -> Result<shaped_json::Value, String> {
+    use shaped_json::Value as J;
+    let all = |items: &[Value]| items.iter().map(to_runtime).collect::<Result<Vec<_>, _>>();
+    Ok(match value {
+        Value::I32(v) => J::I32(*v),
+        Value::I64(v) => J::I64(*v),
+        Value::F64(v) => J::F64(*v),
+        Value::Bool(v) => J::Bool(*v),
+        Value::Unit => J::Unit,
+        Value::Str(s) => J::Str(s.clone()),
+        Value::Array(items) => J::Array(all(items)?),
+        Value::Option(o) => J::Option(o.as_deref().map(to_runtime).transpose()?.map(Box::new)),
+        Value::Object(fields) => J::Class(all(fields)?),
+        Value::Unset | Value::Ref(_) => return Err("cannot encode JSON: a value that is not data".to_string()),
+    })
+}
+
+/// The interpreter value for a decoded tree.
+fn from_runtime(value: shaped_json::Value) -> Value {
+    use shaped_json::Value as J;
+    match value {
+        J::I32(v) => Value::I32(v),
+        J::I64(v) => Value::I64(v),
+        J::F64(v) => Value::F64(v),
+        J::Bool(v) => Value::Bool(v),
+        J::Unit => Value::Unit,
+        J::Str(s) => Value::Str(s),
+        J::Array(items) => Value::Array(items.into_iter().map(from_runtime).collect()),
+        J::Option(o) => Value::Option(o.map(|v| Box::new(from_runtime(*v)))),
+        J::Class(fields) => Value::Object(fields.into_iter().map(from_runtime).collect()),
+    }
+}
