@@ -126,7 +126,15 @@ fn half(o: i64?) -> i64? {
 ///
 /// Errors: only `arbitrary`'s own (it never runs out of data: exhausted input reads as zeros).
 pub fn program(u: &mut Unstructured) -> Result<String> {
-    let mut g = Gen { u, out: String::new(), indent: 1, scopes: vec![Vec::new()], next_name: 0, iterating: Vec::new(), budget: 40 };
+    let mut g = Gen {
+        u,
+        out: String::new(),
+        indent: 1,
+        scopes: vec![Vec::new()],
+        next_name: 0,
+        iterating: Vec::new(),
+        budget: 40,
+    };
     let count = g.u.int_in_range(4..=14)?;
     for _ in 0..count {
         g.stmt(0)?;
@@ -322,7 +330,8 @@ impl Gen<'_, '_> {
     /// A `P` literal with its fields in a random order (evaluated as written), then reads of
     /// its fields.
     fn class_literal(&mut self) -> Result<()> {
-        let mut fields = vec![("a", self.expr(Ty::I64, 2)?), ("b", self.expr(Ty::F64, 2)?), ("c", self.expr(Ty::Str, 2)?)];
+        let mut fields =
+            vec![("a", self.expr(Ty::I64, 2)?), ("b", self.expr(Ty::F64, 2)?), ("c", self.expr(Ty::Str, 2)?)];
         for i in (1..fields.len()).rev() {
             let j = self.u.int_in_range(0..=i)?;
             fields.swap(i, j);
@@ -397,8 +406,17 @@ impl Gen<'_, '_> {
             }
             Ty::F64 => {
                 let edges = [
-                    "0.0", "(-0.0)", "1.5", "(-2.25)", "1e308", "5e-324", "(0.0 / 0.0)", "(1.0 / 0.0)", "(-1.0 / 0.0)",
-                    "0.1", "3.0",
+                    "0.0",
+                    "(-0.0)",
+                    "1.5",
+                    "(-2.25)",
+                    "1e308",
+                    "5e-324",
+                    "(0.0 / 0.0)",
+                    "(1.0 / 0.0)",
+                    "(-1.0 / 0.0)",
+                    "0.1",
+                    "3.0",
                 ];
                 self.u.choose(&edges)?.to_string()
             }
@@ -417,7 +435,11 @@ impl Gen<'_, '_> {
             1 => {
                 // Division: mostly by a non-zero literal, sometimes by anything (it may trap).
                 let op = *self.u.choose(&["/", "%"])?;
-                let divisor = if self.u.ratio(3, 4)? { (*self.u.choose(&["3", "-1", "7", "2"])?).to_string() } else { self.expr(ty, d)? };
+                let divisor = if self.u.ratio(3, 4)? {
+                    (*self.u.choose(&["3", "-1", "7", "2"])?).to_string()
+                } else {
+                    self.expr(ty, d)?
+                };
                 format!("({} {op} {divisor})", self.expr(ty, d)?)
             }
             2 => {

@@ -3,11 +3,11 @@
 //!
 //! ```text
 //! cargo run -p nagi-progen --release -- [--count N] [--seed S] [--nagic PATH] [--out DIR]
-//!                                       [--backends rust,rust-O0,llvm-O0,llvm-O2]
+//!                                       [--backends interp,rust,rust-O0,llvm-O0,llvm-O2]
 //! ```
 //!
 //! Backends: `rust` (Low passes on), `rust-O0` (passes off), `llvm-O0`, `llvm-O2` (LLVM's
-//! levels, Low passes on). The first backend is the reference; a program whose result differs
+//! levels, Low passes on), `interp` (`nagic run --backend=interp`, Low passes on, no build). The first backend is the reference; a program whose result differs
 //! on another is written to `DIR/seed-S.nagi` with the results side by side in `seed-S.txt`.
 
 use std::path::{Path, PathBuf};
@@ -33,8 +33,14 @@ fn flags(backend: &str) -> Option<&'static [&'static str]> {
     })
 }
 
-/// Builds `source` for `backend` into `dir` and runs it with a 10 s limit.
+/// Builds `source` for `backend` into `dir` and runs it with a 10 s limit; `interp` runs it in
+/// `nagic`'s Low interpreter instead, with no build.
 fn run(nagic: &Path, backend: &str, source: &Path, dir: &Path) -> Result<Outcome, String> {
+    if backend == "interp" {
+        let mut command = Command::new(nagic);
+        command.args(["run", "--backend=interp", "-O"]).arg(source);
+        return wait(command, backend);
+    }
     let exe = dir.join(format!("prog-{backend}"));
     let built = Command::new(nagic)
         .arg("build")
@@ -47,11 +53,16 @@ fn run(nagic: &Path, backend: &str, source: &Path, dir: &Path) -> Result<Outcome
     if !built.status.success() {
         return Err(format!("nagic build failed on {backend}:\n{}", String::from_utf8_lossy(&built.stderr)));
     }
-    let mut child = Command::new(&exe)
+    wait(Command::new(&exe), backend)
+}
+
+/// Runs `command` with a 10 s limit and collects what it did.
+fn wait(mut command: Command, backend: &str) -> Result<Outcome, String> {
+    let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+        .map_err(|e| format!("cannot run {backend}: {e}"))?;
     let deadline = Instant::now() + Duration::from_secs(10);
     while child.try_wait().map_err(|e| e.to_string())?.is_none() {
         if Instant::now() > deadline {
