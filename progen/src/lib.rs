@@ -14,6 +14,8 @@
 
 use arbitrary::{Result, Unstructured};
 
+pub mod reduce;
+
 /// A type the generator writes expressions of.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Ty {

@@ -8,7 +8,8 @@
 //!
 //! Backends: `rust` (Low passes on), `rust-O0` (passes off), `llvm-O0`, `llvm-O2` (LLVM's
 //! levels, Low passes on), `interp` (`nagic run --backend=interp`, Low passes on, no build). The first backend is the reference; a program whose result differs
-//! on another is written to `DIR/seed-S.nagi` with the results side by side in `seed-S.txt`.
+//! on another is written to `DIR/seed-S.nagi` with the results side by side in `seed-S.txt`,
+//! and shrunk (`nagi_progen::reduce`) to `DIR/seed-S.min.nagi`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -153,6 +154,16 @@ fn main() -> std::process::ExitCode {
         }
         let _ = std::fs::write(o.out.join(format!("seed-{seed}.nagi")), &text);
         let _ = std::fs::write(o.out.join(format!("seed-{seed}.txt")), &report);
+        if results.iter().all(|(_, r)| r.is_ok()) {
+            // Shrink to what still makes the executors disagree (each try rebuilds on all).
+            let reduced = nagi_progen::reduce::reduce(&text, &mut |candidate| {
+                std::fs::write(&source, candidate).is_ok() && {
+                    let outcomes: Vec<_> = o.backends.iter().map(|b| run(&o.nagic, b, &source, &work)).collect();
+                    outcomes.iter().all(Result::is_ok) && outcomes.iter().any(|r| r != &outcomes[0])
+                }
+            });
+            let _ = std::fs::write(o.out.join(format!("seed-{seed}.min.nagi")), &reduced);
+        }
         eprintln!("seed {seed}: results differ or an executor failed; see {}/seed-{seed}.txt", o.out.display());
     }
     println!(
