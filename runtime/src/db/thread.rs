@@ -298,6 +298,16 @@ impl Worker {
         Ok(())
     }
 
+    /// Begins the request transaction before `sql` when SQLite says the statement writes
+    /// (`sqlite3_stmt_readonly`; `INSERT ... RETURNING` is a query that writes), so that
+    /// read-only requests take no write lock.
+    fn begin_if_writes(&mut self, owner: u64, began: Option<&AtomicBool>, sql: &str) -> Result<(), DbError> {
+        if self.conn.prepare_cached(sql).map_err(db_error)?.readonly() {
+            return Ok(());
+        }
+        self.begin_request_transaction(owner, began)
+    }
+
     /// `db.begin`: a real `BEGIN IMMEDIATE` outside requests; inside one, a savepoint in the
     /// request transaction.
     fn begin(&mut self, owner: u64, began: Option<&AtomicBool>) -> Result<(), DbError> {
@@ -380,9 +390,7 @@ impl Worker {
     }
 
     fn exec(&mut self, owner: u64, began: Option<&AtomicBool>, sql: &str, args: &[SqlValue]) -> Result<i64, DbError> {
-        if !self.conn.prepare_cached(sql).map_err(db_error)?.readonly() {
-            self.begin_request_transaction(owner, began)?;
-        }
+        self.begin_if_writes(owner, began, sql)?;
         let mut statement = self.conn.prepare_cached(sql).map_err(db_error)?;
         let changed = statement.execute(params_from_iter(args)).map_err(db_error)?;
         Ok(i64::try_from(changed).unwrap_or(i64::MAX))
@@ -396,10 +404,7 @@ impl Worker {
         args: &[SqlValue],
         sink: &mut dyn RowSink,
     ) -> Result<(), DbError> {
-        // `INSERT ... RETURNING` is a query that writes.
-        if !self.conn.prepare_cached(sql).map_err(db_error)?.readonly() {
-            self.begin_request_transaction(owner, began)?;
-        }
+        self.begin_if_writes(owner, began, sql)?;
         let mut statement = self.conn.prepare_cached(sql).map_err(db_error)?;
         if !self.columns.contains_key(sql) {
             self.columns.insert(sql.to_owned(), HashMap::new());
