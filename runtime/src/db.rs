@@ -235,16 +235,11 @@ impl Database {
     /// [`DbErrorKind::Schema`] (see `db/schema.rs`).
     ///
     /// A file database is put in WAL mode with `synchronous = NORMAL` (a commit survives a process
-    /// crash; a power loss may lose the last commits), a statement waits at most 5 s (from when it
-    /// was queued) for a lock another connection holds, foreign keys are
-    /// enforced, and the statement cache holds 128 statements. Blocks until the database is open.
-    pub fn open(path: &str, create_sql: &[&str]) -> Result<Database, DbError> {
-        Database::open_with(path, create_sql, Duration::from_millis(5_000))
-    }
-
-    /// [`Database::open`] with `busy` as each statement's budget for waiting on a lock another
-    /// connection holds, counted from when its request queued it.
-    pub fn open_with(path: &str, create_sql: &[&str], busy: Duration) -> Result<Database, DbError> {
+    /// crash; a power loss may lose the last commits), a statement waits at most `busy` (from
+    /// when its request queued it; `--busy-timeout-ms`) for a lock another connection holds,
+    /// foreign keys are enforced, and the statement cache holds 128 statements. Blocks until the
+    /// database is open.
+    pub fn open(path: &str, create_sql: &[&str], busy: Duration) -> Result<Database, DbError> {
         let (sender, receiver) = mpsc::channel(64);
         let (opened_tx, opened_rx) = std::sync::mpsc::channel();
         let path = path.to_owned();

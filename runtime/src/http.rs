@@ -366,7 +366,7 @@ where
     let path = config.db.clone();
     // Opening waits for the database thread; keep that wait off the async workers.
     let busy = Duration::from_millis(config.busy_timeout_ms);
-    let database = tokio::task::spawn_blocking(move || Database::open_with(&path, &create, busy))
+    let database = tokio::task::spawn_blocking(move || Database::open(&path, &create, busy))
         .await
         .map_err(|e| ServeError::new(format!("cannot open the database: {e}")))?
         .map_err(ServeError::database)?;
