@@ -43,7 +43,7 @@ pub fn exceeded() -> bool {
 /// address is taken keeps its frame from being optimized (LLVM then no longer turns an
 /// accumulating recursion into a loop, which measured 1.8× on recursive fib).
 #[inline(always)]
-pub fn stack_pointer() -> usize {
+fn stack_pointer() -> usize {
     #[cfg(target_arch = "x86_64")]
     {
         let sp: usize;
