@@ -3,7 +3,8 @@
 //! one runtime function serves every class.
 //!
 //! `%nagi.TypeDesc = { i64 kind, i64 size, i64 align, %nagi.TypeDesc* inner,
-//! i64 payload_offset, %nagi.FieldDesc* fields, i64 field_count }` and
+//! i64 payload_offset, %nagi.FieldDesc* fields, i64 field_count, i8* name, i64 name_len }`
+//! (the name is a class's, for the JSON decoder's messages; empty otherwise) and
 //! `%nagi.FieldDesc = { i8* name, i64 name_len, i64 offset, %nagi.TypeDesc* ty }`; kinds are
 //! 0 `i32`, 1 `i64`, 2 `f64`, 3 `bool`, 4 `unit`, 5 `String`, 6 array, 7 option, 8 class. The
 //! runtime's `TypeDesc`/`FieldDesc` are the same structs.
@@ -50,6 +51,8 @@ fn desc_types<'ctx>(cx: &Cx<'ctx, '_>) -> (StructType<'ctx>, StructType<'ctx>) {
             i64t.into(),
             field_desc.ptr_type(AddressSpace::default()).into(),
             i64t.into(),
+            cx.layouts.byte_ptr().into(),
+            i64t.into(),
         ],
         false,
     );
@@ -77,7 +80,7 @@ fn global<'ctx>(cx: &Cx<'ctx, '_>, ty: &Type) -> GlobalValue<'ctx> {
 }
 
 /// A private constant holding `text`'s bytes, as an `i8*`.
-fn name_bytes<'ctx>(cx: &Cx<'ctx, '_>, text: &str) -> PointerValue<'ctx> {
+pub(crate) fn name_bytes<'ctx>(cx: &Cx<'ctx, '_>, text: &str) -> PointerValue<'ctx> {
     let value = cx.context.const_string(text.as_bytes(), false);
     let g = cx.module.add_global(value.get_type(), None, "field.name");
     g.set_initializer(&value);
@@ -97,6 +100,7 @@ pub(crate) fn emit_pending(cx: &Cx<'_, '_>) -> Result<(), Error> {
         let int = |v: u64| -> BasicValueEnum { i64t.const_int(v, false).into() };
         let type_null = type_desc.ptr_type(AddressSpace::default()).const_null();
         let fields_null = field_desc.ptr_type(AddressSpace::default()).const_null();
+        let mut name = None;
         let (kind, inner, payload_offset, fields, count) = match &ty {
             Type::I32 => (0, None, 0, fields_null, 0),
             Type::I64 => (1, None, 0, fields_null, 0),
@@ -129,12 +133,17 @@ pub(crate) fn emit_pending(cx: &Cx<'_, '_>) -> Result<(), Error> {
                 list.set_constant(true);
                 list.set_linkage(Linkage::Private);
                 let first = list.as_pointer_value().const_cast(field_desc.ptr_type(AddressSpace::default()));
+                name = Some(class.name.as_str());
                 (8, None, 0, first, class.fields.len() as u64)
             }
             Type::Ref { .. } => return Err(Error::internal("a descriptor of a reference type")),
         };
         let inner = inner.map_or(type_null, |g| g.as_pointer_value());
-        let values: [BasicValueEnum; 7] = [
+        let (name_ptr, name_len) = match name {
+            Some(text) => (name_bytes(cx, text), text.len() as u64),
+            None => (cx.layouts.byte_ptr().const_null(), 0),
+        };
+        let values: [BasicValueEnum; 9] = [
             int(kind),
             int(cx.layouts.size(&ty)),
             int(u64::from(cx.layouts.align(&ty))),
@@ -142,6 +151,8 @@ pub(crate) fn emit_pending(cx: &Cx<'_, '_>) -> Result<(), Error> {
             int(payload_offset),
             fields.into(),
             int(count),
+            name_ptr.into(),
+            int(name_len),
         ];
         g.set_initializer(&type_desc.const_named_struct(&values));
     }

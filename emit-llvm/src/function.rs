@@ -24,8 +24,11 @@ use inkwell::module::Linkage;
 use inkwell::types::BasicMetadataTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FunctionValue, PointerValue};
 use la_arena::ArenaMap;
-use nagi_low::{ArenaGet, BlockId, ClassId, Constant, FunctionData, LabelId, LocalId, OpId, OpKind, Operand, Type};
+use nagi_low::{
+    ArenaGet, BlockId, ClassId, Constant, FuncId, FunctionData, LabelId, LocalId, OpId, OpKind, Operand, Type,
+};
 
+use crate::frames::{self, Frame};
 use crate::glue;
 use crate::ir;
 use crate::runtime_calls::{self, Rt};
@@ -58,17 +61,55 @@ pub(crate) fn declare<'ctx>(cx: &Cx<'ctx, '_>, func: &FunctionData, symbol: Opti
     f
 }
 
-/// Emits the body of `func` into `f`. A function that can recurse (`recursive`) first calls the
-/// runtime's stack check, which ends the program with the trap `stack overflow` past the
-/// thread's limit.
-pub(crate) fn define<'ctx>(
-    cx: &Cx<'ctx, '_>,
-    f: FunctionValue<'ctx>,
-    func: &FunctionData,
-    recursive: bool,
-) -> Result<(), Error> {
+/// Emits the body of `func` into `f`, or, for an async function, into its frame's `poll`
+/// (`frames.rs`), whose slots are the frame's fields and whose entry dispatches on the state.
+/// A function that can recurse (`recursive`) first calls the runtime's stack check, which traps
+/// with `stack overflow` past the thread's limit; a `poll` checks on every resume.
+pub(crate) fn define<'ctx>(cx: &Cx<'ctx, '_>, id: FuncId, func: &FunctionData, recursive: bool) -> Result<(), Error> {
+    let frame = cx.frames.get(id);
+    let f = match frame {
+        Some(frame) => frame.poll,
+        None => cx.functions[id],
+    };
     let entry = cx.context.append_basic_block(f, "entry");
     cx.builder.position_at_end(entry);
+    let (slots, counters, poll) = match frame {
+        Some(frame) => {
+            let ((slots, counters), poll) = frames::poll_slots(cx, func, frame)?;
+            (slots, counters, Some(poll))
+        }
+        None => {
+            let (slots, counters) = stack_slots(cx, f, func)?;
+            (slots, counters, None)
+        }
+    };
+    let start = cx.context.append_basic_block(f, "start");
+    let dispatch = if poll.is_some() { cx.context.append_basic_block(f, "dispatch") } else { start };
+    if recursive {
+        stack_check(cx, f, dispatch)?;
+    } else {
+        cx.builder.build_unconditional_branch(dispatch)?;
+    }
+    cx.builder.position_at_end(start);
+    let mut emitter = FnEmitter { cx, func, llfn: f, slots, counters, labels: ArenaMap::default(), frame, poll };
+    emitter.body()?;
+    if !emitter.terminated() {
+        // The verifier guarantees control never reaches the end of a body (V245).
+        cx.builder.build_unreachable()?;
+    }
+    if let (Some(frame), Some(poll)) = (frame, &emitter.poll) {
+        frames::finish_poll(cx, f, dispatch, start, poll)?;
+        frames::define_helpers(cx, func, frame)?;
+    }
+    Ok(())
+}
+
+/// Where a function's locals live, and the hidden counter of each `for`.
+pub(crate) type Slots<'ctx> = (ArenaMap<LocalId, PointerValue<'ctx>>, ArenaMap<OpId, PointerValue<'ctx>>);
+
+/// The stack slots of an ordinary function: one `alloca` per local and per `for` counter, with
+/// the parameters stored into theirs.
+fn stack_slots<'ctx>(cx: &Cx<'ctx, '_>, f: FunctionValue<'ctx>, func: &FunctionData) -> Result<Slots<'ctx>, Error> {
     let mut slots = ArenaMap::default();
     for (id, local) in func.locals.iter() {
         let slot = cx.builder.build_alloca(cx.layouts.llvm(&local.ty), &local.name)?;
@@ -89,20 +130,7 @@ pub(crate) fn define<'ctx>(
         let value = f.get_nth_param(i as u32).ok_or_else(|| Error::internal("parameter count"))?;
         cx.builder.build_store(slots[param], value)?;
     }
-    let start = cx.context.append_basic_block(f, "start");
-    if recursive {
-        stack_check(cx, f, start)?;
-    } else {
-        cx.builder.build_unconditional_branch(start)?;
-    }
-    cx.builder.position_at_end(start);
-    let mut emitter = FnEmitter { cx, func, llfn: f, slots, counters, labels: ArenaMap::default() };
-    emitter.body()?;
-    if !emitter.terminated() {
-        // The verifier guarantees control never reaches the end of a body (V245).
-        cx.builder.build_unreachable()?;
-    }
-    Ok(())
+    Ok((slots, counters))
 }
 
 /// The stack check at the entry of a function that can recurse, then a branch to `start`:
@@ -188,12 +216,16 @@ enum Work<'ctx> {
 /// The state of one function's emission.
 pub(crate) struct FnEmitter<'a, 'ctx, 'm> {
     pub(crate) cx: &'a Cx<'ctx, 'm>,
-    func: &'m FunctionData,
+    pub(crate) func: &'m FunctionData,
     llfn: FunctionValue<'ctx>,
     slots: ArenaMap<LocalId, PointerValue<'ctx>>,
     counters: ArenaMap<OpId, PointerValue<'ctx>>,
     /// For each label: where `break` goes, and where `continue` goes (loops only).
     labels: ArenaMap<LabelId, (BasicBlock<'ctx>, Option<BasicBlock<'ctx>>)>,
+    /// The frame of an async function, whose body is its `poll`.
+    pub(crate) frame: Option<&'a Frame<'ctx>>,
+    /// The `poll` function's own state, for an async function.
+    pub(crate) poll: Option<frames::Poll<'ctx>>,
 }
 
 impl<'a, 'ctx, 'm> FnEmitter<'a, 'ctx, 'm> {
@@ -376,6 +408,7 @@ impl<'a, 'ctx, 'm> FnEmitter<'a, 'ctx, 'm> {
                 let r = self.cast(&from, *to, v)?;
                 self.store_local(*dest, r)?;
             }
+            OpKind::Call { dest, callee, args, awaited: true } => self.await_call(op, *dest, *callee, args)?,
             OpKind::Call { dest, callee, args, .. } => {
                 let mut values: Vec<BasicMetadataValueEnum> = Vec::with_capacity(args.len());
                 for a in args {
@@ -388,7 +421,7 @@ impl<'a, 'ctx, 'm> FnEmitter<'a, 'ctx, 'm> {
                     (d, _) => self.store_unit(*d)?,
                 }
             }
-            OpKind::RuntimeCall { dest, func, class, args, .. } => self.runtime_call(*dest, *func, *class, args)?,
+            OpKind::RuntimeCall { dest, func, class, args, .. } => self.runtime_call(op, *dest, *func, *class, args)?,
             OpKind::New { dest, class, fields } => {
                 for (i, value) in fields.iter().enumerate() {
                     let v = self.operand(value)?;
@@ -555,10 +588,19 @@ impl<'a, 'ctx, 'm> FnEmitter<'a, 'ctx, 'm> {
             OpKind::ForRange { var, start, end, label, body } => {
                 let counter = self.counters[op];
                 let first = self.operand(start)?.into_int_value();
-                let end = self.operand(end)?.into_int_value();
+                let mut end = self.operand(end)?.into_int_value();
                 b.build_store(counter, first)?;
+                // In a `poll`, an await in the body resumes inside the loop, where a value
+                // computed before it is not available: the bound is kept in the frame.
+                let kept = self.poll.as_ref().and_then(|p| p.loop_end(op));
+                if let Some(slot) = kept {
+                    b.build_store(slot, end)?;
+                }
                 let (head, exit) = self.loop_blocks(*label);
                 b.position_at_end(head);
+                if let Some(slot) = kept {
+                    end = ir::load(b, first.get_type().into(), slot, "end")?.into_int_value();
+                }
                 let i = ir::load(b, first.get_type().into(), counter, "i")?.into_int_value();
                 let more = b.build_int_compare(IntPredicate::SLT, i, end, "more")?;
                 let next_bb = self.block(&format!("{}.body", self.label_name(*label)));
@@ -577,12 +619,19 @@ impl<'a, 'ctx, 'm> FnEmitter<'a, 'ctx, 'm> {
                 let st = cx.layouts.array(elem);
                 // The sequence is borrowed for the whole loop, so its buffer and length are
                 // read once, like Rust's slice iterator.
-                let data = ir::load_field(b, st, p, 0, "data")?.into_pointer_value();
-                let len = ir::load_field(b, st, p, 1, "len")?.into_int_value();
+                let mut data = ir::load_field(b, st, p, 0, "data")?.into_pointer_value();
+                let mut len = ir::load_field(b, st, p, 1, "len")?.into_int_value();
                 let i64t = cx.context.i64_type();
                 b.build_store(counter, i64t.const_zero())?;
                 let (head, exit) = self.loop_blocks(*label);
                 b.position_at_end(head);
+                if self.poll.is_some() {
+                    // An await in the body resumes inside the loop: read the (borrowed, so
+                    // unchanged) sequence again at the head, where every path passes.
+                    let (p, _) = self.array_place(*seq)?;
+                    data = ir::load_field(b, st, p, 0, "data")?.into_pointer_value();
+                    len = ir::load_field(b, st, p, 1, "len")?.into_int_value();
+                }
                 let i = ir::load(b, i64t.into(), counter, "i")?.into_int_value();
                 let more = b.build_int_compare(IntPredicate::SLT, i, len, "more")?;
                 let next_bb = self.block(&format!("{}.body", self.label_name(*label)));
@@ -607,6 +656,7 @@ impl<'a, 'ctx, 'm> FnEmitter<'a, 'ctx, 'm> {
                 let target = target.ok_or_else(|| Error::internal("continue to a label that is not a loop"))?;
                 b.build_unconditional_branch(target)?;
             }
+            OpKind::Return { value } if self.poll.is_some() => self.poll_return(value.as_ref())?,
             OpKind::Return { value } => match value {
                 Some(v) if self.func.ret != Type::Unit => {
                     let v = self.operand(v)?;

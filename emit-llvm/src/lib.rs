@@ -2,12 +2,13 @@
 //! native object file that links with the runtime's C ABI (`nagi-runtime`'s `cabi` module,
 //! documented in `docs/c-abi.md`).
 //!
-//! Entry points: [`emit_ir`] and [`emit_object`]. Both check that the module uses only what
-//! this backend supports (no routes and no database yet: each is a clear error naming the
-//! construct), lay out the types (`types.rs`), emit every function (`function.rs`, with
-//! arithmetic in `ops.rs` and runtime calls in `runtime_calls.rs`) with its drop and clone glue
-//! (`glue.rs`), the layout descriptors JSON needs (`descriptors.rs`) and the C `main` that hands
-//! Nagi's `main` to `nagi_rt_main`, verify the result with LLVM's verifier, and optimize it
+//! Entry points: [`emit_ir`] and [`emit_object`]. Both check that the module has something to
+//! run, lay out the types (`types.rs`), emit every function (`function.rs`, with arithmetic in
+//! `ops.rs`, runtime calls in `runtime_calls.rs` and the database in `database.rs`; an async
+//! function becomes a heap frame with a `poll` function, `frames.rs`) with its drop and clone
+//! glue (`glue.rs`), the layout descriptors JSON and the database need (`descriptors.rs`), and
+//! the C `main`: one that hands Nagi's `main` to `nagi_rt_main`, or for a service one that hands
+//! the route and table tables to `nagi_rt_serve` (`service.rs`); then verify the result with LLVM's verifier, and optimize it
 //! with LLVM's new pass manager (`default<ON>`). `ir.rs` holds the few builder calls that differ
 //! between LLVM versions. The emitter does no IO: it returns text or bytes and reports phases
 //! through a callback, so the driver can time them.
@@ -18,12 +19,15 @@
 //! float comparisons ordered; `min`/`max` of floats exactly as the runtime's `fmin`/`fmax`;
 //! printing and formatting through the runtime, so output is byte-identical to the Rust path.
 
+mod database;
 mod descriptors;
+mod frames;
 mod function;
 mod glue;
 mod ir;
 mod ops;
 mod runtime_calls;
+mod service;
 #[cfg(test)]
 mod tests;
 mod types;
@@ -41,7 +45,7 @@ use inkwell::targets::{CodeModel, FileType, InitializationConfig, RelocMode, Tar
 use inkwell::types::{BasicMetadataTypeEnum, BasicType};
 use inkwell::values::FunctionValue;
 use la_arena::ArenaMap;
-use nagi_low::{Diagnostic, FuncId, Module, OpKind, Type};
+use nagi_low::{Diagnostic, FuncId, Module, Type};
 
 use crate::types::Layouts;
 
@@ -147,6 +151,8 @@ pub(crate) struct Cx<'ctx, 'm> {
     pub(crate) builder: Builder<'ctx>,
     pub(crate) layouts: Layouts<'ctx>,
     pub(crate) functions: ArenaMap<FuncId, FunctionValue<'ctx>>,
+    /// The frame and frame functions of every async function (`frames.rs`).
+    pub(crate) frames: ArenaMap<FuncId, frames::Frame<'ctx>>,
     /// Runtime functions declared so far, by C name.
     pub(crate) runtime: RefCell<HashMap<&'static str, FunctionValue<'ctx>>>,
     /// Drop and clone glue functions declared so far, and those whose bodies are still to emit.
@@ -213,35 +219,9 @@ fn target_machine(options: &Options) -> Result<TargetMachine, Error> {
     })
 }
 
-/// Refuses what this backend does not support yet, naming the construct.
+/// Refuses what cannot be emitted, naming it: an export that names no function, and a
+/// program with nothing to run.
 fn check_supported(module: &Module, options: &Options, program: bool) -> Result<(), Diagnostic> {
-    if let Some(route) = module.routes.first() {
-        return Err(Diagnostic::new(
-            "M101",
-            format!(
-                "the LLVM backend does not support routes yet (route {} {}); build services with --backend=rust",
-                route.method.name(),
-                route.path
-            ),
-        ));
-    }
-    for func in module.functions.values() {
-        for op in func.ops.values() {
-            if let OpKind::RuntimeCall { func: rt, .. } = &op.kind
-                && !runtime_calls::supports(*rt)
-            {
-                return Err(Diagnostic::new(
-                    "M102",
-                    format!(
-                        "the LLVM backend does not support the database yet (rtcall {} in ${}); build this program \
-                         with --backend=rust",
-                        rt.name(),
-                        func.name
-                    ),
-                ));
-            }
-        }
-    }
     for export in &options.export {
         if module.function_by_name(&export.function).is_none() {
             return Err(Diagnostic::new(
@@ -250,10 +230,10 @@ fn check_supported(module: &Module, options: &Options, program: bool) -> Result<
             ));
         }
     }
-    if program && module.function_by_name("main").is_none() {
+    if program && module.function_by_name("main").is_none() && module.routes.is_empty() {
         return Err(Diagnostic::new(
             "M100",
-            format!("module `{}` has nothing to run: it has no `main` function", module.name),
+            format!("module `{}` has nothing to run: it has neither a `main` function nor routes", module.name),
         ));
     }
     Ok(())
@@ -278,25 +258,35 @@ fn generate<'ctx>(
         builder: context.create_builder(),
         layouts,
         functions: ArenaMap::default(),
+        frames: ArenaMap::default(),
         runtime: RefCell::new(HashMap::new()),
         glue: RefCell::new(glue::GlueTable::default()),
         descriptors: RefCell::new(descriptors::DescriptorTable::default()),
         strings: RefCell::new(HashMap::new()),
     };
     for (id, func) in low.functions.iter() {
-        let symbol = export.iter().find(|e| e.function == func.name).map(|e| e.symbol.as_str());
-        let f = function::declare(&cx, func, symbol);
-        cx.functions.insert(id, f);
+        if func.is_async {
+            let frame = frames::declare(&cx, id, func)?;
+            cx.functions.insert(id, frame.poll);
+            cx.frames.insert(id, frame);
+        } else {
+            let symbol = export.iter().find(|e| e.function == func.name).map(|e| e.symbol.as_str());
+            let f = function::declare(&cx, func, symbol);
+            cx.functions.insert(id, f);
+        }
     }
     let recursive = nagi_low::recursion::recursive_functions(low);
     for (id, func) in low.functions.iter() {
-        function::define(&cx, cx.functions[id], func, recursive.contains(&id))?;
+        function::define(&cx, id, func, recursive.contains(&id))?;
+    }
+    // The entry may ask for glue and descriptors (a service's routes do), so it comes first.
+    if export.is_empty() && !low.routes.is_empty() {
+        service::emit(&cx)?;
+    } else if export.is_empty() && low.function_by_name("main").is_some() {
+        entry_point(&cx)?;
     }
     glue::emit_pending(&cx)?;
     descriptors::emit_pending(&cx)?;
-    if export.is_empty() && low.function_by_name("main").is_some() {
-        entry_point(&cx)?;
-    }
     cx.module.verify().map_err(|e| Error::internal(format!("LLVM rejected the generated module: {e}")))?;
     Ok(cx.module)
 }

@@ -33,6 +33,26 @@ pub(crate) enum Rt {
     IndexOutOfRange,
     StackSlow,
     Main,
+    /// `nagi_rt_serve`, the entry of a service.
+    Serve,
+    /// The handler guard around every poll of a route's frame (docs/c-abi.md, "Services").
+    GuardEnter,
+    GuardLeave,
+    /// libc's `_setjmp`, which the guard calls (`returns_twice`).
+    SetJmp,
+    /// SQL argument lists, built before a statement starts.
+    SqlArgs,
+    SqlArgInt,
+    SqlArgReal,
+    SqlArgText,
+    SqlArgNull,
+    /// `nagi_rt_db_query` with `one = 1` (`db.query_one`), which shares the C function of
+    /// `db.query`.
+    DbQueryOne,
+    /// A pending runtime operation: polled, finished into its destination, or dropped.
+    OpPoll,
+    OpFinish,
+    OpDrop,
 }
 
 /// Parameter and result kinds of the C signatures.
@@ -50,11 +70,11 @@ enum K {
 type Signature = (&'static str, &'static [K], Option<K>, bool);
 
 impl Rt {
-    /// The C signature; `None` for a Low runtime function this backend does not reach yet.
-    fn signature(self) -> Option<Signature> {
+    /// The C signature.
+    fn signature(self) -> Signature {
         use K::*;
-        Some(match self {
-            Rt::Row(func) => return row_signature(func),
+        match self {
+            Rt::Row(func) => row_signature(func),
             Rt::Alloc => ("nagi_rt_alloc", &[I64, I64], Some(Bytes), false),
             Rt::Free => ("nagi_rt_free", &[Bytes, I64, I64], None, false),
             Rt::Grow => ("nagi_rt_grow", &[Bytes, I64, I64], None, false),
@@ -65,15 +85,28 @@ impl Rt {
             Rt::IndexOutOfRange => ("nagi_rt_index_out_of_range", &[I64, I64], None, true),
             Rt::StackSlow => ("nagi_rt_stack_slow", &[I64, Bytes], None, false),
             Rt::Main => ("nagi_rt_main", &[MainFn], Some(I32), false),
-        })
+            Rt::Serve => ("nagi_rt_serve", &[Bytes], Some(I32), false),
+            Rt::GuardEnter => ("nagi_rt_guard_enter", &[Bytes], Some(Bytes), false),
+            Rt::GuardLeave => ("nagi_rt_guard_leave", &[Bytes], None, false),
+            Rt::SetJmp => ("_setjmp", &[Bytes], Some(I32), false),
+            Rt::SqlArgs => ("nagi_rt_sql_args", &[], Some(Bytes), false),
+            Rt::SqlArgInt => ("nagi_rt_sql_arg_int", &[Bytes, I64], None, false),
+            Rt::SqlArgReal => ("nagi_rt_sql_arg_real", &[Bytes, F64], None, false),
+            Rt::SqlArgText => ("nagi_rt_sql_arg_text", &[Bytes, Bytes, I64], None, false),
+            Rt::SqlArgNull => ("nagi_rt_sql_arg_null", &[Bytes], None, false),
+            Rt::DbQueryOne => ("nagi_rt_db_query", &[Bytes, I64, Bytes, Bytes, I32], Some(Bytes), false),
+            Rt::OpPoll => ("nagi_rt_op_poll", &[Bytes, Bytes], Some(I32), false),
+            Rt::OpFinish => ("nagi_rt_op_finish", &[Bytes, Bytes], None, false),
+            Rt::OpDrop => ("nagi_rt_op_drop", &[Bytes], None, false),
+        }
     }
 }
 
 /// The C-ABI function of each Low runtime function, keyed by the same enum the verifier and the
-/// Rust emitter match on; `None` for the rows the LLVM backend refuses (the database, M102).
-fn row_signature(func: RuntimeFn) -> Option<Signature> {
+/// Rust emitter match on.
+fn row_signature(func: RuntimeFn) -> Signature {
     use K::*;
-    Some(match func {
+    match func {
         RuntimeFn::PrintI32 => ("nagi_rt_print_i32", &[I32], None, false),
         RuntimeFn::PrintI64 => ("nagi_rt_print_i64", &[I64], None, false),
         RuntimeFn::PrintF64 => ("nagi_rt_print_f64", &[F64], None, false),
@@ -85,27 +118,19 @@ fn row_signature(func: RuntimeFn) -> Option<Signature> {
         RuntimeFn::FmtBool => ("nagi_rt_fmt_bool", &[Str, I32], None, false),
         RuntimeFn::JsonEncode => ("nagi_rt_json_encode", &[Str, Bytes, Bytes], None, false),
         RuntimeFn::JsonDecode => ("nagi_rt_json_decode", &[Bytes, Bytes, I64, Bytes], None, false),
-        RuntimeFn::DbExec
-        | RuntimeFn::DbQuery
-        | RuntimeFn::DbQueryOne
-        | RuntimeFn::DbBegin
-        | RuntimeFn::DbCommit
-        | RuntimeFn::DbRollback => return None,
-    })
-}
-
-/// Whether this backend can call `func` (see [`row_signature`]).
-pub(crate) fn supports(func: RuntimeFn) -> bool {
-    row_signature(func).is_some()
+        RuntimeFn::DbExec => ("nagi_rt_db_exec", &[Bytes, I64, Bytes], Some(Bytes), false),
+        RuntimeFn::DbQuery | RuntimeFn::DbQueryOne => {
+            ("nagi_rt_db_query", &[Bytes, I64, Bytes, Bytes, I32], Some(Bytes), false)
+        }
+        RuntimeFn::DbBegin => ("nagi_rt_db_begin", &[], Some(Bytes), false),
+        RuntimeFn::DbCommit => ("nagi_rt_db_commit", &[], Some(Bytes), false),
+        RuntimeFn::DbRollback => ("nagi_rt_db_rollback", &[], Some(Bytes), false),
+    }
 }
 
 /// The declaration of `rt` in the module, added on first use.
-///
-/// Errors: a Low runtime function this backend does not reach (the driver-facing check refuses
-/// such programs first, so this is an internal error).
 pub(crate) fn declare<'ctx>(cx: &Cx<'ctx, '_>, rt: Rt) -> Result<FunctionValue<'ctx>, Error> {
-    let (name, params, ret, noreturn) =
-        rt.signature().ok_or_else(|| Error::internal(format!("no C-ABI function for {rt:?}")))?;
+    let (name, params, ret, noreturn) = rt.signature();
     if let Some(f) = cx.runtime.borrow().get(name) {
         return Ok(*f);
     }
@@ -178,10 +203,10 @@ pub(crate) fn literal<'ctx>(cx: &Cx<'ctx, '_>, text: &str) -> Result<(PointerVal
 }
 
 impl<'ctx> FnEmitter<'_, 'ctx, '_> {
-    /// Lowers `rtcall` for the rows this backend supports (all but the database, which the
-    /// driver-facing check has already refused).
+    /// Lowers `rtcall`: printing, formatting and JSON here, the database in `database.rs`.
     pub(crate) fn runtime_call(
         &mut self,
+        op: nagi_low::OpId,
         dest: Option<nagi_low::LocalId>,
         func: RuntimeFn,
         class: Option<nagi_low::ClassId>,
@@ -202,15 +227,7 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
             | RuntimeFn::DbQueryOne
             | RuntimeFn::DbBegin
             | RuntimeFn::DbCommit
-            | RuntimeFn::DbRollback => {
-                return Err(Error(nagi_low::Diagnostic::new(
-                    "M102",
-                    format!(
-                        "the LLVM backend does not support rtcall {} yet; build this program with --backend=rust",
-                        func.name()
-                    ),
-                )));
-            }
+            | RuntimeFn::DbRollback => return self.database_call(op, dest, func, class, args),
         };
         let rt = Rt::Row(func);
         if func == RuntimeFn::PrintStr {
@@ -267,7 +284,7 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
     }
 
     /// The place of the first argument of a string or class row (a reference local).
-    fn string_place(&mut self, args: &[Operand]) -> Result<PointerValue<'ctx>, Error> {
+    pub(crate) fn string_place(&mut self, args: &[Operand]) -> Result<PointerValue<'ctx>, Error> {
         match args.first() {
             Some(Operand::Local(l)) => self.place(*l).map(|(p, _)| p),
             _ => Err(Error::internal("a reference argument that is not a local")),

@@ -1,4 +1,5 @@
-//! Unit tests of the emitter's refusals and of inputs that stress its structure; the
+//! Unit tests of the emitter's refusals, of the shape of what it emits for services and async
+//! functions, and of inputs that stress its structure; the
 //! differential run-tests in `tests/programs.rs` cover what the emitted code does.
 
 use nagi_low::Module;
@@ -18,20 +19,33 @@ fn ir(text: &str) -> Result<String, nagi_low::Diagnostic> {
 }
 
 #[test]
-fn routes_are_refused_by_name() {
+fn a_service_gets_its_tables_and_one_guarded_poll() {
     let text = "nagi-low 1\nmodule api\n\nroute GET \"/users\" $list\n\nfn $list() -> i64 {\n  return 1_i64\n}\n";
-    let err = ir(text).unwrap_err();
-    assert_eq!(err.code, "M101");
-    assert!(err.message.contains("does not support routes yet (route GET /users)"), "{}", err.message);
-    assert!(err.message.contains("--backend=rust"), "{}", err.message);
+    let ir = ir(text).expect("routes are supported");
+    assert!(ir.contains("@nagi.service = private constant"), "{ir}");
+    assert!(ir.contains("call i32 @nagi_rt_serve("), "{ir}");
+    // A sync handler gets a small frame whose poll calls it once.
+    assert!(ir.contains("define internal i1 @nagi.route0.poll("), "{ir}");
+    assert!(ir.contains("call i64 @nagi.fn.list()"), "{ir}");
+    // The guard is the one place that calls `_setjmp`, which must be known to return twice.
+    assert_eq!(ir.matches("call i32 @_setjmp(").count(), 1, "{ir}");
+    assert!(ir.contains("returns_twice"), "{ir}");
 }
 
 #[test]
-fn the_database_is_refused_by_name() {
-    let db = "nagi-low 1\nmodule d\n\nasync fn $f() -> unit {\n  await rtcall db.begin()\n  return\n}\n";
-    let err = ir(db).unwrap_err();
-    assert_eq!(err.code, "M102");
-    assert!(err.message.contains("does not support the database yet (rtcall db.begin in $f)"), "{}", err.message);
+fn an_await_suspends_the_frame_and_a_cancelled_frame_drops_what_is_live_there() {
+    let db = "nagi-low 1\nmodule d\n\nasync fn $f() -> unit {\n  let %s: String\n  %s = string \"kept\"\n  \
+              await rtcall db.begin()\n  drop %s\n  return\n}\n";
+    let ir = ir(db).expect("the database is supported");
+    assert!(ir.contains("define internal i1 @nagi.poll.f(i8* %0, i8* %1)"), "{ir}");
+    assert!(ir.contains("call i32 @nagi_rt_op_poll("), "{ir}");
+    assert!(ir.contains("i32 1, label %resume1"), "{ir}");
+    // Cancelled while `db.begin` is pending, the frame drops the string and the operation.
+    let drop = &ir[ir.find("define internal void @nagi.drop.f(").expect("a drop function")..];
+    let at_await = &drop[drop.find("drop.await1:").expect("a drop block for the await")..];
+    let at_await = &at_await[..at_await.find("br label").expect("the block ends")];
+    assert!(at_await.contains("call void @nagi.drop.String("), "{at_await}");
+    assert!(at_await.contains("call void @nagi_rt_op_drop("), "{at_await}");
 }
 
 #[test]

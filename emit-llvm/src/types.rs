@@ -119,6 +119,11 @@ impl<'ctx> Layouts<'ctx> {
         self.target_data.offset_of_element(&st, index).unwrap_or(0)
     }
 
+    /// The size and ABI alignment of a struct type, in bytes.
+    pub(crate) fn struct_size_align(&self, st: StructType<'ctx>) -> (u64, u32) {
+        (self.target_data.get_abi_size(&st), self.target_data.get_abi_alignment(&st))
+    }
+
     /// The struct type of a class.
     pub(crate) fn class(&self, class: ClassId) -> StructType<'ctx> {
         self.classes.get(class).copied().unwrap_or_else(|| self.unit())

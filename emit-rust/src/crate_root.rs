@@ -56,7 +56,7 @@ pub fn program_module(module: &Module) -> String {
         out.push('\n');
     }
     for (index, route) in module.routes.iter().enumerate() {
-        routes::route_handler(&mut out, module, index, route.method, &route.path, &module.functions[route.handler]);
+        routes::route_handler(&mut out, module, index, route, &module.functions[route.handler]);
     }
     out.push_str("}\n");
     out

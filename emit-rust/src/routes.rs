@@ -3,20 +3,13 @@
 
 use std::fmt::Write;
 
-use nagi_low::{FunctionData, HttpMethod, Module, Type};
+use nagi_low::{FunctionData, Module, ParamSource, RouteDecl, Type};
 
 use crate::names::{ident, rust_type};
 
 /// A route's handler: binds path, query and body parameters by the Low handler's parameter
 /// names and types, calls it, and encodes the result (POST answers 201, `none` answers 404).
-pub fn route_handler(
-    out: &mut String,
-    module: &Module,
-    index: usize,
-    method: HttpMethod,
-    path: &str,
-    handler: &FunctionData,
-) {
+pub fn route_handler(out: &mut String, module: &Module, index: usize, route: &RouteDecl, handler: &FunctionData) {
     let _ = writeln!(
         out,
         "    pub fn route_{index}(request: nagi_runtime::http::Request) -> nagi_runtime::http::HandlerFuture {{"
@@ -26,22 +19,20 @@ pub fn route_handler(
     for (i, &param) in handler.params.iter().enumerate() {
         let local = &handler.locals[param];
         let ty = rust_type(module, &local.ty);
-        let in_path = path.contains(&format!("{{{}}}", local.name));
-        let binding = if in_path {
-            format!("request.path::<{ty}>({:?})", local.name)
-        } else if local.name == "body" && matches!(local.ty, Type::Class(_)) {
-            format!("request.json::<{ty}>()")
-        } else if let Type::Option(inner) = &local.ty {
-            format!("request.query_opt::<{}>({:?})", rust_type(module, inner), local.name)
-        } else {
-            format!("request.query::<{ty}>({:?})", local.name)
+        let binding = match (route.param_source(&local.name, &local.ty), &local.ty) {
+            (ParamSource::Path, _) => format!("request.path::<{ty}>({:?})", local.name),
+            (ParamSource::Body, _) => format!("request.json::<{ty}>()"),
+            (ParamSource::OptionalQuery, Type::Option(inner)) => {
+                format!("request.query_opt::<{}>({:?})", rust_type(module, inner), local.name)
+            }
+            _ => format!("request.query::<{ty}>({:?})", local.name),
         };
         let _ = writeln!(out, "            let p{i}: {ty} = {binding};");
         args.push(format!("p{i}"));
     }
     let awaited = if handler.is_async { ".await" } else { "" };
     let _ = writeln!(out, "            let result = self::{}({}){awaited};", ident(&handler.name), args.join(", "));
-    let status = if method == HttpMethod::Post { 201 } else { 200 };
+    let status = route.success_status();
     let reply = if matches!(handler.ret, Type::Option(_)) { "reply_option" } else { "reply" };
     let _ = writeln!(out, "            nagi_runtime::http::{reply}({status}, &result)");
     out.push_str("        })\n    }\n\n");

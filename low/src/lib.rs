@@ -27,8 +27,8 @@ pub mod verifier;
 pub use diagnostic::Diagnostic;
 pub use entities::{ArenaGet, BlockId, ClassId, FieldIndex, FuncId, LabelId, LocalId, OpId};
 pub use module::{
-    BlockData, ClassData, FieldData, FunctionData, HttpMethod, LabelData, LocalData, Module, OpData, RouteDecl,
-    TableDecl,
+    BlockData, ClassData, FieldData, FunctionData, HttpMethod, LabelData, LocalData, Module, OpData, ParamSource,
+    RouteDecl, TableDecl,
 };
 pub use ops::{BinaryOp, OpKind, Opcode, Operand, ScopeKind, UnaryOp};
 pub use parser::parse;

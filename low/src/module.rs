@@ -122,6 +122,40 @@ pub struct RouteDecl {
     pub handler: FuncId,
 }
 
+/// Where the runtime takes a route handler's parameter from; the rule of [`RouteDecl`], in one
+/// place for both emitters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamSource {
+    /// `{name}` in the path.
+    Path,
+    /// `?name=` in the query, required.
+    Query,
+    /// `?name=` in the query, which may be absent: the parameter's type is `Option<T>`.
+    OptionalQuery,
+    /// The JSON request body: the parameter called `body`, of class type.
+    Body,
+}
+
+impl RouteDecl {
+    /// The number of the HTTP status a successful answer has: 201 for `POST`, 200 otherwise.
+    pub fn success_status(&self) -> u16 {
+        if self.method == HttpMethod::Post { 201 } else { 200 }
+    }
+
+    /// Where the parameter `name` of type `ty` of this route's handler comes from.
+    pub fn param_source(&self, name: &str, ty: &Type) -> ParamSource {
+        if self.path.contains(&format!("{{{name}}}")) {
+            ParamSource::Path
+        } else if name == "body" && matches!(ty, Type::Class(_)) {
+            ParamSource::Body
+        } else if matches!(ty, Type::Option(_)) {
+            ParamSource::OptionalQuery
+        } else {
+            ParamSource::Query
+        }
+    }
+}
+
 /// One function: its signature and the arenas of its body.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FunctionData {

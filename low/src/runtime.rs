@@ -217,31 +217,6 @@ impl RuntimeFn {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_variant_spelling_parses_back_to_it() {
-        assert_eq!(RuntimeFn::all().count(), 17);
-        for (i, row) in RUNTIME_FUNCTIONS.iter().enumerate() {
-            assert_eq!(row.func as usize, i, "row {} is out of variant order", row.name);
-            assert_eq!(RuntimeFn::from_name(row.name), Some(row.func), "{}", row.name);
-            assert_eq!(row.func.name(), row.name);
-        }
-        assert_eq!(RuntimeFn::from_name("db.query_one"), Some(RuntimeFn::DbQueryOne));
-        assert_eq!(RuntimeFn::from_name("print.u8"), None);
-    }
-
-    #[test]
-    fn spellings_are_unique() {
-        let mut names: Vec<&str> = RUNTIME_FUNCTIONS.iter().map(|r| r.name).collect();
-        names.sort_unstable();
-        names.dedup();
-        assert_eq!(names.len(), RUNTIME_FUNCTIONS.len());
-    }
-}
-
 /// The SQLite column declaration for a field of type `ty`, following the runtime's
 /// column-type mapping: `String` → `TEXT`, `i32`/`i64`/`bool` → `INTEGER`, `f64` → `REAL`; an
 /// `Option` is nullable and everything else is `NOT NULL`. `None` for types no column holds
@@ -272,4 +247,29 @@ pub fn create_table_sql<'a>(
         fields.into_iter().filter_map(|(name, ty)| sql_column_type(ty).map(|t| format!("\"{name}\" {t}"))).collect();
     columns.push(format!("PRIMARY KEY (\"{key}\")"));
     format!("CREATE TABLE IF NOT EXISTS \"{table}\" ({})", columns.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_variant_spelling_parses_back_to_it() {
+        assert_eq!(RuntimeFn::all().count(), 17);
+        for (i, row) in RUNTIME_FUNCTIONS.iter().enumerate() {
+            assert_eq!(row.func as usize, i, "row {} is out of variant order", row.name);
+            assert_eq!(RuntimeFn::from_name(row.name), Some(row.func), "{}", row.name);
+            assert_eq!(row.func.name(), row.name);
+        }
+        assert_eq!(RuntimeFn::from_name("db.query_one"), Some(RuntimeFn::DbQueryOne));
+        assert_eq!(RuntimeFn::from_name("print.u8"), None);
+    }
+
+    #[test]
+    fn spellings_are_unique() {
+        let mut names: Vec<&str> = RUNTIME_FUNCTIONS.iter().map(|r| r.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), RUNTIME_FUNCTIONS.len());
+    }
 }

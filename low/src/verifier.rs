@@ -99,6 +99,10 @@
 //!   loops forever (a `loop` that nothing breaks out of never exits).
 //! - V246 No array is changed in place (through its owner or through a reference into it)
 //!   inside the body of a `for` that iterates over it.
+//! - V247 At each `await` (once the call has taken its arguments), every non-copy local
+//!   either owns a value on every path or on none: an async function's pending frame must know,
+//!   from where it is suspended alone, which values a cancellation drops
+//!   ([`suspensions`]).
 //!
 //! The flow checks run only on a function whose body passed the structure checks on blocks
 //! and operations (V210 for them, V211), since they walk the body as a tree.
@@ -167,6 +171,7 @@ mod code {
     pub const MUT_ALIAS: &str = "V244";
     pub const MISSING_RETURN: &str = "V245";
     pub const MUTATED_WHILE_ITERATED: &str = "V246";
+    pub const MAYBE_LIVE_AT_AWAIT: &str = "V247";
 }
 
 /// Checks every rule of the module doc's checklist on `module`.
@@ -206,6 +211,41 @@ pub fn verify_function(module: &Module, func: FuncId, source: Option<&SourceMap>
         flow::check(&mut cx, &tree);
     }
     cx.finish()
+}
+
+/// One `await` of an async function and the owned (non-copy, non-reference) locals that hold a
+/// value while it is pending: after the call took its arguments, before its result is
+/// written. A cancelled frame suspended there drops exactly these (and the pending callee).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Suspension {
+    /// The awaited `call` or `rtcall`.
+    pub op: OpId,
+    /// The locals that own a value there, in arena order.
+    pub live: Vec<LocalId>,
+}
+
+/// Every reachable `await` of function `func`, in text order, with what its frame owns while
+/// it is pending (see [`Suspension`]). The same flow analysis as the verifier's ownership
+/// checks computes it, so the two cannot disagree about which values are live.
+///
+/// Errors: the function does not verify (the first diagnostic).
+pub fn suspensions(module: &Module, func: FuncId) -> Result<Vec<Suspension>, Diagnostic> {
+    let Some(data) = module.functions.get(func) else {
+        return Err(Diagnostic::new(code::INVALID_ID, format!("function #{} does not exist", index(func))));
+    };
+    let mut cx = FnCx::new(module, func, data, None);
+    let Some(tree) = structure::walk(&mut cx) else {
+        return Err(cx
+            .finish()
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| Diagnostic::new(code::NOT_A_TREE, "malformed body")));
+    };
+    let found = flow::suspensions(&mut cx, &tree);
+    match cx.finish().into_iter().next() {
+        Some(error) => Err(error),
+        None => Ok(found),
+    }
 }
 
 /// The key that orders function-level diagnostics (signature, locals) before any operation's.

@@ -81,8 +81,21 @@ impl Join for Point {
 pub(super) fn check(cx: &mut FnCx<'_>, tree: &Tree) {
     let origins = Origins::compute(cx.func, tree.preorder.iter().copied());
     check_aliasing(cx, tree, &origins);
-    let diagnostics = Flow::new(cx, &origins).run(tree);
+    let (diagnostics, _) = Flow::new(cx, &origins).run(tree);
     cx.diagnostics.extend(diagnostics);
+}
+
+/// The flow check of [`check`], also recording each reachable `await` and the owned locals live
+/// there ([`super::Suspension`]).
+pub(super) fn suspensions(cx: &mut FnCx<'_>, tree: &Tree) -> Vec<super::Suspension> {
+    let origins = Origins::compute(cx.func, tree.preorder.iter().copied());
+    let mut flow = Flow::new(cx, &origins);
+    flow.suspensions = Some(Vec::new());
+    let (diagnostics, found) = flow.run(tree);
+    cx.diagnostics.extend(diagnostics);
+    let mut found = found.unwrap_or_default();
+    found.sort_by_key(|s| cx.order.get(index(s.op)).copied().unwrap_or(0));
+    found
 }
 
 /// The verifier reads the shared borrow origins, over the operations of the body tree.
@@ -191,16 +204,27 @@ struct Flow<'c, 'a> {
     /// last assigned, so one mistake gives one error rather than one per later read.
     reported: Vec<u8>,
     out: Vec<(u32, Diagnostic)>,
+    /// When asked for: every `await` of the last walk and what is live there.
+    suspensions: Option<Vec<super::Suspension>>,
 }
 
 impl<'c, 'a> Flow<'c, 'a> {
     fn new(cx: &'c FnCx<'a>, origins: &'c Origins) -> Flow<'c, 'a> {
         let copy: Vec<bool> = cx.func.locals.values().map(|l| l.ty.is_copy()).collect();
         let n = copy.len();
-        Flow { cx, origins, copy, iterating: Vec::new(), reporting: false, reported: vec![0; n], out: Vec::new() }
+        Flow {
+            cx,
+            origins,
+            copy,
+            iterating: Vec::new(),
+            reporting: false,
+            reported: vec![0; n],
+            out: Vec::new(),
+            suspensions: None,
+        }
     }
 
-    fn run(mut self, tree: &Tree) -> Vec<(u32, Diagnostic)> {
+    fn run(mut self, tree: &Tree) -> (Vec<(u32, Diagnostic)>, Option<Vec<super::Suspension>>) {
         let func = self.cx.func;
         // On entry the parameters are live and everything else is unassigned.
         let mut bits = vec![UNASSIGNED; self.copy.len()];
@@ -228,7 +252,7 @@ impl<'c, 'a> Flow<'c, 'a> {
                 .end_diagnostic(code::MISSING_RETURN, "control reaches the end of the function without `return`");
             self.out.push(d);
         }
-        self.out
+        (self.out, self.suspensions)
     }
 
     /// Records a finding of the last walk.
@@ -295,17 +319,23 @@ impl Analysis for Flow<'_, '_> {
                 }
                 self.write(s, op, *dest, true);
             }
-            OpKind::Call { dest, args, .. } => {
+            OpKind::Call { dest, args, awaited, .. } => {
                 for arg in args {
                     self.consume_operand(s, op, arg);
+                }
+                if *awaited {
+                    self.suspend(s, op);
                 }
                 if let Some(dest) = dest {
                     self.write(s, op, *dest, true);
                 }
             }
-            OpKind::RuntimeCall { dest, args, .. } => {
+            OpKind::RuntimeCall { dest, args, awaited, .. } => {
                 for arg in args {
                     self.read_operand(s, op, arg);
+                }
+                if *awaited {
+                    self.suspend(s, op);
                 }
                 if let Some(dest) = dest {
                     self.write(s, op, *dest, true);
@@ -483,6 +513,34 @@ impl Flow<'_, '_> {
                 *state = (*state & !LIVE) | MOVED;
                 s.why.entry(r).and_modify(|w| *w = (*w).min(reason)).or_insert(reason);
             }
+        }
+    }
+
+    /// V247, and the record of [`suspensions`]: at an `await`, each owned local owns a value on
+    /// every path or on none.
+    fn suspend(&mut self, s: &Point, op: OpId) {
+        let mut live = Vec::new();
+        for (i, &state) in s.bits.iter().enumerate() {
+            let local = id_at(i);
+            let owned = !self.copy[i] && self.cx.ty(local).is_some_and(|t| !t.is_ref());
+            if !owned || state & LIVE == 0 {
+                continue;
+            }
+            if state == LIVE {
+                live.push(local);
+            } else {
+                let message = format!(
+                    "{} owns a value at this `await` on some paths only; drop or move it on every path first, \
+                     so that a cancelled call knows what to drop",
+                    self.cx.name(local)
+                );
+                self.report(self.cx.op_diagnostic(code::MAYBE_LIVE_AT_AWAIT, op, message));
+            }
+        }
+        if self.reporting
+            && let Some(found) = &mut self.suspensions
+        {
+            found.push(super::Suspension { op, live });
         }
     }
 

@@ -1,0 +1,399 @@
+//! A service on the LLVM path: the constant tables the runtime serves from, the handler guard,
+//! and the C `main` that hands them to `nagi_rt_serve` (docs/c-abi.md, "Services").
+//!
+//! Per route the emitter writes an argument block type (the handler's parameters in order), a
+//! parameter table (name, where the runtime binds it from — [`nagi_low::ParamSource`], the one
+//! rule both emitters follow — its layout descriptor and its offset in the block), and four
+//! functions over a handler frame: `start` (moves the bound arguments into a new frame),
+//! `poll`, `drop` (a pending frame) and `finish` (a returned frame: drops the result, frees the
+//! frame). For an async handler these are its own frame's (`frames.rs`); a sync handler gets a
+//! small frame `{ i32 state, R result, args }` whose `poll` calls it once. The runtime binds
+//! and answers with the same code as for the Rust path; the tables only tell it the layouts.
+//!
+//! `nagi.guarded_poll(poll, frame, cx) -> i32` is the one place where emitted code is entered
+//! from a request: it registers a `jmp_buf` with the runtime and calls `_setjmp`, so a trap
+//! inside the handler (or a database error, which the Rust path raises as a panic) comes back
+//! here by `longjmp` and answers 2, instead of unwinding through frames that have no unwind
+//! tables. 0 is pending, 1 ready.
+
+use inkwell::attributes::AttributeLoc;
+use inkwell::module::Linkage;
+use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum, StructType};
+use inkwell::values::{BasicValueEnum, FunctionValue, GlobalValue, PointerValue};
+use nagi_low::{ArenaGet, FunctionData, ParamSource, RouteDecl};
+
+use crate::frames::{self, RESULT, STATE};
+use crate::runtime_calls::{self, Rt};
+use crate::{Cx, Error, descriptors, glue, ir};
+
+/// The size of the `jmp_buf` the guard reserves: glibc's is 200 bytes on x86-64 and 312 on
+/// AArch64; 512 leaves room on every Linux target.
+const JMP_BUF_WORDS: u32 = 64;
+
+/// The state of a sync handler's frame once it has returned (as in `frames.rs`).
+const DONE: u64 = u32::MAX as u64;
+
+/// Writes the service tables and the C `main` that serves them.
+pub(crate) fn emit(cx: &Cx<'_, '_>) -> Result<(), Error> {
+    let guarded = guarded_poll(cx)?;
+    let mut routes = Vec::with_capacity(cx.low.routes.len());
+    for (index, route) in cx.low.routes.iter().enumerate() {
+        routes.push(route_desc(cx, index, route)?);
+    }
+    let tables: Vec<BasicValueEnum> = cx.low.tables.iter().map(|t| table_desc(cx, t)).collect::<Result<_, _>>()?;
+    let service = struct_of(
+        cx,
+        &[
+            text(cx, &cx.low.name).0.into(),
+            int(cx, cx.low.name.len() as u64),
+            array_global(cx, "nagi.tables", &tables, table_type(cx))?.into(),
+            int(cx, tables.len() as u64),
+            array_global(cx, "nagi.routes", &routes, route_type(cx))?.into(),
+            int(cx, routes.len() as u64),
+            fn_ptr(cx, guarded).into(),
+        ],
+    );
+    let global = constant(cx, "nagi.service", service);
+    let i32t = cx.context.i32_type();
+    let argv = cx.layouts.byte_ptr().ptr_type(inkwell::AddressSpace::default());
+    let params: [BasicMetadataTypeEnum; 2] = [i32t.into(), argv.into()];
+    let c_main = cx.module.add_function("main", i32t.fn_type(&params, false), Some(Linkage::External));
+    cx.nounwind(c_main);
+    cx.builder.position_at_end(cx.context.append_basic_block(c_main, "entry"));
+    let pointer = cx.builder.build_pointer_cast(global.as_pointer_value(), cx.layouts.byte_ptr(), "service")?;
+    let status = runtime_calls::call(cx, Rt::Serve, &[pointer.into()])?
+        .ok_or_else(|| Error::internal("nagi_rt_serve returns nothing"))?;
+    cx.builder.build_return(Some(&status))?;
+    Ok(())
+}
+
+/// `i32 nagi.guarded_poll(i1 (i8*, i8*)* poll, i8* frame, i8* cx)`, as the module doc says.
+fn guarded_poll<'ctx>(cx: &Cx<'ctx, '_>) -> Result<FunctionValue<'ctx>, Error> {
+    let c = cx.context;
+    let b = &cx.builder;
+    let bytes = cx.layouts.byte_ptr();
+    let poll_type =
+        c.bool_type().fn_type(&[bytes.into(), bytes.into()], false).ptr_type(inkwell::AddressSpace::default());
+    let ty = c.i32_type().fn_type(&[poll_type.into(), bytes.into(), bytes.into()], false);
+    let f = cx.module.add_function("nagi.guarded_poll", ty, Some(Linkage::Internal));
+    cx.nounwind(f);
+    // Inlined into a caller, the `jmp_buf` and the registers `_setjmp` saved could belong to a
+    // frame that is gone by the time the runtime jumps.
+    f.add_attribute(AttributeLoc::Function, cx.attribute("noinline", 0));
+    let setjmp = runtime_calls::declare(cx, Rt::SetJmp)?;
+    setjmp.add_attribute(AttributeLoc::Function, cx.attribute("returns_twice", 0));
+    let param = |i: u32| f.get_nth_param(i).ok_or_else(|| Error::internal("guarded_poll parameters"));
+    let (poll, frame, task_cx) = (param(0)?.into_pointer_value(), param(1)?, param(2)?);
+    b.position_at_end(c.append_basic_block(f, "entry"));
+    let buf_type = c.i64_type().array_type(JMP_BUF_WORDS);
+    let buf = b.build_alloca(buf_type, "jmp_buf")?;
+    if let Some(inst) = buf.as_instruction() {
+        let _ = inst.set_alignment(16);
+    }
+    let buf = b.build_pointer_cast(buf, bytes, "jmp_buf.bytes")?;
+    let previous = runtime_calls::call(cx, Rt::GuardEnter, &[buf.into()])?
+        .ok_or_else(|| Error::internal("nagi_rt_guard_enter returns nothing"))?;
+    let site = b.build_call(setjmp, &[buf.into()], "jumped")?;
+    site.add_attribute(AttributeLoc::Function, cx.attribute("returns_twice", 0));
+    let jumped = site.try_as_basic_value().basic().ok_or_else(|| Error::internal("_setjmp returns nothing"))?;
+    let run = c.append_basic_block(f, "run");
+    let trapped = c.append_basic_block(f, "trapped");
+    let zero = c.i32_type().const_zero();
+    let is_jump = b.build_int_compare(inkwell::IntPredicate::NE, jumped.into_int_value(), zero, "is_jump")?;
+    b.build_conditional_branch(is_jump, trapped, run)?;
+    b.position_at_end(run);
+    let callable = inkwell::values::CallableValue::try_from(poll)
+        .map_err(|_| Error::internal("the poll pointer is not callable"))?;
+    let ready = b
+        .build_call(callable, &[frame.into(), task_cx.into()], "ready")?
+        .try_as_basic_value()
+        .basic()
+        .ok_or_else(|| Error::internal("poll returns nothing"))?;
+    runtime_calls::call(cx, Rt::GuardLeave, &[previous.into()])?;
+    let ready = b.build_int_z_extend(ready.into_int_value(), c.i32_type(), "ready.i32")?;
+    b.build_return(Some(&ready))?;
+    b.position_at_end(trapped);
+    runtime_calls::call(cx, Rt::GuardLeave, &[previous.into()])?;
+    b.build_return(Some(&c.i32_type().const_int(2, false)))?;
+    Ok(f)
+}
+
+/// The four frame functions of one route, and where its result sits in a returned frame.
+struct Adapters<'ctx> {
+    start: FunctionValue<'ctx>,
+    poll: FunctionValue<'ctx>,
+    drop: FunctionValue<'ctx>,
+    finish: FunctionValue<'ctx>,
+    result_offset: u64,
+}
+
+/// The constant `RouteDesc` of route number `index`.
+fn route_desc<'ctx>(cx: &Cx<'ctx, '_>, index: usize, route: &RouteDecl) -> Result<BasicValueEnum<'ctx>, Error> {
+    let handler = cx.low.functions.get(route.handler).ok_or_else(|| Error::internal("unknown route handler"))?;
+    let field_types: Vec<BasicTypeEnum> = handler.param_types().map(|t| cx.layouts.llvm(t)).collect();
+    let args = cx.context.opaque_struct_type(&format!("nagi.args.route{index}"));
+    args.set_body(&field_types, false);
+    let adapters = match cx.frames.get(route.handler) {
+        Some(_) => async_adapters(cx, index, route, handler, args)?,
+        None => sync_adapters(cx, index, route, handler, args)?,
+    };
+    let mut params = Vec::with_capacity(handler.params.len());
+    for (i, &param) in handler.params.iter().enumerate() {
+        let local = &handler.locals[param];
+        let source = match route.param_source(&local.name, &local.ty) {
+            ParamSource::Path => 0,
+            ParamSource::Query => 1,
+            ParamSource::OptionalQuery => 2,
+            ParamSource::Body => 3,
+        };
+        let (name, name_len) = text(cx, &local.name);
+        params.push(struct_of(
+            cx,
+            &[
+                name.into(),
+                name_len.into(),
+                int(cx, source),
+                descriptors::descriptor(cx, &local.ty).into(),
+                int(cx, cx.layouts.offset_of(args, i as u32)),
+            ],
+        ));
+    }
+    let param_table = array_global(cx, &format!("nagi.params.route{index}"), &params, param_type(cx))?;
+    let (args_size, args_align) = cx.layouts.struct_size_align(args);
+    let (method, method_len) = text(cx, route.method.name());
+    let (path, path_len) = text(cx, &route.path);
+    Ok(struct_of(
+        cx,
+        &[
+            method.into(),
+            method_len.into(),
+            path.into(),
+            path_len.into(),
+            param_table.into(),
+            int(cx, handler.params.len() as u64),
+            int(cx, args_size),
+            int(cx, u64::from(args_align)),
+            fn_ptr(cx, adapters.start).into(),
+            fn_ptr(cx, adapters.poll).into(),
+            fn_ptr(cx, adapters.drop).into(),
+            fn_ptr(cx, adapters.finish).into(),
+            int(cx, adapters.result_offset),
+            descriptors::descriptor(cx, &handler.ret).into(),
+            int(cx, u64::from(route.success_status())),
+        ],
+    ))
+}
+
+/// An internal function `nagi.route{index}.{what}` of type `ty`, positioned at its entry.
+fn adapter<'ctx>(
+    cx: &Cx<'ctx, '_>,
+    index: usize,
+    what: &str,
+    ty: inkwell::types::FunctionType<'ctx>,
+) -> FunctionValue<'ctx> {
+    let f = cx.module.add_function(&format!("nagi.route{index}.{what}"), ty, Some(Linkage::Internal));
+    cx.nounwind(f);
+    cx.builder.position_at_end(cx.context.append_basic_block(f, "entry"));
+    f
+}
+
+fn nth_pointer<'ctx>(f: FunctionValue<'ctx>, i: u32) -> Result<PointerValue<'ctx>, Error> {
+    Ok(f.get_nth_param(i).ok_or_else(|| Error::internal("adapter parameters"))?.into_pointer_value())
+}
+
+/// The handler's arguments, loaded from the argument block at `raw`.
+fn load_args<'ctx>(
+    cx: &Cx<'ctx, '_>,
+    handler: &FunctionData,
+    args: StructType<'ctx>,
+    block: PointerValue<'ctx>,
+) -> Result<Vec<inkwell::values::BasicMetadataValueEnum<'ctx>>, Error> {
+    let mut values = Vec::with_capacity(handler.params.len());
+    for i in 0..handler.params.len() {
+        values.push(ir::load_field(&cx.builder, args, block, i as u32, "arg")?.into());
+    }
+    Ok(values)
+}
+
+/// An async handler's own frame functions, with `start` loading the argument block into `new`
+/// and `finish` dropping the result before `free`.
+fn async_adapters<'ctx>(
+    cx: &Cx<'ctx, '_>,
+    index: usize,
+    _route: &RouteDecl,
+    handler: &FunctionData,
+    args: StructType<'ctx>,
+) -> Result<Adapters<'ctx>, Error> {
+    let b = &cx.builder;
+    let frame = cx.frames.get(_route.handler).ok_or_else(|| Error::internal("an async handler without a frame"))?;
+    let bytes = cx.layouts.byte_ptr();
+    let void = cx.context.void_type();
+    let start = adapter(cx, index, "start", bytes.fn_type(&[bytes.into()], false));
+    let block =
+        b.build_pointer_cast(nth_pointer(start, 0)?, args.ptr_type(inkwell::AddressSpace::default()), "args")?;
+    let values = load_args(cx, handler, args, block)?;
+    let raw = b
+        .build_call(frame.new, &values, "frame")?
+        .try_as_basic_value()
+        .basic()
+        .ok_or_else(|| Error::internal("new returns nothing"))?;
+    b.build_return(Some(&raw))?;
+    let finish = adapter(cx, index, "finish", void.fn_type(&[bytes.into()], false));
+    let raw = nth_pointer(finish, 0)?;
+    let typed = frames::typed(cx, frame.st, raw)?;
+    glue::drop_in_place(cx, &handler.ret, ir::field(b, frame.st, typed, RESULT, "result")?)?;
+    b.build_call(frame.free, &[raw.into()], "")?;
+    b.build_return(None)?;
+    Ok(Adapters {
+        start,
+        poll: frame.poll,
+        drop: frame.drop,
+        finish,
+        result_offset: cx.layouts.offset_of(frame.st, RESULT),
+    })
+}
+
+/// A sync handler's frame `{ i32 state, R result, args }` and its functions: `poll` calls the
+/// handler once.
+fn sync_adapters<'ctx>(
+    cx: &Cx<'ctx, '_>,
+    index: usize,
+    route: &RouteDecl,
+    handler: &FunctionData,
+    args: StructType<'ctx>,
+) -> Result<Adapters<'ctx>, Error> {
+    let c = cx.context;
+    let b = &cx.builder;
+    let bytes = cx.layouts.byte_ptr();
+    let void = c.void_type();
+    let st = c.opaque_struct_type(&format!("nagi.frame.route{index}"));
+    st.set_body(&[c.i32_type().into(), cx.layouts.llvm(&handler.ret), args.into()], false);
+    let (size, align) = cx.layouts.struct_size_align(st);
+    let (size, align) = (c.i64_type().const_int(size, false), c.i64_type().const_int(u64::from(align), false));
+    let free = |raw: PointerValue<'ctx>| -> Result<(), Error> {
+        runtime_calls::call(cx, Rt::Free, &[raw.into(), size.into(), align.into()])?;
+        Ok(())
+    };
+
+    let start = adapter(cx, index, "start", bytes.fn_type(&[bytes.into()], false));
+    let block =
+        b.build_pointer_cast(nth_pointer(start, 0)?, args.ptr_type(inkwell::AddressSpace::default()), "args")?;
+    let raw = runtime_calls::call(cx, Rt::Alloc, &[size.into(), align.into()])?
+        .ok_or_else(|| Error::internal("nagi_rt_alloc returns nothing"))?
+        .into_pointer_value();
+    let typed = frames::typed(cx, st, raw)?;
+    b.build_store(ir::field(b, st, typed, STATE, "state")?, c.i32_type().const_zero())?;
+    let moved = ir::load(b, args.into(), block, "moved")?;
+    b.build_store(ir::field(b, st, typed, 2, "args")?, moved)?;
+    b.build_return(Some(&raw))?;
+
+    let poll = adapter(cx, index, "poll", c.bool_type().fn_type(&[bytes.into(), bytes.into()], false));
+    let typed = frames::typed(cx, st, nth_pointer(poll, 0)?)?;
+    let block = ir::field(b, st, typed, 2, "args")?;
+    let values = load_args(cx, handler, args, block)?;
+    let site = b.build_call(cx.functions[route.handler], &values, "result")?;
+    if let Some(result) = site.try_as_basic_value().basic() {
+        b.build_store(ir::field(b, st, typed, RESULT, "result")?, result)?;
+    }
+    b.build_store(ir::field(b, st, typed, STATE, "state")?, c.i32_type().const_int(DONE, false))?;
+    b.build_return(Some(&c.bool_type().const_int(1, false)))?;
+
+    let drop = adapter(cx, index, "drop", void.fn_type(&[bytes.into()], false));
+    let raw = nth_pointer(drop, 0)?;
+    let typed = frames::typed(cx, st, raw)?;
+    let block = ir::field(b, st, typed, 2, "args")?;
+    // A frame that never ran still owns its arguments; one that ran moved them into the call.
+    let state = ir::load_field(b, st, typed, STATE, "state")?.into_int_value();
+    let fresh = b.build_int_compare(inkwell::IntPredicate::EQ, state, c.i32_type().const_zero(), "fresh")?;
+    let drop_args = c.append_basic_block(drop, "drop.args");
+    let done = c.append_basic_block(drop, "free");
+    b.build_conditional_branch(fresh, drop_args, done)?;
+    b.position_at_end(drop_args);
+    for (i, ty) in handler.param_types().enumerate() {
+        glue::drop_in_place(cx, ty, ir::field(b, args, block, i as u32, "arg")?)?;
+    }
+    b.build_unconditional_branch(done)?;
+    b.position_at_end(done);
+    free(raw)?;
+    b.build_return(None)?;
+
+    let finish = adapter(cx, index, "finish", void.fn_type(&[bytes.into()], false));
+    let raw = nth_pointer(finish, 0)?;
+    let typed = frames::typed(cx, st, raw)?;
+    glue::drop_in_place(cx, &handler.ret, ir::field(b, st, typed, RESULT, "result")?)?;
+    free(raw)?;
+    b.build_return(None)?;
+    Ok(Adapters { start, poll, drop, finish, result_offset: cx.layouts.offset_of(st, RESULT) })
+}
+
+/// The constant `TableDesc` of a table: its name and `CREATE TABLE` statement, the same text
+/// the Rust path gives the runtime.
+fn table_desc<'ctx>(cx: &Cx<'ctx, '_>, table: &nagi_low::TableDecl) -> Result<BasicValueEnum<'ctx>, Error> {
+    let class = cx.low.classes.get(table.class).ok_or_else(|| Error::internal("a table of an unknown class"))?;
+    let key = class.fields.get(table.key as usize).ok_or_else(|| Error::internal("a table key out of range"))?;
+    let sql = nagi_low::runtime::create_table_sql(
+        &table.name,
+        class.fields.iter().map(|f| (f.name.as_str(), &f.ty)),
+        &key.name,
+    );
+    let (name, name_len) = text(cx, &table.name);
+    let (sql_ptr, sql_len) = text(cx, &sql);
+    Ok(struct_of(cx, &[name.into(), name_len.into(), sql_ptr.into(), sql_len.into()]))
+}
+
+fn table_type<'ctx>(cx: &Cx<'ctx, '_>) -> StructType<'ctx> {
+    let (p, i) = (cx.layouts.byte_ptr().into(), cx.context.i64_type().into());
+    cx.context.struct_type(&[p, i, p, i], false)
+}
+
+fn param_type<'ctx>(cx: &Cx<'ctx, '_>) -> StructType<'ctx> {
+    let (p, i) = (cx.layouts.byte_ptr().into(), cx.context.i64_type().into());
+    cx.context.struct_type(&[p, i, i, p, i], false)
+}
+
+fn route_type<'ctx>(cx: &Cx<'ctx, '_>) -> StructType<'ctx> {
+    let (p, i) = (cx.layouts.byte_ptr().into(), cx.context.i64_type().into());
+    cx.context.struct_type(&[p, i, p, i, p, i, i, i, p, p, p, p, i, p, i], false)
+}
+
+/// A constant struct of `values` (each an `i8*` or an `i64`).
+fn struct_of<'ctx>(cx: &Cx<'ctx, '_>, values: &[BasicValueEnum<'ctx>]) -> BasicValueEnum<'ctx> {
+    cx.context.const_struct(values, false).into()
+}
+
+fn int<'ctx>(cx: &Cx<'ctx, '_>, v: u64) -> BasicValueEnum<'ctx> {
+    cx.context.i64_type().const_int(v, false).into()
+}
+
+/// The bytes of `value` as a private constant, and their length.
+fn text<'ctx>(cx: &Cx<'ctx, '_>, value: &str) -> (PointerValue<'ctx>, inkwell::values::IntValue<'ctx>) {
+    (descriptors::name_bytes(cx, value), cx.context.i64_type().const_int(value.len() as u64, false))
+}
+
+fn fn_ptr<'ctx>(cx: &Cx<'ctx, '_>, f: FunctionValue<'ctx>) -> PointerValue<'ctx> {
+    f.as_global_value().as_pointer_value().const_cast(cx.layouts.byte_ptr())
+}
+
+fn constant<'ctx>(cx: &Cx<'ctx, '_>, name: &str, value: BasicValueEnum<'ctx>) -> GlobalValue<'ctx> {
+    let g = cx.module.add_global(value.get_type(), None, name);
+    g.set_initializer(&value);
+    g.set_constant(true);
+    g.set_linkage(Linkage::Private);
+    g
+}
+
+/// A private constant array of `items` of type `ty`, as an `i8*` (null when empty).
+fn array_global<'ctx>(
+    cx: &Cx<'ctx, '_>,
+    name: &str,
+    items: &[BasicValueEnum<'ctx>],
+    ty: StructType<'ctx>,
+) -> Result<PointerValue<'ctx>, Error> {
+    if items.is_empty() {
+        return Ok(cx.layouts.byte_ptr().const_null());
+    }
+    let structs: Vec<inkwell::values::StructValue> = items.iter().map(|v| v.into_struct_value()).collect();
+    let array = ty.const_array(&structs);
+    let g = constant(cx, name, array.into());
+    Ok(g.as_pointer_value().const_cast(cx.layouts.byte_ptr()))
+}
