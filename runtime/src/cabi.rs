@@ -32,6 +32,8 @@ use std::process;
 use crate::trap::{HookMode, install_hook};
 
 pub mod json;
+#[cfg(test)]
+pub(crate) mod testing;
 
 /// A string as emitted code lays it out: `%nagi.String = { i8*, i64, i64 }`.
 #[repr(C)]

@@ -19,11 +19,11 @@ use crate::shaped_json::{self, Kind, Shape, Value};
 
 /// The layout of one Low type as the emitted code lays it out:
 /// `%nagi.TypeDesc = { i64 kind, i64 size, i64 align, %nagi.TypeDesc* inner, i64 payload_offset,
-/// %nagi.FieldDesc* fields, i64 field_count }`.
+/// %nagi.FieldDesc* fields, i64 field_count, i8* name, i64 name_len }`.
 ///
 /// `inner` is the element type of an array and the payload type of an option; an option is a
 /// one-byte tag (0 or 1) at offset 0 and its payload at `payload_offset`; a class lists its
-/// fields. Descriptors are constants of the program and live as long as it does.
+/// fields and has its name. Descriptors are constants of the program and live as long as it does.
 #[repr(C)]
 pub struct TypeDesc {
     /// 0 `i32`, 1 `i64`, 2 `f64`, 3 `bool` (one byte, 0 or 1), 4 `unit`, 5 `String`, 6 array,
@@ -41,7 +41,15 @@ pub struct TypeDesc {
     pub fields: *const FieldDesc,
     /// How many fields `fields` points to.
     pub field_count: usize,
+    /// A class's name, UTF-8 (for decoding errors, `expected struct Person`); null otherwise.
+    pub name: *const u8,
+    /// The name's length in bytes; 0 when there is none.
+    pub name_len: usize,
 }
+
+// SAFETY: a descriptor is immutable data (a constant of the program, or a leaked test value):
+// nothing ever writes through its pointers, so sharing it between threads is sound.
+unsafe impl Sync for TypeDesc {}
 
 /// One field of a class: `%nagi.FieldDesc = { i8* name, i64 name_len, i64 offset, %nagi.TypeDesc* ty }`.
 #[repr(C)]
@@ -56,8 +64,12 @@ pub struct FieldDesc {
     pub ty: *const TypeDesc,
 }
 
+// SAFETY: as for `TypeDesc`, a field descriptor is immutable data.
+unsafe impl Sync for FieldDesc {}
+
 impl TypeDesc {
-    fn kind(&self) -> Kind {
+    /// What kind of type this describes (an unknown number counts as a class).
+    pub(crate) fn kind(&self) -> Kind {
         match self.kind {
             0 => Kind::I32,
             1 => Kind::I64,
@@ -72,30 +84,40 @@ impl TypeDesc {
     }
 
     /// The element or payload descriptor.
-    fn inner(&self) -> &TypeDesc {
+    pub(crate) fn inner(&self) -> &TypeDesc {
         // SAFETY: the emitter sets `inner` for arrays and options, the only callers, to a
         // descriptor constant of the program.
         unsafe { &*self.inner }
     }
 
     /// The fields of a class descriptor.
-    fn fields(&self) -> &[FieldDesc] {
+    pub(crate) fn fields(&self) -> &[FieldDesc] {
         if self.field_count == 0 {
             return &[];
         }
         // SAFETY: the emitter writes `field_count` descriptors at `fields`, constants of the program.
         unsafe { std::slice::from_raw_parts(self.fields, self.field_count) }
     }
+
+    /// A class's name (empty for other kinds).
+    pub(crate) fn name(&self) -> &str {
+        // SAFETY: the emitter writes the class's name, `name_len` UTF-8 bytes (a Low identifier),
+        // or null and 0.
+        let bytes = unsafe { super::bytes(self.name, self.name_len) };
+        std::str::from_utf8(bytes).unwrap_or("?")
+    }
 }
 
 impl FieldDesc {
-    fn name(&self) -> &str {
+    /// The field's name.
+    pub(crate) fn name(&self) -> &str {
         // SAFETY: the name is a constant of the program, `name_len` UTF-8 bytes (a Low identifier).
         let bytes = unsafe { super::bytes(self.name, self.name_len) };
         std::str::from_utf8(bytes).unwrap_or("?")
     }
 
-    fn ty(&self) -> &TypeDesc {
+    /// The field's type.
+    pub(crate) fn ty(&self) -> &TypeDesc {
         // SAFETY: the emitter points every field at a descriptor constant of the program.
         unsafe { &*self.ty }
     }
@@ -120,6 +142,10 @@ impl Shape for &TypeDesc {
 
     fn field(&self, i: usize) -> Self {
         self.fields()[i].ty()
+    }
+
+    fn class_name(&self) -> &str {
+        TypeDesc::name(self)
     }
 }
 
