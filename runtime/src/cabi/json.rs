@@ -12,9 +12,11 @@
 //! descriptors as a [`Shape`]: it builds a `Value` first, and memory is written only when the
 //! whole text decoded, so a failure leaks nothing.
 
+use std::alloc::Layout;
+
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 
-use super::{RawArray, RawString, into_raw, nagi_rt_alloc};
+use super::{RawArray, RawString, into_raw};
 use crate::shaped_json::{self, Kind, Shape, Value};
 
 /// The layout of one Low type as the emitted code lays it out:
@@ -220,15 +222,22 @@ impl Serialize for Typed<'_> {
 pub unsafe extern "C" fn nagi_rt_json_encode(out: *mut RawString, value: *const u8, ty: *const TypeDesc) {
     // SAFETY: the emitter passes one of its descriptor constants.
     let ty = unsafe { &*ty };
-    let text = match serde_json::to_string(&Typed { ptr: value, ty }) {
-        Ok(text) => text,
-        Err(error) => super::fail(&format!("cannot encode JSON: {error}")),
-    };
-    // SAFETY: `out` is writable.
-    unsafe { out.write(into_raw(text.into_bytes())) }
+    // The message is made (and serde's error dropped) before any failure: `fail` may jump over
+    // this frame, which must then hold nothing with a destructor.
+    let encoded =
+        serde_json::to_string(&Typed { ptr: value, ty }).map_err(|error| format!("cannot encode JSON: {error}"));
+    match encoded {
+        // SAFETY: `out` is writable.
+        Ok(text) => unsafe { out.write(into_raw(text.into_bytes())) },
+        Err(message) => super::fail(message),
+    }
 }
 
 /// Writes `value`, of the described type, at `dst`.
+///
+/// It never traps, so it may run anywhere: an array too large for any allocation is a Rust
+/// panic ("capacity overflow"), which no decoded value can reach (its elements already sit in
+/// memory as values).
 ///
 /// # Safety
 /// `dst` must be writable for `ty.size` bytes and aligned to `ty.align`.
@@ -246,7 +255,7 @@ unsafe fn write(value: Value, ty: &TypeDesc, dst: *mut u8) {
             Value::Array(items) => {
                 let elem = ty.inner();
                 let len = items.len();
-                let buffer = nagi_rt_alloc(len * elem.size, elem.align);
+                let buffer = alloc_elements(len, elem);
                 for (i, item) in items.into_iter().enumerate() {
                     write(item, elem, buffer.add(i * elem.size));
                 }
@@ -266,6 +275,15 @@ unsafe fn write(value: Value, ty: &TypeDesc, dst: *mut u8) {
             }
         }
     }
+}
+
+/// A buffer for `len` elements of type `elem`, from the allocator emitted code frees with.
+fn alloc_elements(len: usize, elem: &TypeDesc) -> *mut u8 {
+    let layout = len.checked_mul(elem.size).and_then(|size| Layout::from_size_align(size, elem.align).ok());
+    let Some(layout) = layout else {
+        panic!("cannot allocate {len} elements of {} bytes: capacity overflow", elem.size)
+    };
+    super::allocate(layout)
 }
 
 /// Decodes the `len` bytes of JSON text at `ptr` into the `Option<C>` at `out`, described by

@@ -93,3 +93,82 @@ pub(crate) fn class(name: &'static str, fields: &[(&'static str, &'static TypeDe
         ..*plain(8, round_up(offset, align), align)
     })
 }
+
+/// A frame's poll, as `cabi::service::PollFn`.
+pub(crate) type PollFn = unsafe extern "C" fn(frame: *mut u8, cx: *mut u8) -> bool;
+
+/// A `guarded_poll` written as the LLVM emitter writes it (`docs/c-abi.md`), in assembly so
+/// that `_setjmp` is called from a frame that no compiler reasons about: the guard set around
+/// the poll, 2 when a trap jumped back to it.
+///
+/// # Safety
+/// As the emitted function: `poll` and `frame` follow the frame protocol.
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+pub(crate) unsafe fn guarded_poll(poll: PollFn, frame: *mut u8, cx: *mut u8) -> i32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { nagi_test_guarded_poll(poll, frame, cx) }
+}
+
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+unsafe extern "C" {
+    /// The function of the `global_asm!` below.
+    pub(crate) fn nagi_test_guarded_poll(poll: PollFn, frame: *mut u8, cx: *mut u8) -> i32;
+    /// glibc's `_setjmp`, which saves no signal mask.
+    fn _setjmp(buf: *mut u8) -> i32;
+}
+
+// The System V calling convention: `poll`, `frame`, `cx` arrive in rdi, rsi, rdx and are kept in
+// callee-saved registers (r12, r13, r14), the previous guard in rbx; a 512-byte jmp_buf lies at
+// rsp, 16-byte aligned (5 pushes after the return address, then 512 bytes). `longjmp` restores
+// rbx, rbp, r12-r15 and rsp as `_setjmp` saved them, so the trapped path finds the previous guard
+// in rbx.
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+std::arch::global_asm!(
+    ".pushsection .text.nagi_test_guarded_poll,\"ax\",@progbits",
+    ".p2align 4",
+    ".globl nagi_test_guarded_poll",
+    ".type nagi_test_guarded_poll,@function",
+    "nagi_test_guarded_poll:",
+    "push rbp",
+    "mov rbp, rsp",
+    "push rbx",
+    "push r12",
+    "push r13",
+    "push r14",
+    "sub rsp, 512",
+    "mov r12, rdi",
+    "mov r13, rsi",
+    "mov r14, rdx",
+    "mov rdi, rsp",
+    "call {enter}",
+    "mov rbx, rax",
+    "mov rdi, rsp",
+    "call {setjmp}",
+    "test eax, eax",
+    "jnz 2f",
+    "mov rdi, r13",
+    "mov rsi, r14",
+    "call r12",
+    "movzx r12d, al",
+    "mov rdi, rbx",
+    "call {leave}",
+    "mov eax, r12d",
+    "jmp 3f",
+    "2:",
+    "mov rdi, rbx",
+    "call {leave}",
+    "mov eax, 2",
+    "3:",
+    "add rsp, 512",
+    "pop r14",
+    "pop r13",
+    "pop r12",
+    "pop rbx",
+    "pop rbp",
+    "ret",
+    ".size nagi_test_guarded_poll, .-nagi_test_guarded_poll",
+    ".popsection",
+    enter = sym super::guard::nagi_rt_guard_enter,
+    setjmp = sym _setjmp,
+    leave = sym super::guard::nagi_rt_guard_leave,
+);
