@@ -1,5 +1,6 @@
 //! The C ABI that code from the LLVM emitter calls: allocation, strings, printing, formatting,
-//! traps and the program entry. `docs/c-abi.md` is the reference; this comment is its summary.
+//! traps, the program entry, and the database of services. `docs/c-abi.md` is the reference;
+//! this comment is its summary.
 //!
 //! Conventions:
 //! - Sizes, lengths, capacities and alignments are `usize` (64-bit on every supported target);
@@ -20,6 +21,7 @@
 //!   the guard that the handler's poll set instead, and only the request fails ([`guard`]).
 //! - JSON ([`json`]) is driven by a layout descriptor per type that the emitter writes as a
 //!   constant, in place of the serde derives the Rust path generates per class.
+//! - The database ([`db`]): statements run as pending operations that handler frames poll.
 //! - Printing goes through the same buffered stdout as the Rust path's `rt::print_*`, and
 //!   [`nagi_rt_main`] flushes it at exit, so output is byte-identical between the emitters.
 //!
@@ -30,6 +32,7 @@ use std::alloc::{self, Layout};
 
 use crate::trap::{HookMode, install_hook};
 
+pub mod db;
 pub mod guard;
 pub mod json;
 #[cfg(test)]

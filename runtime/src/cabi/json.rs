@@ -233,15 +233,18 @@ pub unsafe extern "C" fn nagi_rt_json_encode(out: *mut RawString, value: *const 
     }
 }
 
-/// Writes `value`, of the described type, at `dst`.
+/// Writes `value`, of the described type, at `dst`: the emitted layout of a decoded body, a
+/// bound parameter or a database row. Buffers (strings, arrays) are allocated as emitted code
+/// frees them.
 ///
 /// It never traps, so it may run anywhere: an array too large for any allocation is a Rust
 /// panic ("capacity overflow"), which no decoded value can reach (its elements already sit in
 /// memory as values).
 ///
 /// # Safety
-/// `dst` must be writable for `ty.size` bytes and aligned to `ty.align`.
-unsafe fn write(value: Value, ty: &TypeDesc, dst: *mut u8) {
+/// `dst` must be writable for `ty.size` bytes and aligned to `ty.align`, and `value` must be of
+/// the described type.
+pub(crate) unsafe fn write(value: Value, ty: &TypeDesc, dst: *mut u8) {
     // SAFETY (every write below): `dst` is writable and aligned for the described type, and so
     // are the offsets of fields and payloads and the elements of a buffer allocated here.
     unsafe {
@@ -252,15 +255,7 @@ unsafe fn write(value: Value, ty: &TypeDesc, dst: *mut u8) {
             Value::Bool(v) => dst.write(u8::from(v)),
             Value::Unit => {}
             Value::Str(s) => dst.cast::<RawString>().write(into_raw(s.into_bytes())),
-            Value::Array(items) => {
-                let elem = ty.inner();
-                let len = items.len();
-                let buffer = alloc_elements(len, elem);
-                for (i, item) in items.into_iter().enumerate() {
-                    write(item, elem, buffer.add(i * elem.size));
-                }
-                dst.cast::<RawArray>().write(RawArray { ptr: buffer, len, cap: len });
-            }
+            Value::Array(items) => write_array(items, ty.inner(), dst),
             Value::Option(payload) => {
                 std::ptr::write_bytes(dst, 0, ty.size);
                 if let Some(v) = payload {
@@ -275,6 +270,21 @@ unsafe fn write(value: Value, ty: &TypeDesc, dst: *mut u8) {
             }
         }
     }
+}
+
+/// Writes `items`, each of type `elem`, as an array (`RawArray` with a new buffer) at `dst`.
+///
+/// # Safety
+/// As [`write`], for an array of `elem`.
+pub(crate) unsafe fn write_array(items: Vec<Value>, elem: &TypeDesc, dst: *mut u8) {
+    let len = items.len();
+    let buffer = alloc_elements(len, elem);
+    for (i, item) in items.into_iter().enumerate() {
+        // SAFETY: the buffer holds `len` elements of `elem.size` bytes at `elem.align`.
+        unsafe { write(item, elem, buffer.add(i * elem.size)) };
+    }
+    // SAFETY: `dst` is writable and aligned for an array.
+    unsafe { dst.cast::<RawArray>().write(RawArray { ptr: buffer, len, cap: len }) };
 }
 
 /// A buffer for `len` elements of type `elem`, from the allocator emitted code frees with.
