@@ -1,6 +1,6 @@
 //! The C ABI that code from the LLVM emitter calls: allocation, strings, printing, formatting,
-//! traps, the program entry, and the database of services. `docs/c-abi.md` is the reference;
-//! this comment is its summary.
+//! traps, the program entry, and services (routes and the database). `docs/c-abi.md` is the
+//! reference; this comment is its summary.
 //!
 //! Conventions:
 //! - Sizes, lengths, capacities and alignments are `usize` (64-bit on every supported target);
@@ -21,7 +21,8 @@
 //!   the guard that the handler's poll set instead, and only the request fails ([`guard`]).
 //! - JSON ([`json`]) is driven by a layout descriptor per type that the emitter writes as a
 //!   constant, in place of the serde derives the Rust path generates per class.
-//! - The database ([`db`]): statements run as pending operations that handler frames poll.
+//! - Services: [`service`] describes routes and serves them ([`service::nagi_rt_serve`]), [`db`]
+//!   runs statements as pending operations that handler frames poll.
 //! - Printing goes through the same buffered stdout as the Rust path's `rt::print_*`, and
 //!   [`nagi_rt_main`] flushes it at exit, so output is byte-identical between the emitters.
 //!
@@ -35,6 +36,7 @@ use crate::trap::{HookMode, install_hook};
 pub mod db;
 pub mod guard;
 pub mod json;
+pub mod service;
 #[cfg(test)]
 pub(crate) mod testing;
 

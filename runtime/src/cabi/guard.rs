@@ -10,8 +10,9 @@
 //! as the runtime's own panic and catches it at once (so the panic hook logs it exactly as it logs
 //! a trap in a handler of the Rust path), stores the caught payload in this thread's failure slot,
 //! and `longjmp`s to the guard; `guarded_poll` then returns 2, and the handler's future takes the
-//! payload and resumes unwinding with it in Rust frames, where the per-request wrapper answers it.
-//! Without a guard, a failure ends the process as it always did: stdout flushed, status 101.
+//! payload (`take_failure`) and resumes unwinding with it in Rust frames, where the per-request
+//! wrapper answers it. Without a guard, a failure ends the process as it always did: stdout
+//! flushed, status 101.
 //!
 //! The jump skips frames without running anything in them, which Rust permits only for frames
 //! that hold no value with a destructor. The rule that keeps it sound: a C-ABI function calls
@@ -99,13 +100,17 @@ pub(crate) fn fail_with(payload: Payload) -> ! {
     unsafe { longjmp(guard.cast(), 1) }
 }
 
+/// Takes the payload of the failure that last jumped to a guard on this thread, if any (the
+/// handler's future, after its `guarded_poll` returned 2).
+pub(crate) fn take_failure() -> Option<Payload> {
+    FAILURE.with(Cell::take)
+}
+
 #[cfg(all(test, target_arch = "x86_64", target_os = "linux"))]
 mod tests {
     use std::ptr;
 
-    use std::cell::Cell;
-
-    use super::{FAILURE, GUARD, Payload};
+    use super::{GUARD, take_failure};
     use crate::Trap;
     use crate::cabi::testing::guarded_poll;
     use crate::cabi::{nagi_rt_index_out_of_range, nagi_rt_trap};
@@ -138,10 +143,6 @@ mod tests {
             frame.write(10 + u8::try_from(inner).unwrap_or(0));
         }
         true
-    }
-
-    fn take_failure() -> Option<Payload> {
-        FAILURE.with(Cell::take)
     }
 
     fn no_guard() -> bool {

@@ -152,12 +152,21 @@ impl Shape for &TypeDesc {
 }
 
 /// A value of the described type in emitted memory, as something serde can serialize.
-struct Typed<'a> {
+pub(crate) struct Typed<'a> {
     ptr: *const u8,
     ty: &'a TypeDesc,
 }
 
-impl Typed<'_> {
+impl<'a> Typed<'a> {
+    /// The value at `ptr`, described by `ty`.
+    ///
+    /// # Safety
+    /// `ptr` must hold an initialized value laid out as `ty` describes, for as long as the result
+    /// is used.
+    pub(crate) unsafe fn new(ptr: *const u8, ty: &'a TypeDesc) -> Typed<'a> {
+        Typed { ptr, ty }
+    }
+
     /// Reads a `T` at `offset`.
     ///
     /// # Safety

@@ -94,6 +94,11 @@ pub(crate) fn class(name: &'static str, fields: &[(&'static str, &'static TypeDe
     })
 }
 
+/// The offset of field `i` of a class descriptor.
+pub(crate) fn offset(class: &TypeDesc, i: usize) -> usize {
+    class.fields()[i].offset
+}
+
 /// A frame's poll, as `cabi::service::PollFn`.
 pub(crate) type PollFn = unsafe extern "C" fn(frame: *mut u8, cx: *mut u8) -> bool;
 
