@@ -58,7 +58,7 @@ pub fn service_main(out: &mut String, module: &Module) {
     for (index, route) in module.routes.iter().enumerate() {
         let _ = writeln!(
             out,
-            "            nagi_runtime::http::Route {{ method: {:?}, path: {:?}, handler: program::route_{index} }},",
+            "            nagi_runtime::http::Route {{ method: {:?}, path: {:?}, handler: nagi_runtime::http::Handler::Rust(program::route_{index}) }},",
             route.method.name(),
             route.path
         );

@@ -1,5 +1,6 @@
 //! The C ABI that code from the LLVM emitter calls: allocation, strings, printing, formatting,
-//! traps and the program entry. `docs/c-abi.md` is the reference; this comment is its summary.
+//! traps, the program entry, and services (routes and the database). `docs/c-abi.md` is the
+//! reference; this comment is its summary.
 //!
 //! Conventions:
 //! - Sizes, lengths, capacities and alignments are `usize` (64-bit on every supported target);
@@ -16,9 +17,12 @@
 //! - Nothing here unwinds. A trap ([`nagi_rt_trap`], [`nagi_rt_index_out_of_range`]) is
 //!   reported by the runtime's own panic hook, exactly as `program::run_main` reports it on the
 //!   Rust path (stdout flushed, then `error: <message>` on stderr), and the process exits with
-//!   status 101 from inside the runtime.
+//!   status 101 from inside the runtime. Inside an HTTP handler, the same failure jumps back to
+//!   the guard that the handler's poll set instead, and only the request fails ([`guard`]).
 //! - JSON ([`json`]) is driven by a layout descriptor per type that the emitter writes as a
 //!   constant, in place of the serde derives the Rust path generates per class.
+//! - Services: [`service`] describes routes and serves them ([`service::nagi_rt_serve`]), [`db`]
+//!   runs statements as pending operations that handler frames poll.
 //! - Printing goes through the same buffered stdout as the Rust path's `rt::print_*`, and
 //!   [`nagi_rt_main`] flushes it at exit, so output is byte-identical between the emitters.
 //!
@@ -26,12 +30,17 @@
 //! vouches for; the `// SAFETY:` comments say what the emitted code guarantees.
 
 use std::alloc::{self, Layout};
-use std::panic::{self, AssertUnwindSafe};
-use std::process;
 
 use crate::trap::{HookMode, install_hook};
 
+pub mod db;
+pub mod guard;
 pub mod json;
+pub mod service;
+#[cfg(test)]
+pub(crate) mod testing;
+
+use guard::fail;
 
 /// A string as emitted code lays it out: `%nagi.String = { i8*, i64, i64 }`.
 #[repr(C)]
@@ -82,21 +91,10 @@ unsafe fn text<'a>(ptr: *const u8, len: usize) -> std::borrow::Cow<'a, str> {
     String::from_utf8_lossy(unsafe { bytes(ptr, len) })
 }
 
-/// Ends the program with a trap: the panic hook installed by [`nagi_rt_main`] flushes stdout
-/// and prints `error: <message>`, as on the Rust path; then the process exits with 101.
-fn fail(message: &str) -> ! {
-    // The trap is raised as the runtime's own panic so that its one reporter prints it, and
-    // caught right here, because it must not unwind into emitted frames (they have no unwind
-    // tables and are `nounwind`).
-    let _ = panic::catch_unwind(AssertUnwindSafe(|| crate::trap(message)));
-    crate::rt::flush_stdout();
-    process::exit(101)
-}
-
 /// The slow half of the stack check emitted at the entry of every function that can recurse,
 /// called when the frame address `sp` is below the module's thread-local limit at `limit`:
 /// on a thread's first check (the slot still holds all ones) it stores this thread's limit
-/// there; when `sp` is below the real limit it ends the program with the trap `stack overflow`.
+/// there; when `sp` is below the real limit it traps with `stack overflow`, as [`nagi_rt_trap`].
 /// [`crate::stack`] holds the rule, which the Rust path uses too.
 ///
 /// # Safety
@@ -107,7 +105,7 @@ pub unsafe extern "C" fn nagi_rt_stack_slow(sp: u64, limit: *mut u64) {
     // SAFETY: the caller passes its own thread's slot.
     unsafe { limit.write(real) };
     if sp < real {
-        fail(crate::stack::STACK_OVERFLOW);
+        fail(crate::stack::STACK_OVERFLOW.to_owned());
     }
 }
 
@@ -115,18 +113,16 @@ pub unsafe extern "C" fn nagi_rt_stack_slow(sp: u64, limit: *mut u64) {
 fn layout(size: usize, align: usize) -> Layout {
     match Layout::from_size_align(size, align) {
         Ok(layout) => layout,
-        Err(_) => fail(&format!("cannot allocate {size} bytes aligned to {align}: capacity overflow")),
+        Err(_) => fail(format!("cannot allocate {size} bytes aligned to {align}: capacity overflow")),
     }
 }
 
-/// Allocates `size` bytes aligned to `align` (a power of two) through Rust's global allocator.
-/// `size == 0` allocates nothing and returns a dangling, aligned, non-null pointer. Out of
-/// memory aborts, as on the Rust path.
-#[unsafe(no_mangle)]
-pub extern "C" fn nagi_rt_alloc(size: usize, align: usize) -> *mut u8 {
-    let layout = layout(size, align);
-    if size == 0 {
-        return align as *mut u8;
+/// Allocates `layout` through Rust's global allocator; a zero size allocates nothing and gives
+/// a dangling, aligned, non-null pointer. Out of memory aborts, as on the Rust path. Never
+/// traps, so Rust code holding values may call it.
+fn allocate(layout: Layout) -> *mut u8 {
+    if layout.size() == 0 {
+        return layout.align() as *mut u8;
     }
     // SAFETY: the layout has a non-zero size.
     let ptr = unsafe { alloc::alloc(layout) };
@@ -134,6 +130,14 @@ pub extern "C" fn nagi_rt_alloc(size: usize, align: usize) -> *mut u8 {
         alloc::handle_alloc_error(layout);
     }
     ptr
+}
+
+/// Allocates `size` bytes aligned to `align` (a power of two) through Rust's global allocator.
+/// `size == 0` allocates nothing and returns a dangling, aligned, non-null pointer. Out of
+/// memory aborts, as on the Rust path.
+#[unsafe(no_mangle)]
+pub extern "C" fn nagi_rt_alloc(size: usize, align: usize) -> *mut u8 {
+    allocate(layout(size, align))
 }
 
 /// Frees a buffer from [`nagi_rt_alloc`] / [`nagi_rt_grow`]. `size == 0` frees nothing.
@@ -169,7 +173,7 @@ pub unsafe extern "C" fn nagi_rt_grow(array: *mut RawArray, elem_size: usize, el
     let new_cap = array.cap.saturating_mul(2).max(array.len + 1).max(4);
     let new_size = match new_cap.checked_mul(elem_size) {
         Some(size) if size <= isize::MAX as usize => size,
-        _ => fail("cannot grow an array: capacity overflow"),
+        _ => fail("cannot grow an array: capacity overflow".to_owned()),
     };
     let new_layout = layout(new_size, elem_align);
     let ptr = if array.cap == 0 {
@@ -235,22 +239,22 @@ pub unsafe extern "C" fn nagi_rt_str_eq(a: *const RawString, b: *const RawString
     i32::from(equal)
 }
 
-/// Ends the program with the trap message at `ptr..ptr+len` (status 101).
+/// Traps with the message at `ptr..ptr+len`: ends the program (status 101), or inside an HTTP
+/// handler only the request (see [`guard`]).
 ///
 /// # Safety
 /// `ptr` must point to `len` readable bytes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nagi_rt_trap(ptr: *const u8, len: usize) -> ! {
     // SAFETY: forwarded from the caller.
-    let message = unsafe { text(ptr, len) };
-    fail(&message)
+    fail(unsafe { text(ptr, len) }.into_owned())
 }
 
-/// Ends the program with the Rust path's index message
-/// (`index out of range: the length is {len} but the index is {index}`).
+/// Traps with the Rust path's index message
+/// (`index out of range: the length is {len} but the index is {index}`), as [`nagi_rt_trap`].
 #[unsafe(no_mangle)]
 pub extern "C" fn nagi_rt_index_out_of_range(index: i64, len: usize) -> ! {
-    fail(&crate::ops::index_message(index, len))
+    fail(crate::ops::index_message(index, len))
 }
 
 /// Prints an `i32` and a newline.

@@ -35,6 +35,7 @@ use tokio::sync::{mpsc, oneshot};
 pub use row::{FromRow, Row, RowError};
 
 use crate::HttpError;
+use crate::shaped_json::{Shape, Value};
 use thread::{Job, Op, RowSink};
 
 /// A statement parameter: SQLite's storage classes except BLOB.
@@ -349,6 +350,25 @@ async fn run_query(sql: &str, args: Vec<SqlValue>, sink: Box<dyn RowSink>) -> Bo
 
 fn collect<T: FromRow>(sink: Box<dyn Any + Send>) -> Vec<T> {
     match sink.downcast::<thread::Collect<T>>() {
+        Ok(collected) => collected.rows,
+        Err(_) => unreachable!("the database thread returns the sink it was given"),
+    }
+}
+
+/// [`query`] (or [`query_one`], when `first_only`) for a class that `shape` describes, on the
+/// LLVM path: the same statement, transaction, busy budget and errors, with each row decoded by
+/// the accessor the Rust path's `FromRow` uses for each field's type. `key` identifies the class
+/// among the program's (its descriptor's address), to key the column indices resolved once per
+/// statement.
+pub(crate) async fn query_shaped<S: Shape + Send + 'static>(
+    sql: &str,
+    args: Vec<SqlValue>,
+    shape: S,
+    key: usize,
+    first_only: bool,
+) -> Vec<Value> {
+    let sink = Box::new(thread::CollectValues::new(shape, key, first_only));
+    match run_query(sql, args, sink).await.downcast::<thread::CollectValues<S>>() {
         Ok(collected) => collected.rows,
         Err(_) => unreachable!("the database thread returns the sink it was given"),
     }

@@ -1,10 +1,12 @@
 //! HTTP for generated code: requests with typed parameters and JSON bodies, JSON replies, and the
 //! server (Axum on Tokio) that routes requests to the program's handlers.
 //!
-//! A handler is a plain `fn(Request) -> HandlerFuture`; routes are registered when the server
-//! starts, so generated code instantiates none of Axum's generics. Errors inside a handler unwind
-//! (see [`crate::HttpError`] and [`crate::Trap`]) and the per-request wrapper answers them with
-//! `{"error": "...", "detail": "..."}`. The rules are written out in `docs/http.md`.
+//! A handler is a plain `fn(Request) -> HandlerFuture` on the Rust path, or a route described
+//! by the LLVM path's descriptors (`cabi::service`), whose future binds its parameters with the
+//! same functions; routes are registered when the server starts, so generated code instantiates
+//! none of Axum's generics. Errors inside a handler unwind (see [`crate::HttpError`] and
+//! [`crate::Trap`]) and the per-request wrapper answers them with `{"error": "...", "detail":
+//! "..."}`, whichever path the handler came from. The rules are written out in `docs/http.md`.
 
 mod binding;
 mod connections;
@@ -25,8 +27,10 @@ use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::timeout::TimeoutLayer;
 
 use crate::HttpError;
+use crate::cabi::service::LlvmRoute;
 use crate::config::Config;
 use crate::db::{Database, DbHandle};
+use crate::shaped_json::{self, Shape};
 use crate::trap::{HookMode, install_hook};
 
 /// An HTTP request as a handler sees it: method, path parameters, query parameters, headers, and
@@ -72,11 +76,35 @@ impl Request {
     /// bytes, 422 when the JSON does not fit `T` (missing field, `null` for a non-option, wrong
     /// type, integer out of range, duplicate or unknown field). The detail names the field.
     pub fn json<T: DeserializeOwned>(&self) -> T {
+        self.decode_body(|deserializer| serde_path_to_error::deserialize(deserializer))
+    }
+
+    /// Decodes the JSON body into a value of the type `shape` describes (the LLVM path's layout
+    /// descriptors), under exactly the binding rules of [`Request::json`]: the same checks in the
+    /// same order, and the same answers, detail included, as `json::<T>()` gives for the
+    /// equivalent derived class.
+    pub fn json_shaped<S: Shape>(&self, shape: S) -> shaped_json::Value {
+        self.decode_body(|deserializer| {
+            let mut track = serde_path_to_error::Track::new();
+            let wrapped = serde_path_to_error::Deserializer::new(deserializer, &mut track);
+            serde::de::DeserializeSeed::deserialize(shaped_json::Seed(shape), wrapped)
+                .map_err(|error| serde_path_to_error::Error::new(track.path(), error))
+        })
+    }
+
+    /// The binding rules of a JSON body around `decode`, which reads one value: 415 for the
+    /// content type, 400 for an empty body, then `decode`'s failure classified (400 or 422), and
+    /// 400 for trailing bytes.
+    fn decode_body<T>(
+        &self,
+        decode: impl FnOnce(
+            &mut serde_json::Deserializer<serde_json::de::SliceRead<'_>>,
+        ) -> Result<T, serde_path_to_error::Error<serde_json::Error>>,
+    ) -> T {
         binding::check_content_type(self.headers.get(header::CONTENT_TYPE)).unwrap_or_else(|e| e.raise());
         binding::check_not_empty(&self.body).unwrap_or_else(|e| e.raise());
         let mut deserializer = serde_json::Deserializer::from_slice(&self.body);
-        let value =
-            serde_path_to_error::deserialize(&mut deserializer).unwrap_or_else(|e| binding::decode_error(e).raise());
+        let value = decode(&mut deserializer).unwrap_or_else(|e| binding::decode_error(e).raise());
         deserializer.end().unwrap_or_else(|e| binding::trailing_error(&e).raise());
         value
     }
@@ -103,6 +131,29 @@ impl Request {
 
     fn query_text(&self, name: &str) -> Option<&str> {
         self.query.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str())
+    }
+
+    /// A request as the wrapper would build it, for unit tests of binding.
+    #[cfg(test)]
+    pub(crate) fn for_test(
+        params: &[(&str, &str)],
+        query: &[(&str, &str)],
+        content_type: Option<&str>,
+        body: &str,
+    ) -> Request {
+        let mut headers = HeaderMap::new();
+        if let Some(value) = content_type {
+            headers.insert(header::CONTENT_TYPE, value.parse().expect("a header value"));
+        }
+        let pairs = |list: &[(&str, &str)]| list.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        Request {
+            method: Method::POST,
+            path: "/test".to_owned(),
+            params: pairs(params),
+            query: pairs(query),
+            headers,
+            body: Bytes::copy_from_slice(body.as_bytes()),
+        }
     }
 }
 
@@ -188,6 +239,12 @@ enum ReplyBody {
 }
 
 impl Reply {
+    /// The answer to `none` from a `T?` route: 404, whose body the wrapper writes with the
+    /// request's method and path.
+    fn not_found() -> Reply {
+        Reply { status: StatusCode::NOT_FOUND, body: ReplyBody::NotFound }
+    }
+
     /// A reply with an already encoded JSON body; traps on a status outside 100..=999.
     pub fn json_bytes(status: u16, body: Vec<u8>) -> Reply {
         match StatusCode::from_u16(status) {
@@ -222,12 +279,32 @@ pub fn reply<T: Serialize>(status: u16, value: &T) -> Reply {
 pub fn reply_option<T: Serialize>(status: u16, value: &Option<T>) -> Reply {
     match value {
         Some(value) => reply(status, value),
-        None => Reply { status: StatusCode::NOT_FOUND, body: ReplyBody::NotFound },
+        None => Reply::not_found(),
     }
 }
 
 /// What a handler returns: a boxed, sendable future of its reply.
 pub type HandlerFuture = Pin<Box<dyn Future<Output = Reply> + Send + 'static>>;
+
+/// A route's handler, from either emitter. The per-request wrapper runs both alike: the same
+/// request context, body limit, transaction end, panic catching and answers.
+#[derive(Clone, Copy)]
+pub enum Handler {
+    /// The Rust path's generated function: binds the parameters, runs the handler, replies.
+    Rust(fn(Request) -> HandlerFuture),
+    /// A route of the LLVM path, described by its descriptors (see `cabi::service`).
+    Llvm(LlvmRoute),
+}
+
+impl Handler {
+    /// The handler's future for `request`. Nothing runs until it is first polled.
+    fn call(self, request: Request) -> HandlerFuture {
+        match self {
+            Handler::Rust(handler) => handler(request),
+            Handler::Llvm(route) => route.future(request),
+        }
+    }
+}
 
 /// One route: a method, a path in Nagi syntax (`/users/{id}`), and its handler.
 #[derive(Clone, Copy)]
@@ -237,7 +314,7 @@ pub struct Route {
     /// The path, with `{name}` for a path parameter.
     pub path: &'static str,
     /// The handler.
-    pub handler: fn(Request) -> HandlerFuture,
+    pub handler: Handler,
 }
 
 /// A table the service needs, created at start.

@@ -8,11 +8,16 @@
 //! mirrors `#[derive(Deserialize)] #[serde(deny_unknown_fields)]`: an object with each field
 //! once and no others (a missing `Option` field is `None`), or an array of the fields in order,
 //! and the scalar rules of serde's own impls (`i32` range-checked, no float for an integer, …).
-//! Decoding builds a [`Value`] and reports only whether the whole text decoded.
+//! Decoding builds a [`Value`]. [`decode`] reports only whether the whole text decoded; [`Seed`]
+//! gives serde's own error, which is the derive's to the byte (message, position, and the path
+//! `serde_path_to_error` finds), so the HTTP binding of the LLVM path answers exactly as the Rust
+//! path does.
 
+use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::{Mutex, PoisonError};
 
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, DeserializeSeed, Deserializer, Expected, MapAccess, SeqAccess, Unexpected, Visitor};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 
 /// What kind of value a [`Shape`] describes.
@@ -52,6 +57,12 @@ pub trait Shape: Copy {
     fn field_name(&self, i: usize) -> &str;
     /// The type of field `i` of a class.
     fn field(&self, i: usize) -> Self;
+    /// The class's name (only asked of classes), which decoding errors spell as the derive does
+    /// (`expected struct Person`). The default, an empty name, suits shapes whose decoding errors
+    /// nobody reads.
+    fn class_name(&self) -> &str {
+        ""
+    }
 }
 
 /// A value of some [`Shape`]: what [`decode`] gives and [`encode`] takes.
@@ -75,6 +86,36 @@ pub enum Value {
     Option(Option<Box<Value>>),
     /// A class's fields, in declaration order.
     Class(Vec<Value>),
+}
+
+impl From<i32> for Value {
+    fn from(v: i32) -> Value {
+        Value::I32(v)
+    }
+}
+
+impl From<i64> for Value {
+    fn from(v: i64) -> Value {
+        Value::I64(v)
+    }
+}
+
+impl From<f64> for Value {
+    fn from(v: f64) -> Value {
+        Value::F64(v)
+    }
+}
+
+impl From<bool> for Value {
+    fn from(v: bool) -> Value {
+        Value::Bool(v)
+    }
+}
+
+impl From<String> for Value {
+    fn from(v: String) -> Value {
+        Value::Str(v)
+    }
 }
 
 /// Encodes `value`, of type `shape`, as compact JSON text (what `rt::json_encode` gives for the
@@ -131,9 +172,13 @@ impl<S: Shape> Serialize for Shaped<'_, S> {
     }
 }
 
-/// Decodes a value of the described type.
+/// Decodes one value of the described type from any serde deserializer. It fails exactly where
+/// and how serde's derive fails on the equivalent Rust types (`Vec`, `Option`, the scalars, and a
+/// struct per class with `#[derive(Deserialize)] #[serde(deny_unknown_fields)]`): the same error
+/// message, raised at the same point of the input, so serde_json reports the same position and
+/// `serde_path_to_error` the same path.
 #[derive(Clone, Copy)]
-struct Seed<S>(S);
+pub struct Seed<S>(pub S);
 
 impl<'de, S: Shape> DeserializeSeed<'de> for Seed<S> {
     type Value = Value;
@@ -153,20 +198,21 @@ impl<'de, S: Shape> DeserializeSeed<'de> for Seed<S> {
             Kind::String => Value::Str(String::deserialize(d)?),
             Kind::Array => d.deserialize_seq(ArrayVisitor(shape.inner()))?,
             Kind::Option => d.deserialize_option(OptionVisitor(shape.inner()))?,
-            // serde_json ignores the name and the field list of `deserialize_struct` (the list
-            // only words error messages, which decoding does not report).
+            // The derive passes the struct's name and field list here; serde_json ignores both
+            // (they only word other formats' errors), so the empty ones cost no difference.
             Kind::Class => d.deserialize_struct("", &[], ClassVisitor(shape))?,
         })
     }
 }
 
+/// `Vec<T>`'s visitor, as serde's own.
 struct ArrayVisitor<S>(S);
 
 impl<'de, S: Shape> Visitor<'de> for ArrayVisitor<S> {
     type Value = Value;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an array")
+        f.write_str("a sequence")
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
@@ -178,13 +224,14 @@ impl<'de, S: Shape> Visitor<'de> for ArrayVisitor<S> {
     }
 }
 
+/// `Option<T>`'s visitor, as serde's own.
 struct OptionVisitor<S>(S);
 
 impl<'de, S: Shape> Visitor<'de> for OptionVisitor<S> {
     type Value = Value;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an option")
+        f.write_str("option")
     }
 
     fn visit_none<E: de::Error>(self) -> Result<Value, E> {
@@ -200,40 +247,43 @@ impl<'de, S: Shape> Visitor<'de> for OptionVisitor<S> {
     }
 }
 
+/// The visitor the derive generates for a struct with `deny_unknown_fields`.
 struct ClassVisitor<S>(S);
 
 impl<'de, S: Shape> Visitor<'de> for ClassVisitor<S> {
     type Value = Value;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an object")
+        write!(f, "struct {}", self.0.class_name())
     }
 
-    /// The derive's sequence form: every field, in order.
+    /// The sequence form: every field, in order; a short sequence is the derive's
+    /// `invalid_length` (a longer one is serde_json's "trailing characters" when the sequence
+    /// ends).
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let shape = self.0;
-        let mut values = Vec::new();
-        for i in 0..shape.field_count() {
+        let count = shape.field_count();
+        let mut values = Vec::with_capacity(count);
+        for i in 0..count {
             match seq.next_element_seed(Seed(shape.field(i)))? {
                 Some(v) => values.push(v),
-                None => return Err(de::Error::invalid_length(i, &self)),
+                None => return Err(de::Error::invalid_length(i, &Elements(shape))),
             }
         }
         Ok(Value::Class(values))
     }
 
-    /// The object form: each known field at most once, no unknown ones; a missing `Option`
-    /// field is `None`, any other missing field an error.
+    /// The object form: each key is read as a field identifier (an unknown key fails while it is
+    /// read, as in the derive, so the error's path names the key); each field at most once; a
+    /// missing `Option` field is `None` (the derive's `missing_field` gives `visit_none` to an
+    /// option), any other missing field an error.
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let shape = self.0;
         let count = shape.field_count();
         let mut values: Vec<Option<Value>> = (0..count).map(|_| None).collect();
-        while let Some(key) = map.next_key::<String>()? {
-            let Some(i) = (0..count).find(|&i| shape.field_name(i) == key) else {
-                return Err(de::Error::custom(format_args!("unknown field `{key}`")));
-            };
+        while let Some(i) = map.next_key_seed(FieldSeed(shape))? {
             if values[i].is_some() {
-                return Err(de::Error::custom(format_args!("duplicate field `{key}`")));
+                return Err(de::Error::duplicate_field(static_names(shape)[i]));
             }
             values[i] = Some(map.next_value_seed(Seed(shape.field(i)))?);
         }
@@ -242,9 +292,96 @@ impl<'de, S: Shape> Visitor<'de> for ClassVisitor<S> {
             match (value, shape.field(i).kind()) {
                 (Some(v), _) => out.push(v),
                 (None, Kind::Option) => out.push(Value::Option(None)),
-                (None, _) => return Err(de::Error::custom(format_args!("missing field `{}`", shape.field_name(i)))),
+                (None, _) => return Err(de::Error::missing_field(static_names(shape)[i])),
             }
         }
         Ok(Value::Class(out))
     }
 }
+
+/// What a short sequence form was expected to hold: the derive's `struct Name with N elements`.
+struct Elements<S>(S);
+
+impl<S: Shape> Expected for Elements<S> {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self.0.field_count() {
+            1 => write!(f, "struct {} with 1 element", self.0.class_name()),
+            n => write!(f, "struct {} with {n} elements", self.0.class_name()),
+        }
+    }
+}
+
+/// A class's key, decoded into its field's index as the derive's `__Field` is.
+struct FieldSeed<S>(S);
+
+impl<'de, S: Shape> DeserializeSeed<'de> for FieldSeed<S> {
+    type Value = usize;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<usize, D::Error> {
+        d.deserialize_identifier(FieldVisitor(self.0))
+    }
+}
+
+/// The derive's `__FieldVisitor` for a struct with `deny_unknown_fields`.
+struct FieldVisitor<S>(S);
+
+impl<S: Shape> FieldVisitor<S> {
+    fn find(&self, key: &[u8]) -> Option<usize> {
+        (0..self.0.field_count()).find(|&i| self.0.field_name(i).as_bytes() == key)
+    }
+}
+
+impl<'de, S: Shape> Visitor<'de> for FieldVisitor<S> {
+    type Value = usize;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("field identifier")
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<usize, E> {
+        let count = self.0.field_count();
+        match usize::try_from(v) {
+            Ok(i) if i < count => Ok(i),
+            _ => Err(E::invalid_value(Unexpected::Unsigned(v), &FieldIndex(count))),
+        }
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<usize, E> {
+        self.find(v.as_bytes()).ok_or_else(|| E::unknown_field(v, static_names(self.0)))
+    }
+
+    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<usize, E> {
+        self.find(v).ok_or_else(|| E::unknown_field(&String::from_utf8_lossy(v), static_names(self.0)))
+    }
+}
+
+/// What a field index was expected to be: the derive's `field index 0 <= i < N`.
+struct FieldIndex(usize);
+
+impl Expected for FieldIndex {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "field index 0 <= i < {}", self.0)
+    }
+}
+
+/// A class's field names as the `'static` list that serde's error constructors take
+/// (`unknown_field`, `missing_field`, `duplicate_field`), so errors are built by serde itself,
+/// exactly as the derive builds them from its `FIELDS` constant.
+///
+/// Each distinct list is leaked once and kept for the process, so the memory is bounded by the
+/// classes the program decodes; only failing decodes ask for it.
+fn static_names<S: Shape>(shape: S) -> &'static [&'static str] {
+    static INTERNED: Mutex<BTreeMap<Vec<String>, &'static [&'static str]>> = Mutex::new(BTreeMap::new());
+    let names: Vec<String> = (0..shape.field_count()).map(|i| shape.field_name(i).to_owned()).collect();
+    let mut interned = INTERNED.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(found) = interned.get(&names) {
+        return found;
+    }
+    let leaked: Vec<&'static str> = names.iter().map(|name| &*Box::leak(name.clone().into_boxed_str())).collect();
+    let leaked: &'static [&'static str] = Box::leak(leaked.into_boxed_slice());
+    interned.insert(names, leaked);
+    leaked
+}
+
+#[cfg(test)]
+mod tests;

@@ -12,18 +12,20 @@
 //! descriptors as a [`Shape`]: it builds a `Value` first, and memory is written only when the
 //! whole text decoded, so a failure leaks nothing.
 
+use std::alloc::Layout;
+
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 
-use super::{RawArray, RawString, into_raw, nagi_rt_alloc};
+use super::{RawArray, RawString, into_raw};
 use crate::shaped_json::{self, Kind, Shape, Value};
 
 /// The layout of one Low type as the emitted code lays it out:
 /// `%nagi.TypeDesc = { i64 kind, i64 size, i64 align, %nagi.TypeDesc* inner, i64 payload_offset,
-/// %nagi.FieldDesc* fields, i64 field_count }`.
+/// %nagi.FieldDesc* fields, i64 field_count, i8* name, i64 name_len }`.
 ///
 /// `inner` is the element type of an array and the payload type of an option; an option is a
 /// one-byte tag (0 or 1) at offset 0 and its payload at `payload_offset`; a class lists its
-/// fields. Descriptors are constants of the program and live as long as it does.
+/// fields and has its name. Descriptors are constants of the program and live as long as it does.
 #[repr(C)]
 pub struct TypeDesc {
     /// 0 `i32`, 1 `i64`, 2 `f64`, 3 `bool` (one byte, 0 or 1), 4 `unit`, 5 `String`, 6 array,
@@ -41,7 +43,15 @@ pub struct TypeDesc {
     pub fields: *const FieldDesc,
     /// How many fields `fields` points to.
     pub field_count: usize,
+    /// A class's name, UTF-8 (for decoding errors, `expected struct Person`); null otherwise.
+    pub name: *const u8,
+    /// The name's length in bytes; 0 when there is none.
+    pub name_len: usize,
 }
+
+// SAFETY: a descriptor is immutable data (a constant of the program, or a leaked test value):
+// nothing ever writes through its pointers, so sharing it between threads is sound.
+unsafe impl Sync for TypeDesc {}
 
 /// One field of a class: `%nagi.FieldDesc = { i8* name, i64 name_len, i64 offset, %nagi.TypeDesc* ty }`.
 #[repr(C)]
@@ -56,8 +66,12 @@ pub struct FieldDesc {
     pub ty: *const TypeDesc,
 }
 
+// SAFETY: as for `TypeDesc`, a field descriptor is immutable data.
+unsafe impl Sync for FieldDesc {}
+
 impl TypeDesc {
-    fn kind(&self) -> Kind {
+    /// What kind of type this describes (an unknown number counts as a class).
+    pub(crate) fn kind(&self) -> Kind {
         match self.kind {
             0 => Kind::I32,
             1 => Kind::I64,
@@ -72,30 +86,40 @@ impl TypeDesc {
     }
 
     /// The element or payload descriptor.
-    fn inner(&self) -> &TypeDesc {
+    pub(crate) fn inner(&self) -> &TypeDesc {
         // SAFETY: the emitter sets `inner` for arrays and options, the only callers, to a
         // descriptor constant of the program.
         unsafe { &*self.inner }
     }
 
     /// The fields of a class descriptor.
-    fn fields(&self) -> &[FieldDesc] {
+    pub(crate) fn fields(&self) -> &[FieldDesc] {
         if self.field_count == 0 {
             return &[];
         }
         // SAFETY: the emitter writes `field_count` descriptors at `fields`, constants of the program.
         unsafe { std::slice::from_raw_parts(self.fields, self.field_count) }
     }
+
+    /// A class's name (empty for other kinds).
+    pub(crate) fn name(&self) -> &str {
+        // SAFETY: the emitter writes the class's name, `name_len` UTF-8 bytes (a Low identifier),
+        // or null and 0.
+        let bytes = unsafe { super::bytes(self.name, self.name_len) };
+        std::str::from_utf8(bytes).unwrap_or("?")
+    }
 }
 
 impl FieldDesc {
-    fn name(&self) -> &str {
+    /// The field's name.
+    pub(crate) fn name(&self) -> &str {
         // SAFETY: the name is a constant of the program, `name_len` UTF-8 bytes (a Low identifier).
         let bytes = unsafe { super::bytes(self.name, self.name_len) };
         std::str::from_utf8(bytes).unwrap_or("?")
     }
 
-    fn ty(&self) -> &TypeDesc {
+    /// The field's type.
+    pub(crate) fn ty(&self) -> &TypeDesc {
         // SAFETY: the emitter points every field at a descriptor constant of the program.
         unsafe { &*self.ty }
     }
@@ -121,15 +145,28 @@ impl Shape for &TypeDesc {
     fn field(&self, i: usize) -> Self {
         self.fields()[i].ty()
     }
+
+    fn class_name(&self) -> &str {
+        TypeDesc::name(self)
+    }
 }
 
 /// A value of the described type in emitted memory, as something serde can serialize.
-struct Typed<'a> {
+pub(crate) struct Typed<'a> {
     ptr: *const u8,
     ty: &'a TypeDesc,
 }
 
-impl Typed<'_> {
+impl<'a> Typed<'a> {
+    /// The value at `ptr`, described by `ty`.
+    ///
+    /// # Safety
+    /// `ptr` must hold an initialized value laid out as `ty` describes, for as long as the result
+    /// is used.
+    pub(crate) unsafe fn new(ptr: *const u8, ty: &'a TypeDesc) -> Typed<'a> {
+        Typed { ptr, ty }
+    }
+
     /// Reads a `T` at `offset`.
     ///
     /// # Safety
@@ -194,19 +231,29 @@ impl Serialize for Typed<'_> {
 pub unsafe extern "C" fn nagi_rt_json_encode(out: *mut RawString, value: *const u8, ty: *const TypeDesc) {
     // SAFETY: the emitter passes one of its descriptor constants.
     let ty = unsafe { &*ty };
-    let text = match serde_json::to_string(&Typed { ptr: value, ty }) {
-        Ok(text) => text,
-        Err(error) => super::fail(&format!("cannot encode JSON: {error}")),
-    };
-    // SAFETY: `out` is writable.
-    unsafe { out.write(into_raw(text.into_bytes())) }
+    // The message is made (and serde's error dropped) before any failure: `fail` may jump over
+    // this frame, which must then hold nothing with a destructor.
+    let encoded =
+        serde_json::to_string(&Typed { ptr: value, ty }).map_err(|error| format!("cannot encode JSON: {error}"));
+    match encoded {
+        // SAFETY: `out` is writable.
+        Ok(text) => unsafe { out.write(into_raw(text.into_bytes())) },
+        Err(message) => super::fail(message),
+    }
 }
 
-/// Writes `value`, of the described type, at `dst`.
+/// Writes `value`, of the described type, at `dst`: the emitted layout of a decoded body, a
+/// bound parameter or a database row. Buffers (strings, arrays) are allocated as emitted code
+/// frees them.
+///
+/// It never traps, so it may run anywhere: an array too large for any allocation is a Rust
+/// panic ("capacity overflow"), which no decoded value can reach (its elements already sit in
+/// memory as values).
 ///
 /// # Safety
-/// `dst` must be writable for `ty.size` bytes and aligned to `ty.align`.
-unsafe fn write(value: Value, ty: &TypeDesc, dst: *mut u8) {
+/// `dst` must be writable for `ty.size` bytes and aligned to `ty.align`, and `value` must be of
+/// the described type.
+pub(crate) unsafe fn write(value: Value, ty: &TypeDesc, dst: *mut u8) {
     // SAFETY (every write below): `dst` is writable and aligned for the described type, and so
     // are the offsets of fields and payloads and the elements of a buffer allocated here.
     unsafe {
@@ -217,15 +264,7 @@ unsafe fn write(value: Value, ty: &TypeDesc, dst: *mut u8) {
             Value::Bool(v) => dst.write(u8::from(v)),
             Value::Unit => {}
             Value::Str(s) => dst.cast::<RawString>().write(into_raw(s.into_bytes())),
-            Value::Array(items) => {
-                let elem = ty.inner();
-                let len = items.len();
-                let buffer = nagi_rt_alloc(len * elem.size, elem.align);
-                for (i, item) in items.into_iter().enumerate() {
-                    write(item, elem, buffer.add(i * elem.size));
-                }
-                dst.cast::<RawArray>().write(RawArray { ptr: buffer, len, cap: len });
-            }
+            Value::Array(items) => write_array(items, ty.inner(), dst),
             Value::Option(payload) => {
                 std::ptr::write_bytes(dst, 0, ty.size);
                 if let Some(v) = payload {
@@ -240,6 +279,30 @@ unsafe fn write(value: Value, ty: &TypeDesc, dst: *mut u8) {
             }
         }
     }
+}
+
+/// Writes `items`, each of type `elem`, as an array (`RawArray` with a new buffer) at `dst`.
+///
+/// # Safety
+/// As [`write`], for an array of `elem`.
+pub(crate) unsafe fn write_array(items: Vec<Value>, elem: &TypeDesc, dst: *mut u8) {
+    let len = items.len();
+    let buffer = alloc_elements(len, elem);
+    for (i, item) in items.into_iter().enumerate() {
+        // SAFETY: the buffer holds `len` elements of `elem.size` bytes at `elem.align`.
+        unsafe { write(item, elem, buffer.add(i * elem.size)) };
+    }
+    // SAFETY: `dst` is writable and aligned for an array.
+    unsafe { dst.cast::<RawArray>().write(RawArray { ptr: buffer, len, cap: len }) };
+}
+
+/// A buffer for `len` elements of type `elem`, from the allocator emitted code frees with.
+fn alloc_elements(len: usize, elem: &TypeDesc) -> *mut u8 {
+    let layout = len.checked_mul(elem.size).and_then(|size| Layout::from_size_align(size, elem.align).ok());
+    let Some(layout) = layout else {
+        panic!("cannot allocate {len} elements of {} bytes: capacity overflow", elem.size)
+    };
+    super::allocate(layout)
 }
 
 /// Decodes the `len` bytes of JSON text at `ptr` into the `Option<C>` at `out`, described by

@@ -9,6 +9,8 @@ use std::fmt;
 
 use rusqlite::types::ValueRef;
 
+use crate::shaped_json::{Kind, Shape, Value};
+
 /// Implemented by generated code for each class that rows decode into.
 ///
 /// `COLUMNS` are the class's fields in declaration order, which are also the result-column names
@@ -179,4 +181,39 @@ impl<'a> Row<'a> {
     pub fn opt_string(&self, index: usize, column: &str) -> Result<Option<String>, RowError> {
         if self.is_null(index, column)? { Ok(None) } else { self.string(index, column).map(Some) }
     }
+}
+
+/// Decodes one row into a value of the class `shape` describes: the LLVM path's `FromRow`.
+/// Each field is read with the accessor that the Rust emitter's `FromRow` uses for its type
+/// (`i32`, `i64`, `f64`, `bool`, `string`, and `opt_*` for an option of one of those), so the
+/// checks and messages are the same; `columns[i]` is the column index of field `i`.
+pub(crate) fn decode_shaped<S: Shape>(row: &Row<'_>, columns: &[usize], shape: S) -> Result<Value, RowError> {
+    let boxed = |v: Option<Value>| Value::Option(v.map(Box::new));
+    let mut values = Vec::with_capacity(shape.field_count());
+    for (i, &index) in columns.iter().enumerate().take(shape.field_count()) {
+        let name = shape.field_name(i);
+        let field = shape.field(i);
+        values.push(match field.kind() {
+            Kind::I32 => Value::I32(row.i32(index, name)?),
+            Kind::I64 => Value::I64(row.i64(index, name)?),
+            Kind::F64 => Value::F64(row.f64(index, name)?),
+            Kind::Bool => Value::Bool(row.bool(index, name)?),
+            Kind::String => Value::Str(row.string(index, name)?),
+            Kind::Option => match field.inner().kind() {
+                Kind::I32 => boxed(row.opt_i32(index, name)?.map(Value::I32)),
+                Kind::I64 => boxed(row.opt_i64(index, name)?.map(Value::I64)),
+                Kind::F64 => boxed(row.opt_f64(index, name)?.map(Value::F64)),
+                Kind::Bool => boxed(row.opt_bool(index, name)?.map(Value::Bool)),
+                Kind::String => boxed(row.opt_string(index, name)?.map(Value::Str)),
+                kind => return Err(unreadable(name, kind)),
+            },
+            kind => return Err(unreadable(name, kind)),
+        });
+    }
+    Ok(Value::Class(values))
+}
+
+/// A field whose type no column holds (the compiler lets no such class be queried).
+fn unreadable(column: &str, kind: Kind) -> RowError {
+    RowError::new(column, format!("a field of kind {kind:?} cannot be read from a column"))
 }

@@ -21,6 +21,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::row::{FromRow, Row, RowError};
 use super::{DbError, DbErrorKind, SqlValue};
+use crate::shaped_json::{Shape, Value};
 
 /// How many prepared statements rusqlite keeps.
 const STATEMENT_CACHE: usize = 128;
@@ -94,12 +95,23 @@ impl Job {
     }
 }
 
-/// Receives decoded rows on the database thread; the generic half lives in generated code.
+/// Which class a sink decodes, to key the column-index cache: a Rust type of the Rust path, or
+/// a descriptor of the LLVM path (its address; descriptors are constants of the program).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum ClassKey {
+    Rust(TypeId),
+    Shape(usize),
+}
+
+/// Receives decoded rows on the database thread; the generic half lives in generated code (or
+/// is a descriptor of the LLVM path).
 pub(crate) trait RowSink: Send {
     /// Identifies the class, to key the column-index cache.
-    fn class(&self) -> TypeId;
-    /// The class's column names.
-    fn columns(&self) -> &'static [&'static str];
+    fn class(&self) -> ClassKey;
+    /// How many columns (fields) the class has.
+    fn column_count(&self) -> usize;
+    /// The name of column `i`, which is the name of field `i`.
+    fn column(&self, i: usize) -> &str;
     /// Decodes one row; `Ok(false)` when no more rows are wanted.
     fn accept(&mut self, row: &Row<'_>, columns: &[usize]) -> Result<bool, RowError>;
     /// Hands the sink back to the async side.
@@ -119,16 +131,59 @@ impl<T> Collect<T> {
 }
 
 impl<T: FromRow> RowSink for Collect<T> {
-    fn class(&self) -> TypeId {
-        TypeId::of::<T>()
+    fn class(&self) -> ClassKey {
+        ClassKey::Rust(TypeId::of::<T>())
     }
 
-    fn columns(&self) -> &'static [&'static str] {
-        T::COLUMNS
+    fn column_count(&self) -> usize {
+        T::COLUMNS.len()
+    }
+
+    fn column(&self, i: usize) -> &str {
+        T::COLUMNS[i]
     }
 
     fn accept(&mut self, row: &Row<'_>, columns: &[usize]) -> Result<bool, RowError> {
         self.rows.push(T::from_row(row, columns)?);
+        Ok(!self.first_only)
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any + Send> {
+        self
+    }
+}
+
+/// Collects rows of a class that a [`Shape`] describes as values (all of them, or only the
+/// first): the LLVM path's `FromRow`.
+pub(crate) struct CollectValues<S> {
+    pub(crate) rows: Vec<Value>,
+    shape: S,
+    key: usize,
+    first_only: bool,
+}
+
+impl<S> CollectValues<S> {
+    /// A sink for `shape`, a class, which `key` identifies among the program's classes.
+    pub(crate) fn new(shape: S, key: usize, first_only: bool) -> CollectValues<S> {
+        CollectValues { rows: Vec::new(), shape, key, first_only }
+    }
+}
+
+impl<S: Shape + Send + 'static> RowSink for CollectValues<S> {
+    fn class(&self) -> ClassKey {
+        ClassKey::Shape(self.key)
+    }
+
+    fn column_count(&self) -> usize {
+        self.shape.field_count()
+    }
+
+    fn column(&self, i: usize) -> &str {
+        self.shape.field_name(i)
+    }
+
+    fn accept(&mut self, row: &Row<'_>, columns: &[usize]) -> Result<bool, RowError> {
+        self.rows.push(super::row::decode_shaped(row, columns, self.shape)?);
         Ok(!self.first_only)
     }
 
@@ -204,7 +259,7 @@ struct Worker {
     /// Each job's lock-wait budget.
     busy: Duration,
     /// Column indices per SQL text and class, resolved when the statement was first prepared.
-    columns: HashMap<String, HashMap<TypeId, Vec<usize>>>,
+    columns: HashMap<String, HashMap<ClassKey, Vec<usize>>>,
     /// The request that owns the open transaction, if one is open.
     owner: Option<u64>,
     /// How many explicit transactions (savepoints) the owner has open inside its request
@@ -414,8 +469,9 @@ impl Worker {
         let columns = match by_class.get(&class) {
             Some(columns) => columns,
             None => {
-                let mut resolved = Vec::with_capacity(sink.columns().len());
-                for name in sink.columns() {
+                let mut resolved = Vec::with_capacity(sink.column_count());
+                for i in 0..sink.column_count() {
+                    let name = sink.column(i);
                     let index = statement.column_index(name).map_err(|_| {
                         DbError::new(
                             DbErrorKind::Row,

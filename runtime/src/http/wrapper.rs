@@ -15,7 +15,7 @@ use axum::response::{IntoResponse, Response};
 use futures_util::FutureExt;
 use serde::Serialize;
 
-use super::{HandlerFuture, Reply, ReplyBody, Request};
+use super::{Handler, Reply, ReplyBody, Request};
 use crate::context::{self, RequestContext};
 use crate::db::DbHandle;
 use crate::{HttpError, Trap};
@@ -79,7 +79,7 @@ impl Drop for EndGuard {
 /// `p1`, … (see `positional_path`).
 pub(crate) async fn handle(
     shared: Arc<Shared>,
-    handler: fn(Request) -> HandlerFuture,
+    handler: Handler,
     names: Arc<[String]>,
     request: axum::extract::Request,
 ) -> Response {
@@ -107,12 +107,7 @@ pub(crate) async fn handle(
     response
 }
 
-async fn run(
-    shared: &Shared,
-    handler: fn(Request) -> HandlerFuture,
-    names: &[String],
-    request: axum::extract::Request,
-) -> Response {
+async fn run(shared: &Shared, handler: Handler, names: &[String], request: axum::extract::Request) -> Response {
     let (mut parts, body) = request.into_parts();
     let params = match RawPathParams::from_request_parts(&mut parts, &()).await {
         Ok(params) => params
@@ -140,7 +135,7 @@ async fn run(
     let request = Request { method: method.clone(), path: path.clone(), params, query, headers: parts.headers, body };
     // The handler is called inside the guarded future, so a panic before its first await is
     // caught too.
-    match AssertUnwindSafe(async move { handler(request).await }).catch_unwind().await {
+    match AssertUnwindSafe(async move { handler.call(request).await }).catch_unwind().await {
         Ok(reply) => reply_response(reply, &method, &path),
         Err(payload) => panic_response(payload),
     }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use nagi_runtime::config::Config;
 use nagi_runtime::db::{self, FromRow, Row, RowError};
-use nagi_runtime::http::{self, HandlerFuture, Request, Route, ServeError, Service, Table};
+use nagi_runtime::http::{self, Handler, HandlerFuture, Request, Route, ServeError, Service, Table};
 use nagi_runtime::ops;
 use nagi_runtime::serde_json::Value;
 use tokio::sync::oneshot;
@@ -194,20 +194,20 @@ pub fn service() -> Service {
             create_sql: "CREATE TABLE IF NOT EXISTS people (id INTEGER PRIMARY KEY NOT NULL, name TEXT NOT NULL, age INTEGER NOT NULL)",
         }],
         routes: vec![
-            Route { method: "POST", path: "/people", handler: create },
-            Route { method: "GET", path: "/people", handler: list },
-            Route { method: "GET", path: "/people/{id}", handler: read },
-            Route { method: "PUT", path: "/people/{id}", handler: update },
-            Route { method: "DELETE", path: "/people/{id}", handler: delete },
-            Route { method: "GET", path: "/count", handler: count },
-            Route { method: "GET", path: "/health", handler: health },
-            Route { method: "GET", path: "/divide/{n}", handler: divide },
-            Route { method: "GET", path: "/panic", handler: panics },
-            Route { method: "GET", path: "/params/{name}", handler: params },
-            Route { method: "GET", path: "/sleep", handler: sleep },
-            Route { method: "POST", path: "/tx/hold", handler: tx_hold },
-            Route { method: "POST", path: "/tx/leave-open", handler: tx_leave_open },
-            Route { method: "POST", path: "/tx/trap", handler: tx_trap },
+            Route { method: "POST", path: "/people", handler: Handler::Rust(create) },
+            Route { method: "GET", path: "/people", handler: Handler::Rust(list) },
+            Route { method: "GET", path: "/people/{id}", handler: Handler::Rust(read) },
+            Route { method: "PUT", path: "/people/{id}", handler: Handler::Rust(update) },
+            Route { method: "DELETE", path: "/people/{id}", handler: Handler::Rust(delete) },
+            Route { method: "GET", path: "/count", handler: Handler::Rust(count) },
+            Route { method: "GET", path: "/health", handler: Handler::Rust(health) },
+            Route { method: "GET", path: "/divide/{n}", handler: Handler::Rust(divide) },
+            Route { method: "GET", path: "/panic", handler: Handler::Rust(panics) },
+            Route { method: "GET", path: "/params/{name}", handler: Handler::Rust(params) },
+            Route { method: "GET", path: "/sleep", handler: Handler::Rust(sleep) },
+            Route { method: "POST", path: "/tx/hold", handler: Handler::Rust(tx_hold) },
+            Route { method: "POST", path: "/tx/leave-open", handler: Handler::Rust(tx_leave_open) },
+            Route { method: "POST", path: "/tx/trap", handler: Handler::Rust(tx_trap) },
         ],
     }
 }

@@ -1,0 +1,261 @@
+//! The shaped decoder against serde's derive: every text decodes through a hand-written
+//! `#[derive(Deserialize)] #[serde(deny_unknown_fields)]` struct (as the Rust emitter writes its
+//! classes) and through [`Seed`] on the equivalent layout descriptor, both under
+//! `serde_path_to_error` as the HTTP binding runs them, and the two must agree exactly: the same
+//! value, or the same error message (position included), path and category.
+
+use serde::de::{DeserializeOwned, DeserializeSeed};
+use serde::{Deserialize, Serialize};
+use serde_json::error::Category;
+
+use super::{Seed, decode, encode};
+use crate::cabi::json::TypeDesc;
+use crate::cabi::testing as t;
+
+#[derive(Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct Address {
+    city: String,
+    zip: Option<i32>,
+}
+
+#[derive(Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct Person {
+    id: i64,
+    name: String,
+    age: i32,
+    score: f64,
+    admin: bool,
+    nick: Option<String>,
+    address: Address,
+    tags: Vec<i64>,
+    homes: Vec<Address>,
+}
+
+#[derive(Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct One {
+    only: i32,
+}
+
+#[derive(Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct Empty {}
+
+#[derive(Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct Units {
+    u: (),
+    o: Option<()>,
+}
+
+#[derive(Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct Maybe {
+    inner: Option<One>,
+    list: Option<Vec<One>>,
+}
+
+fn address() -> &'static TypeDesc {
+    t::class("Address", &[("city", t::string()), ("zip", t::option(t::i32()))])
+}
+
+fn person() -> &'static TypeDesc {
+    let address = address();
+    t::class(
+        "Person",
+        &[
+            ("id", t::i64()),
+            ("name", t::string()),
+            ("age", t::i32()),
+            ("score", t::f64()),
+            ("admin", t::bool()),
+            ("nick", t::option(t::string())),
+            ("address", address),
+            ("tags", t::array(t::i64())),
+            ("homes", t::array(address)),
+        ],
+    )
+}
+
+fn one() -> &'static TypeDesc {
+    t::class("One", &[("only", t::i32())])
+}
+
+/// How one decode ended.
+#[derive(Debug, PartialEq)]
+enum Outcome {
+    /// The decoded value, encoded again (the derive's `Serialize` and [`encode`] agree on values).
+    Decoded(String),
+    /// The decode failed: `serde_path_to_error`'s path, serde_json's message and category.
+    Failed { path: String, message: String, category: Category },
+    /// The value decoded but bytes follow it: serde_json's message.
+    Trailing(String),
+}
+
+fn derived<T: DeserializeOwned + Serialize>(text: &str) -> Outcome {
+    let mut de = serde_json::Deserializer::from_str(text);
+    match serde_path_to_error::deserialize::<_, T>(&mut de) {
+        Err(error) => Outcome::Failed {
+            path: error.path().to_string(),
+            message: error.inner().to_string(),
+            category: error.inner().classify(),
+        },
+        Ok(value) => match de.end() {
+            Err(error) => Outcome::Trailing(error.to_string()),
+            Ok(()) => Outcome::Decoded(serde_json::to_string(&value).expect("encodes")),
+        },
+    }
+}
+
+fn shaped(text: &str, shape: &TypeDesc) -> Outcome {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let mut track = serde_path_to_error::Track::new();
+    match Seed(shape).deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track)) {
+        Err(error) => {
+            Outcome::Failed { path: track.path().to_string(), message: error.to_string(), category: error.classify() }
+        }
+        Ok(value) => match de.end() {
+            Err(error) => Outcome::Trailing(error.to_string()),
+            Ok(()) => Outcome::Decoded(encode(&value, shape).expect("encodes")),
+        },
+    }
+}
+
+/// Decodes each text both ways and asserts they agree; also that [`decode`] (the interpreter's
+/// and `json.decode`'s entry) succeeds exactly when they do. Returns how many decoded.
+fn agree<T: DeserializeOwned + Serialize>(shape: &TypeDesc, texts: &[&str]) -> usize {
+    let mut decoded = 0;
+    for text in texts {
+        let expected = derived::<T>(text);
+        assert_eq!(shaped(text, shape), expected, "the text {text}");
+        let ok = matches!(expected, Outcome::Decoded(_));
+        assert_eq!(decode(text, shape).is_some(), ok, "decode of {text}");
+        decoded += usize::from(ok);
+    }
+    decoded
+}
+
+const PERSON: &str = r#"{"id":1,"name":"Ada","age":36,"score":1.5,"admin":true,"nick":null,"address":{"city":"Zürich","zip":8000},"tags":[1,2],"homes":[]}"#;
+
+#[test]
+fn person_texts_decode_as_the_derive_decodes_them() {
+    let person = person();
+    let good = [
+        PERSON,
+        // Whitespace, another order, missing options, the array form of a nested class.
+        "{ \"homes\" : [ {\"city\":\"a\"} ], \"tags\":[], \"address\":[\"Bern\",null], \"nick\":\"x\",\n \"admin\":false, \"score\":2, \"age\":-7, \"name\":\"\", \"id\":-1 }",
+        r#"{"id":1,"name":"Ada","age":36,"score":1.5,"admin":true,"address":{"city":"Zürich"},"tags":[1,2],"homes":[]}"#,
+        // The array form of the whole class.
+        r#"[9,"Bo",1,0.25,false,"b",{"city":"c","zip":1},[3],[["d",2]]]"#,
+        // Unicode: escapes in values and in keys.
+        r#"{"id":1,"n\u0061me":"J\u00fcrgen \ud83d\ude00","age":36,"score":1e-3,"admin":true,"nick":"日本","address":{"city":"\u00e9"},"tags":[],"homes":[]}"#,
+        r#"{"id":9223372036854775807,"name":"x","age":2147483647,"score":-0.0,"admin":true,"address":{"city":"c","zip":-2147483648},"tags":[-9223372036854775808],"homes":[]}"#,
+    ];
+    let (after_x, after_brace) = (format!("{PERSON} x"), format!("{PERSON}}}"));
+    let (twice, padded) = (format!("{PERSON} {PERSON}"), format!("  {PERSON}\n\t "));
+    let bad = [
+        // Missing, unknown and duplicate fields, at the top and nested.
+        "{}",
+        r#"{"name":"Ada","age":36,"score":1.5,"admin":true,"address":{"city":"Z"},"tags":[],"homes":[]}"#,
+        r#"{"id":1,"name":"Ada","age":36,"score":1.5,"admin":true,"tags":[],"homes":[]}"#,
+        r#"{"id":1,"name":"Ada","age":36,"score":1.5,"admin":true,"address":{"city":"Z"},"tags":[]}"#,
+        r#"{"id":1,"x":2}"#,
+        r#"{"id":1,"ä":2}"#,
+        r#"{"id":1,"name":"Ada","age":36,"score":1.5,"admin":true,"address":{"city":"Z","street":"s"},"tags":[],"homes":[]}"#,
+        r#"{"id":1,"name":"Ada","name":"Bo"}"#,
+        r#"{"id":1,"name":"Ada","age":36,"score":1.5,"admin":true,"address":{"city":"Z","city":"Y"},"tags":[],"homes":[]}"#,
+        r#"{"id":1,"name":"Ada","age":36,"score":1.5,"admin":true,"address":{"city":"Z"},"tags":[],"homes":[{"city":"a"},{"zip":1}]}"#,
+        r#"{"id":1,"name":"Ada","age":36,"score":1.5,"admin":true,"address":{"city":"Z"},"tags":[],"homes":[{"city":"a","x":1}]}"#,
+        // Nulls and wrong types.
+        r#"{"id":null}"#,
+        r#"{"id":1,"name":null}"#,
+        r#"{"id":1,"name":5}"#,
+        r#"{"id":1,"name":"Ada","age":"30"}"#,
+        r#"{"id":1,"name":"Ada","age":30.0}"#,
+        r#"{"id":1,"name":"Ada","age":3000000000}"#,
+        r#"{"id":1,"name":"Ada","age":-2147483649}"#,
+        r#"{"id":9223372036854775808}"#,
+        r#"{"id":1e3}"#,
+        r#"{"id":true}"#,
+        r#"{"id":1,"name":"Ada","age":36,"score":"x"}"#,
+        r#"{"id":1,"name":"Ada","age":36,"score":null}"#,
+        r#"{"id":1,"name":"Ada","age":36,"score":1.5,"admin":1}"#,
+        r#"{"id":1,"name":"Ada","age":36,"score":1.5,"admin":true,"nick":7}"#,
+        r#"{"id":1,"name":"Ada","age":36,"score":1.5,"admin":true,"address":"x"}"#,
+        r#"{"id":1,"name":"Ada","age":36,"score":1.5,"admin":true,"address":null}"#,
+        r#"{"id":1,"name":"Ada","age":36,"score":1.5,"admin":true,"address":{"city":"Z","zip":"1"},"tags":[]}"#,
+        r#"{"id":1,"name":"Ada","age":36,"score":1.5,"admin":true,"address":{"city":"Z"},"tags":5}"#,
+        r#"{"id":1,"name":"Ada","age":36,"score":1.5,"admin":true,"address":{"city":"Z"},"tags":[1,"x"]}"#,
+        r#"{"id":1,"name":"Ada","age":36,"score":1.5,"admin":true,"address":{"city":"Z"},"tags":[1,2.5]}"#,
+        r#"{"id":1,"name":"Ada","age":36,"score":1.5,"admin":true,"address":{"city":"Z"},"tags":{}}"#,
+        // The array form: short, long, nested short, wrong element.
+        "[]",
+        r#"[1,"Ada"]"#,
+        r#"[9,"Bo",1,0.25,false,"b",{"city":"c"},[3],[],10]"#,
+        r#"[9,"Bo",1,0.25,false,"b",[],[3],[]]"#,
+        r#"[9,"Bo",1,0.25,false,"b",["c",1,2],[3],[]]"#,
+        r#"[9,"Bo","1"]"#,
+        // Not an object at all.
+        "null",
+        "5",
+        r#""text""#,
+        "true",
+        // Malformed JSON and trailing bytes.
+        r#"{"id":1,"#,
+        r#"{"id":1,}"#,
+        r#"{1:2}"#,
+        r#"{"id" 1}"#,
+        "{\"id\":1,\"name\":\"a\nb\"}",
+        "",
+        "   ",
+        after_x.as_str(),
+        after_brace.as_str(),
+        twice.as_str(),
+        padded.as_str(),
+        r#"{"id":1,"name":"\ud800"}"#,
+    ];
+    assert_eq!(agree::<Person>(person, &good), good.len(), "every good text decodes");
+    // One text of `bad` is good with whitespace around it.
+    assert_eq!(agree::<Person>(person, &bad), 1, "only the padded text of the bad ones decodes");
+}
+
+#[test]
+fn small_classes_word_their_errors_as_the_derive_does() {
+    // One field: "expected `only`", "with 1 element".
+    let texts =
+        [r#"{"only":1}"#, "[1]", "[]", "[1,2]", r#"{"x":1}"#, r#"{"only":1,"only":2}"#, "{}", r#"{"only":null}"#];
+    assert_eq!(agree::<One>(one(), &texts), 2);
+    // Two fields: "expected `city` or `zip`".
+    let texts = [r#"{"city":"a","x":1}"#, r#"["a"]"#, r#"["a",1]"#, r#"{"zip":1}"#, r#"{"city":"a","zip":null}"#];
+    assert_eq!(agree::<Address>(address(), &texts), 2);
+    // No fields: "there are no fields".
+    let texts = ["{}", "[]", r#"{"a":1}"#, "[1]", "null", r#"{"a":1,"b":2}"#];
+    assert_eq!(agree::<Empty>(t::class("Empty", &[]), &texts), 2);
+    // Unit fields.
+    let units = t::class("Units", &[("u", t::unit()), ("o", t::option(t::unit()))]);
+    let texts =
+        [r#"{"u":null}"#, r#"{"u":null,"o":null}"#, r#"{"u":1}"#, "{}", r#"{"u":null,"o":0}"#, "[null]", "[null,null]"];
+    assert_eq!(agree::<Units>(units, &texts), 3);
+    // Options of classes and of arrays of classes.
+    let one = one();
+    let maybe = t::class("Maybe", &[("inner", t::option(one)), ("list", t::option(t::array(one)))]);
+    let texts = [
+        "{}",
+        r#"{"inner":{"only":1},"list":[{"only":2},[3]]}"#,
+        r#"{"inner":{"only":"1"}}"#,
+        r#"{"inner":{"x":1}}"#,
+        r#"{"list":[{"only":2},{"only":2,"only":3}]}"#,
+        r#"{"list":[{}]}"#,
+        r#"{"list":{"only":1}}"#,
+    ];
+    assert_eq!(agree::<Maybe>(maybe, &texts), 2);
+}
+
+#[test]
+fn arrays_of_classes_at_the_top_decode_alike() {
+    let address = address();
+    let texts = ["[]", r#"[{"city":"a"},["b",2]]"#, r#"[{"city":"a"},{"zip":2}]"#, r#"{"city":"a"}"#, "[1]", "[null]"];
+    assert_eq!(agree::<Vec<Address>>(t::array(address), &texts), 2);
+}
