@@ -6,12 +6,12 @@ mod support;
 
 use std::process::Stdio;
 
-use support::{Server, build, temp_dir};
+use support::{Backend, Server, build, temp_dir};
 
 const USERS: &str = "examples/users.nagi";
 
-fn start(tag: &str) -> (Server, std::path::PathBuf) {
-    let exe = build(USERS);
+fn start(tag: &str, backend: Backend) -> (Server, std::path::PathBuf) {
+    let exe = build(USERS, backend);
     let db = temp_dir(tag).join("users.db");
     (Server::start(&exe, &db, Stdio::null(), &[]), db)
 }
@@ -27,9 +27,8 @@ fn json(text: &str) -> serde_json::Value {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
 }
 
-#[test]
-fn crud_over_http_persists_in_the_sqlite_file() {
-    let (server, db) = start("crud");
+fn crud_over_http_persists_in_the_sqlite_file(backend: Backend) {
+    let (server, db) = start("crud", backend);
     assert_eq!(server.get("/health"), (200, "\"ok\"".to_string()));
 
     for (id, name, age) in [(1, "Ada", 36), (2, "Grace", 45), (3, "Linus", 28)] {
@@ -62,7 +61,7 @@ fn crud_over_http_persists_in_the_sqlite_file() {
 
     // A graceful stop, then a new process on the same file still has the data.
     assert!(server.stop().success());
-    let exe = build(USERS);
+    let exe = build(USERS, backend);
     let again = Server::start(&exe, &db, Stdio::null(), &[]);
     let (status, body) = again.get("/users/3");
     assert_eq!((status, json(&body)), (200, serde_json::json!({"id": 3, "name": "Linus", "age": 28})));
@@ -71,8 +70,8 @@ fn crud_over_http_persists_in_the_sqlite_file() {
 
 /// Sends a bad request, checks its status and JSON error, then checks nothing was written and
 /// the service still answers.
-fn rejected(tag: &str, content_type: Option<&str>, body: &str, status: u16) {
-    let (server, db) = start(tag);
+fn rejected(backend: Backend, tag: &str, content_type: Option<&str>, body: &str, status: u16) {
+    let (server, db) = start(tag, backend);
     let (got, text) = server.request("POST", "/users", content_type, body);
     assert_eq!(got, status, "{tag}: {text}");
     let error = json(&text);
@@ -83,19 +82,16 @@ fn rejected(tag: &str, content_type: Option<&str>, body: &str, status: u16) {
 
 const JSON: Option<&str> = Some("application/json");
 
-#[test]
-fn missing_content_type_is_415() {
-    rejected("no-ct", None, r#"{"id":1,"name":"a","age":3}"#, 415);
+fn missing_content_type_is_415(backend: Backend) {
+    rejected(backend, "no-ct", None, r#"{"id":1,"name":"a","age":3}"#, 415);
 }
 
-#[test]
-fn non_json_content_type_is_415() {
-    rejected("text-ct", Some("text/plain"), r#"{"id":1,"name":"a","age":3}"#, 415);
+fn non_json_content_type_is_415(backend: Backend) {
+    rejected(backend, "text-ct", Some("text/plain"), r#"{"id":1,"name":"a","age":3}"#, 415);
 }
 
-#[test]
-fn json_with_parameters_and_suffix_is_accepted() {
-    let (server, db) = start("ct-ok");
+fn json_with_parameters_and_suffix_is_accepted(backend: Backend) {
+    let (server, db) = start("ct-ok", backend);
     let ok = r#"{"id":1,"name":"a","age":3}"#;
     assert_eq!(server.request("POST", "/users", Some("application/json; charset=utf-8"), ok).0, 201);
     let ok2 = r#"{"id":2,"name":"b","age":4}"#;
@@ -103,76 +99,63 @@ fn json_with_parameters_and_suffix_is_accepted() {
     assert_eq!(rows(&db).len(), 2);
 }
 
-#[test]
-fn empty_body_is_400() {
-    rejected("empty", JSON, "", 400);
+fn empty_body_is_400(backend: Backend) {
+    rejected(backend, "empty", JSON, "", 400);
 }
 
-#[test]
-fn malformed_json_is_400() {
-    rejected("malformed", JSON, r#"{"id":1,"name":"a","#, 400);
+fn malformed_json_is_400(backend: Backend) {
+    rejected(backend, "malformed", JSON, r#"{"id":1,"name":"a","#, 400);
 }
 
-#[test]
-fn trailing_bytes_are_400() {
-    rejected("trailing", JSON, r#"{"id":1,"name":"a","age":3} x"#, 400);
+fn trailing_bytes_are_400(backend: Backend) {
+    rejected(backend, "trailing", JSON, r#"{"id":1,"name":"a","age":3} x"#, 400);
 }
 
-#[test]
-fn missing_field_is_422() {
-    rejected("missing", JSON, r#"{"id":1,"name":"a"}"#, 422);
+fn missing_field_is_422(backend: Backend) {
+    rejected(backend, "missing", JSON, r#"{"id":1,"name":"a"}"#, 422);
 }
 
-#[test]
-fn null_for_a_non_option_is_422() {
-    rejected("null", JSON, r#"{"id":1,"name":null,"age":3}"#, 422);
+fn null_for_a_non_option_is_422(backend: Backend) {
+    rejected(backend, "null", JSON, r#"{"id":1,"name":null,"age":3}"#, 422);
 }
 
-#[test]
-fn float_for_an_integer_is_422() {
-    rejected("float", JSON, r#"{"id":1,"name":"a","age":30.0}"#, 422);
+fn float_for_an_integer_is_422(backend: Backend) {
+    rejected(backend, "float", JSON, r#"{"id":1,"name":"a","age":30.0}"#, 422);
 }
 
-#[test]
-fn string_for_an_integer_is_422() {
-    rejected("string", JSON, r#"{"id":1,"name":"a","age":"30"}"#, 422);
+fn string_for_an_integer_is_422(backend: Backend) {
+    rejected(backend, "string", JSON, r#"{"id":1,"name":"a","age":"30"}"#, 422);
 }
 
-#[test]
-fn integer_out_of_range_is_422() {
-    rejected("range", JSON, r#"{"id":1,"name":"a","age":2147483648}"#, 422);
+fn integer_out_of_range_is_422(backend: Backend) {
+    rejected(backend, "range", JSON, r#"{"id":1,"name":"a","age":2147483648}"#, 422);
 }
 
-#[test]
-fn duplicate_key_is_422() {
-    rejected("dup", JSON, r#"{"id":1,"name":"a","name":"b","age":3}"#, 422);
+fn duplicate_key_is_422(backend: Backend) {
+    rejected(backend, "dup", JSON, r#"{"id":1,"name":"a","name":"b","age":3}"#, 422);
 }
 
-#[test]
-fn unknown_field_is_422() {
-    rejected("unknown", JSON, r#"{"id":1,"name":"a","age":3,"admin":true}"#, 422);
+fn unknown_field_is_422(backend: Backend) {
+    rejected(backend, "unknown", JSON, r#"{"id":1,"name":"a","age":3,"admin":true}"#, 422);
 }
 
-#[test]
-fn the_422_detail_names_the_field() {
-    let (server, _) = start("detail");
+fn the_422_detail_names_the_field(backend: Backend) {
+    let (server, _) = start("detail", backend);
     let (status, text) = server.send_json("POST", "/users", r#"{"id":1,"name":"a","age":"30"}"#);
     assert_eq!(status, 422);
     assert!(json(&text)["detail"].as_str().unwrap_or("").contains("age"), "{text}");
 }
 
-#[test]
-fn body_over_the_limit_is_413_with_content_length() {
-    let (server, db) = start("limit");
+fn body_over_the_limit_is_413_with_content_length(backend: Backend) {
+    let (server, db) = start("limit", backend);
     let big = format!(r#"{{"id":1,"name":"{}","age":3}}"#, "x".repeat(2 * 1024 * 1024));
     assert_eq!(server.send_json("POST", "/users", &big).0, 413);
     assert!(rows(&db).is_empty());
     assert_eq!(server.get("/health").0, 200);
 }
 
-#[test]
-fn body_over_the_limit_is_413_when_chunked() {
-    let (server, db) = start("chunked");
+fn body_over_the_limit_is_413_when_chunked(backend: Backend) {
+    let (server, db) = start("chunked", backend);
     let mut request = b"POST /users HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
     let chunk = vec![b' '; 64 * 1024];
     for _ in 0..20 {
@@ -186,18 +169,16 @@ fn body_over_the_limit_is_413_when_chunked() {
     assert_eq!(server.get("/health").0, 200);
 }
 
-#[test]
-fn a_duplicate_id_is_409_and_changes_nothing() {
-    let (server, db) = start("conflict");
+fn a_duplicate_id_is_409_and_changes_nothing(backend: Backend) {
+    let (server, db) = start("conflict", backend);
     assert_eq!(server.send_json("POST", "/users", r#"{"id":7,"name":"a","age":3}"#).0, 201);
     let (status, text) = server.send_json("POST", "/users", r#"{"id":7,"name":"b","age":4}"#);
     assert_eq!(status, 409, "{text}");
     assert_eq!(rows(&db), vec![(7, "a".to_string(), 3)]);
 }
 
-#[test]
-fn sql_text_in_a_name_is_stored_verbatim() {
-    let (server, db) = start("injection");
+fn sql_text_in_a_name_is_stored_verbatim(backend: Backend) {
+    let (server, db) = start("injection", backend);
     let name = "x'); DROP TABLE users; --";
     let body = serde_json::json!({"id": 5, "name": name, "age": 1}).to_string();
     assert_eq!(server.send_json("POST", "/users", &body).0, 201);
@@ -206,9 +187,8 @@ fn sql_text_in_a_name_is_stored_verbatim() {
     assert_eq!(rows(&db), vec![(5, name.to_string(), 1)]);
 }
 
-#[test]
-fn fifty_concurrent_posts_all_land() {
-    let (server, db) = start("concurrent");
+fn fifty_concurrent_posts_all_land(backend: Backend) {
+    let (server, db) = start("concurrent", backend);
     let server = std::sync::Arc::new(server);
     let handles: Vec<_> = (0..50)
         .map(|i| {
@@ -223,9 +203,8 @@ fn fifty_concurrent_posts_all_land() {
     assert_eq!(rows(&db).len(), 50);
 }
 
-#[test]
-fn a_stalled_stdout_never_blocks_requests() {
-    let exe = build(USERS);
+fn a_stalled_stdout_never_blocks_requests(backend: Backend) {
+    let exe = build(USERS, backend);
     let db = temp_dir("stalled").join("users.db");
     // A pipe whose reading end nobody reads until the end: once its buffer fills, every write
     // to stdout would block if logging were synchronous.
@@ -283,9 +262,8 @@ fn emitted_rust_builds_with_plain_cargo_and_has_no_unsafe() {
     assert!(status.success(), "cargo build of the emitted crate failed");
 }
 
-#[test]
-fn a_trap_in_a_handler_is_500_and_the_next_request_works() {
-    let exe = build("tests/fixtures/calc.nagi");
+fn a_trap_in_a_handler_is_500_and_the_next_request_works(backend: Backend) {
+    let exe = build("tests/fixtures/calc.nagi", backend);
     let db = temp_dir("trap").join("calc.db");
     let server = Server::start(&exe, &db, Stdio::null(), &[]);
     assert_eq!(server.get("/div/84/2"), (200, "42".to_string()));
@@ -301,9 +279,8 @@ fn a_trap_in_a_handler_is_500_and_the_next_request_works() {
     assert_eq!(server.get("/health"), (200, "\"ok\"".to_string()));
 }
 
-#[test]
-fn a_table_rebuilt_with_another_column_type_stops_the_service_with_status_2() {
-    let exe = build(USERS);
+fn a_table_rebuilt_with_another_column_type_stops_the_service_with_status_2(backend: Backend) {
+    let exe = build(USERS, backend);
     let db = temp_dir("schema").join("users.db");
     {
         let conn = rusqlite::Connection::open(&db).expect("creates the file");
@@ -338,9 +315,8 @@ fn entry_ids(db: &std::path::Path) -> Vec<i64> {
     stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
 }
 
-#[test]
-fn a_request_that_fails_after_writing_leaves_no_row() {
-    let exe = build("tests/fixtures/ledger.nagi");
+fn a_request_that_fails_after_writing_leaves_no_row(backend: Backend) {
+    let exe = build("tests/fixtures/ledger.nagi", backend);
     let db = temp_dir("request-tx").join("ledger.db");
     let server = Server::start(&exe, &db, Stdio::null(), &[]);
     // Insert, then divide by zero: 500, and the insert is rolled back.
@@ -362,10 +338,11 @@ fn a_request_that_fails_after_writing_leaves_no_row() {
     assert_eq!(entry_ids(&db), vec![1, 20, 21]);
 }
 
-#[test]
-fn a_database_locked_by_another_process_answers_503_within_the_busy_budget() {
+fn a_database_locked_by_another_process_answers_503_within_the_busy_budget(backend: Backend) {
     use std::time::{Duration, Instant};
-    let (server, db) = start("locked");
+    // One worker thread: if a parked write blocked it, `/health` would wait too.
+    let db = temp_dir("locked").join("users.db");
+    let server = Server::start(&build(USERS, backend), &db, Stdio::null(), &["--workers", "1"]);
     assert_eq!(server.send_json("POST", "/users", r#"{"id":1,"name":"first","age":1}"#).0, 201);
     // Another process's connection holds the write lock for 9 s (WAL: readers go on).
     let locker = rusqlite::Connection::open(&db).expect("the file opens");
@@ -426,12 +403,11 @@ fn a_database_locked_by_another_process_answers_503_within_the_busy_budget() {
     assert_eq!(ids, acknowledged, "rows in the file must be exactly the acknowledged writes");
 }
 
-#[test]
-fn kill_9_during_concurrent_writes_loses_no_acknowledged_write() {
+fn kill_9_during_concurrent_writes_loses_no_acknowledged_write(backend: Backend) {
     use std::sync::Mutex;
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::time::Duration;
-    let (server, db) = start("kill9");
+    let (server, db) = start("kill9", backend);
     let stop = AtomicBool::new(false);
     let acknowledged = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
@@ -465,7 +441,7 @@ fn kill_9_during_concurrent_writes_loses_no_acknowledged_write() {
     assert!(acknowledged.len() > 50, "too few writes to mean anything: {}", acknowledged.len());
     // A new process on the same file (it recovers the WAL) has every acknowledged row.
     drop(server);
-    let again = Server::start(&build(USERS), &db, Stdio::null(), &[]);
+    let again = Server::start(&build(USERS, backend), &db, Stdio::null(), &[]);
     assert_eq!(again.get("/health").0, 200);
     let stored: std::collections::HashSet<i64> = rows(&db).into_iter().map(|(id, _, _)| id).collect();
     let lost: Vec<i64> = acknowledged.iter().copied().filter(|id| !stored.contains(id)).collect();
@@ -474,9 +450,8 @@ fn kill_9_during_concurrent_writes_loses_no_acknowledged_write() {
     assert!(again.stop().success());
 }
 
-#[test]
-fn connection_limits_from_the_command_line() {
-    let exe = build(USERS);
+fn connection_limits_from_the_command_line(backend: Backend) {
+    let exe = build(USERS, backend);
     let dir = temp_dir("limits");
     let log_path = dir.join("stdout.log");
     let log = std::fs::File::create(&log_path).unwrap();
@@ -517,3 +492,34 @@ fn connection_limits_from_the_command_line() {
     assert!(refused.is_some_and(|line| line.contains("WARN nagi::conn: refused ")), "{log}");
     assert!(log.contains("connection(s) in total over --max-connections 3"), "{log}");
 }
+
+// Every test above runs once per backend, from this one list: `rust::NAME` and `llvm::NAME`.
+crate::on_every_backend!(
+    crud_over_http_persists_in_the_sqlite_file,
+    missing_content_type_is_415,
+    non_json_content_type_is_415,
+    json_with_parameters_and_suffix_is_accepted,
+    empty_body_is_400,
+    malformed_json_is_400,
+    trailing_bytes_are_400,
+    missing_field_is_422,
+    null_for_a_non_option_is_422,
+    float_for_an_integer_is_422,
+    string_for_an_integer_is_422,
+    integer_out_of_range_is_422,
+    duplicate_key_is_422,
+    unknown_field_is_422,
+    the_422_detail_names_the_field,
+    body_over_the_limit_is_413_with_content_length,
+    body_over_the_limit_is_413_when_chunked,
+    a_duplicate_id_is_409_and_changes_nothing,
+    sql_text_in_a_name_is_stored_verbatim,
+    fifty_concurrent_posts_all_land,
+    a_stalled_stdout_never_blocks_requests,
+    a_trap_in_a_handler_is_500_and_the_next_request_works,
+    a_table_rebuilt_with_another_column_type_stops_the_service_with_status_2,
+    a_request_that_fails_after_writing_leaves_no_row,
+    a_database_locked_by_another_process_answers_503_within_the_busy_budget,
+    kill_9_during_concurrent_writes_loses_no_acknowledged_write,
+    connection_limits_from_the_command_line,
+);

@@ -33,20 +33,65 @@ pub fn nagic(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_nagic")).args(args).current_dir(root()).output().expect("nagic starts")
 }
 
-/// Builds `source` (relative to the workspace root) into `dir` and returns the executable.
-/// Builds of the same source share one executable per test binary.
-pub fn build(source: &str) -> PathBuf {
-    static BUILT: Mutex<Vec<(String, PathBuf)>> = Mutex::new(Vec::new());
+/// A backend that builds services: the tests of compiled services run on each, from one list
+/// ([`on_every_backend!`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// Low → Rust → rustc.
+    Rust,
+    /// Low → LLVM IR → object, linked with the runtime's static library.
+    Llvm,
+}
+
+impl Backend {
+    /// The `nagic build` flag that selects it.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Backend::Rust => "--backend=rust",
+            Backend::Llvm => "--backend=llvm",
+        }
+    }
+}
+
+/// Builds `source` (relative to the workspace root) with `backend` and returns the executable.
+/// Builds of the same source and backend share one executable per test binary.
+pub fn build(source: &str, backend: Backend) -> PathBuf {
+    static BUILT: Mutex<Vec<(String, Backend, PathBuf)>> = Mutex::new(Vec::new());
     let mut built = BUILT.lock().unwrap();
-    if let Some((_, exe)) = built.iter().find(|(s, _)| s == source) {
+    if let Some((_, _, exe)) = built.iter().find(|(s, b, _)| s == source && *b == backend) {
         return exe.clone();
     }
     let dir = temp_dir("build");
     let exe = dir.join("app");
-    let out = nagic(&["build", source, "-o", exe.to_str().unwrap()]);
-    assert!(out.status.success(), "nagic build {source} failed:\n{}", String::from_utf8_lossy(&out.stderr));
-    built.push((source.to_string(), exe.clone()));
+    let out = nagic(&["build", source, backend.flag(), "-o", exe.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "nagic build {source} {} failed:\n{}",
+        backend.flag(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    built.push((source.to_string(), backend, exe.clone()));
     exe
+}
+
+/// Declares one `#[test]` per backend for each named function `fn NAME(backend: Backend)`:
+/// `rust::NAME` and `llvm::NAME`, so a capability is tested on both emitters by one body.
+#[macro_export]
+macro_rules! on_every_backend {
+    ($($name:ident),* $(,)?) => {
+        mod rust {
+            $(#[test]
+            fn $name() {
+                super::$name($crate::support::Backend::Rust)
+            })*
+        }
+        mod llvm {
+            $(#[test]
+            fn $name() {
+                super::$name($crate::support::Backend::Llvm)
+            })*
+        }
+    };
 }
 
 /// A free TCP port on 127.0.0.1.

@@ -1,0 +1,330 @@
+//! The emitters' differential test for services: every example and golden service is built by
+//! both emitters, both builds are sent one transcript of good and bad requests, and the answers
+//! (status, content type, body, byte for byte) and the database files' final rows must be
+//! identical.
+//!
+//! The transcript is derived from the service's own Low (its routes, their parameters and
+//! their body classes), so every service gets every binding rule: path parameters that parse
+//! and that do not, required and optional query parameters (missing, bad, present), JSON bodies
+//! that fit and every way one can fail to (no or a wrong content type, empty, malformed,
+//! trailing bytes, a missing, unknown or duplicate field, `null`, a wrong type, an `i32` out of
+//! range, the array form, a body over the limit), unicode and injection-shaped text, ids that
+//! exist and ids that do not, and the whole transcript twice, so writes meet their conflicts.
+
+mod support;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use nagi_low::{ArenaGet, Module, ParamSource, Type};
+use support::{Backend, Server, build, root, temp_dir};
+
+/// The services: every example and golden service, and the test fixtures.
+const SERVICES: &[&str] = &[
+    "examples/users.nagi",
+    "golden/high/query_params.nagi",
+    "golden/high/select_star.nagi",
+    "golden/high/todo_service.nagi",
+    "golden/high/transactions.nagi",
+    "golden/high/users.nagi",
+    "golden/low/audit_log.low",
+    "golden/low/bank.low",
+    "golden/low/users_service.low",
+    "tests/fixtures/calc.nagi",
+    "tests/fixtures/ledger.nagi",
+];
+
+/// One request of the transcript.
+struct Request {
+    method: String,
+    path: String,
+    content_type: Option<&'static str>,
+    body: String,
+}
+
+/// The module of a service source, `.nagi` or `.low`.
+fn module(source: &str) -> Module {
+    let text = std::fs::read_to_string(root().join(source)).expect("the service source");
+    if source.ends_with(".low") {
+        nagi_low::parse(&text).expect("the golden Low parses").0
+    } else {
+        nagi_high::compile(&text, "service").unwrap_or_else(|e| panic!("{source} compiles: {e:?}"))
+    }
+}
+
+/// Text values that stress encoding and binding: plain, unicode (combining marks, CJK, an
+/// emoji outside the BMP), and SQL- and JSON-shaped text that must be stored verbatim.
+const TEXTS: &[&str] =
+    &["Ada", "Zoë Łukasz 東京 🚀 e\u{301}", "x'); DROP TABLE users; --", "\"quoted\" \\ back\\slash \t tab", ""];
+
+/// The integers of the four rounds: small ones, zero (a divisor, a missing id), and one deep
+/// enough to overflow a recursion's stack.
+const INTEGERS: [i64; 4] = [1, 2, 0, 100_000_000];
+
+/// A JSON value of type `ty`, the `n`-th of its kind.
+fn value(module: &Module, ty: &Type, n: usize) -> serde_json::Value {
+    match ty {
+        Type::I32 | Type::I64 => serde_json::json!(INTEGERS[n % 4]),
+        Type::F64 => serde_json::json!(n as f64 + 0.5),
+        Type::Bool => serde_json::json!(n % 2 == 1),
+        Type::String => serde_json::json!(TEXTS[n % TEXTS.len()]),
+        Type::Option(inner) if n % 3 == 2 => {
+            let _ = inner;
+            serde_json::Value::Null
+        }
+        Type::Option(inner) => value(module, inner, n),
+        Type::Array(elem) => serde_json::Value::Array((0..n % 3).map(|i| value(module, elem, n + i)).collect()),
+        Type::Class(c) => {
+            let class = module.classes.get(*c).expect("a class");
+            let fields = class.fields.iter().map(|f| (f.name.clone(), value(module, &f.ty, n))).collect();
+            serde_json::Value::Object(fields)
+        }
+        Type::Unit | Type::Ref { .. } => serde_json::Value::Null,
+    }
+}
+
+/// Path-parameter text for type `ty`: the `n`-th good value, or text that does not parse.
+fn path_text(ty: &Type, n: usize, good: bool) -> String {
+    match (ty, good) {
+        (Type::I32 | Type::I64, true) => INTEGERS[n % 4].to_string(),
+        (Type::F64, true) => format!("{}.5", n + 1),
+        (Type::Bool, true) => (n % 2 == 1).to_string(),
+        (Type::String, true) => percent(TEXTS[n % TEXTS.len()]),
+        (Type::String, false) => percent("?%/"),
+        (_, false) => "abc".to_string(),
+        _ => "1".to_string(),
+    }
+}
+
+fn percent(text: &str) -> String {
+    let mut out = String::new();
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
+            out.push(byte as char);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+/// The bodies a route with a body of class `class` is sent: good ones, then each failure.
+fn bodies(module: &Module, class: &Type, n: usize) -> Vec<(Option<&'static str>, String)> {
+    const JSON: Option<&str> = Some("application/json");
+    let good = value(module, class, n);
+    let mut out = vec![(JSON, good.to_string()), (Some("application/problem+json; charset=utf-8"), good.to_string())];
+    out.push((None, good.to_string()));
+    out.push((Some("text/plain"), good.to_string()));
+    out.push((JSON, String::new()));
+    out.push((JSON, "{\"id\":".to_string()));
+    out.push((JSON, format!("{good} x")));
+    if let serde_json::Value::Object(fields) = &good {
+        let mut missing = fields.clone();
+        if let Some(first) = fields.keys().next() {
+            missing.remove(first);
+        }
+        out.push((JSON, serde_json::Value::Object(missing).to_string()));
+        let mut unknown = fields.clone();
+        unknown.insert("admin".to_string(), serde_json::json!(true));
+        out.push((JSON, serde_json::Value::Object(unknown).to_string()));
+        for (key, v) in fields {
+            let mut changed = fields.clone();
+            changed.insert(key.clone(), serde_json::Value::Null);
+            out.push((JSON, serde_json::Value::Object(changed.clone()).to_string()));
+            let wrong = if v.is_string() { serde_json::json!(12) } else { serde_json::json!("12") };
+            changed.insert(key.clone(), wrong);
+            out.push((JSON, serde_json::Value::Object(changed.clone()).to_string()));
+            if v.is_i64() {
+                changed.insert(key.clone(), serde_json::json!(2_147_483_648_i64));
+                out.push((JSON, serde_json::Value::Object(changed.clone()).to_string()));
+                changed.insert(key.clone(), serde_json::json!(3.5));
+                out.push((JSON, serde_json::Value::Object(changed).to_string()));
+            }
+        }
+        // A duplicate key, written by hand since a JSON object value cannot hold one.
+        if let Some((key, v)) = fields.iter().next() {
+            let text = good.to_string();
+            out.push((JSON, format!("{{\"{key}\":{v},{}", &text[1..])));
+        }
+        let array: Vec<serde_json::Value> = fields.values().cloned().collect();
+        out.push((JSON, serde_json::Value::Array(array).to_string()));
+    }
+    out.push((JSON, "[]".to_string()));
+    out.push((JSON, "\"text\"".to_string()));
+    out
+}
+
+/// The transcript of one service: for each route in order, the requests above.
+fn transcript(module: &Module) -> Vec<Request> {
+    let mut out = Vec::new();
+    for n in 0..INTEGERS.len() {
+        for route in &module.routes {
+            let handler = module.functions.get(route.handler).expect("the handler");
+            let params: Vec<(&str, &Type, ParamSource)> = handler
+                .params
+                .iter()
+                .map(|&p| {
+                    let local = &handler.locals[p];
+                    (local.name.as_str(), &local.ty, route.param_source(&local.name, &local.ty))
+                })
+                .collect();
+            let path = |good: bool| {
+                let mut path = route.path.clone();
+                for (name, ty, source) in &params {
+                    if *source == ParamSource::Path {
+                        path = path.replace(&format!("{{{name}}}"), &path_text(ty, n, good));
+                    }
+                }
+                path
+            };
+            let query = |skip: Option<&str>, bad: bool| {
+                let mut parts = Vec::new();
+                for (name, ty, source) in &params {
+                    let inner = match (source, ty) {
+                        (ParamSource::Query, ty) => *ty,
+                        (ParamSource::OptionalQuery, Type::Option(inner)) if n != 1 => &**inner,
+                        _ => continue,
+                    };
+                    if skip == Some(*name) {
+                        continue;
+                    }
+                    let text = if bad { "abc".to_string() } else { path_text(inner, n, true) };
+                    parts.push(format!("{name}={text}"));
+                }
+                if parts.is_empty() { String::new() } else { format!("?{}", parts.join("&")) }
+            };
+            let body_class = params.iter().find(|(_, _, s)| *s == ParamSource::Body).map(|(_, ty, _)| *ty);
+            let method = route.method.name().to_string();
+            let mut send = |path: String, content_type: Option<&'static str>, body: String| {
+                out.push(Request { method: method.clone(), path, content_type, body });
+            };
+            match body_class {
+                Some(class) => {
+                    for (content_type, body) in bodies(module, class, n) {
+                        send(format!("{}{}", path(true), query(None, false)), content_type, body);
+                    }
+                }
+                None => send(format!("{}{}", path(true), query(None, false)), None, String::new()),
+            }
+            let has_path = params.iter().any(|(_, ty, s)| *s == ParamSource::Path && **ty != Type::String);
+            if has_path {
+                send(format!("{}{}", path(false), query(None, false)), Some("application/json"), "{}".to_string());
+            }
+            for (name, _, source) in &params {
+                if matches!(source, ParamSource::Query | ParamSource::OptionalQuery) {
+                    send(format!("{}{}", path(true), query(Some(name), false)), None, String::new());
+                    send(format!("{}{}", path(true), query(None, true)), None, String::new());
+                }
+            }
+        }
+    }
+    // Routes that do not exist, a method a path does not take, and a body over the limit.
+    out.push(Request { method: "GET".into(), path: "/no/such/route".into(), content_type: None, body: String::new() });
+    if let Some(route) = module.routes.first() {
+        let other = if route.method.name() == "DELETE" { "PATCH" } else { "DELETE" };
+        let path = route.path.replace('{', "").replace('}', "");
+        out.push(Request { method: other.into(), path, content_type: None, body: String::new() });
+    }
+    if let Some(route) = module.routes.iter().find(|r| matches!(r.method.name(), "POST" | "PUT")) {
+        let path = route.path.replace('{', "").replace('}', "");
+        let body = format!("{{\"name\":\"{}\"}}", "x".repeat(2 << 20));
+        out.push(Request { method: route.method.name().into(), path, content_type: Some("application/json"), body });
+    }
+    out
+}
+
+/// An answer as compared: status, content type and body bytes.
+#[derive(Debug, PartialEq, Eq)]
+struct Answer {
+    status: u16,
+    content_type: Option<String>,
+    body: Vec<u8>,
+}
+
+/// Sends `request` on a new connection and reads the whole answer.
+fn send(server: &Server, request: &Request) -> Answer {
+    let mut head = format!("{} {} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n", request.method, request.path);
+    if let Some(ct) = request.content_type {
+        head.push_str(&format!("Content-Type: {ct}\r\n"));
+    }
+    head.push_str(&format!("Content-Length: {}\r\n\r\n", request.body.len()));
+    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).expect("the service accepts");
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let _ = stream.write_all(head.as_bytes());
+    let _ = stream.write_all(request.body.as_bytes());
+    let mut bytes = Vec::new();
+    let _ = stream.read_to_end(&mut bytes);
+    let split = bytes.windows(4).position(|w| w == b"\r\n\r\n").unwrap_or(bytes.len());
+    let head = String::from_utf8_lossy(&bytes[..split]).into_owned();
+    let body = bytes.get(split + 4..).unwrap_or_default().to_vec();
+    let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let content_type = head.lines().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        name.eq_ignore_ascii_case("content-type").then(|| value.trim().to_string())
+    });
+    Answer { status, content_type, body }
+}
+
+/// Every row of every table of the database at `db`, as text, tables and rows in order.
+fn all_rows(db: &Path, module: &Module) -> Vec<String> {
+    let conn = rusqlite::Connection::open(db).expect("the database file opens");
+    let mut out = Vec::new();
+    for table in &module.tables {
+        let mut stmt = conn.prepare(&format!("SELECT * FROM \"{}\" ORDER BY rowid", table.name)).expect("the table");
+        let columns = stmt.column_count();
+        let rows = stmt
+            .query_map([], |row| {
+                let values: Vec<String> =
+                    (0..columns).map(|i| format!("{:?}", row.get_ref(i).map(|v| v.to_owned()))).collect();
+                Ok(format!("{}: {}", table.name, values.join(", ")))
+            })
+            .expect("rows");
+        out.extend(rows.map(Result::unwrap));
+    }
+    out
+}
+
+/// Runs the transcript against a fresh build of `source` by `backend`.
+fn run(source: &str, backend: Backend, requests: &[Request], module: &Module) -> (Vec<Answer>, Vec<String>) {
+    let exe: PathBuf = build(source, backend);
+    let db = temp_dir("differential").join("service.db");
+    // A short request timeout: the transcript's largest integers make some handlers loop for
+    // minutes (a bulk insert of 10^8 rows), which then answer 503 on both builds, and the LLVM
+    // build's frame is cancelled in the middle of an await.
+    let server = Server::start(&exe, &db, Stdio::null(), &["--timeout-ms", "2000"]);
+    let answers: Vec<Answer> = requests.iter().map(|r| send(&server, r)).collect();
+    assert!(server.stop().success(), "{source} on {backend:?} stops cleanly");
+    (answers, all_rows(&db, module))
+}
+
+#[test]
+fn every_service_answers_the_transcript_identically_on_both_emitters() {
+    for source in SERVICES {
+        let module = module(source);
+        let requests = transcript(&module);
+        let (rust, rust_rows) = run(source, Backend::Rust, &requests, &module);
+        let (llvm, llvm_rows) = run(source, Backend::Llvm, &requests, &module);
+        let mut statuses = std::collections::BTreeMap::new();
+        for ((request, r), l) in requests.iter().zip(&rust).zip(&llvm) {
+            assert_eq!(
+                r,
+                l,
+                "{source}: {} {} ({:?}, {} bytes) differs between the emitters (left rust, right llvm); body: {}",
+                request.method,
+                request.path,
+                request.content_type,
+                request.body.len(),
+                String::from_utf8_lossy(&r.body)
+            );
+            *statuses.entry(r.status).or_insert(0) += 1;
+        }
+        assert_eq!(rust_rows, llvm_rows, "{source}: the final rows differ");
+        eprintln!("{source}: {} requests identical, statuses {statuses:?}, {} rows", requests.len(), rust_rows.len());
+        // The transcript must reach the service's handlers and its binding rules alike.
+        assert!(statuses.keys().any(|s| (200..300).contains(s)), "{source}: no request succeeded: {statuses:?}");
+        assert!(statuses.keys().any(|s| (400..500).contains(s)), "{source}: no request was refused: {statuses:?}");
+    }
+}
