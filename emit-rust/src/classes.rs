@@ -14,9 +14,19 @@ pub fn structs(out: &mut String, module: &Module) {
     for (id, class) in module.classes.iter() {
         out.push_str("    #[derive(::std::clone::Clone, ::std::fmt::Debug, nagi_runtime::serde::Serialize, nagi_runtime::serde::Deserialize)]\n");
         out.push_str("    #[serde(crate = \"nagi_runtime::serde\", deny_unknown_fields)]\n");
-        let _ = writeln!(out, "    pub struct {} {{", ident(&class.name));
+        // JSON keys and the decoder's messages use the Low names, as on the LLVM path and in the
+        // interpreter, also where a name had to change to be a Rust identifier (`n_self`).
+        let name = ident(&class.name);
+        if name != class.name {
+            let _ = writeln!(out, "    #[serde(rename = {:?})]", class.name);
+        }
+        let _ = writeln!(out, "    pub struct {name} {{");
         for field in &class.fields {
-            let _ = writeln!(out, "        pub {}: {},", ident(&field.name), rust_type(module, &field.ty));
+            let field_name = ident(&field.name);
+            if field_name != field.name {
+                let _ = writeln!(out, "        #[serde(rename = {:?})]", field.name);
+            }
+            let _ = writeln!(out, "        pub {field_name}: {},", rust_type(module, &field.ty));
         }
         out.push_str("    }\n\n");
         if queried.contains(&id) {
