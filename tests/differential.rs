@@ -225,11 +225,11 @@ fn transcript(module: &Module) -> Vec<Request> {
     out.push(Request { method: "GET".into(), path: "/no/such/route".into(), content_type: None, body: String::new() });
     if let Some(route) = module.routes.first() {
         let other = if route.method.name() == "DELETE" { "PATCH" } else { "DELETE" };
-        let path = route.path.replace('{', "").replace('}', "");
+        let path = route.path.replace(['{', '}'], "");
         out.push(Request { method: other.into(), path, content_type: None, body: String::new() });
     }
     if let Some(route) = module.routes.iter().find(|r| matches!(r.method.name(), "POST" | "PUT")) {
-        let path = route.path.replace('{', "").replace('}', "");
+        let path = route.path.replace(['{', '}'], "");
         let body = format!("{{\"name\":\"{}\"}}", "x".repeat(2 << 20));
         out.push(Request { method: route.method.name().into(), path, content_type: Some("application/json"), body });
     }
@@ -290,13 +290,23 @@ fn all_rows(db: &Path, module: &Module) -> Vec<String> {
 /// Runs the transcript against a fresh build of `source` by `backend`.
 fn run(source: &str, backend: Backend, requests: &[Request], module: &Module) -> (Vec<Answer>, Vec<String>) {
     let exe: PathBuf = build(source, backend);
-    let db = temp_dir("differential").join("service.db");
+    let dir = temp_dir("differential");
+    let db = dir.join("service.db");
+    let log = std::fs::File::create(dir.join("service.log")).expect("the log file");
     // A short request timeout: the transcript's largest integers make some handlers loop for
     // minutes (a bulk insert of 10^8 rows), which then answer 503 on both builds, and the LLVM
     // build's frame is cancelled in the middle of an await.
-    let server = Server::start(&exe, &db, Stdio::null(), &["--timeout-ms", "2000"]);
+    let server = Server::start(&exe, &db, Stdio::from(log), &["--timeout-ms", "2000"]);
     let answers: Vec<Answer> = requests.iter().map(|r| send(&server, r)).collect();
     assert!(server.stop().success(), "{source} on {backend:?} stops cleanly");
+    // The LLVM build's code owns nothing once every request has ended, cancelled ones (the
+    // timeouts) included, unless a handler trapped: a trapped frame is leaked on purpose.
+    let trapped = answers.iter().any(|a| a.status == 500 && String::from_utf8_lossy(&a.body).contains("\"trap\""));
+    if backend == Backend::Llvm && !trapped {
+        let log = std::fs::read_to_string(dir.join("service.log")).expect("the log");
+        let owned = log.lines().find_map(|l| l.split("still owns at shutdown: ").nth(1)?.split_whitespace().next());
+        assert_eq!(owned, Some("0"), "{source}: the LLVM build leaked; its log:\n{log}");
+    }
     (answers, all_rows(&db, module))
 }
 

@@ -11,9 +11,12 @@
 //!
 //! - `i8* nagi.new.f(params)`: allocates the frame (`nagi_rt_alloc`), stores the arguments into
 //!   the parameters' fields, state 0. Nothing runs yet.
-//! - `i1 nagi.poll.f(i8* frame, i8* cx)`: runs from where the state says until the next await
-//!   that is not ready (returns 0) or a `return` (stores the result, state -1, returns 1). `cx`
-//!   is the runtime's task context (`std::task::Context`), passed through to what is awaited.
+//! - `i32 nagi.poll.f(i8* frame, i8* cx)`: runs from where the state says until the next await
+//!   that is not ready (returns 0) or a `return` (stores the result, state -1, returns 1). When
+//!   what it awaits failed (a database error; the callee returned 2), it returns 2 and stays
+//!   suspended at that await, so that its owner drops it as it drops a cancelled frame: a
+//!   failure frees everything. `cx` is the runtime's task context (`std::task::Context`),
+//!   passed through to what is awaited.
 //! - `void nagi.drop.f(i8* frame)`: cancels a frame that has not returned: drops exactly the
 //!   values its state says are live (the owned parameters in state 0; at the `k`-th await, the
 //!   owned locals the verifier's flow analysis found live there, [`nagi_low::verifier::suspensions`],
@@ -28,7 +31,6 @@
 
 use std::collections::BTreeMap;
 
-use inkwell::IntPredicate;
 use inkwell::basic_block::BasicBlock;
 use inkwell::module::Linkage;
 use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum, StructType};
@@ -118,7 +120,7 @@ pub(crate) fn declare<'ctx>(cx: &Cx<'ctx, '_>, id: FuncId, func: &FunctionData) 
     Ok(Frame {
         st,
         new: internal("new", bytes.fn_type(&params, false)),
-        poll: internal("poll", c.bool_type().fn_type(&[bytes.into(), bytes.into()], false)),
+        poll: internal("poll", c.i32_type().fn_type(&[bytes.into(), bytes.into()], false)),
         drop: internal("drop", void.fn_type(&[bytes.into()], false)),
         free: internal("free", void.fn_type(&[bytes.into()], false)),
         counters,
@@ -255,6 +257,8 @@ pub(crate) struct Poll<'ctx> {
     st: StructType<'ctx>,
     task_cx: PointerValue<'ctx>,
     pending: BasicBlock<'ctx>,
+    /// Returns 2: what the frame awaits failed, and the frame stays suspended there.
+    failed: BasicBlock<'ctx>,
     /// The resume block of each await, in await order, filled in as the body is emitted.
     resumes: Vec<Option<BasicBlock<'ctx>>>,
     /// Where each counted `for` keeps its end bound.
@@ -292,9 +296,12 @@ pub(crate) fn poll_slots<'ctx>(
         ends.insert(op, ir::field(b, frame.st, fr, field, "for.end")?);
     }
     let pending = cx.context.append_basic_block(frame.poll, "pending");
+    let failed = cx.context.append_basic_block(frame.poll, "failed");
     let here = b.get_insert_block();
     b.position_at_end(pending);
-    b.build_return(Some(&cx.context.bool_type().const_zero()))?;
+    b.build_return(Some(&cx.context.i32_type().const_zero()))?;
+    b.position_at_end(failed);
+    b.build_return(Some(&cx.context.i32_type().const_int(2, false)))?;
     if let Some(here) = here {
         b.position_at_end(here);
     }
@@ -303,6 +310,7 @@ pub(crate) fn poll_slots<'ctx>(
         st: frame.st,
         task_cx: task_cx.into_pointer_value(),
         pending,
+        failed,
         resumes: vec![None; frame.awaits.len()],
         ends,
     };
@@ -348,15 +356,15 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
             b.build_store(ir::field(b, st, frame, RESULT, "result")?, v)?;
         }
         b.build_store(ir::field(b, st, frame, STATE, "state")?, cx.context.i32_type().const_int(DONE, false))?;
-        b.build_return(Some(&cx.context.bool_type().const_int(1, false)))?;
+        b.build_return(Some(&cx.context.i32_type().const_int(1, false)))?;
         Ok(())
     }
 
     /// Suspends at await `op`, whose pending callee (a child frame or a runtime operation) is
     /// `pending`: keeps it in the frame, sets the state, and emits the resume block, which polls
-    /// it with `poll_child` (an `i1` or `i32`, non-zero when ready) and returns pending until it
-    /// is ready. Leaves the builder in the block that runs once it is ready, with the pending
-    /// callee's pointer.
+    /// it with `poll_child` (an `i32`: 0 pending, 1 ready, 2 failed) and returns 0 while it
+    /// waits and 2 if it failed (the frame stays suspended here). Leaves the builder in the
+    /// block that runs once it is ready, with the pending callee's pointer.
     pub(crate) fn suspend(
         &mut self,
         op: OpId,
@@ -373,7 +381,7 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
         let k = frame.await_index(op)?;
         let field = frame.first_child + k as u32;
         let poll = self.poll.as_ref().ok_or_else(|| Error::internal("an await outside a poll function"))?;
-        let (fr, st, task_cx, pending_block) = (poll.frame, poll.st, poll.task_cx, poll.pending);
+        let (fr, st, task_cx, pending_block, failed) = (poll.frame, poll.st, poll.task_cx, poll.pending, poll.failed);
         b.build_store(ir::field(b, st, fr, field, "child")?, pending)?;
         b.build_store(ir::field(b, st, fr, STATE, "state")?, cx.context.i32_type().const_int(k as u64 + 1, false))?;
         let resume = self.block(&format!("resume{}", k + 1));
@@ -381,10 +389,9 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
         b.build_unconditional_branch(resume)?;
         b.position_at_end(resume);
         let child = ir::load_field(b, st, fr, field, "child")?.into_pointer_value();
-        let flag = poll_child(self, child, task_cx)?;
-        let zero = flag.get_type().const_zero();
-        let is_ready = b.build_int_compare(IntPredicate::NE, flag, zero, "ready")?;
-        b.build_conditional_branch(is_ready, ready, pending_block)?;
+        let polled = poll_child(self, child, task_cx)?;
+        let i32t = cx.context.i32_type();
+        b.build_switch(polled, failed, &[(i32t.const_zero(), pending_block), (i32t.const_int(1, false), ready)])?;
         b.position_at_end(ready);
         if let Some(poll) = self.poll.as_mut() {
             poll.resumes[k] = Some(resume);

@@ -12,9 +12,9 @@
 //!
 //! `nagi.guarded_poll(poll, frame, cx) -> i32` is the one place where emitted code is entered
 //! from a request: it registers a `jmp_buf` with the runtime and calls `_setjmp`, so a trap
-//! inside the handler (or a database error, which the Rust path raises as a panic) comes back
-//! here by `longjmp` and answers 2, instead of unwinding through frames that have no unwind
-//! tables. 0 is pending, 1 ready.
+//! inside the handler comes back here by `longjmp` and answers 3, instead of unwinding through
+//! frames that have no unwind tables. Otherwise it answers what the poll answered: 0 pending,
+//! 1 ready, 2 failed (a database error; the frame is to be dropped).
 
 use inkwell::attributes::AttributeLoc;
 use inkwell::module::Linkage;
@@ -67,13 +67,13 @@ pub(crate) fn emit(cx: &Cx<'_, '_>) -> Result<(), Error> {
     Ok(())
 }
 
-/// `i32 nagi.guarded_poll(i1 (i8*, i8*)* poll, i8* frame, i8* cx)`, as the module doc says.
+/// `i32 nagi.guarded_poll(i32 (i8*, i8*)* poll, i8* frame, i8* cx)`, as the module doc says.
 fn guarded_poll<'ctx>(cx: &Cx<'ctx, '_>) -> Result<FunctionValue<'ctx>, Error> {
     let c = cx.context;
     let b = &cx.builder;
     let bytes = cx.layouts.byte_ptr();
     let poll_type =
-        c.bool_type().fn_type(&[bytes.into(), bytes.into()], false).ptr_type(inkwell::AddressSpace::default());
+        c.i32_type().fn_type(&[bytes.into(), bytes.into()], false).ptr_type(inkwell::AddressSpace::default());
     let ty = c.i32_type().fn_type(&[poll_type.into(), bytes.into(), bytes.into()], false);
     let f = cx.module.add_function("nagi.guarded_poll", ty, Some(Linkage::Internal));
     cx.nounwind(f);
@@ -110,11 +110,10 @@ fn guarded_poll<'ctx>(cx: &Cx<'ctx, '_>) -> Result<FunctionValue<'ctx>, Error> {
         .basic()
         .ok_or_else(|| Error::internal("poll returns nothing"))?;
     runtime_calls::call(cx, Rt::GuardLeave, &[previous.into()])?;
-    let ready = b.build_int_z_extend(ready.into_int_value(), c.i32_type(), "ready.i32")?;
     b.build_return(Some(&ready))?;
     b.position_at_end(trapped);
     runtime_calls::call(cx, Rt::GuardLeave, &[previous.into()])?;
-    b.build_return(Some(&c.i32_type().const_int(2, false)))?;
+    b.build_return(Some(&c.i32_type().const_int(3, false)))?;
     Ok(f)
 }
 
@@ -287,7 +286,7 @@ fn sync_adapters<'ctx>(
     b.build_store(ir::field(b, st, typed, 2, "args")?, moved)?;
     b.build_return(Some(&raw))?;
 
-    let poll = adapter(cx, index, "poll", c.bool_type().fn_type(&[bytes.into(), bytes.into()], false));
+    let poll = adapter(cx, index, "poll", c.i32_type().fn_type(&[bytes.into(), bytes.into()], false));
     let typed = frames::typed(cx, st, nth_pointer(poll, 0)?)?;
     let block = ir::field(b, st, typed, 2, "args")?;
     let values = load_args(cx, handler, args, block)?;
@@ -296,7 +295,7 @@ fn sync_adapters<'ctx>(
         b.build_store(ir::field(b, st, typed, RESULT, "result")?, result)?;
     }
     b.build_store(ir::field(b, st, typed, STATE, "state")?, c.i32_type().const_int(DONE, false))?;
-    b.build_return(Some(&c.bool_type().const_int(1, false)))?;
+    b.build_return(Some(&c.i32_type().const_int(1, false)))?;
 
     let drop = adapter(cx, index, "drop", void.fn_type(&[bytes.into()], false));
     let raw = nth_pointer(drop, 0)?;

@@ -25,7 +25,7 @@ fn a_service_gets_its_tables_and_one_guarded_poll() {
     assert!(ir.contains("@nagi.service = private constant"), "{ir}");
     assert!(ir.contains("call i32 @nagi_rt_serve("), "{ir}");
     // A sync handler gets a small frame whose poll calls it once.
-    assert!(ir.contains("define internal i1 @nagi.route0.poll("), "{ir}");
+    assert!(ir.contains("define internal i32 @nagi.route0.poll("), "{ir}");
     assert!(ir.contains("call i64 @nagi.fn.list()"), "{ir}");
     // The guard is the one place that calls `_setjmp`, which must be known to return twice.
     assert_eq!(ir.matches("call i32 @_setjmp(").count(), 1, "{ir}");
@@ -37,9 +37,12 @@ fn an_await_suspends_the_frame_and_a_cancelled_frame_drops_what_is_live_there() 
     let db = "nagi-low 1\nmodule d\n\nasync fn $f() -> unit {\n  let %s: String\n  %s = string \"kept\"\n  \
               await rtcall db.begin()\n  drop %s\n  return\n}\n";
     let ir = ir(db).expect("the database is supported");
-    assert!(ir.contains("define internal i1 @nagi.poll.f(i8* %0, i8* %1)"), "{ir}");
+    assert!(ir.contains("define internal i32 @nagi.poll.f(i8* %0, i8* %1)"), "{ir}");
     assert!(ir.contains("call i32 @nagi_rt_op_poll("), "{ir}");
     assert!(ir.contains("i32 1, label %resume1"), "{ir}");
+    // A failed operation makes the poll answer 2 and leaves the frame suspended, to be dropped.
+    assert!(ir.contains("label %failed [\n    i32 0, label %pending\n    i32 1, label %ready1"), "{ir}");
+    assert!(ir.contains("ret i32 2"), "{ir}");
     // Cancelled while `db.begin` is pending, the frame drops the string and the operation.
     let drop = &ir[ir.find("define internal void @nagi.drop.f(").expect("a drop function")..];
     let at_await = &drop[drop.find("drop.await1:").expect("a drop block for the await")..];

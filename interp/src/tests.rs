@@ -298,7 +298,7 @@ fn mutate_constants(text: &str, rng: &mut Rng) -> String {
         let suffix = rest[at..].starts_with("_i32") || rest[at..].starts_with("_i64");
         let before = rest[..at].trim_end_matches(|c: char| c.is_ascii_digit());
         let before = before.strip_suffix('-').unwrap_or(before);
-        if suffix && before.len() < at && rng.next() % 3 == 0 {
+        if suffix && before.len() < at && rng.next().is_multiple_of(3) {
             // Every value fits an i32, so the constant stays in range.
             out.push_str(before);
             out.push_str(VALUES[(rng.next() % VALUES.len() as u64) as usize]);

@@ -332,8 +332,7 @@ impl Gen<'_, '_> {
     /// A `P` literal with its fields in a random order (evaluated as written), then reads of
     /// its fields.
     fn class_literal(&mut self) -> Result<()> {
-        let mut fields =
-            vec![("a", self.expr(Ty::I64, 2)?), ("b", self.expr(Ty::F64, 2)?), ("c", self.expr(Ty::Str, 2)?)];
+        let mut fields = [("a", self.expr(Ty::I64, 2)?), ("b", self.expr(Ty::F64, 2)?), ("c", self.expr(Ty::Str, 2)?)];
         for i in (1..fields.len()).rev() {
             let j = self.u.int_in_range(0..=i)?;
             fields.swap(i, j);

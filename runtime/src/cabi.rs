@@ -30,6 +30,7 @@
 //! vouches for; the `// SAFETY:` comments say what the emitted code guarantees.
 
 use std::alloc::{self, Layout};
+use std::sync::atomic::{AtomicI64, Ordering};
 
 use crate::trap::{HookMode, install_hook};
 
@@ -117,6 +118,23 @@ fn layout(size: usize, align: usize) -> Layout {
     }
 }
 
+/// How many buffers emitted code owns right now: every buffer handed to it (allocated by
+/// [`nagi_rt_alloc`] or [`nagi_rt_grow`], or a string or array the runtime wrote into its memory)
+/// counts one until [`nagi_rt_free`] frees it. Frames are such buffers too, so a service whose
+/// requests have all ended holds none unless one leaked (a trapped handler leaks on purpose); the
+/// LLVM path's service reports the count when it stops.
+static LIVE_BUFFERS: AtomicI64 = AtomicI64::new(0);
+
+/// The number of buffers emitted code owns now (see [`LIVE_BUFFERS`]).
+pub fn live_buffers() -> i64 {
+    LIVE_BUFFERS.load(Ordering::Relaxed)
+}
+
+/// Counts a buffer handed to emitted code.
+fn handed_over() {
+    LIVE_BUFFERS.fetch_add(1, Ordering::Relaxed);
+}
+
 /// Allocates `layout` through Rust's global allocator; a zero size allocates nothing and gives
 /// a dangling, aligned, non-null pointer. Out of memory aborts, as on the Rust path. Never
 /// traps, so Rust code holding values may call it.
@@ -129,6 +147,7 @@ fn allocate(layout: Layout) -> *mut u8 {
     if ptr.is_null() {
         alloc::handle_alloc_error(layout);
     }
+    handed_over();
     ptr
 }
 
@@ -150,6 +169,7 @@ pub unsafe extern "C" fn nagi_rt_free(ptr: *mut u8, size: usize, align: usize) {
     if size == 0 || ptr.is_null() {
         return;
     }
+    LIVE_BUFFERS.fetch_sub(1, Ordering::Relaxed);
     // SAFETY: the caller allocated `ptr` with this layout.
     unsafe { alloc::dealloc(ptr, layout(size, align)) }
 }
@@ -177,6 +197,7 @@ pub unsafe extern "C" fn nagi_rt_grow(array: *mut RawArray, elem_size: usize, el
     };
     let new_layout = layout(new_size, elem_align);
     let ptr = if array.cap == 0 {
+        handed_over();
         // SAFETY: the layout has a non-zero size.
         unsafe { alloc::alloc(new_layout) }
     } else {
@@ -194,6 +215,9 @@ pub unsafe extern "C" fn nagi_rt_grow(array: *mut RawArray, elem_size: usize, el
 /// Moves a string's bytes into the emitted layout without copying. The buffer was allocated
 /// by the global allocator with `cap` bytes at alignment 1, which is how emitted code frees it.
 fn into_raw(bytes: Vec<u8>) -> RawString {
+    if bytes.capacity() > 0 {
+        handed_over();
+    }
     let mut bytes = std::mem::ManuallyDrop::new(bytes);
     RawString { ptr: bytes.as_mut_ptr(), len: bytes.len(), cap: bytes.capacity() }
 }

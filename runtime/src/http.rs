@@ -463,6 +463,12 @@ where
         crate::db::set_default(None);
     }
     database.close().await;
+    if service.routes.iter().any(|route| matches!(route.handler, Handler::Llvm(_))) {
+        // Every request has ended, so compiled code should own nothing now: a leak check that
+        // costs nothing while serving.
+        let buffers = crate::cabi::live_buffers();
+        tracing::info!(target: "nagi::memory", buffers, "buffers the compiled code still owns at shutdown: {buffers}");
+    }
     tracing::info!(target: "nagi", "stopped");
     Ok(())
 }

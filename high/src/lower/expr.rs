@@ -50,7 +50,7 @@ impl FnCx<'_> {
             ExprKind::Bool(v) => Operand::Const(Constant::Bool(*v)),
             // A pinned copy-type local is read now, into a temporary, below.
             ExprKind::Place(Place::Local(local))
-                if !self.bindings[*local].is_ref && !(expr.ty.is_copy() && self.pinned.contains(expr)) =>
+                if !(self.bindings[*local].is_ref || expr.ty.is_copy() && self.pinned.contains(expr)) =>
             {
                 let low = self.bindings[*local].low;
                 if expr.ty.is_copy() {

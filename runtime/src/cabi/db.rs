@@ -18,7 +18,7 @@ use std::pin::Pin;
 use std::ptr;
 use std::task::{Context, Poll};
 
-use super::guard::{Payload, fail, fail_with};
+use super::guard::fail;
 use super::json::{self, TypeDesc};
 use crate::db::{self, SqlValue};
 use crate::shaped_json::{Kind, Value};
@@ -36,6 +36,9 @@ enum OpState {
     Running(Pin<Box<dyn Future<Output = Outcome> + Send>>),
     /// Its result, until [`nagi_rt_op_finish`] writes it.
     Ready(Outcome),
+    /// It failed; the failure's payload is in the guard's failure slot, and the frame that holds
+    /// the operation is dropped (with it) by its owner.
+    Failed,
 }
 
 /// What a finished operation gives.
@@ -194,47 +197,37 @@ pub extern "C" fn nagi_rt_db_rollback() -> *mut PendingOp {
 }
 
 /// Polls an operation: 0 while it waits (the waker in `cx` is woken when to poll again), 1 once
-/// it is ready (and on every later poll). An operation that fails (a database error, answered
-/// as the Rust path answers it) fails like a trap: the operation is freed, and the failure
-/// jumps to the handler's guard (see [`super::guard`]), which never resumes the frame that held
-/// the operation.
+/// it is ready (and on every later poll), 2 when it failed (a database error, answered as the
+/// Rust path answers it): the failure's payload is then stored for the handler's future
+/// ([`super::guard::store_failure`]), the operation stays allocated (and answers 2 again), and
+/// the emitted frame returns 2 from its own poll, still suspended at this await, so that its
+/// owner drops it, and this operation with it, as it would drop a cancelled frame. A failure
+/// leaks nothing.
 ///
 /// # Safety
 /// `op` is a pending operation, not finished or dropped; `cx` is the `Context` pointer that the
 /// runtime passed to the frame's poll, in that same poll.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nagi_rt_op_poll(op: *mut PendingOp, cx: *mut u8) -> i32 {
-    // SAFETY: forwarded from the caller. The result is a plain value; its payload is moved into
-    // `fail_with`, so this frame holds nothing with a destructor when that jumps.
-    match unsafe { poll_op(op, cx) } {
-        Ok(ready) => i32::from(ready),
-        Err(payload) => fail_with(payload),
-    }
-}
-
-/// The body of [`nagi_rt_op_poll`]: whether the operation is ready, or its failure's payload
-/// (the operation freed).
-///
-/// # Safety
-/// As [`nagi_rt_op_poll`].
-unsafe fn poll_op(op: *mut PendingOp, cx: *mut u8) -> Result<bool, Payload> {
     // SAFETY: `op` is a live operation that emitted code lends for this call.
     let pending = unsafe { &mut *op };
-    let OpState::Running(future) = &mut pending.state else { return Ok(true) };
+    let future = match &mut pending.state {
+        OpState::Running(future) => future,
+        OpState::Ready(_) => return 1,
+        OpState::Failed => return 2,
+    };
     // SAFETY: `cx` is the runtime's `&mut Context` of the poll this call runs in.
     let cx = unsafe { &mut *cx.cast::<Context<'_>>() };
     match panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
-        Ok(Poll::Pending) => Ok(false),
+        Ok(Poll::Pending) => 0,
         Ok(Poll::Ready(outcome)) => {
             pending.state = OpState::Ready(outcome);
-            Ok(true)
+            1
         }
         Err(payload) => {
-            // The trap that follows leaks the frame holding `op` and never resumes it, so the
-            // operation is freed here.
-            // SAFETY: `op` came from `pending` (a `Box`) and nothing uses it after this.
-            drop(unsafe { Box::from_raw(op) });
-            Err(payload)
+            pending.state = OpState::Failed;
+            super::guard::store_failure(payload);
+            2
         }
     }
 }
@@ -258,6 +251,7 @@ pub unsafe extern "C" fn nagi_rt_op_finish(op: *mut PendingOp, out: *mut u8) {
             drop(future);
             fail("a database operation was finished before it was ready".to_owned())
         }
+        OpState::Failed => fail("a database operation was finished after it failed".to_owned()),
     }
 }
 

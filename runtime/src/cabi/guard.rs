@@ -9,7 +9,7 @@
 //! failure in a runtime function called under the guard (`fail`, `fail_with`) raises the trap
 //! as the runtime's own panic and catches it at once (so the panic hook logs it exactly as it logs
 //! a trap in a handler of the Rust path), stores the caught payload in this thread's failure slot,
-//! and `longjmp`s to the guard; `guarded_poll` then returns 2, and the handler's future takes the
+//! and `longjmp`s to the guard; `guarded_poll` then returns 3, and the handler's future takes the
 //! payload (`take_failure`) and resumes unwinding with it in Rust frames, where the per-request
 //! wrapper answers it. Without a guard, a failure ends the process as it always did: stdout
 //! flushed, status 101.
@@ -100,8 +100,15 @@ pub(crate) fn fail_with(payload: Payload) -> ! {
     unsafe { longjmp(guard.cast(), 1) }
 }
 
+/// Stores the payload of a failure that does not jump: a database operation that failed, whose
+/// frame returns 2 from its poll and is dropped by its owner (`cabi::db`). The handler's future
+/// takes it as it takes a trap's.
+pub(crate) fn store_failure(payload: Payload) {
+    FAILURE.with(|slot| slot.set(Some(payload)));
+}
+
 /// Takes the payload of the failure that last jumped to a guard on this thread, if any (the
-/// handler's future, after its `guarded_poll` returned 2).
+/// handler's future, after its `guarded_poll` returned 2 or 3).
 pub(crate) fn take_failure() -> Option<Payload> {
     FAILURE.with(Cell::take)
 }
@@ -115,15 +122,15 @@ mod tests {
     use crate::cabi::testing::guarded_poll;
     use crate::cabi::{nagi_rt_index_out_of_range, nagi_rt_trap};
 
-    unsafe extern "C" fn ready(_frame: *mut u8, _cx: *mut u8) -> bool {
-        true
+    unsafe extern "C" fn ready(_frame: *mut u8, _cx: *mut u8) -> i32 {
+        1
     }
 
-    unsafe extern "C" fn pending(_frame: *mut u8, _cx: *mut u8) -> bool {
-        false
+    unsafe extern "C" fn pending(_frame: *mut u8, _cx: *mut u8) -> i32 {
+        0
     }
 
-    unsafe extern "C" fn traps(frame: *mut u8, _cx: *mut u8) -> bool {
+    unsafe extern "C" fn traps(frame: *mut u8, _cx: *mut u8) -> i32 {
         // SAFETY: the test's frame is one writable byte.
         unsafe { frame.write(1) };
         let message = "boom";
@@ -131,18 +138,18 @@ mod tests {
         unsafe { nagi_rt_trap(message.as_ptr(), message.len()) }
     }
 
-    unsafe extern "C" fn out_of_range(_frame: *mut u8, _cx: *mut u8) -> bool {
+    unsafe extern "C" fn out_of_range(_frame: *mut u8, _cx: *mut u8) -> i32 {
         nagi_rt_index_out_of_range(5, 2)
     }
 
     /// A poll whose own guarded poll traps: the inner trap returns to the inner guard only.
-    unsafe extern "C" fn nested(frame: *mut u8, cx: *mut u8) -> bool {
+    unsafe extern "C" fn nested(frame: *mut u8, cx: *mut u8) -> i32 {
         // SAFETY: `traps` follows the protocol; the frame is one writable byte.
         unsafe {
             let inner = guarded_poll(traps, frame, cx);
             frame.write(10 + u8::try_from(inner).unwrap_or(0));
         }
-        true
+        1
     }
 
     fn no_guard() -> bool {
@@ -162,14 +169,14 @@ mod tests {
         assert_eq!(unsafe { guarded_poll(ready, frame, cx) }, 1);
         assert_eq!(unsafe { guarded_poll(pending, frame, cx) }, 0);
         assert!(no_guard() && take_failure().is_none());
-        assert_eq!(unsafe { guarded_poll(traps, frame, cx) }, 2);
+        assert_eq!(unsafe { guarded_poll(traps, frame, cx) }, 3);
         assert!(no_guard());
         assert_eq!((byte, trap_message()), (1, Some("boom".to_owned())));
         assert!(take_failure().is_none(), "the payload is taken once");
-        assert_eq!(unsafe { guarded_poll(out_of_range, frame, cx) }, 2);
+        assert_eq!(unsafe { guarded_poll(out_of_range, frame, cx) }, 3);
         assert_eq!(trap_message(), Some(crate::ops::index_message(5, 2)));
         assert_eq!(unsafe { guarded_poll(nested, frame, cx) }, 1);
         assert!(no_guard());
-        assert_eq!((byte, trap_message()), (12, Some("boom".to_owned())));
+        assert_eq!((byte, trap_message()), (13, Some("boom".to_owned())));
     }
 }

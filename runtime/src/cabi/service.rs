@@ -26,14 +26,14 @@ use crate::shaped_json::{Kind, Value};
 
 /// `start`: moves the handler's arguments out of an argument block into a new frame, returns it.
 pub type StartFn = unsafe extern "C" fn(args: *mut u8) -> *mut u8;
-/// `poll`: runs a frame until it waits (false) or has its result (true). Only `guarded_poll`
-/// calls it.
-pub type PollFn = unsafe extern "C" fn(frame: *mut u8, cx: *mut u8) -> bool;
+/// `poll`: runs a frame until it waits (0), has its result (1), or failed (2: an awaited
+/// operation failed; the frame is left suspended, to be dropped). Only `guarded_poll` calls it.
+pub type PollFn = unsafe extern "C" fn(frame: *mut u8, cx: *mut u8) -> i32;
 /// `drop` (a frame that is not finished) or `finish` (a frame whose poll returned true): drops
 /// the values the frame holds and frees it.
 pub type FrameFn = unsafe extern "C" fn(frame: *mut u8);
 /// The emitted `guarded_poll`: calls `poll(frame, cx)` under a guard; 0 pending, 1 ready,
-/// 2 trapped.
+/// 2 failed (the frame must be dropped), 3 trapped (the frame is leaked).
 pub type GuardedPollFn = unsafe extern "C" fn(poll: PollFn, frame: *mut u8, cx: *mut u8) -> i32;
 
 /// [`ParamDesc::source`]: a path parameter (`{name}` in the route).
@@ -311,6 +311,17 @@ impl Future for RouteFuture {
                 unsafe { (desc.finish)(frame) };
                 Poll::Ready(reply)
             }
+            2 => {
+                // An awaited operation failed (a database error): the frame stopped at that
+                // await as a pending frame does, so dropping it frees everything it holds.
+                this.state = State::Done;
+                // SAFETY: the frame is started, not finished, and is freed exactly once, here.
+                unsafe { (desc.drop)(frame) };
+                match super::guard::take_failure() {
+                    Some(payload) => std::panic::resume_unwind(payload),
+                    None => panic!("the handler's poll reported a failure, but none was stored"),
+                }
+            }
             _ => {
                 // The handler trapped in the middle of its code. Its frame is leaked on purpose:
                 // which of its values are live at that point is known only to the emitted code,
@@ -355,10 +366,9 @@ fn start(desc: &RouteDesc, request: &Request) -> *mut u8 {
     // SAFETY: every parameter is written; `start` moves the values out, so the block is freed
     // below without dropping anything.
     let frame = unsafe { (desc.start)(args) };
-    if layout.size() != 0 {
-        // SAFETY: `args` was allocated above with this layout.
-        unsafe { std::alloc::dealloc(args, layout) };
-    }
+    // SAFETY: `args` was allocated above with this layout; freeing it through the ABI keeps the
+    // count of buffers emitted code owns exact.
+    unsafe { super::nagi_rt_free(args, layout.size(), layout.align()) };
     assert!(!frame.is_null(), "a route's start returned no frame");
     frame
 }

@@ -100,11 +100,11 @@ pub(crate) fn offset(class: &TypeDesc, i: usize) -> usize {
 }
 
 /// A frame's poll, as `cabi::service::PollFn`.
-pub(crate) type PollFn = unsafe extern "C" fn(frame: *mut u8, cx: *mut u8) -> bool;
+pub(crate) type PollFn = unsafe extern "C" fn(frame: *mut u8, cx: *mut u8) -> i32;
 
 /// A `guarded_poll` written as the LLVM emitter writes it (`docs/c-abi.md`), in assembly so
 /// that `_setjmp` is called from a frame that no compiler reasons about: the guard set around
-/// the poll, 2 when a trap jumped back to it.
+/// the poll's own answer (0, 1, 2), or 3 when a trap jumped back to it.
 ///
 /// # Safety
 /// As the emitted function: `poll` and `frame` follow the frame protocol.
@@ -154,7 +154,7 @@ std::arch::global_asm!(
     "mov rdi, r13",
     "mov rsi, r14",
     "call r12",
-    "movzx r12d, al",
+    "mov r12d, eax",
     "mov rdi, rbx",
     "call {leave}",
     "mov eax, r12d",
@@ -162,7 +162,7 @@ std::arch::global_asm!(
     "2:",
     "mov rdi, rbx",
     "call {leave}",
-    "mov eax, 2",
+    "mov eax, 3",
     "3:",
     "add rsp, 512",
     "pop r14",

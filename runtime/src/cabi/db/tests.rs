@@ -172,13 +172,13 @@ async fn rows_decode_by_descriptor_as_by_from_row() {
 }
 
 /// A frame that holds one operation, polled as a handler frame polls it.
-unsafe extern "C" fn poll_op_frame(frame: *mut u8, cx: *mut u8) -> bool {
+unsafe extern "C" fn poll_op_frame(frame: *mut u8, cx: *mut u8) -> i32 {
     // SAFETY: the frame is the test's pointer to a live operation.
-    unsafe { nagi_rt_op_poll(frame.cast::<*mut PendingOp>().read(), cx) != 0 }
+    unsafe { nagi_rt_op_poll(frame.cast::<*mut PendingOp>().read(), cx) }
 }
 
 /// Polls `op` to completion under a guard, as a handler's future does: ready, or the failure's
-/// payload (the operation is then freed).
+/// payload (the failed operation is then dropped, as its frame's owner would).
 async fn run_op(mut op: *mut PendingOp) -> Result<(), Payload> {
     std::future::poll_fn(|cx| {
         let frame = ptr::from_mut(&mut op).cast::<u8>();
@@ -186,7 +186,11 @@ async fn run_op(mut op: *mut PendingOp) -> Result<(), Payload> {
         match unsafe { t::guarded_poll(poll_op_frame, frame, ptr::from_mut(cx).cast()) } {
             0 => Poll::Pending,
             1 => Poll::Ready(Ok(())),
-            _ => Poll::Ready(Err(take_failure().expect("a failure's payload"))),
+            _ => {
+                // SAFETY: the failed operation is not used again.
+                unsafe { nagi_rt_op_drop(op) };
+                Poll::Ready(Err(take_failure().expect("a failure's payload")))
+            }
         }
     })
     .await
@@ -316,14 +320,14 @@ async fn operations_run_the_rust_path_statements() {
     // A descriptor of the wrong kind traps; an operation never polled is dropped.
     let wrong = in_request(&db, 5, async {
         /// A frame holding a class descriptor, which it passes where `query_one` wants an option.
-        unsafe extern "C" fn query_with_a_class(frame: *mut u8, _cx: *mut u8) -> bool {
+        unsafe extern "C" fn query_with_a_class(frame: *mut u8, _cx: *mut u8) -> i32 {
             let sql = "SELECT id, name, score FROM pairs";
             // SAFETY: a fresh argument list; the class descriptor is static.
             unsafe {
                 let pair = frame.cast::<*const TypeDesc>().read();
                 nagi_rt_db_query(sql.as_ptr(), sql.len(), nagi_rt_sql_args(), pair, 1);
             }
-            true
+            1
         }
         let mut class: *const TypeDesc = pair;
         // SAFETY: the poll follows the protocol.
@@ -334,7 +338,7 @@ async fn operations_run_the_rust_path_statements() {
         (outcome, take_failure().and_then(|p| p.downcast::<Trap>().ok()).map(|trap| trap.message))
     });
     let (outcome, message) = wrong.await.expect("no unwinding");
-    assert_eq!(outcome, 2);
+    assert_eq!(outcome, 3, "a trap");
     assert!(message.is_some_and(|m| m.contains("not of Class")));
     database.close().await;
 }

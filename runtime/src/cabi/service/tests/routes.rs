@@ -221,14 +221,16 @@ unsafe fn free<A, R>(f: *mut u8) {
     }
 }
 
-/// Polls the frame's operation; writes its result at `out` once ready.
-unsafe fn await_op<A, R>(f: &mut Frame<A, R>, cx: *mut u8, out: *mut u8) -> bool {
-    if unsafe { nagi_rt_op_poll(f.op, cx) } == 0 {
-        return false;
+/// Polls the frame's operation as emitted code does: 0 while it waits, 2 when it failed (the
+/// operation stays in the frame, which its owner drops), else writes its result at `out` and 1.
+unsafe fn await_op<A, R>(f: &mut Frame<A, R>, cx: *mut u8, out: *mut u8) -> i32 {
+    let polled = unsafe { nagi_rt_op_poll(f.op, cx) };
+    if polled != 1 {
+        return polled;
     }
     unsafe { nagi_rt_op_finish(f.op, out) };
     f.op = ptr::null_mut();
-    true
+    1
 }
 
 unsafe fn insert_args(p: &PersonC) -> *mut crate::cabi::db::SqlArgs {
@@ -241,7 +243,7 @@ unsafe fn insert_args(p: &PersonC) -> *mut crate::cabi::db::SqlArgs {
     }
 }
 
-unsafe extern "C" fn create_poll(fp: *mut u8, cx: *mut u8) -> bool {
+unsafe extern "C" fn create_poll(fp: *mut u8, cx: *mut u8) -> i32 {
     let f = unsafe { frame::<PersonC, PersonC>(fp) };
     unsafe {
         if f.state == 0 {
@@ -249,12 +251,13 @@ unsafe extern "C" fn create_poll(fp: *mut u8, cx: *mut u8) -> bool {
             f.state = 1;
         }
         let mut changed = 0_i64;
-        if !await_op(f, cx, ptr::from_mut(&mut changed).cast()) {
-            return false;
+        let polled = await_op(f, cx, ptr::from_mut(&mut changed).cast());
+        if polled != 1 {
+            return polled;
         }
         f.result = f.args;
     }
-    true
+    1
 }
 
 unsafe extern "C" fn create_drop(fp: *mut u8) {
@@ -271,7 +274,7 @@ unsafe extern "C" fn create_finish(fp: *mut u8) {
     }
 }
 
-unsafe extern "C" fn read_poll(fp: *mut u8, cx: *mut u8) -> bool {
+unsafe extern "C" fn read_poll(fp: *mut u8, cx: *mut u8) -> i32 {
     let f = unsafe { frame::<i64, OptPerson>(fp) };
     unsafe {
         if f.state == 0 {
@@ -300,7 +303,7 @@ unsafe extern "C" fn read_finish(fp: *mut u8) {
 }
 
 /// A query of people with `args` into the frame's array, for `list` and `nulls`.
-unsafe fn people_poll<A>(fp: *mut u8, cx: *mut u8, sql: &'static str, args: impl FnOnce(&A) -> i64) -> bool {
+unsafe fn people_poll<A>(fp: *mut u8, cx: *mut u8, sql: &'static str, args: impl FnOnce(&A) -> i64) -> i32 {
     let f = unsafe { frame::<A, RawArray>(fp) };
     unsafe {
         if f.state == 0 {
@@ -316,11 +319,11 @@ unsafe fn people_poll<A>(fp: *mut u8, cx: *mut u8, sql: &'static str, args: impl
     }
 }
 
-unsafe extern "C" fn list_poll(fp: *mut u8, cx: *mut u8) -> bool {
+unsafe extern "C" fn list_poll(fp: *mut u8, cx: *mut u8) -> i32 {
     unsafe { people_poll::<OptI64>(fp, cx, SELECT_ALL, |limit| if limit.tag & 1 != 0 { limit.value } else { 100 }) }
 }
 
-unsafe extern "C" fn nulls_poll(fp: *mut u8, cx: *mut u8) -> bool {
+unsafe extern "C" fn nulls_poll(fp: *mut u8, cx: *mut u8) -> i32 {
     unsafe { people_poll::<()>(fp, cx, SELECT_NULLS, |()| 0) }
 }
 
@@ -335,14 +338,14 @@ unsafe extern "C" fn people_finish<A>(fp: *mut u8) {
     }
 }
 
-unsafe extern "C" fn divide_poll(fp: *mut u8, _cx: *mut u8) -> bool {
+unsafe extern "C" fn divide_poll(fp: *mut u8, _cx: *mut u8) -> i32 {
     let f = unsafe { frame::<i64, i64>(fp) };
     if f.args == 0 {
         let message = crate::ops::DIVISION_BY_ZERO;
         unsafe { nagi_rt_trap(message.as_ptr(), message.len()) }
     }
     f.result = 100_i64.wrapping_div(f.args);
-    true
+    1
 }
 
 /// `drop` and `finish` of a frame that holds no heap values.
@@ -350,10 +353,10 @@ unsafe extern "C" fn plain_free<A, R>(fp: *mut u8) {
     unsafe { free::<A, R>(fp) }
 }
 
-unsafe extern "C" fn params_poll(fp: *mut u8, _cx: *mut u8) -> bool {
+unsafe extern "C" fn params_poll(fp: *mut u8, _cx: *mut u8) -> i32 {
     let f = unsafe { frame::<ParamsC, ParamsC>(fp) };
     f.result = f.args;
-    true
+    1
 }
 
 unsafe extern "C" fn params_drop(fp: *mut u8) {
@@ -370,7 +373,7 @@ unsafe extern "C" fn params_finish(fp: *mut u8) {
     }
 }
 
-unsafe extern "C" fn tx_trap_poll(fp: *mut u8, cx: *mut u8) -> bool {
+unsafe extern "C" fn tx_trap_poll(fp: *mut u8, cx: *mut u8) -> i32 {
     let f = unsafe { frame::<PersonC, ()>(fp) };
     unsafe {
         if f.state == 0 {
@@ -378,15 +381,17 @@ unsafe extern "C" fn tx_trap_poll(fp: *mut u8, cx: *mut u8) -> bool {
             f.state = 1;
         }
         if f.state == 1 {
-            if !await_op(f, cx, ptr::null_mut()) {
-                return false;
+            let polled = await_op(f, cx, ptr::null_mut());
+            if polled != 1 {
+                return polled;
             }
             f.op = nagi_rt_db_exec(INSERT.as_ptr(), INSERT.len(), insert_args(&f.args));
             f.state = 2;
         }
         let mut changed = 0_i64;
-        if !await_op(f, cx, ptr::from_mut(&mut changed).cast()) {
-            return false;
+        let polled = await_op(f, cx, ptr::from_mut(&mut changed).cast());
+        if polled != 1 {
+            return polled;
         }
         nagi_rt_trap(b"boom".as_ptr(), 4)
     }
@@ -399,7 +404,7 @@ unsafe extern "C" fn tx_trap_drop(fp: *mut u8) {
     }
 }
 
-unsafe extern "C" fn big_poll(fp: *mut u8, cx: *mut u8) -> bool {
+unsafe extern "C" fn big_poll(fp: *mut u8, cx: *mut u8) -> i32 {
     let f = unsafe { frame::<(), i64>(fp) };
     unsafe {
         if f.state == 0 {
@@ -414,8 +419,8 @@ unsafe extern "C" fn big_poll(fp: *mut u8, cx: *mut u8) -> bool {
 /// How many frames of `/forever` were dropped.
 static FOREVER_DROPPED: AtomicUsize = AtomicUsize::new(0);
 
-unsafe extern "C" fn forever_poll(_fp: *mut u8, _cx: *mut u8) -> bool {
-    false
+unsafe extern "C" fn forever_poll(_fp: *mut u8, _cx: *mut u8) -> i32 {
+    0
 }
 
 unsafe extern "C" fn forever_drop(fp: *mut u8) {
