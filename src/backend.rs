@@ -24,6 +24,9 @@ pub(crate) enum Backend {
     /// Low interpreted in this process, with the runtime as its host (`run` only: it builds no
     /// executable).
     Interp,
+    /// Low → LLVM IR, compiled by LLVM's JIT and run in this process against the runtime
+    /// (`run` only, programs only: no linker, no executable).
+    Jit,
 }
 
 /// The backend flags, from the command line.
@@ -38,7 +41,7 @@ pub(crate) struct Target<'a> {
 
 impl Target<'_> {
     /// The LLVM emitter's options for a program.
-    fn llvm(&self) -> nagi_emit_llvm::Options {
+    pub(crate) fn llvm(&self) -> nagi_emit_llvm::Options {
         nagi_emit_llvm::Options { target_cpu: self.cpu.to_string(), opt_level: self.llvm_opt, export: Vec::new() }
     }
 }
@@ -63,7 +66,7 @@ impl Backend {
                 }
             }
             Backend::Llvm => write_output(output, &llvm_link::emit_ir(module, input, &target.llvm(), timer)?),
-            Backend::Interp => Err(no_executable()),
+            Backend::Interp | Backend::Jit => Err(no_executable()),
         }
     }
 
@@ -80,7 +83,7 @@ impl Backend {
         let emitted = match self {
             Backend::Rust => rust_build::write_crate_root(module, input, output)?,
             Backend::Llvm => llvm_link::write_object(module, input, output, &target.llvm(), timer)?,
-            Backend::Interp => return Err(no_executable()),
+            Backend::Interp | Backend::Jit => return Err(no_executable()),
         };
         // From here on `self` is one of the two code generators.
         timer.phase(if self == Backend::Rust { "emit rust" } else { "write object" });
@@ -96,10 +99,12 @@ impl Backend {
     }
 }
 
-/// The interpreter has no code to write: `build` and `--emit` with it are usage errors.
+/// The interpreter and the JIT have no code to write: `build` and `--emit` with them are usage
+/// errors.
 pub(crate) fn no_executable() -> Failure {
     eprintln!(
-        "nagic: error: --backend=interp builds no executable; run the program with `nagic run --backend=interp FILE`"
+        "nagic: error: --backend=interp and --backend=jit build no executable; run the program with `nagic run \
+         --backend=interp|jit FILE`"
     );
     Failure::Usage
 }

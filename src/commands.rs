@@ -11,6 +11,7 @@ use clap::ValueEnum;
 use crate::backend::{Backend, Target, no_executable};
 use crate::failure::Failure;
 use crate::interp;
+use crate::jit;
 use crate::load::load;
 use crate::output::write_output;
 use crate::passes::{self, Default};
@@ -94,6 +95,10 @@ pub(crate) fn run(
     if backend == Backend::Interp {
         let mut compiled = pipeline::compile(input, front, Default::Optimize)?;
         return interp::run(&compiled.module, input, target.max_frames, &mut compiled.timer);
+    }
+    if backend == Backend::Jit {
+        let mut compiled = pipeline::compile(input, front, Default::Optimize)?;
+        return jit::run(&compiled.module, input, target, &mut compiled.timer);
     }
     let output = checkout().join("target/nagic-run").join(default_name(input));
     build_into(input, &output, backend, front, target)?;

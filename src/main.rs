@@ -15,6 +15,7 @@ mod backend;
 mod commands;
 mod failure;
 mod interp;
+mod jit;
 mod llvm_link;
 mod load;
 mod output;

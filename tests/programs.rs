@@ -84,6 +84,8 @@ const BACKENDS: &[Backend] = &[
     Backend { name: "llvm-O0", flags: &["--backend=llvm", "--llvm-opt=0"], interprets: false },
     Backend { name: "llvm-O2", flags: &["--backend=llvm", "--llvm-opt=2"], interprets: false },
     Backend { name: "interp", flags: &["--backend=interp"], interprets: true },
+    Backend { name: "jit-O0", flags: &["--backend=jit", "--llvm-opt=0"], interprets: true },
+    Backend { name: "jit-O2", flags: &["--backend=jit", "--llvm-opt=2"], interprets: true },
 ];
 
 /// Runs `exe` and waits for it with `wait4`, which also reports the child's peak resident set.

@@ -198,8 +198,11 @@ fn stack_limit_global<'ctx>(cx: &Cx<'ctx, '_>) -> inkwell::values::GlobalValue<'
     let global = cx.module.add_global(i64t, None, "nagi.stack.limit");
     global.set_initializer(&i64t.const_all_ones());
     global.set_linkage(inkwell::module::Linkage::Internal);
-    global.set_thread_local(true);
-    global.set_thread_local_mode(Some(inkwell::ThreadLocalMode::InitialExecTLSModel));
+    // LLVM's MCJIT cannot place thread-locals; JIT-run code runs on one thread anyway.
+    if cx.entry != crate::Entry::Jit {
+        global.set_thread_local(true);
+        global.set_thread_local_mode(Some(inkwell::ThreadLocalMode::InitialExecTLSModel));
+    }
     global
 }
 

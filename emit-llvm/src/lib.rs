@@ -25,6 +25,7 @@ mod frames;
 mod function;
 mod glue;
 mod ir;
+mod jit;
 mod ops;
 mod runtime_calls;
 mod service;
@@ -47,6 +48,7 @@ use inkwell::values::FunctionValue;
 use la_arena::ArenaMap;
 use nagi_low::{Diagnostic, FuncId, Module, Type};
 
+pub use crate::jit::run_main;
 use crate::types::Layouts;
 
 /// How to generate code.
@@ -102,7 +104,7 @@ pub const DEFAULT_TARGET_CPU: &str = "x86-64-v2";
 /// `phase` is called with a name after each phase finishes. A module without `main` gives IR
 /// without the C entry point.
 pub fn emit_ir(module: &Module, options: &Options, phase: &mut dyn FnMut(&str)) -> Result<String, Diagnostic> {
-    compile(module, options, false, phase, |llmod, _| Ok(llmod.print_to_string().to_string()))
+    compile(module, options, false, Entry::Native, phase, |llmod, _| Ok(llmod.print_to_string().to_string()))
 }
 
 /// The module compiled to a relocatable object file for the host's triple and
@@ -111,7 +113,7 @@ pub fn emit_ir(module: &Module, options: &Options, phase: &mut dyn FnMut(&str)) 
 /// [`Options::export`] set it is a library instead: the exported symbols and no `main`.
 pub fn emit_object(module: &Module, options: &Options, phase: &mut dyn FnMut(&str)) -> Result<Vec<u8>, Diagnostic> {
     let program = options.export.is_empty();
-    let bytes = compile(module, options, program, phase, |llmod, machine| {
+    let bytes = compile(module, options, program, Entry::Native, phase, |llmod, machine| {
         let buffer = machine
             .write_to_memory_buffer(llmod, FileType::Object)
             .map_err(|e| Error::internal(format!("LLVM could not write the object file: {e}")))?;
@@ -161,6 +163,8 @@ pub(crate) struct Cx<'ctx, 'm> {
     pub(crate) descriptors: RefCell<descriptors::DescriptorTable<'ctx>>,
     /// String literal globals, by content, so equal literals share one constant.
     pub(crate) strings: RefCell<HashMap<String, inkwell::values::GlobalValue<'ctx>>>,
+    /// What the module is emitted for.
+    pub(crate) entry: Entry,
 }
 
 impl<'ctx> Cx<'ctx, '_> {
@@ -175,10 +179,22 @@ impl<'ctx> Cx<'ctx, '_> {
     }
 }
 
+/// What the module is emitted for: its entry point.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Entry {
+    /// An executable: the C `main` (a program's or a service's), or a library of exported
+    /// functions when [`Options::export`] names some.
+    Native,
+    /// Run in this process by LLVM's JIT (`jit.rs`): `nagi.jit.main` runs `main` under the trap
+    /// guard, and the stack limit is an ordinary global (the JIT runs code on one thread).
+    Jit,
+}
+
 fn compile<R>(
     module: &Module,
     options: &Options,
     program: bool,
+    entry: Entry,
     phase: &mut dyn FnMut(&str),
     finish: impl FnOnce(&inkwell::module::Module<'_>, &TargetMachine) -> Result<R, Error>,
 ) -> Result<R, Diagnostic> {
@@ -186,7 +202,7 @@ fn compile<R>(
     let machine = target_machine(options).map_err(|e| e.0)?;
     let context = Context::create();
     let result = (|| {
-        let llmod = generate(&context, module, &machine, &options.export)?;
+        let llmod = generate(&context, module, &machine, &options.export, entry)?;
         phase("llvm codegen");
         optimize(&llmod, &machine, options.opt_level)?;
         phase("llvm optimize");
@@ -246,6 +262,7 @@ fn generate<'ctx>(
     low: &Module,
     machine: &TargetMachine,
     export: &[Export],
+    entry: Entry,
 ) -> Result<inkwell::module::Module<'ctx>, Error> {
     let llmod = context.create_module(&low.name);
     llmod.set_triple(&machine.get_triple());
@@ -263,6 +280,7 @@ fn generate<'ctx>(
         glue: RefCell::new(glue::GlueTable::default()),
         descriptors: RefCell::new(descriptors::DescriptorTable::default()),
         strings: RefCell::new(HashMap::new()),
+        entry,
     };
     for (id, func) in low.functions.iter() {
         if func.is_async {
@@ -280,7 +298,9 @@ fn generate<'ctx>(
         function::define(&cx, id, func, recursive.contains(&id))?;
     }
     // The entry may ask for glue and descriptors (a service's routes do), so it comes first.
-    if export.is_empty() && !low.routes.is_empty() {
+    if entry == Entry::Jit {
+        jit::entry_point(&cx)?;
+    } else if export.is_empty() && !low.routes.is_empty() {
         service::emit(&cx)?;
     } else if export.is_empty() && low.function_by_name("main").is_some() {
         entry_point(&cx)?;

@@ -70,51 +70,67 @@ pub(crate) fn emit(cx: &Cx<'_, '_>) -> Result<(), Error> {
 /// `i32 nagi.guarded_poll(i32 (i8*, i8*)* poll, i8* frame, i8* cx)`, as the module doc says.
 fn guarded_poll<'ctx>(cx: &Cx<'ctx, '_>) -> Result<FunctionValue<'ctx>, Error> {
     let c = cx.context;
-    let b = &cx.builder;
     let bytes = cx.layouts.byte_ptr();
     let poll_type =
         c.i32_type().fn_type(&[bytes.into(), bytes.into()], false).ptr_type(inkwell::AddressSpace::default());
     let ty = c.i32_type().fn_type(&[poll_type.into(), bytes.into(), bytes.into()], false);
     let f = cx.module.add_function("nagi.guarded_poll", ty, Some(Linkage::Internal));
+    let param = |i: u32| f.get_nth_param(i).ok_or_else(|| Error::internal("guarded_poll parameters"));
+    let (poll, frame, task_cx) = (param(0)?.into_pointer_value(), param(1)?, param(2)?);
+    guarded(cx, f, || {
+        let callable = inkwell::values::CallableValue::try_from(poll)
+            .map_err(|_| Error::internal("the poll pointer is not callable"))?;
+        Ok(cx
+            .builder
+            .build_call(callable, &[frame.into(), task_cx.into()], "answer")?
+            .try_as_basic_value()
+            .basic()
+            .ok_or_else(|| Error::internal("poll returns nothing"))?
+            .into_int_value())
+    })?;
+    Ok(f)
+}
+
+/// Writes the body of `f` (which returns `i32`): what `run` emits, under the trap guard. The
+/// function registers a `jmp_buf` of its own frame with the runtime and calls `_setjmp`; on the
+/// way in it returns what `run` computed, and after a trap (the runtime's `longjmp` back) 3.
+/// It is `noinline`: inlined into a caller, the `jmp_buf` and the registers `_setjmp` saved
+/// could belong to a frame that is gone by the time the runtime jumps.
+pub(crate) fn guarded<'ctx>(
+    cx: &Cx<'ctx, '_>,
+    f: FunctionValue<'ctx>,
+    run: impl FnOnce() -> Result<inkwell::values::IntValue<'ctx>, Error>,
+) -> Result<(), Error> {
+    let c = cx.context;
+    let b = &cx.builder;
     cx.nounwind(f);
-    // Inlined into a caller, the `jmp_buf` and the registers `_setjmp` saved could belong to a
-    // frame that is gone by the time the runtime jumps.
     f.add_attribute(AttributeLoc::Function, cx.attribute("noinline", 0));
     let setjmp = runtime_calls::declare(cx, Rt::SetJmp)?;
     setjmp.add_attribute(AttributeLoc::Function, cx.attribute("returns_twice", 0));
-    let param = |i: u32| f.get_nth_param(i).ok_or_else(|| Error::internal("guarded_poll parameters"));
-    let (poll, frame, task_cx) = (param(0)?.into_pointer_value(), param(1)?, param(2)?);
     b.position_at_end(c.append_basic_block(f, "entry"));
-    let buf_type = c.i64_type().array_type(JMP_BUF_WORDS);
-    let buf = b.build_alloca(buf_type, "jmp_buf")?;
+    let buf = b.build_alloca(c.i64_type().array_type(JMP_BUF_WORDS), "jmp_buf")?;
     if let Some(inst) = buf.as_instruction() {
         let _ = inst.set_alignment(16);
     }
-    let buf = b.build_pointer_cast(buf, bytes, "jmp_buf.bytes")?;
+    let buf = b.build_pointer_cast(buf, cx.layouts.byte_ptr(), "jmp_buf.bytes")?;
     let previous = runtime_calls::call(cx, Rt::GuardEnter, &[buf.into()])?
         .ok_or_else(|| Error::internal("nagi_rt_guard_enter returns nothing"))?;
     let site = b.build_call(setjmp, &[buf.into()], "jumped")?;
     site.add_attribute(AttributeLoc::Function, cx.attribute("returns_twice", 0));
     let jumped = site.try_as_basic_value().basic().ok_or_else(|| Error::internal("_setjmp returns nothing"))?;
-    let run = c.append_basic_block(f, "run");
+    let go = c.append_basic_block(f, "run");
     let trapped = c.append_basic_block(f, "trapped");
     let zero = c.i32_type().const_zero();
     let is_jump = b.build_int_compare(inkwell::IntPredicate::NE, jumped.into_int_value(), zero, "is_jump")?;
-    b.build_conditional_branch(is_jump, trapped, run)?;
-    b.position_at_end(run);
-    let callable = inkwell::values::CallableValue::try_from(poll)
-        .map_err(|_| Error::internal("the poll pointer is not callable"))?;
-    let ready = b
-        .build_call(callable, &[frame.into(), task_cx.into()], "ready")?
-        .try_as_basic_value()
-        .basic()
-        .ok_or_else(|| Error::internal("poll returns nothing"))?;
+    b.build_conditional_branch(is_jump, trapped, go)?;
+    b.position_at_end(go);
+    let answer = run()?;
     runtime_calls::call(cx, Rt::GuardLeave, &[previous.into()])?;
-    b.build_return(Some(&ready))?;
+    b.build_return(Some(&answer))?;
     b.position_at_end(trapped);
     runtime_calls::call(cx, Rt::GuardLeave, &[previous.into()])?;
     b.build_return(Some(&c.i32_type().const_int(3, false)))?;
-    Ok(f)
+    Ok(())
 }
 
 /// The four frame functions of one route, and where its result sits in a returned frame.

@@ -3,11 +3,13 @@
 //!
 //! ```text
 //! cargo run -p nagi-progen --release -- [--count N] [--seed S] [--nagic PATH] [--out DIR]
-//!                                       [--backends interp,rust,rust-O0,llvm-O0,llvm-O2]
+//!                                       [--backends interp,jit-O0,jit-O2,rust,rust-O0,llvm-O0,llvm-O2]
 //! ```
 //!
 //! Backends: `rust` (Low passes on), `rust-O0` (passes off), `llvm-O0`, `llvm-O2` (LLVM's
-//! levels, Low passes on), `interp` (`nagic run --backend=interp`, Low passes on, no build). The first backend is the reference; a program whose result differs
+//! levels, Low passes on), each built into an executable; and in `nagic`'s own process, with no
+//! build: `interp` (the Low interpreter) and `jit-O0`, `jit-O2` (LLVM's JIT at those levels),
+//! Low passes on. The first backend is the reference; a program whose result differs
 //! on another is written to `DIR/seed-S.nagi` with the results side by side in `seed-S.txt`,
 //! and shrunk (`nagi_progen::reduce`) to `DIR/seed-S.min.nagi`.
 
@@ -34,12 +36,23 @@ fn flags(backend: &str) -> Option<&'static [&'static str]> {
     })
 }
 
-/// Builds `source` for `backend` into `dir` and runs it with a 10 s limit; `interp` runs it in
-/// `nagic`'s Low interpreter instead, with no build.
+/// The `nagic run` flags of the executors that run a program inside `nagic` itself (no build):
+/// the Low interpreter, and LLVM's JIT at -O0 and -O2.
+fn in_process(backend: &str) -> Option<&'static [&'static str]> {
+    Some(match backend {
+        "interp" => &["--backend=interp", "-O"],
+        "jit-O0" => &["--backend=jit", "--llvm-opt=0", "-O"],
+        "jit-O2" => &["--backend=jit", "--llvm-opt=2", "-O"],
+        _ => return None,
+    })
+}
+
+/// Builds `source` for `backend` into `dir` and runs it with a 10 s limit; an in-process
+/// executor (`interp`, `jit-O0`, `jit-O2`) runs it inside `nagic` instead, with no build.
 fn run(nagic: &Path, backend: &str, source: &Path, dir: &Path) -> Result<Outcome, String> {
-    if backend == "interp" {
+    if let Some(flags) = in_process(backend) {
         let mut command = Command::new(nagic);
-        command.args(["run", "--backend=interp", "-O"]).arg(source);
+        command.arg("run").args(flags).arg(source);
         return wait(command, backend);
     }
     let exe = dir.join(format!("prog-{backend}"));

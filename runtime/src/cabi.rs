@@ -36,6 +36,7 @@ use crate::trap::{HookMode, install_hook};
 
 pub mod db;
 pub mod guard;
+pub mod inprocess;
 pub mod json;
 pub mod service;
 #[cfg(test)]

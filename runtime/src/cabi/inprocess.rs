@@ -1,0 +1,111 @@
+//! The C ABI for emitted code that runs inside the calling process, as `nagic run
+//! --backend=jit` runs it with LLVM's JIT: the address of every `nagi_rt_*` function (and of
+//! libc's `_setjmp`, which the emitted guard calls), so the JIT can resolve the emitted code's
+//! calls without a linker, and the two steps around a run.
+//!
+//! A trap of JIT-run code must not end the compiler's process: the emitted entry
+//! `nagi.jit.main` runs `main` under the same guard as a service's handler (`super::guard`), so
+//! a trap is reported by the runtime's panic hook exactly as a compiled program reports it
+//! (stdout flushed, `error: <message>` on stderr) and then jumps back to the entry.
+
+use crate::trap::{HookMode, install_hook};
+
+unsafe extern "C" {
+    /// libc's `_setjmp`; only emitted code calls it (it returns twice, which Rust cannot model).
+    fn _setjmp(env: *mut u8) -> i32;
+}
+
+/// The address of the C-ABI function `name`, or `None` for a name the runtime does not export.
+pub fn symbol(name: &str) -> Option<usize> {
+    use super::db::*;
+    use super::guard::*;
+    use super::json::*;
+    use super::service::nagi_rt_serve;
+    use super::*;
+    let address = match name {
+        "_setjmp" => _setjmp as *const () as usize,
+        "nagi_rt_alloc" => nagi_rt_alloc as *const () as usize,
+        "nagi_rt_free" => nagi_rt_free as *const () as usize,
+        "nagi_rt_grow" => nagi_rt_grow as *const () as usize,
+        "nagi_rt_str_from" => nagi_rt_str_from as *const () as usize,
+        "nagi_rt_str_concat" => nagi_rt_str_concat as *const () as usize,
+        "nagi_rt_str_eq" => nagi_rt_str_eq as *const () as usize,
+        "nagi_rt_trap" => nagi_rt_trap as *const () as usize,
+        "nagi_rt_index_out_of_range" => nagi_rt_index_out_of_range as *const () as usize,
+        "nagi_rt_stack_slow" => nagi_rt_stack_slow as *const () as usize,
+        "nagi_rt_print_i32" => nagi_rt_print_i32 as *const () as usize,
+        "nagi_rt_print_i64" => nagi_rt_print_i64 as *const () as usize,
+        "nagi_rt_print_f64" => nagi_rt_print_f64 as *const () as usize,
+        "nagi_rt_print_bool" => nagi_rt_print_bool as *const () as usize,
+        "nagi_rt_print_str" => nagi_rt_print_str as *const () as usize,
+        "nagi_rt_fmt_i32" => nagi_rt_fmt_i32 as *const () as usize,
+        "nagi_rt_fmt_i64" => nagi_rt_fmt_i64 as *const () as usize,
+        "nagi_rt_fmt_f64" => nagi_rt_fmt_f64 as *const () as usize,
+        "nagi_rt_fmt_bool" => nagi_rt_fmt_bool as *const () as usize,
+        "nagi_rt_json_encode" => nagi_rt_json_encode as *const () as usize,
+        "nagi_rt_json_decode" => nagi_rt_json_decode as *const () as usize,
+        "nagi_rt_main" => nagi_rt_main as *const () as usize,
+        "nagi_rt_guard_enter" => nagi_rt_guard_enter as *const () as usize,
+        "nagi_rt_guard_leave" => nagi_rt_guard_leave as *const () as usize,
+        "nagi_rt_sql_args" => nagi_rt_sql_args as *const () as usize,
+        "nagi_rt_sql_arg_int" => nagi_rt_sql_arg_int as *const () as usize,
+        "nagi_rt_sql_arg_real" => nagi_rt_sql_arg_real as *const () as usize,
+        "nagi_rt_sql_arg_text" => nagi_rt_sql_arg_text as *const () as usize,
+        "nagi_rt_sql_arg_null" => nagi_rt_sql_arg_null as *const () as usize,
+        "nagi_rt_db_exec" => nagi_rt_db_exec as *const () as usize,
+        "nagi_rt_db_query" => nagi_rt_db_query as *const () as usize,
+        "nagi_rt_db_begin" => nagi_rt_db_begin as *const () as usize,
+        "nagi_rt_db_commit" => nagi_rt_db_commit as *const () as usize,
+        "nagi_rt_db_rollback" => nagi_rt_db_rollback as *const () as usize,
+        "nagi_rt_op_poll" => nagi_rt_op_poll as *const () as usize,
+        "nagi_rt_op_finish" => nagi_rt_op_finish as *const () as usize,
+        "nagi_rt_op_drop" => nagi_rt_op_drop as *const () as usize,
+        "nagi_rt_serve" => nagi_rt_serve as *const () as usize,
+        _ => return None,
+    };
+    Some(address)
+}
+
+/// Prepares this process to run emitted code: the runtime's panic hook, reporting traps as a
+/// compiled program does (`nagi_rt_main` does the same for a linked program).
+pub fn begin() {
+    install_hook(HookMode::Program);
+}
+
+/// After a run that trapped (the entry answered 3): takes the trap's message, which the hook
+/// has already reported.
+pub fn take_trap() -> Option<String> {
+    let payload = super::guard::take_failure()?;
+    payload.downcast::<crate::Trap>().ok().map(|trap| trap.message)
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every function the runtime exports to emitted code has an address here: the exported
+    /// names are read from the C ABI's own sources, so a new function cannot be forgotten.
+    #[test]
+    fn every_exported_function_resolves() {
+        let sources = [
+            include_str!("../cabi.rs"),
+            include_str!("db.rs"),
+            include_str!("guard.rs"),
+            include_str!("json.rs"),
+            include_str!("service.rs"),
+        ];
+        let mut names = Vec::new();
+        for source in sources {
+            for line in source.lines() {
+                let Some(rest) = line.split("extern \"C\" fn ").nth(1) else { continue };
+                if line.trim_start().starts_with("pub") {
+                    names.push(rest.split('(').next().unwrap_or("").to_string());
+                }
+            }
+        }
+        assert!(names.len() >= 35, "{names:?}");
+        for name in names {
+            assert!(super::symbol(&name).is_some(), "`{name}` is exported but has no address in `symbol`");
+        }
+        assert!(super::symbol("_setjmp").is_some());
+        assert_eq!(super::symbol("nagi_rt_nothing"), None);
+    }
+}
