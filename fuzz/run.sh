@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs a fuzz target for SECONDS (default 60) on the stable toolchain: TARGET=parse_verify
-# (Low; the default) or TARGET=high_check (High Nagi).
+# (Low; the default), TARGET=high_check (High Nagi) or TARGET=progen_run (random programs on
+# the interpreter and the JIT at -O0 and -O2).
 # Usage: [TARGET=…] fuzz/run.sh [SECONDS] [extra libFuzzer flags…]
 #   e.g. fuzz/run.sh 300 -fork=2 -ignore_crashes=1   (keep going after a crash)
 # Needs cargo-fuzz: `cargo install cargo-fuzz`. SANITIZER=address fuzz/run.sh … builds with
@@ -27,6 +28,10 @@ mkdir -p "$corpus"
 shopt -s nullglob globstar
 if [ "$target" = high_check ]; then
   seeds=("$repo"/golden/high/**/*.nagi "$repo"/examples/*.nagi)
+  dict=()
+elif [ "$target" = progen_run ]; then
+  # The generator reads any bytes; libFuzzer's own inputs are the corpus.
+  seeds=()
   dict=()
 else
   seeds=("$repo"/golden/low/**/*.low "$fuzz_dir"/seeds/*.low)

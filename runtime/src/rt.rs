@@ -23,13 +23,35 @@ fn stdout() -> MutexGuard<'static, BufWriter<Stdout>> {
     STDOUT.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// Writes one value and a newline: into the log queue under the HTTP server, else into the
-/// buffered stdout.
+thread_local! {
+    /// Where this thread's printed lines go instead of stdout while [`capture`] runs.
+    static CAPTURED: std::cell::RefCell<Option<Vec<u8>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Writes one value and a newline: into this thread's capture when one is active, into the log
+/// queue under the HTTP server, else into the buffered stdout.
 fn print_line(value: impl Display) {
-    if crate::logging::forward_print(&value) {
+    let captured = CAPTURED.with(|c| match c.borrow_mut().as_mut() {
+        Some(buffer) => {
+            let _ = writeln!(buffer, "{value}");
+            true
+        }
+        None => false,
+    });
+    if captured || crate::logging::forward_print(&value) {
         return;
     }
     let _ = writeln!(stdout(), "{value}");
+}
+
+/// Runs `f` with every line this thread prints through the runtime collected instead of
+/// written, and gives `f`'s result with the bytes it printed. For running programs in process
+/// and comparing their output (the differential fuzz target); captures do not nest.
+pub fn capture<R>(f: impl FnOnce() -> R) -> (R, Vec<u8>) {
+    CAPTURED.with(|c| *c.borrow_mut() = Some(Vec::new()));
+    let result = f();
+    let printed = CAPTURED.with(|c| c.borrow_mut().take()).unwrap_or_default();
+    (result, printed)
 }
 
 /// Flushes the buffered stdout. Called at program exit, before a trap's message, and by the HTTP
@@ -92,4 +114,24 @@ pub fn fmt_f64(v: f64) -> String {
 /// Formats `true` or `false`.
 pub fn fmt_bool(v: bool) -> String {
     v.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_capture_collects_this_threads_lines_and_ends_with_its_closure() {
+        let (answer, printed) = capture(|| {
+            print_i64(-7);
+            print_f64(-0.0);
+            print_str("é");
+            42
+        });
+        assert_eq!((answer, printed), (42, b"-7\n-0.0\n\xc3\xa9\n".to_vec()));
+        // Another thread's lines are not this capture's.
+        let (_, printed) = capture(|| std::thread::spawn(|| capture(|| print_bool(true)).1).join().unwrap());
+        assert_eq!(printed, b"");
+        assert!(CAPTURED.with(|c| c.borrow().is_none()));
+    }
 }

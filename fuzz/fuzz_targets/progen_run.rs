@@ -1,0 +1,69 @@
+//! Fuzz target: libFuzzer's bytes → a random well-typed High program (`nagi_progen::program`)
+//! → check, lower, the default Low passes → run in this process on three executors, which must
+//! agree byte for byte on what the program printed and on its trap, if any:
+//!
+//! - the Low interpreter, with the runtime as its host (`nagi_interp_host::RuntimeHost`);
+//! - the LLVM emitter's JIT at -O0 and at -O2 (`nagi_emit_llvm::run_main`), calling the
+//!   runtime's C ABI by address.
+//!
+//! Printing is captured per run (`nagi_runtime::rt::capture`); a trap is the interpreter's
+//! `Stop::Trap` message, and on the JIT the message the runtime's guard caught. A program the
+//! generator writes must check and lower (else that is a generator or checker bug); one that
+//! the interpreter cannot finish within its step budget is skipped rather than run natively.
+#![no_main]
+
+use arbitrary::Unstructured;
+use libfuzzer_sys::fuzz_target;
+use nagi_interp::{RunError, Stop};
+use nagi_low::Module;
+use nagi_runtime::cabi::inprocess;
+
+/// What one executor did: the bytes printed, and the trap's message if it trapped.
+type Outcome = (Vec<u8>, Option<String>);
+
+fn interpret(module: &Module) -> Option<Outcome> {
+    let options = nagi_interp::Options { max_steps: 5_000_000, ..nagi_interp::Options::default() };
+    let (result, printed) =
+        nagi_runtime::rt::capture(|| nagi_interp::run(module, &mut nagi_interp_host::RuntimeHost, &options));
+    match result {
+        Ok(()) => Some((printed, None)),
+        Err(RunError::Stopped(Stop::Trap(message))) => Some((printed, Some(message))),
+        Err(RunError::Stopped(Stop::OutOfSteps)) => None,
+        Err(other) => panic!("the interpreter failed on a generated program: {other:?}"),
+    }
+}
+
+fn jit(module: &Module, opt_level: u8) -> Outcome {
+    let options = nagi_emit_llvm::Options { opt_level, ..nagi_emit_llvm::Options::default() };
+    let (answer, printed) =
+        nagi_runtime::rt::capture(|| nagi_emit_llvm::run_main(module, &options, &inprocess::symbol, &mut |_| {}));
+    match answer {
+        Ok(0) => (printed, None),
+        Ok(_) => (printed, inprocess::take_trap()),
+        Err(diagnostic) => panic!("the JIT refused a generated program: {}", diagnostic.message),
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    let mut bytes = Unstructured::new(data);
+    let Ok(text) = nagi_progen::program(&mut bytes) else { return };
+    let mut module = nagi_high::compile(&text, "fuzz")
+        .unwrap_or_else(|errors| panic!("a generated program does not compile: {errors:?}\n{text}"));
+    let pipeline = nagi_passes::manager::Pipeline::parse(nagi_passes::default_pipeline()).expect("the default");
+    nagi_passes::manager::run_pipeline(&mut module, &pipeline, &Default::default(), &mut ())
+        .unwrap_or_else(|failure| panic!("pass {} failed on a generated program\n{text}", failure.pass));
+    let Some(reference) = interpret(&module) else { return };
+    for level in [0, 2] {
+        let native = jit(&module, level);
+        if native != reference {
+            panic!(
+                "the interpreter and the JIT at -O{level} disagree\n--- program ---\n{text}\n--- interpreter ---\n{}\
+                 trap: {:?}\n--- jit ---\n{}trap: {:?}",
+                String::from_utf8_lossy(&reference.0),
+                reference.1,
+                String::from_utf8_lossy(&native.0),
+                native.1
+            );
+        }
+    }
+});
