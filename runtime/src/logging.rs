@@ -1,22 +1,28 @@
-//! Logging that never blocks a request: `tracing` events are formatted on the caller's thread into
-//! one record each, try-pushed into a bounded in-memory queue, and written to stdout by a separate
-//! writer thread.
+//! Logging that never blocks a request: records are appended to one bounded, reused buffer
+//! under a short lock, and written to stdout in batches by a separate writer thread.
 //!
-//! The queue holds at most [`MAX_RECORDS`] records and [`MAX_BYTES`] bytes of payload, and a record
+//! The buffer holds at most [`MAX_RECORDS`] records and [`MAX_BYTES`] bytes of payload, and a record
 //! is cut to [`MAX_RECORD`] bytes. When a record does not fit, it is dropped and counted: a slow,
 //! stalled or closed stdout costs log lines, never a request's latency or success. The writer
 //! reports the count as a `nagi: dropped N log records` line when writing resumes, and the total at
 //! shutdown (to stdout if it still takes writes, and to stderr).
 //!
-//! The request side holds the queue's lock only to push a finished record; the writer holds it only
-//! to pop, never while writing.
+//! The request path allocates nothing per record: `tracing` events are formatted into a
+//! thread-local scratch buffer and copied into the shared buffer; the one line per request
+//! ([`request_line`]) is not formatted on the request's thread at all but stored as its raw
+//! fields, which the writer formats. The writer swaps the whole shared buffer for its own empty one
+//! (both keep their capacity), formats what it took into one text buffer and writes it with one
+//! `write_all`, so a batch of records costs one system call or a few. It wakes when a batch's
+//! worth has accumulated or after [`FLUSH_INTERVAL`], not once per record, so that on a machine
+//! where it shares a core with the request workers it takes a few wake-ups a second instead of
+//! one per request.
 
-use std::collections::VecDeque;
+use std::cell::RefCell;
 use std::fmt::Display;
 use std::io::{self, BufWriter, Write};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use tracing_subscriber::fmt::MakeWriter;
 
@@ -27,14 +33,21 @@ pub const MAX_BYTES: usize = 16 * 1024 * 1024;
 /// The longest formatted record (64 KiB); longer ones are cut and end with ` [cut]`.
 pub const MAX_RECORD: usize = 64 * 1024;
 
-/// How much the writer takes from the queue at once, so that at most this much is held outside
-/// the queue's accounting while it is being written.
-const BATCH_BYTES: usize = 256 * 1024;
-const BATCH_RECORDS: usize = 256;
+/// How many pending payload bytes or records wake the writer before [`FLUSH_INTERVAL`] ends.
+const WAKE_BYTES: usize = 64 * 1024;
+const WAKE_RECORDS: usize = 512;
+
+/// The longest a record waits for the writer when few are logged.
+pub const FLUSH_INTERVAL: Duration = Duration::from_millis(20);
+
+/// A pending record's framing: a kind byte and the payload's length, then the payload.
+const TEXT: u8 = 0;
+const REQUEST: u8 = 1;
+const HEADER: usize = 5;
 
 const CUT_MARK: &[u8] = b" [cut]\n";
 
-/// A bounded queue of formatted log records, shared by the producers and one writer thread.
+/// A bounded queue of log records, shared by the producers and one writer thread.
 pub struct LogQueue {
     state: Mutex<State>,
     ready: Condvar,
@@ -43,7 +56,10 @@ pub struct LogQueue {
 }
 
 struct State {
-    records: VecDeque<Vec<u8>>,
+    /// The pending records, framed (see [`TEXT`], [`REQUEST`]), in order.
+    pending: Vec<u8>,
+    /// How many records `pending` holds, and their payload bytes.
+    records: usize,
     bytes: usize,
     dropped: u64,
     /// How many records the writer has taken and not finished writing.
@@ -55,7 +71,14 @@ impl LogQueue {
     /// A queue holding at most `max_records` records and `max_bytes` payload bytes.
     pub fn new(max_records: usize, max_bytes: usize) -> LogQueue {
         LogQueue {
-            state: Mutex::new(State { records: VecDeque::new(), bytes: 0, dropped: 0, in_flight: 0, closed: false }),
+            state: Mutex::new(State {
+                pending: Vec::new(),
+                records: 0,
+                bytes: 0,
+                dropped: 0,
+                in_flight: 0,
+                closed: false,
+            }),
             ready: Condvar::new(),
             max_records,
             max_bytes,
@@ -71,16 +94,35 @@ impl LogQueue {
     /// Offers a record (cut to [`MAX_RECORD`] first). Returns `false`, and counts the record as
     /// dropped, when the queue is full by count or bytes, or closed. Never waits for the writer.
     pub fn try_push(&self, record: Vec<u8>) -> bool {
-        let record = cut(record);
+        self.push_text(&cut(record))
+    }
+
+    /// [`LogQueue::try_push`] of a record at most [`MAX_RECORD`] bytes long, copied in.
+    fn push_text(&self, record: &[u8]) -> bool {
+        self.push(TEXT, record.len(), |out| out.extend_from_slice(record))
+    }
+
+    /// Appends one record of `kind` whose payload, `len` bytes, `write` appends.
+    fn push(&self, kind: u8, len: usize, write: impl FnOnce(&mut Vec<u8>)) -> bool {
         let mut state = self.lock();
-        if state.closed || state.records.len() >= self.max_records || state.bytes + record.len() > self.max_bytes {
+        if state.closed || state.records >= self.max_records || state.bytes + len > self.max_bytes {
             state.dropped += 1;
             return false;
         }
-        state.bytes += record.len();
-        state.records.push_back(record);
+        state.pending.push(kind);
+        state.pending.extend_from_slice(&(len as u32).to_le_bytes());
+        let start = state.pending.len();
+        write(&mut state.pending);
+        debug_assert_eq!(state.pending.len() - start, len);
+        state.records += 1;
+        state.bytes += len;
+        // The first record wakes an idle writer, which then lets more gather; after that only a
+        // batch's worth does, so the writer wakes a few times a second, not once per record.
+        let wake = state.records == 1 || state.records >= WAKE_RECORDS || state.pending.len() >= WAKE_BYTES;
         drop(state);
-        self.ready.notify_one();
+        if wake {
+            self.ready.notify_one();
+        }
         true
     }
 
@@ -91,7 +133,7 @@ impl LogQueue {
 
     /// How many records are queued.
     pub fn len(&self) -> usize {
-        self.lock().records.len()
+        self.lock().records
     }
 
     /// Whether no record is queued.
@@ -124,28 +166,35 @@ impl LogQueue {
     /// Records queued or taken by the writer but not yet written.
     fn unwritten(&self) -> u64 {
         let state = self.lock();
-        (state.records.len() + state.in_flight) as u64
+        (state.records + state.in_flight) as u64
     }
 
-    /// Waits for records and takes up to one batch of them; `None` once closed and empty.
-    fn next_batch(&self) -> Option<Vec<Vec<u8>>> {
+    /// Waits for records (until a batch's worth is pending, [`FLUSH_INTERVAL`] passes, or the
+    /// queue closes) and takes all of them into `batch` (cleared first, its capacity kept and
+    /// handed to the producers in exchange); their count, or `None` once closed and empty.
+    fn next_batch(&self, batch: &mut Vec<u8>) -> Option<usize> {
         let mut state = self.lock();
-        while state.records.is_empty() {
+        loop {
+            if state.records > 0 {
+                break;
+            }
             if state.closed {
                 return None;
             }
             state = self.ready.wait(state).unwrap_or_else(|poisoned| poisoned.into_inner());
         }
-        let mut batch = Vec::new();
-        let mut bytes = 0;
-        while bytes < BATCH_BYTES && batch.len() < BATCH_RECORDS {
-            let Some(record) = state.records.pop_front() else { break };
-            state.bytes -= record.len();
-            bytes += record.len();
-            batch.push(record);
+        // A few records: let more gather for a moment, unless the queue is closing.
+        if state.records < WAKE_RECORDS && state.pending.len() < WAKE_BYTES && !state.closed {
+            let waited = self.ready.wait_timeout(state, FLUSH_INTERVAL);
+            state = waited.map_or_else(|poisoned| poisoned.into_inner().0, |(state, _)| state);
         }
-        state.in_flight = batch.len();
-        Some(batch)
+        batch.clear();
+        std::mem::swap(batch, &mut state.pending);
+        let taken = state.records;
+        state.records = 0;
+        state.bytes = 0;
+        state.in_flight = taken;
+        Some(taken)
     }
 }
 
@@ -217,18 +266,15 @@ impl LogWriter {
 fn write_records(queue: &LogQueue, sink: &mut dyn Write) {
     let mut reported = 0;
     let mut broken = false;
-    while let Some(batch) = queue.next_batch() {
-        let mut lost = 0;
-        for record in &batch {
-            if broken || sink.write_all(record).is_err() {
-                broken = true;
-                lost += 1;
-            }
-        }
-        if !broken && sink.flush().is_err() {
+    let mut batch = Vec::new();
+    let mut text = Vec::new();
+    while let Some(count) = queue.next_batch(&mut batch) {
+        text.clear();
+        format_batch(&batch, &mut text);
+        if !broken && sink.write_all(&text).and_then(|()| sink.flush()).is_err() {
             broken = true;
         }
-        queue.batch_done(lost);
+        queue.batch_done(if broken { count as u64 } else { 0 });
         // Records were dropped while the sink was slow; now that a write went through, say so.
         let dropped = queue.dropped();
         if !broken && dropped > reported {
@@ -243,10 +289,94 @@ fn write_records(queue: &LogQueue, sink: &mut dyn Write) {
     }
 }
 
+/// Appends the text of every framed record in `batch` to `text`.
+fn format_batch(batch: &[u8], text: &mut Vec<u8>) {
+    let mut at = 0;
+    while at + HEADER <= batch.len() {
+        let kind = batch[at];
+        let len = u32::from_le_bytes([batch[at + 1], batch[at + 2], batch[at + 3], batch[at + 4]]) as usize;
+        let Some(payload) = batch.get(at + HEADER..at + HEADER + len) else { break };
+        match kind {
+            REQUEST => RequestLine::decode(payload).format(text),
+            _ => text.extend_from_slice(payload),
+        }
+        at += HEADER + len;
+    }
+}
+
+/// The one line per request, as its raw fields: stored by the request's thread, formatted by
+/// the writer exactly as `tracing`'s `fmt` format writes the event it stands for:
+/// `<time>  INFO nagi::request: request=<id> method=<m> path=<p> status=<s> micros=<us>`.
+struct RequestLine<'a> {
+    /// Microseconds since the Unix epoch, when the request ended.
+    at_micros: u64,
+    id: u64,
+    status: u16,
+    micros: u64,
+    method: &'a [u8],
+    path: &'a [u8],
+}
+
+impl<'a> RequestLine<'a> {
+    /// The fixed part of the payload: four numbers and the method's and path's lengths.
+    const FIXED: usize = 8 + 8 + 2 + 8 + 2 + 4;
+
+    fn encoded_len(&self) -> usize {
+        Self::FIXED + self.method.len() + self.path.len()
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.at_micros.to_le_bytes());
+        out.extend_from_slice(&self.id.to_le_bytes());
+        out.extend_from_slice(&self.status.to_le_bytes());
+        out.extend_from_slice(&self.micros.to_le_bytes());
+        out.extend_from_slice(&(self.method.len() as u16).to_le_bytes());
+        out.extend_from_slice(&(self.path.len() as u32).to_le_bytes());
+        out.extend_from_slice(self.method);
+        out.extend_from_slice(self.path);
+    }
+
+    fn decode(payload: &'a [u8]) -> RequestLine<'a> {
+        let number = |at: usize, n: usize| {
+            let mut bytes = [0u8; 8];
+            bytes[..n].copy_from_slice(payload.get(at..at + n).unwrap_or(&[0; 8][..n]));
+            u64::from_le_bytes(bytes)
+        };
+        let method_len = number(26, 2) as usize;
+        let path_len = number(28, 4) as usize;
+        let method = payload.get(Self::FIXED..Self::FIXED + method_len).unwrap_or_default();
+        let path = payload.get(Self::FIXED + method_len..Self::FIXED + method_len + path_len).unwrap_or_default();
+        RequestLine {
+            at_micros: number(0, 8),
+            id: number(8, 8),
+            status: number(16, 2) as u16,
+            micros: number(18, 8),
+            method,
+            path,
+        }
+    }
+
+    fn format(&self, text: &mut Vec<u8>) {
+        let at = SystemTime::UNIX_EPOCH + Duration::from_micros(self.at_micros);
+        let _ =
+            write!(text, "{}  INFO nagi::request: request={} method=", humantime::format_rfc3339_micros(at), self.id);
+        text.extend_from_slice(self.method);
+        text.extend_from_slice(b" path=");
+        text.extend_from_slice(self.path);
+        let _ = writeln!(text, " status={} micros={}", self.status, self.micros);
+    }
+}
+
 /// The `MakeWriter` that hands each formatted event to the queue as one record.
 struct QueueWriter(Arc<LogQueue>);
 
-/// One event's formatted bytes, pushed into the queue when the formatter drops it.
+thread_local! {
+    /// Each thread's scratch buffer for formatting an event, reused so that logging allocates
+    /// nothing per event once it has grown.
+    static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// One event's formatted bytes, copied into the queue when the formatter drops it.
 struct RecordBuffer<'a> {
     queue: &'a LogQueue,
     bytes: Vec<u8>,
@@ -267,9 +397,16 @@ impl Write for RecordBuffer<'_> {
 
 impl Drop for RecordBuffer<'_> {
     fn drop(&mut self) {
-        if !self.bytes.is_empty() {
-            self.queue.try_push(std::mem::take(&mut self.bytes));
+        let mut bytes = std::mem::take(&mut self.bytes);
+        if !bytes.is_empty() {
+            if bytes.len() > MAX_RECORD {
+                bytes = cut(bytes);
+            }
+            self.queue.push_text(&bytes);
         }
+        bytes.clear();
+        // Give the buffer back for this thread's next event (unless the thread is ending).
+        let _ = SCRATCH.try_with(|scratch| *scratch.borrow_mut() = bytes);
     }
 }
 
@@ -277,7 +414,8 @@ impl<'a> MakeWriter<'a> for QueueWriter {
     type Writer = RecordBuffer<'a>;
 
     fn make_writer(&'a self) -> RecordBuffer<'a> {
-        RecordBuffer { queue: &self.0, bytes: Vec::new() }
+        let bytes = SCRATCH.try_with(|scratch| std::mem::take(&mut *scratch.borrow_mut())).unwrap_or_default();
+        RecordBuffer { queue: &self.0, bytes }
     }
 }
 
@@ -330,9 +468,124 @@ impl LogGuard {
 pub(crate) fn forward_print(value: &dyn Display) -> bool {
     match GLOBAL.get() {
         Some(queue) if !queue.is_closed() => {
-            queue.try_push(format!("{value}\n").into_bytes());
+            SCRATCH.with(|scratch| {
+                let mut line = scratch.borrow_mut();
+                line.clear();
+                let _ = writeln!(line, "{value}");
+                if line.len() > MAX_RECORD {
+                    queue.push_text(&cut(line.clone()));
+                } else {
+                    queue.push_text(&line);
+                }
+            });
             true
         }
         _ => false,
+    }
+}
+
+/// Logs the line of one finished request (`nagi::request` at INFO) through the queue without
+/// formatting it here: its fields are stored and the writer thread writes the line `tracing`
+/// would have written. Returns `false` when the process does not log through the queue (a test
+/// installed its own subscriber): the caller then logs through `tracing`. A path too long for
+/// one record is cut.
+pub(crate) fn request_line(id: u64, method: &str, path: &str, status: u16, micros: u64) -> bool {
+    let Some(queue) = GLOBAL.get() else { return false };
+    let at_micros = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_micros() as u64);
+    let room = MAX_RECORD - RequestLine::FIXED - method.len().min(64);
+    let mut end = path.len().min(room);
+    while !path.is_char_boundary(end) {
+        end -= 1;
+    }
+    let line = RequestLine {
+        at_micros,
+        id,
+        status,
+        micros,
+        method: &method.as_bytes()[..method.len().min(64)],
+        path: &path.as_bytes()[..end],
+    };
+    queue.push(REQUEST, line.encoded_len(), |out| line.encode(out));
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    /// A `MakeWriter` that collects what `tracing`'s formatter writes.
+    #[derive(Clone, Default)]
+    struct Collect(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Collect {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl<'a> MakeWriter<'a> for Collect {
+        type Writer = Collect;
+
+        fn make_writer(&'a self) -> Collect {
+            self.clone()
+        }
+    }
+
+    /// The writer's request line is the line `tracing`'s `fmt` format writes for the event the
+    /// wrapper would otherwise log, after the timestamp, which is RFC 3339 with microseconds.
+    #[test]
+    fn a_request_line_reads_as_the_tracing_event_it_stands_for() {
+        let collect = Collect::default();
+        let subscriber = tracing_subscriber::fmt().with_writer(collect.clone()).with_ansi(false).finish();
+        tracing::subscriber::with_default(subscriber, || {
+            let (method, path) = ("POST", "/users/ünï");
+            tracing::info!(target: "nagi::request", request = 7_u64, method = %method, path = %path, status = 201_u16, micros = 345_u64);
+        });
+        let expected = String::from_utf8(collect.0.lock().unwrap().clone()).unwrap();
+        let line = RequestLine {
+            at_micros: 1_764_596_823_631_678,
+            id: 7,
+            status: 201,
+            micros: 345,
+            method: b"POST",
+            path: "/users/ünï".as_bytes(),
+        };
+        let mut framed = Vec::new();
+        line.encode(&mut framed);
+        assert_eq!(framed.len(), line.encoded_len());
+        let mut text = Vec::new();
+        RequestLine::decode(&framed).format(&mut text);
+        let text = String::from_utf8(text).unwrap();
+        assert_eq!(&text[..27], "2025-12-01T13:47:03.631678Z");
+        let after_time = |s: &str| s.split_once(' ').map(|(_, rest)| rest.to_string()).unwrap();
+        assert_eq!(after_time(&text), after_time(&expected), "ours: {text} tracing: {expected}");
+        assert_eq!(expected.split_once(' ').unwrap().0.len(), 27, "{expected}");
+    }
+
+    /// Records of both kinds come out of one batch in the order they went in.
+    #[test]
+    fn text_and_request_records_keep_their_order() {
+        let queue = LogQueue::new(MAX_RECORDS, MAX_BYTES);
+        assert!(queue.push_text(b"first\n"));
+        let line = RequestLine { at_micros: 0, id: 1, status: 200, micros: 9, method: b"GET", path: b"/health" };
+        assert!(queue.push(REQUEST, line.encoded_len(), |out| line.encode(out)));
+        assert!(queue.push_text(b"last\n"));
+        let mut batch = Vec::new();
+        assert_eq!(queue.next_batch(&mut batch), Some(3));
+        let mut text = Vec::new();
+        format_batch(&batch, &mut text);
+        let text = String::from_utf8(text).unwrap();
+        assert_eq!(
+            text,
+            "first\n1970-01-01T00:00:00.000000Z  INFO nagi::request: request=1 method=GET path=/health status=200 micros=9\nlast\n"
+        );
+        assert_eq!(queue.len(), 0);
     }
 }

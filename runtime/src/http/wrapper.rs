@@ -196,10 +196,17 @@ pub(crate) async fn log_and_normalize(
     let id = NEXT_REQUEST.fetch_add(1, Ordering::Relaxed);
     request.extensions_mut().insert(RequestId(id));
     let method = request.method().clone();
-    let path = request.uri().path().to_owned();
-    let response = normalize(next.run(request).await, &shared, &method, &path);
+    // A clone of the URI shares its bytes: no copy of the path per request.
+    let uri = request.uri().clone();
+    let path = uri.path();
+    let response = normalize(next.run(request).await, &shared, &method, path);
     let micros = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX);
-    tracing::info!(target: "nagi::request", request = id, method = %method, path = %path, status = response.status().as_u16(), micros);
+    let status = response.status().as_u16();
+    if tracing::enabled!(target: "nagi::request", tracing::Level::INFO)
+        && !crate::logging::request_line(id, method.as_str(), path, status, micros)
+    {
+        tracing::info!(target: "nagi::request", request = id, method = %method, path = %path, status, micros);
+    }
     response
 }
 
