@@ -1,4 +1,7 @@
-//! 10,000 requests parked at once in an `await`: each `POST /users` of `examples/users.nagi`
+//! Capacity of a service: 10,000 keep-alive connections at once, and 10,000 requests parked at
+//! once in an `await`.
+//!
+//! Parked requests: each `POST /users` of `examples/users.nagi`
 //! waits for the database, which another connection holds locked, on a service with one worker.
 //! While they wait, `/health` is still answered; once the lock is released every one of them is
 //! answered 201 and stored; and afterwards the compiled code owns nothing (the LLVM build reports
@@ -136,4 +139,70 @@ fn ten_thousand_requests_parked_in_an_await_are_answered_and_leave_nothing_behin
     }
 }
 
-crate::on_every_backend!(ten_thousand_requests_parked_in_an_await_are_answered_and_leave_nothing_behind);
+/// The service's open file descriptors.
+fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0)
+}
+
+/// Reads one whole `/health` answer (its length is known: `"ok"`), leaving the connection open.
+fn health_answer(stream: &mut TcpStream) -> u16 {
+    let mut answer = Vec::new();
+    let mut buffer = [0u8; 512];
+    while !answer.ends_with(b"\"ok\"") {
+        let n = stream.read(&mut buffer).expect("an answer");
+        assert!(n > 0, "the connection closed before answering");
+        answer.extend_from_slice(&buffer[..n]);
+    }
+    String::from_utf8_lossy(&answer).split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0)
+}
+
+fn ten_thousand_keep_alive_connections_are_answered_and_closed_without_a_trace(backend: Backend) {
+    raise_fd_limit(PARKED as u64 + 1_000);
+    let db = temp_dir("connections").join("users.db");
+    let flags = ["--workers", "1", "--max-connections", "20000", "--idle-timeout-ms", "120000"];
+    let server = Server::start(&build("examples/users.nagi", backend), &db, Stdio::null(), &flags);
+    let pid = server.child.id();
+    assert_eq!(server.get("/health").0, 200);
+    std::thread::sleep(Duration::from_millis(200));
+    let (fds_before, rss_before) = (open_fds(pid), rss_kib(pid));
+    let started = Instant::now();
+    let request = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    let mut streams: Vec<TcpStream> = (0..PARKED)
+        .map(|_| {
+            let mut stream = TcpStream::connect(("127.0.0.1", server.port)).expect("a connection");
+            stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+            stream.write_all(request).expect("the request is sent");
+            stream
+        })
+        .collect();
+    for stream in &mut streams {
+        assert_eq!(health_answer(stream), 200);
+    }
+    // Every connection is open and idle now, kept alive; a second request on each still works.
+    let answered = started.elapsed();
+    let (fds_open, rss_open) = (open_fds(pid), rss_kib(pid));
+    for stream in streams.iter_mut().step_by(100) {
+        stream.write_all(request).expect("a second request");
+        assert_eq!(health_answer(stream), 200);
+    }
+    drop(streams);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while open_fds(pid) > fds_before && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (fds_after, rss_after) = (open_fds(pid), rss_kib(pid));
+    assert_eq!(server.get("/health").0, 200);
+    assert!(server.stop().success());
+    let per_connection = (rss_open.saturating_sub(rss_before) as f64 * 1024.0) / PARKED as f64;
+    eprintln!(
+        "{backend:?}: {PARKED} keep-alive connections answered in {answered:.1?}; FDs {fds_before} → {fds_open} → \
+         {fds_after}; RSS {rss_before} → {rss_open} KiB ({per_connection:.0} B per connection) → {rss_after} KiB"
+    );
+    assert!(fds_open >= fds_before + PARKED, "every connection was open at once: {fds_open} FDs");
+    assert_eq!(fds_after, fds_before, "every closed connection's descriptor is released");
+}
+
+crate::on_every_backend!(
+    ten_thousand_requests_parked_in_an_await_are_answered_and_leave_nothing_behind,
+    ten_thousand_keep_alive_connections_are_answered_and_closed_without_a_trace,
+);
