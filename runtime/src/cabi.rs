@@ -93,6 +93,18 @@ unsafe fn text<'a>(ptr: *const u8, len: usize) -> std::borrow::Cow<'a, str> {
     String::from_utf8_lossy(unsafe { bytes(ptr, len) })
 }
 
+/// The text of a string of emitted code, without checking that it is UTF-8: what the hot paths
+/// (encoding JSON) read. Every string emitted code holds is UTF-8 by construction: literals come
+/// from UTF-8 source, and the runtime hands over only Rust `String`s (formatting, concatenation of
+/// UTF-8, JSON and rows decoded by serde and rusqlite, which validate).
+///
+/// # Safety
+/// As [`bytes`], and the bytes are UTF-8.
+unsafe fn text_unchecked<'a>(ptr: *const u8, len: usize) -> &'a str {
+    // SAFETY: forwarded from the caller.
+    unsafe { std::str::from_utf8_unchecked(bytes(ptr, len)) }
+}
+
 /// The slow half of the stack check emitted at the entry of every function that can recurse,
 /// called when the frame address `sp` is below the module's thread-local limit at `limit`:
 /// on a thread's first check (the slot still holds all ones) it stores this thread's limit

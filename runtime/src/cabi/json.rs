@@ -103,19 +103,19 @@ impl TypeDesc {
 
     /// A class's name (empty for other kinds).
     pub(crate) fn name(&self) -> &str {
-        // SAFETY: the emitter writes the class's name, `name_len` UTF-8 bytes (a Low identifier),
-        // or null and 0.
-        let bytes = unsafe { super::bytes(self.name, self.name_len) };
-        std::str::from_utf8(bytes).unwrap_or("?")
+        // SAFETY: the emitter writes the class's name, `name_len` bytes of a Low identifier
+        // (ASCII, so UTF-8), or null and 0. Not validated: names are read for every field of
+        // every value encoded or decoded.
+        unsafe { std::str::from_utf8_unchecked(super::bytes(self.name, self.name_len)) }
     }
 }
 
 impl FieldDesc {
     /// The field's name.
     pub(crate) fn name(&self) -> &str {
-        // SAFETY: the name is a constant of the program, `name_len` UTF-8 bytes (a Low identifier).
-        let bytes = unsafe { super::bytes(self.name, self.name_len) };
-        std::str::from_utf8(bytes).unwrap_or("?")
+        // SAFETY: the name is a constant of the program, `name_len` bytes of a Low identifier
+        // (ASCII, so UTF-8). Not validated, as above.
+        unsafe { std::str::from_utf8_unchecked(super::bytes(self.name, self.name_len)) }
     }
 
     /// The field's type.
@@ -190,8 +190,9 @@ impl Serialize for Typed<'_> {
             Kind::Unit => s.serialize_unit(),
             Kind::String => {
                 let raw = unsafe { self.read::<RawString>(0) };
-                let text = unsafe { super::text(raw.ptr, raw.len) };
-                s.serialize_str(&text)
+                // Not re-validated (a scan of every string encoded): strings in emitted memory
+                // are UTF-8 by construction (docs/c-abi.md, "Conventions").
+                s.serialize_str(unsafe { super::text_unchecked(raw.ptr, raw.len) })
             }
             Kind::Array => {
                 let raw = unsafe { self.read::<RawArray>(0) };
