@@ -151,7 +151,7 @@ fn handed_over() {
 /// Allocates `layout` through Rust's global allocator; a zero size allocates nothing and gives
 /// a dangling, aligned, non-null pointer. Out of memory aborts, as on the Rust path. Never
 /// traps, so Rust code holding values may call it.
-fn allocate(layout: Layout) -> *mut u8 {
+pub(crate) fn allocate(layout: Layout) -> *mut u8 {
     if layout.size() == 0 {
         return layout.align() as *mut u8;
     }

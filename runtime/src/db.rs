@@ -32,11 +32,14 @@ use rusqlite::ToSql;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use tokio::sync::{mpsc, oneshot};
 
+pub(crate) use row::{FieldOut, decode_fields};
 pub use row::{FromRow, Row, RowError};
+pub(crate) use thread::{ClassKey, RowSink};
 
 use crate::HttpError;
+#[cfg(test)]
 use crate::shaped_json::{Shape, Value};
-use thread::{Job, Op, RowSink};
+use thread::{Job, Op};
 
 /// A statement parameter: SQLite's storage classes except BLOB.
 #[derive(Debug, Clone, PartialEq)]
@@ -342,7 +345,7 @@ pub async fn query_one<T: FromRow>(sql: &str, args: Vec<SqlValue>) -> Option<T> 
 
 /// The non-generic part of [`query`] and [`query_one`], so that generated code instantiates only
 /// the row decoder.
-async fn run_query(sql: &str, args: Vec<SqlValue>, sink: Box<dyn RowSink>) -> Box<dyn Any + Send> {
+pub(crate) async fn run_query(sql: &str, args: Vec<SqlValue>, sink: Box<dyn RowSink>) -> Box<dyn Any + Send> {
     let sql = sql.to_owned();
     let sink: Box<dyn RowSink> = submit(|reply| Op::Query { sql, args, sink, reply }).await;
     sink.into_any()
@@ -355,6 +358,9 @@ fn collect<T: FromRow>(sink: Box<dyn Any + Send>) -> Vec<T> {
     }
 }
 
+// The value-tree form of the LLVM path's row decoding, kept for the tests that compare
+// `decode_fields` (the rule both forms share) with the Rust path's `FromRow`.
+#[cfg(test)]
 /// [`query`] (or [`query_one`], when `first_only`) for a class that `shape` describes, on the
 /// LLVM path: the same statement, transaction, busy budget and errors, with each row decoded by
 /// the accessor the Rust path's `FromRow` uses for each field's type. `key` identifies the class

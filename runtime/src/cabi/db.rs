@@ -9,8 +9,8 @@
 //! unfinished with [`nagi_rt_op_drop`] when its frame is dropped. A failed statement fails like a
 //! trap: the same `HttpError` the Rust path raises (409, 500, 503) becomes the request's answer.
 //!
-//! Rows are decoded on the database thread into values by the Rust path's `Row` accessors and
-//! written into emitted memory with `cabi::json::write` on the polling thread.
+//! Rows are decoded on the database thread straight into the emitted layout by the Rust path's
+//! `Row` accessors (`rows.rs`), and handed over without a copy.
 
 use std::future::Future;
 use std::panic::{self, AssertUnwindSafe};
@@ -18,10 +18,13 @@ use std::pin::Pin;
 use std::ptr;
 use std::task::{Context, Poll};
 
+mod rows;
+
 use super::guard::fail;
-use super::json::{self, TypeDesc};
+use super::json::TypeDesc;
 use crate::db::{self, SqlValue};
-use crate::shaped_json::{Kind, Value};
+use crate::shaped_json::Kind;
+use rows::LayoutRows;
 
 /// A statement's argument list, filled by emitted code and consumed by the statement.
 pub struct SqlArgs(Vec<SqlValue>);
@@ -47,7 +50,7 @@ enum Outcome {
     Changed(i64),
     /// A query's rows, and the descriptor of what [`nagi_rt_op_finish`] writes: the class (an
     /// array of it) or an option of the class (the first row).
-    Rows { rows: Vec<Value>, desc: &'static TypeDesc },
+    Rows { rows: Box<LayoutRows>, desc: &'static TypeDesc },
     /// `begin`, `commit`, `rollback`.
     Done,
 }
@@ -166,7 +169,13 @@ pub unsafe extern "C" fn nagi_rt_db_query(
     // SAFETY: forwarded from the caller.
     let (sql, args) = unsafe { statement(sql, sql_len, args) };
     let key = ptr::from_ref(class) as usize;
-    pending(async move { Outcome::Rows { rows: db::query_shaped(&sql, args, class, key, one).await, desc } })
+    pending(async move {
+        let sink = Box::new(LayoutRows::new(class, key, one));
+        match db::run_query(&sql, args, sink).await.downcast::<LayoutRows>() {
+            Ok(rows) => Outcome::Rows { rows, desc },
+            Err(_) => unreachable!("the database thread returns the sink it was given"),
+        }
+    })
 }
 
 /// Starts `db::begin`: an explicit transaction (a savepoint inside a request).
@@ -263,11 +272,19 @@ unsafe fn write_outcome(outcome: Outcome, out: *mut u8) {
     // SAFETY (each arm): `out` is writable for the result, laid out as documented.
     match outcome {
         Outcome::Changed(changed) => unsafe { out.cast::<i64>().write(changed) },
-        Outcome::Rows { rows, desc } if desc.kind() == Kind::Option => {
-            let first = rows.into_iter().next().map(Box::new);
-            unsafe { json::write(Value::Option(first), desc, out) }
-        }
-        Outcome::Rows { rows, desc } => unsafe { json::write_array(rows, desc, out) },
+        Outcome::Rows { mut rows, desc } if desc.kind() == Kind::Option => unsafe {
+            // The first row (if any) moves into the option's payload; the buffer is freed.
+            let taken = rows.take();
+            std::ptr::write_bytes(out, 0, desc.size);
+            if taken.len > 0 {
+                out.write(1);
+                std::ptr::copy_nonoverlapping(taken.ptr, out.add(desc.payload_offset), desc.inner().size);
+            }
+            if taken.cap > 0 {
+                super::nagi_rt_free(taken.ptr, taken.cap * desc.inner().size, desc.inner().align);
+            }
+        },
+        Outcome::Rows { mut rows, .. } => unsafe { out.cast::<super::RawArray>().write(rows.take()) },
         Outcome::Done => {}
     }
 }

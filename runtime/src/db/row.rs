@@ -9,7 +9,9 @@ use std::fmt;
 
 use rusqlite::types::ValueRef;
 
-use crate::shaped_json::{Kind, Shape, Value};
+#[cfg(test)]
+use crate::shaped_json::Value;
+use crate::shaped_json::{Kind, Shape};
 
 /// Implemented by generated code for each class that rows decode into.
 ///
@@ -183,34 +185,90 @@ impl<'a> Row<'a> {
     }
 }
 
-/// Decodes one row into a value of the class `shape` describes: the LLVM path's `FromRow`.
-/// Each field is read with the accessor that the Rust emitter's `FromRow` uses for its type
-/// (`i32`, `i64`, `f64`, `bool`, `string`, and `opt_*` for an option of one of those), so the
-/// checks and messages are the same; `columns[i]` is the column index of field `i`.
-pub(crate) fn decode_shaped<S: Shape>(row: &Row<'_>, columns: &[usize], shape: S) -> Result<Value, RowError> {
-    let boxed = |v: Option<Value>| Value::Option(v.map(Box::new));
-    let mut values = Vec::with_capacity(shape.field_count());
+/// Where [`decode_fields`] puts each field of a row it reads.
+pub(crate) trait FieldOut {
+    /// Field `i` holds `value`.
+    fn i32(&mut self, i: usize, value: Option<i32>);
+    fn i64(&mut self, i: usize, value: Option<i64>);
+    fn f64(&mut self, i: usize, value: Option<f64>);
+    fn bool(&mut self, i: usize, value: Option<bool>);
+    fn string(&mut self, i: usize, value: Option<String>);
+}
+
+/// Reads every field of the class `shape` describes from one row, each with the accessor the
+/// Rust emitter's `FromRow` uses for its type (`i32`, `i64`, `f64`, `bool`, `string`, and
+/// `opt_*` for an option of one of those), so the checks and messages are the same; `columns[i]`
+/// is the column index of field `i`. A plain field gives `Some`; an option field gives what
+/// its column holds. The LLVM path's `FromRow`, writing straight into the emitted layout
+/// (`cabi::db::rows`).
+pub(crate) fn decode_fields<S: Shape>(
+    row: &Row<'_>,
+    columns: &[usize],
+    shape: S,
+    out: &mut impl FieldOut,
+) -> Result<(), RowError> {
     for (i, &index) in columns.iter().enumerate().take(shape.field_count()) {
         let name = shape.field_name(i);
         let field = shape.field(i);
-        values.push(match field.kind() {
-            Kind::I32 => Value::I32(row.i32(index, name)?),
-            Kind::I64 => Value::I64(row.i64(index, name)?),
-            Kind::F64 => Value::F64(row.f64(index, name)?),
-            Kind::Bool => Value::Bool(row.bool(index, name)?),
-            Kind::String => Value::Str(row.string(index, name)?),
+        match field.kind() {
+            Kind::I32 => out.i32(i, Some(row.i32(index, name)?)),
+            Kind::I64 => out.i64(i, Some(row.i64(index, name)?)),
+            Kind::F64 => out.f64(i, Some(row.f64(index, name)?)),
+            Kind::Bool => out.bool(i, Some(row.bool(index, name)?)),
+            Kind::String => out.string(i, Some(row.string(index, name)?)),
             Kind::Option => match field.inner().kind() {
-                Kind::I32 => boxed(row.opt_i32(index, name)?.map(Value::I32)),
-                Kind::I64 => boxed(row.opt_i64(index, name)?.map(Value::I64)),
-                Kind::F64 => boxed(row.opt_f64(index, name)?.map(Value::F64)),
-                Kind::Bool => boxed(row.opt_bool(index, name)?.map(Value::Bool)),
-                Kind::String => boxed(row.opt_string(index, name)?.map(Value::Str)),
+                Kind::I32 => out.i32(i, row.opt_i32(index, name)?),
+                Kind::I64 => out.i64(i, row.opt_i64(index, name)?),
+                Kind::F64 => out.f64(i, row.opt_f64(index, name)?),
+                Kind::Bool => out.bool(i, row.opt_bool(index, name)?),
+                Kind::String => out.string(i, row.opt_string(index, name)?),
                 kind => return Err(unreadable(name, kind)),
             },
             kind => return Err(unreadable(name, kind)),
-        });
+        }
     }
-    Ok(Value::Class(values))
+    Ok(())
+}
+
+/// Decodes one row into a value of the class `shape` describes (see [`decode_fields`]); for the
+/// tests that compare the rule with the Rust path's `FromRow`.
+#[cfg(test)]
+pub(crate) fn decode_shaped<S: Shape>(row: &Row<'_>, columns: &[usize], shape: S) -> Result<Value, RowError> {
+    /// A field's value: plain for a plain field, an option for an option field.
+    struct Values<S> {
+        shape: S,
+        values: Vec<Value>,
+    }
+    impl<S: Shape> Values<S> {
+        fn put(&mut self, i: usize, value: Option<Value>) {
+            let value = if self.shape.field(i).kind() == Kind::Option {
+                Value::Option(value.map(Box::new))
+            } else {
+                value.unwrap_or(Value::Unit)
+            };
+            self.values.push(value);
+        }
+    }
+    impl<S: Shape> FieldOut for Values<S> {
+        fn i32(&mut self, i: usize, value: Option<i32>) {
+            self.put(i, value.map(Value::I32));
+        }
+        fn i64(&mut self, i: usize, value: Option<i64>) {
+            self.put(i, value.map(Value::I64));
+        }
+        fn f64(&mut self, i: usize, value: Option<f64>) {
+            self.put(i, value.map(Value::F64));
+        }
+        fn bool(&mut self, i: usize, value: Option<bool>) {
+            self.put(i, value.map(Value::Bool));
+        }
+        fn string(&mut self, i: usize, value: Option<String>) {
+            self.put(i, value.map(Value::Str));
+        }
+    }
+    let mut out = Values { shape, values: Vec::with_capacity(shape.field_count()) };
+    decode_fields(row, columns, shape, &mut out)?;
+    Ok(Value::Class(out.values))
 }
 
 /// A field whose type no column holds (the compiler lets no such class be queried).

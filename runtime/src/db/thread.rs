@@ -21,6 +21,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::row::{FromRow, Row, RowError};
 use super::{DbError, DbErrorKind, SqlValue};
+#[cfg(test)]
 use crate::shaped_json::{Shape, Value};
 
 /// How many prepared statements rusqlite keeps.
@@ -154,7 +155,8 @@ impl<T: FromRow> RowSink for Collect<T> {
 }
 
 /// Collects rows of a class that a [`Shape`] describes as values (all of them, or only the
-/// first): the LLVM path's `FromRow`.
+/// first), for the tests of `decode_fields` (`db::query_shaped`).
+#[cfg(test)]
 pub(crate) struct CollectValues<S> {
     pub(crate) rows: Vec<Value>,
     shape: S,
@@ -162,6 +164,7 @@ pub(crate) struct CollectValues<S> {
     first_only: bool,
 }
 
+#[cfg(test)]
 impl<S> CollectValues<S> {
     /// A sink for `shape`, a class, which `key` identifies among the program's classes.
     pub(crate) fn new(shape: S, key: usize, first_only: bool) -> CollectValues<S> {
@@ -169,6 +172,7 @@ impl<S> CollectValues<S> {
     }
 }
 
+#[cfg(test)]
 impl<S: Shape + Send + 'static> RowSink for CollectValues<S> {
     fn class(&self) -> ClassKey {
         ClassKey::Shape(self.key)

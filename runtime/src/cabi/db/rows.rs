@@ -1,0 +1,191 @@
+//! Rows decoded straight into the emitted layout of their class, on the database thread: the
+//! LLVM path's `Collect`. Each row is read by the Rust path's accessors (`db::decode_fields`,
+//! so the checks and messages are the Rust path's) and each field written at its offset, into a
+//! buffer laid out as emitted code lays out an array of the class, which is handed over as the
+//! query's `[C]` without a copy (or whose one element becomes the `C?` of `query_one`). No value
+//! tree and no per-row allocation beyond the row's own strings.
+
+use std::alloc::Layout;
+use std::any::Any;
+
+use super::super::json::TypeDesc;
+use super::super::{RawArray, RawString, allocate, into_raw, nagi_rt_free};
+use crate::db::{ClassKey, FieldOut, Row, RowError, RowSink, decode_fields};
+use crate::shaped_json::Kind;
+
+/// The rows of one query, in the emitted layout of `class`; what is in it is freed when it is
+/// dropped, unless [`LayoutRows::take`] handed it over.
+pub(super) struct LayoutRows {
+    class: &'static TypeDesc,
+    /// The class among the program's, for the database thread's column-index cache.
+    key: usize,
+    first_only: bool,
+    ptr: *mut u8,
+    len: usize,
+    cap: usize,
+}
+
+// SAFETY: the buffer and the strings in it are owned by this value alone (allocated by the
+// global allocator, usable from any thread), so it may move to the database thread and back.
+unsafe impl Send for LayoutRows {}
+
+impl LayoutRows {
+    /// An empty set of rows of `class` (a class descriptor), keyed by `key`.
+    pub(super) fn new(class: &'static TypeDesc, key: usize, first_only: bool) -> LayoutRows {
+        LayoutRows { class, key, first_only, ptr: class.align as *mut u8, len: 0, cap: 0 }
+    }
+
+    /// The rows as emitted code's `[C]`, handed over: dropping `self` then frees nothing.
+    pub(super) fn take(&mut self) -> RawArray {
+        let rows = RawArray { ptr: self.ptr, len: self.len, cap: self.cap };
+        (self.ptr, self.len, self.cap) = (self.class.align as *mut u8, 0, 0);
+        rows
+    }
+
+    /// Makes room for one more row (the capacity doubles, at least 4 rows).
+    fn reserve_one(&mut self) {
+        if self.len < self.cap {
+            return;
+        }
+        let size = self.class.size;
+        let cap = (self.cap * 2).max(4);
+        let layout = |cap: usize| {
+            cap.checked_mul(size)
+                .and_then(|bytes| Layout::from_size_align(bytes, self.class.align).ok())
+                .unwrap_or_else(|| panic!("cannot hold {cap} rows of {size} bytes: capacity overflow"))
+        };
+        let grown = allocate(layout(cap));
+        if self.cap > 0 {
+            // SAFETY: both buffers hold at least `len` rows; the old one came from `allocate`.
+            unsafe {
+                std::ptr::copy_nonoverlapping(self.ptr, grown, self.len * size);
+                nagi_rt_free(self.ptr, self.cap * size, self.class.align);
+            }
+        }
+        (self.ptr, self.cap) = (grown, cap);
+    }
+}
+
+impl RowSink for LayoutRows {
+    fn class(&self) -> ClassKey {
+        ClassKey::Shape(self.key)
+    }
+
+    fn column_count(&self) -> usize {
+        self.class.fields().len()
+    }
+
+    fn column(&self, i: usize) -> &str {
+        self.class.fields()[i].name()
+    }
+
+    fn accept(&mut self, row: &Row<'_>, columns: &[usize]) -> Result<bool, RowError> {
+        self.reserve_one();
+        // SAFETY: `reserve_one` made room for row `len`; zeroing it first makes a row cut short
+        // by an error safe to drop (an empty string and `none` own nothing).
+        let dst = unsafe { self.ptr.add(self.len * self.class.size) };
+        unsafe { std::ptr::write_bytes(dst, 0, self.class.size) };
+        let mut fields = Fields { class: self.class, dst };
+        match decode_fields(row, columns, self.class, &mut fields) {
+            Ok(()) => {
+                self.len += 1;
+                Ok(!self.first_only)
+            }
+            Err(error) => {
+                // SAFETY: the row is zeroed, then written field by field by `Fields`.
+                unsafe { drop_row(dst, self.class) };
+                Err(error)
+            }
+        }
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any + Send> {
+        self
+    }
+}
+
+impl Drop for LayoutRows {
+    fn drop(&mut self) {
+        let size = self.class.size;
+        for i in 0..self.len {
+            // SAFETY: rows `0..len` are whole rows of the class.
+            unsafe { drop_row(self.ptr.add(i * size), self.class) };
+        }
+        if self.cap > 0 {
+            // SAFETY: the buffer came from `allocate` with this layout.
+            unsafe { nagi_rt_free(self.ptr, self.cap * size, self.class.align) };
+        }
+    }
+}
+
+/// Writes each field of one row at its offset in `dst`.
+struct Fields {
+    class: &'static TypeDesc,
+    dst: *mut u8,
+}
+
+impl Fields {
+    /// Writes field `i`: plain, or as an option (tag, then the payload) when the field is one.
+    fn put<T>(&mut self, i: usize, value: Option<T>) {
+        let field = &self.class.fields()[i];
+        // SAFETY (both arms): the row is a zeroed element of the class, so the field's offset
+        // (and an option's payload offset inside it) is in bounds and aligned for its type.
+        unsafe {
+            let at = self.dst.add(field.offset);
+            if field.ty().kind() == Kind::Option {
+                if let Some(value) = value {
+                    at.write(1);
+                    at.add(field.ty().payload_offset).cast::<T>().write(value);
+                }
+            } else if let Some(value) = value {
+                at.cast::<T>().write(value);
+            }
+        }
+    }
+}
+
+impl FieldOut for Fields {
+    fn i32(&mut self, i: usize, value: Option<i32>) {
+        self.put(i, value);
+    }
+
+    fn i64(&mut self, i: usize, value: Option<i64>) {
+        self.put(i, value);
+    }
+
+    fn f64(&mut self, i: usize, value: Option<f64>) {
+        self.put(i, value);
+    }
+
+    fn bool(&mut self, i: usize, value: Option<bool>) {
+        self.put(i, value.map(u8::from));
+    }
+
+    fn string(&mut self, i: usize, value: Option<String>) {
+        self.put(i, value.map(|s| into_raw(s.into_bytes())));
+    }
+}
+
+/// Frees what one row of `class` at `row` owns: its strings, plain or optional.
+///
+/// # Safety
+/// `row` holds a row of the class written by [`Fields`] (or zeroed), not freed before.
+unsafe fn drop_row(row: *mut u8, class: &TypeDesc) {
+    for field in class.fields() {
+        // SAFETY: the field lies in the row, as its descriptor says.
+        unsafe {
+            let at = row.add(field.offset);
+            let string = match (field.ty().kind(), field.ty().kind() == Kind::Option) {
+                (Kind::String, _) => Some(at),
+                (Kind::Option, _) if field.ty().inner().kind() == Kind::String && at.read() & 1 != 0 => {
+                    Some(at.add(field.ty().payload_offset))
+                }
+                _ => None,
+            };
+            if let Some(at) = string {
+                let raw = at.cast::<RawString>().read();
+                nagi_rt_free(raw.ptr, raw.cap, 1);
+            }
+        }
+    }
+}
