@@ -1,4 +1,5 @@
-//! Benchmarks: the CPU-kernel emitter comparison (issue 6) and the passes scaling bench.
+//! Benchmarks: the CPU-kernel emitter comparison (issue 6), the HTTP bench of the users service,
+//! and the passes scaling bench.
 //!
 //! The kernel comparison runs the six kernels of docs/design.md §6 ("CPU kernels") in every variant —
 //! hand-written Rust, `examples/kernels.nagi` through the Rust emitter and through the LLVM
@@ -17,11 +18,14 @@
 //! - [`report`]: the Markdown table; [`chart`]: the SVG bar chart.
 //! - [`disasm`]: packed integer adds in each native variant's `integer_sum`.
 //! - [`runner`]: building, pinning and running the variants.
+//! - [`http`]: the HTTP bench (`nagi-bench http`): the users service built by both emitters
+//!   against a hand-written Axum baseline (`bench/http-baseline`), under wrk.
 
 #![warn(missing_docs)]
 
 pub mod chart;
 pub mod disasm;
+pub mod http;
 pub mod kernels;
 pub mod machine;
 pub mod records;

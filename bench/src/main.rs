@@ -1,14 +1,15 @@
-//! `nagi-bench`: the CPU-kernel comparison's runner.
+//! `nagi-bench`: the runner of the CPU-kernel comparison and of the HTTP bench.
 //!
 //! ```text
 //! nagi-bench kernels [--levels x86-64-v2,native] [--reference] [--quick] [--no-python] [--no-node]
 //! nagi-bench disasm  [--levels x86-64-v2,native]
 //! nagi-bench chart   bench/results/DATE-TIME [--reference]
+//! nagi-bench http    [--rounds N] [--duration SECS] [--warmup SECS] [--quick] [--cases …] [--servers …] [--reference]
 //! ```
 //!
 //! `kernels` builds, checks, times and reports everything (see `bench/README.md`); `disasm`
 //! only builds and disassembles the native variants' kernels; `chart` redraws a run's charts
-//! from its records.
+//! from its records; `http` runs the HTTP bench (`nagi_bench::http`).
 
 use std::process::ExitCode;
 
@@ -17,7 +18,8 @@ use nagi_bench::runner::{self, Options};
 const USAGE: &str =
     "usage: nagi-bench kernels [--levels x86-64-v2,native] [--reference] [--quick] [--no-python] [--no-node]
        nagi-bench disasm [--levels x86-64-v2,native]
-       nagi-bench chart RESULTS_DIR [--reference]";
+       nagi-bench chart RESULTS_DIR [--reference]
+       nagi-bench http [--rounds N] [--duration SECS] [--warmup SECS] [--quick] [--cases a,b] [--servers a,b] [--connections N] [--threads N] [--reference]";
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -25,6 +27,15 @@ fn main() -> ExitCode {
         eprintln!("{USAGE}");
         return ExitCode::from(2);
     };
+    if command == "http" {
+        return match nagi_bench::http::parse_args(args).and_then(|o| nagi_bench::http::run(&o)) {
+            Ok(_) => ExitCode::SUCCESS,
+            Err(message) => {
+                eprintln!("nagi-bench: error: {message}\nusage: {}", nagi_bench::http::USAGE);
+                ExitCode::FAILURE
+            }
+        };
+    }
     let mut options = Options::default();
     let mut directory = None;
     while let Some(arg) = args.next() {

@@ -172,7 +172,7 @@ fn run_script(
 }
 
 /// `date -u +FORMAT`, or the Unix time when there is no `date`.
-fn date(format: &str) -> String {
+pub fn date(format: &str) -> String {
     command_line("date", &["-u", format]).unwrap_or_else(|| {
         let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
         secs.to_string()
@@ -390,11 +390,16 @@ pub const END: &str = "<!-- kernels-reference:end -->";
 
 /// Replaces the text between [`BEGIN`] and [`END`] in `readme` with `block`.
 pub fn update_readme(readme: &Path, block: &str) -> Result<(), String> {
+    update_block(readme, BEGIN, END, block)
+}
+
+/// Replaces the text between the markers `begin` and `end` in `readme` with `block`.
+pub fn update_block(readme: &Path, begin: &str, end: &str, block: &str) -> Result<(), String> {
     let text = std::fs::read_to_string(readme).map_err(|e| format!("{}: {e}", readme.display()))?;
-    let (Some(start), Some(end)) = (text.find(BEGIN), text.find(END)) else {
-        return Err(format!("{} has no reference markers ({BEGIN} … {END})", readme.display()));
+    let (Some(start), Some(stop)) = (text.find(begin), text.find(end)) else {
+        return Err(format!("{} has no reference markers ({begin} … {end})", readme.display()));
     };
-    let new = format!("{}{BEGIN}\n\n{block}{}", &text[..start], &text[end..]);
+    let new = format!("{}{begin}\n\n{block}{}", &text[..start], &text[stop..]);
     std::fs::write(readme, new).map_err(|e| format!("{}: {e}", readme.display()))
 }
 

@@ -1,0 +1,418 @@
+//! `nagi-bench http`: the users service as a user would run it — built by `nagic` on both
+//! emitters, against a hand-written Axum + rusqlite baseline with and without an access log —
+//! under `wrk`, every server pinned to CPU 0 with one worker and wrk pinned to CPU 1.
+//!
+//! A run: build (release `nagic`, the baseline, the service on both emitters), then per round
+//! start every server on a fresh database, seed 100 users, check every case's answer on every
+//! server (a mismatch stops the run before any timing), then for each case time the servers
+//! one after the other in an order rotated per case and round (a warm-up, then the measured
+//! run), and stop them. The records, wrk's outputs, the report and the chart go to
+//! `bench/results/DATE-TIME/`. See `bench/README.md` ("The HTTP bench").
+
+pub mod cases;
+pub mod chart;
+pub mod client;
+pub mod procfs;
+pub mod report;
+pub mod server;
+pub mod wrk;
+
+use std::fs::File;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::machine::Machine;
+use cases::Case;
+use server::{Builds, Server};
+
+/// The CPU the servers are pinned to.
+pub const SERVER_CPU: u32 = 0;
+
+/// What `nagi-bench http` was asked to do.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Rounds (every server and case once per round).
+    pub rounds: u32,
+    /// Length of each measured run.
+    pub duration: Duration,
+    /// Length of the warm-up before each measured run.
+    pub warmup: Duration,
+    /// A smoke run (1 round of 1 s): not a measurement.
+    pub quick: bool,
+    /// The cases to run.
+    pub cases: Vec<Case>,
+    /// The servers to run.
+    pub servers: Vec<&'static str>,
+    /// wrk's threads, connections and CPU.
+    pub load: wrk::Load,
+    /// Also write the result into `bench/README.md` and `bench/reference/http.svg`.
+    pub reference: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            rounds: 3,
+            duration: Duration::from_secs(5),
+            warmup: Duration::from_secs(1),
+            quick: false,
+            cases: cases::CASES.to_vec(),
+            servers: server::NAMES.to_vec(),
+            load: wrk::Load { threads: 2, connections: 64, cpu: 1 },
+            reference: false,
+        }
+    }
+}
+
+/// The usage line of `nagi-bench http`.
+pub const USAGE: &str = "nagi-bench http [--rounds N] [--duration SECS] [--warmup SECS] [--quick] [--cases a,b] [--servers a,b] [--connections N] [--threads N] [--reference]";
+
+/// Parses the arguments after `http`.
+pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Options, String> {
+    let mut options = Options::default();
+    let mut args = args.into_iter();
+    let seconds = |v: Option<String>, flag: &str| -> Result<Duration, String> {
+        let s: u64 = v
+            .and_then(|v| v.parse().ok())
+            .filter(|s| *s > 0)
+            .ok_or(format!("{flag} needs a whole number of seconds"))?;
+        Ok(Duration::from_secs(s))
+    };
+    let number = |v: Option<String>, flag: &str| -> Result<u32, String> {
+        v.and_then(|v| v.parse().ok()).filter(|n| *n > 0).ok_or(format!("{flag} needs a positive number"))
+    };
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--rounds" => options.rounds = number(args.next(), "--rounds")?,
+            "--duration" => options.duration = seconds(args.next(), "--duration")?,
+            "--warmup" => options.warmup = seconds(args.next(), "--warmup")?,
+            "--connections" => options.load.connections = number(args.next(), "--connections")?,
+            "--threads" => options.load.threads = number(args.next(), "--threads")?,
+            "--quick" => {
+                options.quick = true;
+                options.rounds = 1;
+                options.duration = Duration::from_secs(1);
+            }
+            "--reference" => options.reference = true,
+            "--cases" => {
+                let list = args.next().ok_or("--cases needs a list")?;
+                options.cases = list
+                    .split(',')
+                    .map(|n| cases::case(n).ok_or(format!("no case `{n}`; cases: {}", case_names())))
+                    .collect::<Result<_, _>>()?;
+            }
+            "--servers" => {
+                let list = args.next().ok_or("--servers needs a list")?;
+                options.servers = list
+                    .split(',')
+                    .map(|n| {
+                        server::NAMES
+                            .iter()
+                            .copied()
+                            .find(|s| *s == n)
+                            .ok_or(format!("no server `{n}`; servers: {}", server::NAMES.join(",")))
+                    })
+                    .collect::<Result<_, _>>()?;
+            }
+            other => return Err(format!("unknown argument `{other}`")),
+        }
+    }
+    Ok(options)
+}
+
+fn case_names() -> String {
+    cases::CASES.iter().map(|c| c.name).collect::<Vec<_>>().join(",")
+}
+
+/// Stops with a clear message when wrk or taskset is missing, or there is no second CPU for
+/// wrk.
+pub fn preflight(load: &wrk::Load) -> Result<(), String> {
+    let runs = |program: &str, args: &[&str]| {
+        Command::new(program).args(args).stdout(Stdio::null()).stderr(Stdio::null()).status()
+    };
+    if runs("wrk", &["-v"]).is_err() {
+        return Err("`wrk` is not installed (Debian/Ubuntu: `apt-get install wrk`); the HTTP bench needs it".into());
+    }
+    for cpu in [SERVER_CPU, load.cpu] {
+        match runs("taskset", &["-c", &cpu.to_string(), "true"]) {
+            Err(_) => return Err("`taskset` is not installed (Debian/Ubuntu: `apt-get install util-linux`); the HTTP bench pins servers and wrk with it".into()),
+            Ok(s) if !s.success() => return Err(format!("`taskset -c {cpu}` fails: the bench needs CPUs {SERVER_CPU} and {} (servers, wrk)", load.cpu)),
+            Ok(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// wrk's version line (`wrk 4.1.0 [epoll] …`).
+fn wrk_version() -> String {
+    Command::new("wrk")
+        .arg("-v")
+        .output()
+        .ok()
+        .and_then(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .next()
+                .map(|l| l.split(" Copyright").next().unwrap_or(l).trim().to_string())
+        })
+        .unwrap_or_else(|| "wrk (version unknown)".into())
+}
+
+/// Appends records to the run's `http.jsonl`.
+struct Records {
+    file: File,
+    all: Vec<Value>,
+}
+
+impl Records {
+    fn push(&mut self, record: Value) -> Result<(), String> {
+        writeln!(self.file, "{record}").map_err(|e| e.to_string())?;
+        self.all.push(record);
+        Ok(())
+    }
+}
+
+/// Runs the whole bench; returns the directory of this run's results.
+pub fn run(options: &Options) -> Result<PathBuf, String> {
+    preflight(&options.load)?;
+    let root = crate::runner::root();
+    let machine =
+        Machine::detect(Some(&format!("taskset -c {SERVER_CPU} (servers), taskset -c {} (wrk)", options.load.cpu)));
+    let run_dir = root.join("bench/results").join(crate::runner::date("+%Y%m%d-%H%M%S"));
+    for sub in ["", "wrk", "logs", "scripts"] {
+        std::fs::create_dir_all(run_dir.join(sub)).map_err(|e| format!("{}: {e}", run_dir.display()))?;
+    }
+    let wrk_version = wrk_version();
+    let mut machine_json = machine.to_json();
+    machine_json["wrk"] = json!(wrk_version);
+    std::fs::write(run_dir.join("machine.json"), format!("{machine_json:#}\n")).map_err(|e| e.to_string())?;
+    eprintln!("nagi-bench: results go to {}", run_dir.display());
+    eprintln!("nagi-bench: machine: {}; {wrk_version}", machine.line());
+    let builds = server::build(&root, &run_dir)?;
+    let mut scripts = Vec::new();
+    for case in &options.cases {
+        let path = cases::script(case).map(|text| {
+            let path = run_dir.join("scripts").join(format!("{}.lua", case.name));
+            std::fs::write(&path, text).map(|()| path)
+        });
+        scripts.push(path.transpose().map_err(|e| e.to_string())?);
+    }
+    let file = File::create(run_dir.join("http.jsonl")).map_err(|e| e.to_string())?;
+    let mut records = Records { file, all: Vec::new() };
+    let mut invocation = 0;
+    for round in 1..=options.rounds {
+        eprintln!("nagi-bench: round {round} of {}", options.rounds);
+        run_round(options, &builds, &run_dir, round, &scripts, &mut records, &mut invocation)?;
+    }
+    let summaries = report::summarize(&records.all);
+    let date = crate::runner::date("+%Y-%m-%d");
+    let title = format!(
+        "users service under wrk -t{} -c{}: median req/s ({date})",
+        options.load.threads, options.load.connections
+    );
+    chart::draw(&run_dir.join("http.svg"), &title, &summaries)?;
+    let text = render(&date, &machine, &wrk_version, options, &summaries, "http.svg");
+    std::fs::write(run_dir.join("report.md"), &text).map_err(|e| e.to_string())?;
+    if options.reference {
+        let reference = root.join("bench/reference");
+        std::fs::create_dir_all(&reference).map_err(|e| e.to_string())?;
+        std::fs::copy(run_dir.join("http.svg"), reference.join("http.svg")).map_err(|e| e.to_string())?;
+        let block = render(&date, &machine, &wrk_version, options, &summaries, "reference/http.svg");
+        crate::runner::update_block(&root.join("bench/README.md"), BEGIN, END, &block)?;
+        eprintln!("nagi-bench: wrote bench/reference/http.svg and the HTTP block of bench/README.md");
+    }
+    eprintln!("nagi-bench: report: {}", run_dir.join("report.md").display());
+    Ok(run_dir)
+}
+
+/// The markers around the generated HTTP block in `bench/README.md`.
+pub const BEGIN: &str = "<!-- http-reference:begin (generated by `nagi-bench http --reference`) -->";
+/// The end marker.
+pub const END: &str = "<!-- http-reference:end -->";
+
+/// One round: fresh databases, start and seed every server, check, time every case, stop.
+fn run_round(
+    options: &Options,
+    builds: &Builds,
+    run_dir: &Path,
+    round: u32,
+    scripts: &[Option<PathBuf>],
+    records: &mut Records,
+    invocation: &mut u64,
+) -> Result<(), String> {
+    let db_dir = run_dir.join(format!("db-r{round}"));
+    std::fs::create_dir_all(&db_dir).map_err(|e| e.to_string())?;
+    let mut servers = Vec::new();
+    for name in &options.servers {
+        let contender = builds.contender(name);
+        let log = run_dir.join("logs").join(format!("{}-r{round}.stderr", name.replace('+', "-")));
+        let stderr = File::create(&log).map_err(|e| e.to_string())?;
+        let db = db_dir.join(format!("{}.db", name.replace('+', "-")));
+        let server = server::start(&contender, Some(SERVER_CPU), &db, stderr)?;
+        server.seed()?;
+        servers.push(server);
+    }
+    check(&servers, &options.cases, round, records)?;
+    for (k, (case, script)) in options.cases.iter().zip(scripts).enumerate() {
+        let n = servers.len();
+        for order in 0..n {
+            let server = &servers[(order + k + round as usize) % n];
+            let record = measure(options, server, case, script.as_deref(), invocation, run_dir, round)?;
+            records.push(record.with_order(order))?;
+        }
+    }
+    for server in servers {
+        server.stop()?;
+    }
+    std::fs::remove_dir_all(&db_dir).map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// Sends each case's check request to every server; any answer other than the expected status
+/// and body stops the run, naming the server and the case.
+fn check(servers: &[Server], list: &[Case], round: u32, records: &mut Records) -> Result<(), String> {
+    for server in servers {
+        for case in list {
+            let (ok, answer) = check_answer(server, case)?;
+            let (status, body) = cases::expected(case);
+            records.push(json!({
+                "kind": "check", "server": server.name, "case": case.name, "round": round, "ok": ok,
+                "status": answer.status, "expected_status": status, "body_matches": answer.body == body,
+            }))?;
+            if !ok {
+                let shown: String = answer.body.chars().take(300).collect();
+                return Err(format!(
+                    "{} answered {} {} with {} {shown:?}; expected {status} and the bench's body",
+                    server.name, case.method, case.path, answer.status
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Sends `case`'s check request to `server`; whether the answer has the expected status, a
+/// JSON content type and exactly the expected body, and the answer.
+pub fn check_answer(server: &Server, case: &Case) -> Result<(bool, client::Answer), String> {
+    let answer = client::request(server.address, case.method, case.path, cases::body(case).as_deref())?;
+    let (status, body) = cases::expected(case);
+    let json = answer.content_type.as_deref().is_some_and(|t| t.starts_with("application/json"));
+    Ok((answer.status == status && json && answer.body == body, answer))
+}
+
+/// A `run` record under construction.
+struct RunRecord(Value);
+
+impl RunRecord {
+    fn with_order(mut self, order: usize) -> Value {
+        self.0["order"] = json!(order);
+        self.0
+    }
+}
+
+/// Warms `server` up on `case`, then measures it: wrk's figures, the server's CPU over the
+/// measured run, its peak RSS over the warm-up and the run.
+fn measure(
+    options: &Options,
+    server: &Server,
+    case: &Case,
+    script: Option<&Path>,
+    invocation: &mut u64,
+    run_dir: &Path,
+    round: u32,
+) -> Result<RunRecord, String> {
+    let url = format!("http://{}{}", server.address, case.path);
+    let mut next_args = || {
+        *invocation += 1;
+        vec![(cases::WRK_ID_BASE + *invocation as i64 * 1_000_000_000).to_string()]
+    };
+    let reset = procfs::reset_peak(server.pid);
+    let warm_args = next_args();
+    let warmup = options.warmup.min(options.duration);
+    wrk::run(&options.load, &url, warmup, script.map(|p| (p, warm_args.as_slice())))?;
+    let args = next_args();
+    let before = procfs::cpu_ticks(server.pid).ok_or(format!("{} has exited", server.name))?;
+    let start = Instant::now();
+    let run = wrk::run(&options.load, &url, options.duration, script.map(|p| (p, args.as_slice())))?;
+    let wall = start.elapsed().as_secs_f64();
+    let after = procfs::cpu_ticks(server.pid).ok_or(format!("{} has exited", server.name))?;
+    let rss = procfs::peak_rss_kib(server.pid);
+    let name = format!("r{round}-{}-{}.txt", case.name, server.name.replace('+', "-"));
+    std::fs::write(run_dir.join("wrk").join(name), &run.output).map_err(|e| e.to_string())?;
+    let r = &run.result;
+    let cpu_pct = procfs::ticks_to_secs(after.saturating_sub(before)) / wall * 100.0;
+    eprintln!(
+        "nagi-bench: r{round} {:<10} {:<15} {:>9.0} req/s  p50 {:>7.0} µs  p99 {:>7.0} µs  cpu {cpu_pct:>3.0}%  wrk {:>3.0}%  non-2xx {}  socket errors {}",
+        case.name,
+        server.name,
+        r.rps,
+        r.p50_us,
+        r.p99_us,
+        run.wrk_cpu_pct,
+        r.non2xx,
+        r.socket_error_total()
+    );
+    Ok(RunRecord(json!({
+        "kind": "run", "server": server.name, "case": case.name, "round": round,
+        "rps": r.rps, "p50_us": r.p50_us, "p99_us": r.p99_us, "requests": r.requests, "seconds": r.seconds,
+        "non2xx": r.non2xx, "socket_errors": r.socket_errors, "cpu_pct": cpu_pct,
+        "peak_rss_kib": rss, "peak_reset": reset, "wrk_cpu_pct": run.wrk_cpu_pct,
+    })))
+}
+
+/// The report: date, machine, method, the req/s matrix, the LLVM/Rust matrix, the chart and
+/// the full table. `chart` is the chart's path relative to the report.
+fn render(
+    date: &str,
+    machine: &Machine,
+    wrk_version: &str,
+    options: &Options,
+    s: &report::Summaries,
+    chart: &str,
+) -> String {
+    let mut out = format!("Measured {date} on: {}; {wrk_version}.\n\n", machine.line());
+    if options.quick {
+        out.push_str("**Quick run (`--quick`): a smoke test, not a measurement.**\n\n");
+    }
+    out.push_str(&format!(
+        "Method: every server pinned to CPU {SERVER_CPU} (`taskset`) with 1 Tokio worker, stdout to /dev/null, each on its \
+         own fresh SQLite file per round seeded with users 1–{}; `wrk -t{} -c{} --latency` pinned to CPU {}. Every case's \
+         answer is checked on every server (status and body) before any timing. Per round, per case, the servers run \
+         one after the other in an order rotated per case and round: a {} s warm-up, then a {} s measured run. {} round(s); \
+         every figure is the median over the rounds (p50/p99: the median of the rounds' percentiles, not a merged \
+         histogram). Server CPU: utime+stime of the server process over the measured run (/proc/PID/stat), % of one CPU. \
+         Peak RSS: VmHWM after the run, reset before the warm-up (`/proc/PID/clear_refs`). wrk CPU: sampled every 100 ms. \
+         `POST /users` writes a fresh id per request (`scripts/post-users.lua` of the run).\n\n",
+        cases::SEEDED, options.load.threads, options.load.connections, options.load.cpu,
+        options.warmup.min(options.duration).as_secs_f64(), options.duration.as_secs_f64(), options.rounds
+    ));
+    for (i, name) in server::NAMES.iter().filter(|n| s.contains_key(**n)).enumerate() {
+        out.push_str(&format!("{}`{name}`: {}", if i == 0 { "Servers: " } else { "; " }, server::describe(name)));
+    }
+    out.push_str(".\n\nMedian req/s, and the ratio to `baseline` (higher is faster):\n\n");
+    out.push_str(&report::rps_matrix(s));
+    out.push_str(&format!(
+        "\nThe LLVM-built Nagi as a ratio of the Rust-built (median req/s; **bold**: below {:.2}):\n\n",
+        report::LLVM_FLOOR
+    ));
+    out.push_str(&report::llvm_matrix(s));
+    let short = report::llvm_shortfalls(s);
+    if short.is_empty() {
+        out.push_str(&format!(
+            "\nThe LLVM-built Nagi reaches {:.2}× of the Rust-built on every case here.\n",
+            report::LLVM_FLOOR
+        ));
+    } else {
+        let list: Vec<String> = short.iter().map(|(l, c, r)| format!("{c} at {l} ({r:.3})")).collect();
+        out.push_str(&format!("\nBelow {:.2}×: {}.\n", report::LLVM_FLOOR, list.join("; ")));
+    }
+    out.push_str(&format!(
+        "\n![median req/s per case and server]({chart})\n\nEvery figure (medians over the rounds; errors summed):\n\n"
+    ));
+    out.push_str(&report::full_table(s));
+    out
+}

@@ -1,0 +1,84 @@
+//! The HTTP bench's bar chart: median req/s per case, one bar per server, drawn as SVG with
+//! plotters (linear axis: every server is within one order of magnitude).
+
+use std::path::Path;
+
+use plotters::prelude::*;
+
+use super::cases::CASES;
+use super::report::{Summaries, thousands};
+use super::server::NAMES;
+
+/// Each server's colour, in [`NAMES`]' order: greys for the baselines, oranges for the
+/// Rust-built Nagi, greens for the LLVM-built (lighter: `--log warn`).
+const COLOURS: [RGBColor; 6] = [
+    RGBColor(0x33, 0x33, 0x33),
+    RGBColor(0x99, 0x99, 0x99),
+    RGBColor(0xd9, 0x5f, 0x02),
+    RGBColor(0x1b, 0x9e, 0x77),
+    RGBColor(0xfd, 0xb8, 0x63),
+    RGBColor(0x8f, 0xd1, 0xbb),
+];
+
+/// Draws the chart of `summaries` to `path`.
+pub fn draw(path: &Path, title: &str, summaries: &Summaries) -> Result<(), String> {
+    let servers: Vec<(usize, &str)> =
+        NAMES.iter().copied().enumerate().filter(|(_, n)| summaries.contains_key(*n)).collect();
+    let high = summaries.values().flat_map(|m| m.values()).map(|s| s.rps).filter(|v| v.is_finite()).fold(0.0, f64::max);
+    if high <= 0.0 {
+        return Err("no req/s to draw".into());
+    }
+    // Room above the tallest bar for the legend.
+    let y_max = high * 1.35;
+    let root = SVGBackend::new(path, (1100, 560)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 20))
+        .margin(12)
+        .x_label_area_size(36)
+        .y_label_area_size(80)
+        .build_cartesian_2d(0f64..CASES.len() as f64, 0f64..y_max)
+        .map_err(|e| e.to_string())?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(CASES.len() * 2 + 1)
+        .x_label_formatter(&|x| {
+            let i = x.floor() as usize;
+            if (x - (i as f64 + 0.5)).abs() < 1e-6 {
+                CASES.get(i).map(|c| c.title.to_string()).unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
+        .y_desc("requests per second (median; higher is better)")
+        .y_label_formatter(&|y| thousands(*y))
+        .draw()
+        .map_err(|e| e.to_string())?;
+    let width = 0.8 / servers.len() as f64;
+    for (slot, (colour_index, server)) in servers.iter().enumerate() {
+        let colour = COLOURS[*colour_index];
+        let bars: Vec<Rectangle<(f64, f64)>> = CASES
+            .iter()
+            .enumerate()
+            .filter_map(|(k, case)| {
+                let v = summaries.get(*server)?.get(case.name)?.rps;
+                let x0 = k as f64 + 0.1 + slot as f64 * width;
+                v.is_finite().then(|| Rectangle::new([(x0, 0.0), (x0 + width * 0.92, v)], colour.filled()))
+            })
+            .collect();
+        chart
+            .draw_series(bars)
+            .map_err(|e| e.to_string())?
+            .label(*server)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], colour.filled()));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| e.to_string())?;
+    root.present().map_err(|e| e.to_string())
+}
