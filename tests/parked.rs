@@ -28,6 +28,10 @@ fn rss_kib(pid: u32) -> u64 {
     line.split_whitespace().nth(1).and_then(|v| v.parse().ok()).expect("a number")
 }
 
+/// One capacity test at a time: each holds 10,000 client sockets in this process, and two at
+/// once would pass the descriptor limit (and measure each other).
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Makes room for this many sockets in this process and the service it starts.
 fn raise_fd_limit(wanted: u64) {
     let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
@@ -62,6 +66,7 @@ fn status(stream: &mut TcpStream) -> u16 {
 }
 
 fn ten_thousand_requests_parked_in_an_await_are_answered_and_leave_nothing_behind(backend: Backend) {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     // Each process (this one and the service) holds one socket per parked request.
     raise_fd_limit(PARKED as u64 + 1_000);
     let dir = temp_dir("parked");
@@ -157,6 +162,7 @@ fn health_answer(stream: &mut TcpStream) -> u16 {
 }
 
 fn ten_thousand_keep_alive_connections_are_answered_and_closed_without_a_trace(backend: Backend) {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     raise_fd_limit(PARKED as u64 + 1_000);
     let db = temp_dir("connections").join("users.db");
     let flags = ["--workers", "1", "--max-connections", "20000", "--idle-timeout-ms", "120000"];
