@@ -71,8 +71,18 @@ fn the_interpreter_reports_a_trap_as_a_compiled_program_does_and_refuses_what_it
     let out = nagic(&["run", "--backend=interp", "-O0", low.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("error[I102]: the interpreter does not support the database"), "{}", stderr(&out));
-    // There is no executable to build.
-    let out = nagic(&["build", "--backend=interp", "golden/low/arith_i64.low"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("--backend=interp builds no executable"), "{}", stderr(&out));
+    // There is no executable to build, with the interpreter or the JIT.
+    for backend in ["--backend=interp", "--backend=jit"] {
+        let out = nagic(&["build", backend, "golden/low/arith_i64.low"]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(stderr(&out).contains("--backend=interp and --backend=jit build no executable"), "{}", stderr(&out));
+    }
+    // The JIT runs programs; a service is an input error naming a route.
+    let out = nagic(&["run", "--backend=jit", "examples/users.nagi"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("error[M107]: --backend=jit runs programs, not services (route GET /health)"),
+        "{}",
+        stderr(&out)
+    );
 }
