@@ -45,6 +45,9 @@ fn jit(module: &Module, opt_level: u8) -> Outcome {
 }
 
 fuzz_target!(|data: &[u8]| {
+    // The runtime raises a trap as its own panic and catches it at once (cabi::guard); its hook
+    // reports that as the trap it is, where libFuzzer's hook would abort on any panic.
+    inprocess::begin();
     let mut bytes = Unstructured::new(data);
     let Ok(text) = nagi_progen::program(&mut bytes) else { return };
     let mut module = nagi_high::compile(&text, "fuzz")
