@@ -52,7 +52,7 @@ pub(crate) const RESULT: u32 = 1;
 /// The first local's field.
 const FIRST_LOCAL: u32 = 2;
 /// The state of a frame whose result is written.
-const DONE: u64 = u32::MAX as u64;
+pub(crate) const DONE: u64 = u32::MAX as u64;
 
 /// The frame of one async function and its four functions.
 pub(crate) struct Frame<'ctx> {
@@ -88,7 +88,7 @@ pub(crate) fn declare<'ctx>(cx: &Cx<'ctx, '_>, id: FuncId, func: &FunctionData) 
     let c = cx.context;
     let awaits = nagi_low::verifier::suspensions(cx.low, id).map_err(|d| Error::internal(d.message))?;
     let st = c.opaque_struct_type(&format!("nagi.frame.{}", func.name));
-    let mut fields: Vec<BasicTypeEnum> = vec![c.i32_type().into(), result_type(cx, &func.ret)];
+    let mut fields: Vec<BasicTypeEnum> = vec![c.i32_type().into(), cx.layouts.llvm(&func.ret)];
     fields.extend(func.locals.values().map(|l| cx.layouts.llvm(&l.ty)));
     let mut counters = BTreeMap::new();
     let mut ends = BTreeMap::new();
@@ -128,11 +128,6 @@ pub(crate) fn declare<'ctx>(cx: &Cx<'ctx, '_>, id: FuncId, func: &FunctionData) 
         awaits,
         first_child,
     })
-}
-
-/// The type of a frame's result field: the result type, `{}` for `unit`.
-fn result_type<'ctx>(cx: &Cx<'ctx, '_>, ret: &Type) -> BasicTypeEnum<'ctx> {
-    cx.layouts.llvm(ret)
 }
 
 /// The frame's size and alignment as `i64` constants.
@@ -417,20 +412,9 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
         let child_frame =
             cx.frames.get(callee).ok_or_else(|| Error::internal("an awaited function without a frame"))?;
         let (new, poll, free, child_st) = (child_frame.new, child_frame.poll, child_frame.free, child_frame.st);
-        let child = b
-            .build_call(new, &values, "child")?
-            .try_as_basic_value()
-            .basic()
-            .ok_or_else(|| Error::internal("a frame's new returns nothing"))?
-            .into_pointer_value();
+        let child = cx.call_value(new, &values, "new")?.into_pointer_value();
         let child = self.suspend(op, child, |_, child, task_cx| {
-            Ok(cx
-                .builder
-                .build_call(poll, &[child.into(), task_cx.into()], "polled")?
-                .try_as_basic_value()
-                .basic()
-                .ok_or_else(|| Error::internal("poll returns nothing"))?
-                .into_int_value())
+            Ok(cx.call_value(poll, &[child.into(), task_cx.into()], "poll")?.into_int_value())
         })?;
         let callee_data = cx.low.functions.get(callee).ok_or_else(|| Error::internal("unknown callee"))?;
         match dest {

@@ -173,6 +173,24 @@ impl<'ctx> Cx<'ctx, '_> {
         self.context.create_enum_attribute(Attribute::get_named_enum_kind_id(name), value)
     }
 
+    /// Calls `callee` (a function or a function pointer) with `args` and gives its result; `what`
+    /// names the callee in the internal error for one that returns nothing.
+    pub(crate) fn call_value<F>(
+        &self,
+        callee: F,
+        args: &[inkwell::values::BasicMetadataValueEnum<'ctx>],
+        what: &str,
+    ) -> Result<inkwell::values::BasicValueEnum<'ctx>, Error>
+    where
+        F: Into<inkwell::values::CallableValue<'ctx>>,
+    {
+        self.builder
+            .build_call(callee, args, what)?
+            .try_as_basic_value()
+            .basic()
+            .ok_or_else(|| Error::internal(format!("{what} returns nothing")))
+    }
+
     /// Marks `f` as never unwinding: traps end the process inside the runtime instead.
     pub(crate) fn nounwind(&self, f: FunctionValue<'ctx>) {
         f.add_attribute(AttributeLoc::Function, self.attribute("nounwind", 0));

@@ -22,16 +22,13 @@ use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum, StructType};
 use inkwell::values::{BasicValueEnum, FunctionValue, GlobalValue, PointerValue};
 use nagi_low::{ArenaGet, FunctionData, ParamSource, RouteDecl};
 
-use crate::frames::{self, RESULT, STATE};
+use crate::frames::{self, DONE, RESULT, STATE};
 use crate::runtime_calls::{self, Rt};
 use crate::{Cx, Error, descriptors, glue, ir};
 
 /// The size of the `jmp_buf` the guard reserves: glibc's is 200 bytes on x86-64 and 312 on
 /// AArch64; 512 leaves room on every Linux target.
 const JMP_BUF_WORDS: u32 = 64;
-
-/// The state of a sync handler's frame once it has returned (as in `frames.rs`).
-const DONE: u64 = u32::MAX as u64;
 
 /// Writes the service tables and the C `main` that serves them.
 pub(crate) fn emit(cx: &Cx<'_, '_>) -> Result<(), Error> {
@@ -80,13 +77,7 @@ fn guarded_poll<'ctx>(cx: &Cx<'ctx, '_>) -> Result<FunctionValue<'ctx>, Error> {
     guarded(cx, f, || {
         let callable = inkwell::values::CallableValue::try_from(poll)
             .map_err(|_| Error::internal("the poll pointer is not callable"))?;
-        Ok(cx
-            .builder
-            .build_call(callable, &[frame.into(), task_cx.into()], "answer")?
-            .try_as_basic_value()
-            .basic()
-            .ok_or_else(|| Error::internal("poll returns nothing"))?
-            .into_int_value())
+        Ok(cx.call_value(callable, &[frame.into(), task_cx.into()], "poll")?.into_int_value())
     })?;
     Ok(f)
 }
@@ -235,23 +226,19 @@ fn load_args<'ctx>(
 fn async_adapters<'ctx>(
     cx: &Cx<'ctx, '_>,
     index: usize,
-    _route: &RouteDecl,
+    route: &RouteDecl,
     handler: &FunctionData,
     args: StructType<'ctx>,
 ) -> Result<Adapters<'ctx>, Error> {
     let b = &cx.builder;
-    let frame = cx.frames.get(_route.handler).ok_or_else(|| Error::internal("an async handler without a frame"))?;
+    let frame = cx.frames.get(route.handler).ok_or_else(|| Error::internal("an async handler without a frame"))?;
     let bytes = cx.layouts.byte_ptr();
     let void = cx.context.void_type();
     let start = adapter(cx, index, "start", bytes.fn_type(&[bytes.into()], false));
     let block =
         b.build_pointer_cast(nth_pointer(start, 0)?, args.ptr_type(inkwell::AddressSpace::default()), "args")?;
     let values = load_args(cx, handler, args, block)?;
-    let raw = b
-        .build_call(frame.new, &values, "frame")?
-        .try_as_basic_value()
-        .basic()
-        .ok_or_else(|| Error::internal("new returns nothing"))?;
+    let raw = cx.call_value(frame.new, &values, "new")?;
     b.build_return(Some(&raw))?;
     let finish = adapter(cx, index, "finish", void.fn_type(&[bytes.into()], false));
     let raw = nth_pointer(finish, 0)?;
