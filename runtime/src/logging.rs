@@ -62,6 +62,10 @@ struct State {
     records: usize,
     bytes: usize,
     dropped: u64,
+    /// The most records and payload bytes the queue has held at once: what the bench checks
+    /// against the limits, and what the shutdown line reports.
+    peak_records: usize,
+    peak_bytes: usize,
     /// How many records the writer has taken and not finished writing.
     in_flight: usize,
     closed: bool,
@@ -76,6 +80,8 @@ impl LogQueue {
                 records: 0,
                 bytes: 0,
                 dropped: 0,
+                peak_records: 0,
+                peak_bytes: 0,
                 in_flight: 0,
                 closed: false,
             }),
@@ -116,6 +122,8 @@ impl LogQueue {
         debug_assert_eq!(state.pending.len() - start, len);
         state.records += 1;
         state.bytes += len;
+        state.peak_records = state.peak_records.max(state.records);
+        state.peak_bytes = state.peak_bytes.max(state.bytes);
         // The first record wakes an idle writer, which then lets more gather; after that only a
         // batch's worth does, so the writer wakes a few times a second, not once per record.
         let wake = state.records == 1 || state.records >= WAKE_RECORDS || state.pending.len() >= WAKE_BYTES;
@@ -129,6 +137,13 @@ impl LogQueue {
     /// How many records have been dropped (or lost to a failed write) so far.
     pub fn dropped(&self) -> u64 {
         self.lock().dropped
+    }
+
+    /// The most records and payload bytes the queue has held at once, `(records, bytes)`; never
+    /// more than the limits it was made with.
+    pub fn peak(&self) -> (usize, usize) {
+        let state = self.lock();
+        (state.peak_records, state.peak_bytes)
     }
 
     /// How many records are queued.
@@ -232,6 +247,8 @@ pub struct ShutdownReport {
     /// How many records were still queued or being written when the grace period ended (0 when
     /// drained); they are lost when the process exits.
     pub unwritten: u64,
+    /// The queue's peak, `(records, bytes)`, as [`LogQueue::peak`].
+    pub peak: (usize, usize),
 }
 
 impl LogWriter {
@@ -258,7 +275,7 @@ impl LogWriter {
             let _ = self.thread.join();
         }
         let unwritten = if drained { 0 } else { self.queue.unwritten() };
-        ShutdownReport { drained, dropped: self.queue.dropped(), unwritten }
+        ShutdownReport { drained, dropped: self.queue.dropped(), unwritten, peak: self.queue.peak() }
     }
 }
 
@@ -450,11 +467,16 @@ pub fn init(level: tracing::Level) -> LogGuard {
 impl LogGuard {
     /// Writes out the queue, waiting at most 2 s for a stalled stdout, and reports on stderr how
     /// many records were lost, as `nagi: dropped N log records`: those dropped while the queue was
-    /// full plus, when stdout stalled, those still unwritten.
+    /// full plus, when stdout stalled, those still unwritten. Then, always, the queue's peak
+    /// against its limits, as `nagi: log queue peak: R of 8192 records, B of 16777216 bytes`, so
+    /// that an operator (and the HTTP bench's log-sink gates) can see how close a slow stdout
+    /// came to losing lines.
     pub fn shutdown(self) {
         let report = self.writer.shutdown(Duration::from_secs(2));
         let mut stderr = io::stderr();
         let lost = report.dropped + report.unwritten;
+        let (records, bytes) = report.peak;
+        let _ = writeln!(stderr, "nagi: log queue peak: {records} of {MAX_RECORDS} records, {bytes} of {MAX_BYTES} bytes");
         if report.drained && lost > 0 {
             let _ = writeln!(stderr, "nagi: dropped {lost} log records");
         } else if !report.drained {

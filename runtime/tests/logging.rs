@@ -66,6 +66,9 @@ fn a_stalled_sink_drops_and_counts_by_record_count() {
     let report = writer.shutdown(Duration::from_secs(10));
     assert!(report.drained);
     assert_eq!(report.dropped, 1_808);
+    // The peak is the limit it reached, never past it; "first" had been taken by the writer.
+    assert_eq!(report.peak.0, MAX_RECORDS);
+    assert_eq!(report.peak.1, "record 0\n".len() * 10 + "record 10\n".len() * 90 + "record 100\n".len() * 900 + "record 1000\n".len() * (MAX_RECORDS - 1000));
     let text = String::from_utf8(written.lock().expect("written").clone()).expect("utf-8");
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "first");
@@ -84,6 +87,7 @@ fn a_stalled_sink_drops_and_counts_by_bytes() {
     assert_eq!(accepted, MAX_BYTES / MAX_RECORD);
     assert!(queue.queued_bytes() <= MAX_BYTES);
     assert_eq!(queue.dropped(), 300 - accepted as u64);
+    assert_eq!(queue.peak(), (accepted, accepted * MAX_RECORD));
     drop(open_gate);
     assert!(writer.shutdown(Duration::from_secs(10)).drained);
 }
