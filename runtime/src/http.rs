@@ -10,6 +10,7 @@
 
 mod binding;
 mod connections;
+mod dispatch;
 mod wrapper;
 
 use std::future::Future;
@@ -17,19 +18,15 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Router;
 use axum::body::Bytes;
 use axum::http::{HeaderMap, Method, StatusCode, header};
-use axum::routing::MethodRouter;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use tower_http::limit::RequestBodyLimitLayer;
-use tower_http::timeout::TimeoutLayer;
 
 use crate::HttpError;
 use crate::cabi::service::LlvmRoute;
 use crate::config::Config;
-use crate::db::{Database, DbHandle};
+use crate::db::Database;
 use crate::shaped_json::{self, Shape};
 use crate::trap::{HookMode, install_hook};
 
@@ -455,7 +452,7 @@ where
         }
     };
     let is_default = crate::db::set_default_if_unset(&database.handle());
-    let app = router(&service, &config, database.handle());
+    let app = Arc::new(dispatch::Dispatch::new(&service, &config, database.handle()));
     let address = listener.local_addr().map_err(|e| ServeError::new(e.to_string()))?;
     tracing::info!(target: "nagi", "{} listening on http://{address} with database {}", service.name, config.db);
     connections::serve(listener, app, connections::Limits::from_config(&config), shutdown).await;
@@ -495,68 +492,9 @@ async fn shutdown_signal() {
     }
 }
 
-/// `path` with its `{name}` parameters renamed `{p0}`, `{p1}`, … by position, and the names in
-/// order.
-fn positional_path(path: &str) -> (String, Vec<String>) {
-    let mut out = String::with_capacity(path.len());
-    let mut names = Vec::new();
-    let mut rest = path;
-    while let Some(open) = rest.find('{') {
-        let Some(close) = rest[open..].find('}') else { break };
-        out.push_str(&rest[..open]);
-        names.push(rest[open + 1..open + close].to_owned());
-        out.push_str(&format!("{{p{}}}", names.len() - 1));
-        rest = &rest[open + close + 1..];
-    }
-    out.push_str(rest);
-    (out, names)
-}
-
-/// The Axum router for `service`: its routes with the per-request wrapper, a JSON 404 for unknown
-/// paths and 405 for known paths with another method, the request timeout (503) and body limit
-/// (413) layers, and the request log.
-///
-/// Panics when a route has a method Axum does not route or two routes collide; generated services
-/// never do.
-pub fn router(service: &Service, config: &Config, db: DbHandle) -> Router {
-    let shared = Arc::new(wrapper::Shared { db, body_limit: config.body_limit, timeout_ms: config.timeout_ms });
-    // Axum wants one method router per path, so routes that share a path are merged, in order.
-    // Paths are registered with their parameters renamed by position (`/users/{p0}`): Axum's
-    // router refuses two routes whose parameters at one position have different names
-    // (`GET /entries/{id}` and `POST /entries/{parts}`), which Nagi allows.
-    let mut paths: Vec<(String, MethodRouter)> = Vec::new();
-    for route in &service.routes {
-        let (path, names) = positional_path(route.path);
-        let names: Arc<[String]> = names.into();
-        let method = Method::from_bytes(route.method.to_ascii_uppercase().as_bytes())
-            .unwrap_or_else(|_| panic!("route {} {}: invalid method", route.method, route.path));
-        let filter = axum::routing::MethodFilter::try_from(method)
-            .unwrap_or_else(|_| panic!("route {} {}: method not supported", route.method, route.path));
-        let shared = Arc::clone(&shared);
-        let handler = route.handler;
-        let endpoint =
-            move |request: axum::extract::Request| wrapper::handle(shared, handler, Arc::clone(&names), request);
-        match paths.iter_mut().find(|(known, _)| *known == path) {
-            Some((_, methods)) => *methods = std::mem::replace(methods, MethodRouter::new()).on(filter, endpoint),
-            None => paths.push((path, axum::routing::on(filter, endpoint))),
-        }
-    }
-    let mut app = Router::new();
-    for (path, methods) in paths {
-        app = app.route(&path, methods);
-    }
-    app.fallback(wrapper::not_found)
-        .layer(RequestBodyLimitLayer::new(config.body_limit))
-        .layer(TimeoutLayer::with_status_code(
-            StatusCode::SERVICE_UNAVAILABLE,
-            Duration::from_millis(config.timeout_ms),
-        ))
-        .layer(axum::middleware::from_fn_with_state(Arc::clone(&shared), wrapper::log_and_normalize))
-}
-
 #[cfg(test)]
 mod tests {
-    use super::positional_path;
+    use super::dispatch::positional_path;
 
     #[test]
     fn parameters_are_renamed_by_position() {

@@ -23,17 +23,17 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use axum::Router;
-use axum::body::{Body, Bytes};
+use axum::body::Bytes;
+use http_body_util::Full;
 use hyper::body::{Frame, Incoming, SizeHint};
 use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
-use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, watch};
 use tokio::time::Instant;
 
+use super::dispatch::Dispatch;
 use super::wrapper::ErrorBody;
 use crate::config::Config;
 
@@ -97,7 +97,7 @@ impl Limits {
 /// once), and returns when the last one has closed.
 pub(crate) async fn serve(
     listener: TcpListener,
-    app: Router,
+    app: Arc<Dispatch>,
     limits: Limits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
@@ -128,7 +128,7 @@ pub(crate) async fn serve(
         match Arc::clone(&permits).try_acquire_owned() {
             Ok(permit) => {
                 let limits = Arc::clone(&limits);
-                let app = app.clone();
+                let app = Arc::clone(&app);
                 let stopping = stopping.clone();
                 tokio::spawn(async move {
                     drive(stream, peer, app, &limits, stopping).await;
@@ -335,10 +335,16 @@ enum Ending {
 
 /// Serves one connection until it closes or a deadline passes; starts a graceful close (finish
 /// the request in flight, then close) when `stopping` turns true.
-async fn drive(stream: TcpStream, peer: SocketAddr, app: Router, limits: &Limits, mut stopping: watch::Receiver<bool>) {
+async fn drive(
+    stream: TcpStream,
+    peer: SocketAddr,
+    app: Arc<Dispatch>,
+    limits: &Limits,
+    mut stopping: watch::Receiver<bool>,
+) {
     let counters = Arc::new(Counters::default());
     let io = TokioIo::new(Tracked { stream, counters: Arc::clone(&counters) });
-    let service = Counted { inner: TowerToHyperService::new(app), counters: Arc::clone(&counters) };
+    let service = Counted { inner: app, counters: Arc::clone(&counters) };
     let mut conn = limits.http1.serve_connection(io, service);
     let mut deadlines = Deadlines {
         limits,
@@ -499,10 +505,10 @@ impl AsyncWrite for Tracked {
     }
 }
 
-/// The router as hyper calls it, counting requests as they begin, are answered and are written
-/// out.
+/// The route table as hyper calls it, counting requests as they begin, are answered and are
+/// written out.
 struct Counted {
-    inner: TowerToHyperService<Router>,
+    inner: Arc<Dispatch>,
     counters: Arc<Counters>,
 }
 
@@ -513,9 +519,9 @@ impl hyper::service::Service<hyper::Request<Incoming>> for Counted {
 
     fn call(&self, request: hyper::Request<Incoming>) -> Self::Future {
         let mut in_flight = InFlight::begin(&self.counters);
-        let answer = hyper::service::Service::call(&self.inner, request);
+        let dispatch = Arc::clone(&self.inner);
         Box::pin(async move {
-            let response = answer.await?;
+            let response = dispatch.serve(request).await;
             in_flight.answered();
             Ok(response.map(|body| Guarded { body, _in_flight: in_flight }))
         })
@@ -554,15 +560,15 @@ impl Drop for InFlight {
 /// An answer's body that carries its request's [`InFlight`], so that the request counts as in
 /// flight until hyper is done with the body.
 struct Guarded {
-    body: Body,
+    body: Full<Bytes>,
     _in_flight: InFlight,
 }
 
 impl hyper::body::Body for Guarded {
     type Data = Bytes;
-    type Error = axum::Error;
+    type Error = Infallible;
 
-    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
         Pin::new(&mut self.body).poll_frame(cx)
     }
 
