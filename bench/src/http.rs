@@ -176,8 +176,26 @@ impl Records {
     }
 }
 
-/// Runs the whole bench; returns the directory of this run's results.
-pub fn run(options: &Options) -> Result<PathBuf, String> {
+/// What every mode prepares before its first server starts.
+struct Setup {
+    /// The workspace.
+    root: PathBuf,
+    /// `bench/results/DATE-TIME/`, with `wrk/`, `logs/` and `scripts/` made.
+    run_dir: PathBuf,
+    /// The machine, for the report.
+    machine: Machine,
+    /// wrk's version line, for the report.
+    wrk_version: String,
+    /// The executables.
+    builds: Builds,
+    /// `http.jsonl` of the run.
+    records: Records,
+    /// Today, `YYYY-MM-DD` (UTC).
+    date: String,
+}
+
+/// Checks the tools, makes the run's directory, records the machine and builds the servers.
+fn setup(options: &Options) -> Result<Setup, String> {
     preflight(&options.load)?;
     let root = crate::runner::root();
     let machine =
@@ -193,40 +211,55 @@ pub fn run(options: &Options) -> Result<PathBuf, String> {
     eprintln!("nagi-bench: results go to {}", run_dir.display());
     eprintln!("nagi-bench: machine: {}; {wrk_version}", machine.line());
     let builds = server::build(&root, &run_dir)?;
+    let file = File::create(run_dir.join("http.jsonl")).map_err(|e| e.to_string())?;
+    let records = Records { file, all: Vec::new() };
+    let date = crate::runner::date("+%Y-%m-%d");
+    Ok(Setup { root, run_dir, machine, wrk_version, builds, records, date })
+}
+
+/// Writes each case's wrk script (the POSTs') into `scripts/` of the run; the paths, `None`
+/// for a case without one, in the order of `list`.
+fn write_scripts(run_dir: &Path, list: &[Case]) -> Result<Vec<Option<PathBuf>>, String> {
     let mut scripts = Vec::new();
-    for case in &options.cases {
+    for case in list {
         let path = cases::script(case).map(|text| {
             let path = run_dir.join("scripts").join(format!("{}.lua", case.name));
             std::fs::write(&path, text).map(|()| path)
         });
         scripts.push(path.transpose().map_err(|e| e.to_string())?);
     }
-    let file = File::create(run_dir.join("http.jsonl")).map_err(|e| e.to_string())?;
-    let mut records = Records { file, all: Vec::new() };
-    let mut invocation = 0;
-    for round in 1..=options.rounds {
-        eprintln!("nagi-bench: round {round} of {}", options.rounds);
-        run_round(options, &builds, &run_dir, round, &scripts, &mut records, &mut invocation)?;
+    Ok(scripts)
+}
+
+/// Writes `report.md` of the run and, with `--reference`, copies the run's `charts` to
+/// `bench/reference/` and writes the report as the block between `markers` of
+/// `bench/README.md`. `render(dir)` is the report with its charts linked as `{dir}NAME`.
+fn publish(
+    setup: &Setup,
+    reference: bool,
+    markers: (&str, &str),
+    charts: &[&str],
+    render: impl Fn(&str) -> String,
+) -> Result<(), String> {
+    std::fs::write(setup.run_dir.join("report.md"), render("")).map_err(|e| e.to_string())?;
+    if reference {
+        let dir = setup.root.join("bench/reference");
+        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        for chart in charts {
+            std::fs::copy(setup.run_dir.join(chart), dir.join(chart)).map_err(|e| format!("{chart}: {e}"))?;
+        }
+        crate::runner::update_block(&setup.root.join("bench/README.md"), markers.0, markers.1, &render("reference/"))?;
+        eprintln!("nagi-bench: wrote the block {} of bench/README.md", markers.0);
     }
-    let summaries = report::summarize(&records.all);
-    let date = crate::runner::date("+%Y-%m-%d");
-    let title = format!(
-        "users service under wrk -t{} -c{}: median req/s ({date})",
-        options.load.threads, options.load.connections
-    );
-    chart::draw(&run_dir.join("http.svg"), &title, &summaries)?;
-    let text = render(&date, &machine, &wrk_version, options, &summaries, "http.svg");
-    std::fs::write(run_dir.join("report.md"), &text).map_err(|e| e.to_string())?;
-    if options.reference {
-        let reference = root.join("bench/reference");
-        std::fs::create_dir_all(&reference).map_err(|e| e.to_string())?;
-        std::fs::copy(run_dir.join("http.svg"), reference.join("http.svg")).map_err(|e| e.to_string())?;
-        let block = render(&date, &machine, &wrk_version, options, &summaries, "reference/http.svg");
-        crate::runner::update_block(&root.join("bench/README.md"), BEGIN, END, &block)?;
-        eprintln!("nagi-bench: wrote bench/reference/http.svg and the HTTP block of bench/README.md");
-    }
-    eprintln!("nagi-bench: report: {}", run_dir.join("report.md").display());
-    Ok(run_dir)
+    eprintln!("nagi-bench: report: {}", setup.run_dir.join("report.md").display());
+    Ok(())
+}
+
+/// Runs the whole bench; returns the directory of this run's results.
+pub fn run(options: &Options) -> Result<PathBuf, String> {
+    let mut setup = setup(options)?;
+    compare(options, &mut setup)?;
+    Ok(setup.run_dir)
 }
 
 /// The markers around the generated HTTP block in `bench/README.md`.
@@ -234,35 +267,52 @@ pub const BEGIN: &str = "<!-- http-reference:begin (generated by `nagi-bench htt
 /// The end marker.
 pub const END: &str = "<!-- http-reference:end -->";
 
+/// The comparison: every round, then the report, the chart and, with `--reference`, the
+/// README block.
+fn compare(options: &Options, setup: &mut Setup) -> Result<(), String> {
+    let scripts = write_scripts(&setup.run_dir, &options.cases)?;
+    let mut invocation = 0;
+    for round in 1..=options.rounds {
+        eprintln!("nagi-bench: round {round} of {}", options.rounds);
+        run_round(options, setup, round, &scripts, &mut invocation)?;
+    }
+    let summaries = report::summarize(&setup.records.all);
+    let title = format!(
+        "users service under wrk -t{} -c{}: median req/s ({})",
+        options.load.threads, options.load.connections, setup.date
+    );
+    chart::draw(&setup.run_dir.join("http.svg"), &title, &summaries)?;
+    publish(setup, options.reference, (BEGIN, END), &["http.svg"], |dir| {
+        render(&setup.date, &setup.machine, &setup.wrk_version, options, &summaries, &format!("{dir}http.svg"))
+    })
+}
+
 /// One round: fresh databases, start and seed every server, check, time every case, stop.
 fn run_round(
     options: &Options,
-    builds: &Builds,
-    run_dir: &Path,
+    setup: &mut Setup,
     round: u32,
     scripts: &[Option<PathBuf>],
-    records: &mut Records,
     invocation: &mut u64,
 ) -> Result<(), String> {
-    let db_dir = run_dir.join(format!("db-r{round}"));
+    let db_dir = setup.run_dir.join(format!("db-r{round}"));
     std::fs::create_dir_all(&db_dir).map_err(|e| e.to_string())?;
     let mut servers = Vec::new();
     for name in &options.servers {
-        let contender = builds.contender(name);
-        let log = run_dir.join("logs").join(format!("{}-r{round}.stderr", name.replace('+', "-")));
-        let stderr = File::create(&log).map_err(|e| e.to_string())?;
-        let db = db_dir.join(format!("{}.db", name.replace('+', "-")));
-        let server = server::start(&contender, Some(SERVER_CPU), &db, stderr)?;
+        let log = setup.run_dir.join("logs").join(format!("{}-r{round}.stderr", file_name(name)));
+        let db = db_dir.join(format!("{}.db", file_name(name)));
+        let server = start_pinned(&setup.builds, name, &db, server::Stdout::Null, &log)?;
         server.seed()?;
         servers.push(server);
     }
-    check(&servers, &options.cases, round, records)?;
+    check(&servers, &options.cases, round, None, &mut setup.records)?;
     for (k, (case, script)) in options.cases.iter().zip(scripts).enumerate() {
         let n = servers.len();
         for order in 0..n {
             let server = &servers[(order + k + round as usize) % n];
-            let record = measure(options, server, case, script.as_deref(), invocation, run_dir, round)?;
-            records.push(record.with_order(order))?;
+            let record =
+                measure(options, server, server.name, case, script.as_deref(), invocation, &setup.run_dir, round)?;
+            setup.records.push(record.with_order(order))?;
         }
     }
     for server in servers {
@@ -272,17 +322,47 @@ fn run_round(
     Ok(())
 }
 
+/// A name as a piece of a file name: anything but letters, digits and `-` becomes `-`
+/// (`baseline+log` → `baseline-log`, `nagi-rust@stalled` → `nagi-rust-stalled`).
+fn file_name(name: &str) -> String {
+    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '-' }).collect()
+}
+
+/// Starts the server `name` pinned to [`SERVER_CPU`] on the new database `db`, its stdout to
+/// `stdout` and its stderr to the new file `log` (not seeded yet: [`Server::seed`]).
+fn start_pinned(
+    builds: &Builds,
+    name: &'static str,
+    db: &Path,
+    stdout: server::Stdout,
+    log: &Path,
+) -> Result<Server, String> {
+    let stderr = File::create(log).map_err(|e| format!("{}: {e}", log.display()))?;
+    server::start(&builds.contender(name), Some(SERVER_CPU), db, stdout, stderr)
+}
+
 /// Sends each case's check request to every server; any answer other than the expected status
-/// and body stops the run, naming the server and the case.
-fn check(servers: &[Server], list: &[Case], round: u32, records: &mut Records) -> Result<(), String> {
+/// and body stops the run, naming the server and the case. `tag`, a (field, value), is added to
+/// every record when given (the sink of a `--sinks` server).
+fn check(
+    servers: &[Server],
+    list: &[Case],
+    round: u32,
+    tag: Option<(&str, &str)>,
+    records: &mut Records,
+) -> Result<(), String> {
     for server in servers {
         for case in list {
             let (ok, answer) = check_answer(server, case)?;
             let (status, body) = cases::expected(case);
-            records.push(json!({
+            let mut record = json!({
                 "kind": "check", "server": server.name, "case": case.name, "round": round, "ok": ok,
                 "status": answer.status, "expected_status": status, "body_matches": answer.body == body,
-            }))?;
+            });
+            if let Some((field, value)) = tag {
+                record[field] = json!(value);
+            }
+            records.push(record)?;
             if !ok {
                 let shown: String = answer.body.chars().take(300).collect();
                 return Err(format!(
@@ -315,10 +395,14 @@ impl RunRecord {
 }
 
 /// Warms `server` up on `case`, then measures it: wrk's figures, the server's CPU over the
-/// measured run, its peak RSS over the warm-up and the run.
+/// measured run, its peak RSS over the warm-up and the run. `label` names the run in the
+/// progress line and wrk's output file (the server's name, or more when one server runs in
+/// several setups).
+#[allow(clippy::too_many_arguments)]
 fn measure(
     options: &Options,
     server: &Server,
+    label: &str,
     case: &Case,
     script: Option<&Path>,
     invocation: &mut u64,
@@ -341,14 +425,13 @@ fn measure(
     let wall = start.elapsed().as_secs_f64();
     let after = procfs::cpu_ticks(server.pid).ok_or(format!("{} has exited", server.name))?;
     let rss = procfs::peak_rss_kib(server.pid);
-    let name = format!("r{round}-{}-{}.txt", case.name, server.name.replace('+', "-"));
+    let name = format!("r{round}-{}-{}.txt", case.name, file_name(label));
     std::fs::write(run_dir.join("wrk").join(name), &run.output).map_err(|e| e.to_string())?;
     let r = &run.result;
     let cpu_pct = procfs::ticks_to_secs(after.saturating_sub(before)) / wall * 100.0;
     eprintln!(
-        "nagi-bench: r{round} {:<10} {:<15} {:>9.0} req/s  p50 {:>7.0} µs  p99 {:>7.0} µs  cpu {cpu_pct:>3.0}%  wrk {:>3.0}%  non-2xx {}  socket errors {}",
+        "nagi-bench: r{round} {:<10} {label:<19} {:>9.0} req/s  p50 {:>7.0} µs  p99 {:>7.0} µs  cpu {cpu_pct:>3.0}%  wrk {:>3.0}%  non-2xx {}  socket errors {}",
         case.name,
-        server.name,
         r.rps,
         r.p50_us,
         r.p99_us,
@@ -415,4 +498,15 @@ fn render(
     ));
     out.push_str(&report::full_table(s));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_names() {
+        assert_eq!(file_name("baseline+log"), "baseline-log");
+        assert_eq!(file_name("nagi-rust@stalled"), "nagi-rust-stalled");
+    }
 }
