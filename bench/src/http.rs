@@ -8,6 +8,10 @@
 //! one after the other in an order rotated per case and round (a warm-up, then the measured
 //! run), and stop them. The records, wrk's outputs, the report and the chart go to
 //! `bench/results/DATE-TIME/`. See `bench/README.md` ("The HTTP bench").
+//!
+//! Two other modes share the build, the servers and the records: `--soak SECS` ([`soak`]: one
+//! long run per server, its memory and open files watched) and `--sinks` ([`sinks`]: the Nagi
+//! servers with their log going to a fast, a throttled and a stalled stdout).
 
 pub mod cases;
 pub mod chart;
@@ -15,6 +19,8 @@ pub mod client;
 pub mod procfs;
 pub mod report;
 pub mod server;
+pub mod sinks;
+pub mod soak;
 pub mod wrk;
 
 use std::fs::File;
@@ -32,9 +38,24 @@ use server::{Builds, Server};
 /// The CPU the servers are pinned to.
 pub const SERVER_CPU: u32 = 0;
 
+/// Which run `nagi-bench http` makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Every case on every server, timed and compared (the default).
+    Compare,
+    /// `--soak SECS`: the 4 KiB echo for SECS seconds per server, its RSS and open files
+    /// watched ([`soak`]).
+    Soak(Duration),
+    /// `--sinks`: the Nagi servers' throughput with stdout to /dev/null, a throttled pipe and a
+    /// stalled pipe, and their log queue's peak ([`sinks`]).
+    Sinks,
+}
+
 /// What `nagi-bench http` was asked to do.
 #[derive(Clone, Debug)]
 pub struct Options {
+    /// Which run.
+    pub mode: Mode,
     /// Rounds (every server and case once per round).
     pub rounds: u32,
     /// Length of each measured run.
@@ -49,13 +70,14 @@ pub struct Options {
     pub servers: Vec<&'static str>,
     /// wrk's threads, connections and CPU.
     pub load: wrk::Load,
-    /// Also write the result into `bench/README.md` and `bench/reference/http.svg`.
+    /// Also write the result into `bench/README.md` and `bench/reference/`.
     pub reference: bool,
 }
 
 impl Default for Options {
     fn default() -> Options {
         Options {
+            mode: Mode::Compare,
             rounds: 3,
             duration: Duration::from_secs(5),
             warmup: Duration::from_secs(1),
@@ -69,11 +91,17 @@ impl Default for Options {
 }
 
 /// The usage line of `nagi-bench http`.
-pub const USAGE: &str = "nagi-bench http [--rounds N] [--duration SECS] [--warmup SECS] [--quick] [--cases a,b] [--servers a,b] [--connections N] [--threads N] [--reference]";
+pub const USAGE: &str = "nagi-bench http [--soak SECS | --sinks] [--rounds N] [--duration SECS] [--warmup SECS] [--quick] [--cases a,b] [--servers a,b] [--connections N] [--threads N] [--reference]";
 
-/// Parses the arguments after `http`.
+/// The flags that only the timed runs (the comparison and `--sinks`) take.
+const TIMED_FLAGS: [&str; 5] = ["--rounds", "--duration", "--warmup", "--quick", "--cases"];
+
+/// Parses the arguments after `http`. The servers, cases and connections a flag does not set
+/// are the mode's defaults ([`soak`] and [`sinks`] have their own).
 pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Options, String> {
     let mut options = Options::default();
+    let (mut servers, mut list, mut connections) = (None, None, None);
+    let mut given = Vec::new();
     let mut args = args.into_iter();
     let seconds = |v: Option<String>, flag: &str| -> Result<Duration, String> {
         let s: u64 = v
@@ -87,10 +115,22 @@ pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Options, Str
     };
     while let Some(arg) = args.next() {
         match arg.as_str() {
+            "--soak" => {
+                if options.mode == Mode::Sinks {
+                    return Err("--soak and --sinks are two runs; choose one".into());
+                }
+                options.mode = Mode::Soak(seconds(args.next(), "--soak")?);
+            }
+            "--sinks" => {
+                if matches!(options.mode, Mode::Soak(_)) {
+                    return Err("--soak and --sinks are two runs; choose one".into());
+                }
+                options.mode = Mode::Sinks;
+            }
             "--rounds" => options.rounds = number(args.next(), "--rounds")?,
             "--duration" => options.duration = seconds(args.next(), "--duration")?,
             "--warmup" => options.warmup = seconds(args.next(), "--warmup")?,
-            "--connections" => options.load.connections = number(args.next(), "--connections")?,
+            "--connections" => connections = Some(number(args.next(), "--connections")?),
             "--threads" => options.load.threads = number(args.next(), "--threads")?,
             "--quick" => {
                 options.quick = true;
@@ -99,28 +139,57 @@ pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Options, Str
             }
             "--reference" => options.reference = true,
             "--cases" => {
-                let list = args.next().ok_or("--cases needs a list")?;
-                options.cases = list
-                    .split(',')
-                    .map(|n| cases::case(n).ok_or(format!("no case `{n}`; cases: {}", case_names())))
-                    .collect::<Result<_, _>>()?;
+                let names = args.next().ok_or("--cases needs a list")?;
+                list = Some(
+                    names
+                        .split(',')
+                        .map(|n| cases::case(n).ok_or(format!("no case `{n}`; cases: {}", case_names())))
+                        .collect::<Result<Vec<_>, _>>()?,
+                );
             }
             "--servers" => {
-                let list = args.next().ok_or("--servers needs a list")?;
-                options.servers = list
-                    .split(',')
-                    .map(|n| {
-                        server::NAMES
-                            .iter()
-                            .copied()
-                            .find(|s| *s == n)
-                            .ok_or(format!("no server `{n}`; servers: {}", server::NAMES.join(",")))
-                    })
-                    .collect::<Result<_, _>>()?;
+                let names = args.next().ok_or("--servers needs a list")?;
+                servers = Some(
+                    names
+                        .split(',')
+                        .map(|n| {
+                            server::NAMES
+                                .iter()
+                                .copied()
+                                .find(|s| *s == n)
+                                .ok_or(format!("no server `{n}`; servers: {}", server::NAMES.join(",")))
+                        })
+                        .collect::<Result<Vec<_>, _>>()?,
+                );
             }
             other => return Err(format!("unknown argument `{other}`")),
         }
+        given.push(arg);
     }
+    let named = |names: &[&str]| names.iter().filter_map(|n| cases::case(n)).collect::<Vec<_>>();
+    let (default_servers, default_cases, default_connections) = match options.mode {
+        Mode::Compare => (server::NAMES.to_vec(), cases::CASES.to_vec(), options.load.connections),
+        Mode::Soak(_) => {
+            if let Some(flag) = given.iter().find(|g| TIMED_FLAGS.contains(&g.as_str())) {
+                return Err(format!(
+                    "--soak runs `{}` once per server for SECS seconds; it takes no {flag}",
+                    soak::CASE
+                ));
+            }
+            (soak::SERVERS.to_vec(), named(&[soak::CASE]), soak::CONNECTIONS)
+        }
+        Mode::Sinks => {
+            if let Some(other) = servers.iter().flatten().find(|s| !sinks::is_nagi(s)) {
+                return Err(format!(
+                    "--sinks runs only Nagi servers (they report their log queue); `{other}` is not one"
+                ));
+            }
+            (sinks::SERVERS.to_vec(), named(&sinks::CASES), options.load.connections)
+        }
+    };
+    options.servers = servers.unwrap_or(default_servers);
+    options.cases = list.unwrap_or(default_cases);
+    options.load.connections = connections.unwrap_or(default_connections);
     Ok(options)
 }
 
@@ -255,10 +324,14 @@ fn publish(
     Ok(())
 }
 
-/// Runs the whole bench; returns the directory of this run's results.
+/// Runs the bench in the mode `options` ask for; returns the directory of this run's results.
 pub fn run(options: &Options) -> Result<PathBuf, String> {
     let mut setup = setup(options)?;
-    compare(options, &mut setup)?;
+    match options.mode {
+        Mode::Compare => compare(options, &mut setup)?,
+        Mode::Soak(seconds) => soak::run(options, seconds, &mut setup)?,
+        Mode::Sinks => sinks::run(options, &mut setup)?,
+    }
     Ok(setup.run_dir)
 }
 
@@ -503,6 +576,57 @@ fn render(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn parse(args: &str) -> Result<Options, String> {
+        parse_args(args.split_whitespace().map(str::to_string))
+    }
+
+    fn names(list: &[Case]) -> Vec<&'static str> {
+        list.iter().map(|c| c.name).collect()
+    }
+
+    #[test]
+    fn modes_and_their_defaults() {
+        let compare = parse("").unwrap();
+        assert_eq!((compare.mode, compare.servers.len(), compare.cases.len()), (Mode::Compare, 6, 6));
+        assert_eq!(compare.load.connections, 64);
+
+        let soak = parse("--soak 120").unwrap();
+        assert_eq!(soak.mode, Mode::Soak(Duration::from_secs(120)));
+        assert_eq!(
+            (soak.servers, names(&soak.cases), soak.load.connections),
+            (soak::SERVERS.to_vec(), vec!["echo-4k"], 128)
+        );
+        let soak = parse("--connections 32 --soak 3 --servers nagi-llvm --reference").unwrap();
+        assert_eq!((soak.servers, soak.load.connections, soak.reference), (vec!["nagi-llvm"], 32, true));
+        assert!(parse("--soak").unwrap_err().contains("whole number of seconds"));
+        assert!(parse("--soak 0").is_err());
+        assert!(parse("--soak 3 --rounds 2").unwrap_err().contains("takes no --rounds"));
+        assert!(parse("--cases health --soak 3").unwrap_err().contains("takes no --cases"));
+
+        let sinks = parse("--sinks --quick").unwrap();
+        assert_eq!(
+            (sinks.mode, sinks.servers, names(&sinks.cases)),
+            (Mode::Sinks, sinks::SERVERS.to_vec(), vec!["health", "echo"])
+        );
+        assert_eq!((sinks.rounds, sinks.duration, sinks.load.connections), (1, Duration::from_secs(1), 64));
+        let sinks = parse("--cases echo-4k --sinks --servers nagi-rust-warn").unwrap();
+        assert_eq!((sinks.servers, names(&sinks.cases)), (vec!["nagi-rust-warn"], vec!["echo-4k"]));
+        assert!(parse("--sinks --servers nagi-rust,baseline").unwrap_err().contains("`baseline` is not one"));
+        assert!(parse("--sinks --soak 3").unwrap_err().contains("choose one"));
+        assert!(parse("--soak 3 --sinks").unwrap_err().contains("choose one"));
+        assert!(parse("--sink").unwrap_err().contains("unknown argument"));
+    }
+
+    /// `--reference` of every run writes between its markers in `bench/README.md`.
+    #[test]
+    fn the_readme_has_every_runs_markers() {
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        for (begin, end) in [(BEGIN, END), (soak::BEGIN, soak::END), (sinks::BEGIN, sinks::END)] {
+            let (start, stop) = (readme.find(begin), readme.find(end));
+            assert!(start.is_some() && stop.is_some() && start < stop, "{begin} … {end}");
+        }
+    }
 
     #[test]
     fn file_names() {
