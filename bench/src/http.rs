@@ -8,6 +8,10 @@
 //! one after the other in an order rotated per case and round (a warm-up, then the measured
 //! run), and stop them. The records, wrk's outputs, the report and the chart go to
 //! `bench/results/DATE-TIME/`. See `bench/README.md` ("The HTTP bench").
+//!
+//! Two other modes share the build, the servers and the records: `--soak SECS` ([`soak`]: one
+//! long run per server, its memory and open files watched) and `--sinks` ([`sinks`]: the Nagi
+//! servers with their log going to a fast, a throttled and a stalled stdout).
 
 pub mod cases;
 pub mod chart;
@@ -15,6 +19,8 @@ pub mod client;
 pub mod procfs;
 pub mod report;
 pub mod server;
+pub mod sinks;
+pub mod soak;
 pub mod wrk;
 
 use std::fs::File;
@@ -32,9 +38,24 @@ use server::{Builds, Server};
 /// The CPU the servers are pinned to.
 pub const SERVER_CPU: u32 = 0;
 
+/// Which run `nagi-bench http` makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Every case on every server, timed and compared (the default).
+    Compare,
+    /// `--soak SECS`: the 4 KiB echo for SECS seconds per server, its RSS and open files
+    /// watched ([`soak`]).
+    Soak(Duration),
+    /// `--sinks`: the Nagi servers' throughput with stdout to /dev/null, a throttled pipe and a
+    /// stalled pipe, and their log queue's peak ([`sinks`]).
+    Sinks,
+}
+
 /// What `nagi-bench http` was asked to do.
 #[derive(Clone, Debug)]
 pub struct Options {
+    /// Which run.
+    pub mode: Mode,
     /// Rounds (every server and case once per round).
     pub rounds: u32,
     /// Length of each measured run.
@@ -49,13 +70,14 @@ pub struct Options {
     pub servers: Vec<&'static str>,
     /// wrk's threads, connections and CPU.
     pub load: wrk::Load,
-    /// Also write the result into `bench/README.md` and `bench/reference/http.svg`.
+    /// Also write the result into `bench/README.md` and `bench/reference/`.
     pub reference: bool,
 }
 
 impl Default for Options {
     fn default() -> Options {
         Options {
+            mode: Mode::Compare,
             rounds: 3,
             duration: Duration::from_secs(5),
             warmup: Duration::from_secs(1),
@@ -69,11 +91,17 @@ impl Default for Options {
 }
 
 /// The usage line of `nagi-bench http`.
-pub const USAGE: &str = "nagi-bench http [--rounds N] [--duration SECS] [--warmup SECS] [--quick] [--cases a,b] [--servers a,b] [--connections N] [--threads N] [--reference]";
+pub const USAGE: &str = "nagi-bench http [--soak SECS | --sinks] [--rounds N] [--duration SECS] [--warmup SECS] [--quick] [--cases a,b] [--servers a,b] [--connections N] [--threads N] [--reference]";
 
-/// Parses the arguments after `http`.
+/// The flags that only the timed runs (the comparison and `--sinks`) take.
+const TIMED_FLAGS: [&str; 5] = ["--rounds", "--duration", "--warmup", "--quick", "--cases"];
+
+/// Parses the arguments after `http`. The servers, cases and connections a flag does not set
+/// are the mode's defaults ([`soak`] and [`sinks`] have their own).
 pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Options, String> {
     let mut options = Options::default();
+    let (mut servers, mut list, mut connections) = (None, None, None);
+    let mut given = Vec::new();
     let mut args = args.into_iter();
     let seconds = |v: Option<String>, flag: &str| -> Result<Duration, String> {
         let s: u64 = v
@@ -87,10 +115,22 @@ pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Options, Str
     };
     while let Some(arg) = args.next() {
         match arg.as_str() {
+            "--soak" => {
+                if options.mode == Mode::Sinks {
+                    return Err("--soak and --sinks are two runs; choose one".into());
+                }
+                options.mode = Mode::Soak(seconds(args.next(), "--soak")?);
+            }
+            "--sinks" => {
+                if matches!(options.mode, Mode::Soak(_)) {
+                    return Err("--soak and --sinks are two runs; choose one".into());
+                }
+                options.mode = Mode::Sinks;
+            }
             "--rounds" => options.rounds = number(args.next(), "--rounds")?,
             "--duration" => options.duration = seconds(args.next(), "--duration")?,
             "--warmup" => options.warmup = seconds(args.next(), "--warmup")?,
-            "--connections" => options.load.connections = number(args.next(), "--connections")?,
+            "--connections" => connections = Some(number(args.next(), "--connections")?),
             "--threads" => options.load.threads = number(args.next(), "--threads")?,
             "--quick" => {
                 options.quick = true;
@@ -99,28 +139,57 @@ pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Options, Str
             }
             "--reference" => options.reference = true,
             "--cases" => {
-                let list = args.next().ok_or("--cases needs a list")?;
-                options.cases = list
-                    .split(',')
-                    .map(|n| cases::case(n).ok_or(format!("no case `{n}`; cases: {}", case_names())))
-                    .collect::<Result<_, _>>()?;
+                let names = args.next().ok_or("--cases needs a list")?;
+                list = Some(
+                    names
+                        .split(',')
+                        .map(|n| cases::case(n).ok_or(format!("no case `{n}`; cases: {}", case_names())))
+                        .collect::<Result<Vec<_>, _>>()?,
+                );
             }
             "--servers" => {
-                let list = args.next().ok_or("--servers needs a list")?;
-                options.servers = list
-                    .split(',')
-                    .map(|n| {
-                        server::NAMES
-                            .iter()
-                            .copied()
-                            .find(|s| *s == n)
-                            .ok_or(format!("no server `{n}`; servers: {}", server::NAMES.join(",")))
-                    })
-                    .collect::<Result<_, _>>()?;
+                let names = args.next().ok_or("--servers needs a list")?;
+                servers = Some(
+                    names
+                        .split(',')
+                        .map(|n| {
+                            server::NAMES
+                                .iter()
+                                .copied()
+                                .find(|s| *s == n)
+                                .ok_or(format!("no server `{n}`; servers: {}", server::NAMES.join(",")))
+                        })
+                        .collect::<Result<Vec<_>, _>>()?,
+                );
             }
             other => return Err(format!("unknown argument `{other}`")),
         }
+        given.push(arg);
     }
+    let named = |names: &[&str]| names.iter().filter_map(|n| cases::case(n)).collect::<Vec<_>>();
+    let (default_servers, default_cases, default_connections) = match options.mode {
+        Mode::Compare => (server::NAMES.to_vec(), cases::CASES.to_vec(), options.load.connections),
+        Mode::Soak(_) => {
+            if let Some(flag) = given.iter().find(|g| TIMED_FLAGS.contains(&g.as_str())) {
+                return Err(format!(
+                    "--soak runs `{}` once per server for SECS seconds; it takes no {flag}",
+                    soak::CASE
+                ));
+            }
+            (soak::SERVERS.to_vec(), named(&[soak::CASE]), soak::CONNECTIONS)
+        }
+        Mode::Sinks => {
+            if let Some(other) = servers.iter().flatten().find(|s| !sinks::is_nagi(s)) {
+                return Err(format!(
+                    "--sinks runs only Nagi servers (they report their log queue); `{other}` is not one"
+                ));
+            }
+            (sinks::SERVERS.to_vec(), named(&sinks::CASES), options.load.connections)
+        }
+    };
+    options.servers = servers.unwrap_or(default_servers);
+    options.cases = list.unwrap_or(default_cases);
+    options.load.connections = connections.unwrap_or(default_connections);
     Ok(options)
 }
 
@@ -176,8 +245,26 @@ impl Records {
     }
 }
 
-/// Runs the whole bench; returns the directory of this run's results.
-pub fn run(options: &Options) -> Result<PathBuf, String> {
+/// What every mode prepares before its first server starts.
+struct Setup {
+    /// The workspace.
+    root: PathBuf,
+    /// `bench/results/DATE-TIME/`, with `wrk/`, `logs/` and `scripts/` made.
+    run_dir: PathBuf,
+    /// The machine, for the report.
+    machine: Machine,
+    /// wrk's version line, for the report.
+    wrk_version: String,
+    /// The executables.
+    builds: Builds,
+    /// `http.jsonl` of the run.
+    records: Records,
+    /// Today, `YYYY-MM-DD` (UTC).
+    date: String,
+}
+
+/// Checks the tools, makes the run's directory, records the machine and builds the servers.
+fn setup(options: &Options) -> Result<Setup, String> {
     preflight(&options.load)?;
     let root = crate::runner::root();
     let machine =
@@ -193,40 +280,59 @@ pub fn run(options: &Options) -> Result<PathBuf, String> {
     eprintln!("nagi-bench: results go to {}", run_dir.display());
     eprintln!("nagi-bench: machine: {}; {wrk_version}", machine.line());
     let builds = server::build(&root, &run_dir)?;
+    let file = File::create(run_dir.join("http.jsonl")).map_err(|e| e.to_string())?;
+    let records = Records { file, all: Vec::new() };
+    let date = crate::runner::date("+%Y-%m-%d");
+    Ok(Setup { root, run_dir, machine, wrk_version, builds, records, date })
+}
+
+/// Writes each case's wrk script (the POSTs') into `scripts/` of the run; the paths, `None`
+/// for a case without one, in the order of `list`.
+fn write_scripts(run_dir: &Path, list: &[Case]) -> Result<Vec<Option<PathBuf>>, String> {
     let mut scripts = Vec::new();
-    for case in &options.cases {
+    for case in list {
         let path = cases::script(case).map(|text| {
             let path = run_dir.join("scripts").join(format!("{}.lua", case.name));
             std::fs::write(&path, text).map(|()| path)
         });
         scripts.push(path.transpose().map_err(|e| e.to_string())?);
     }
-    let file = File::create(run_dir.join("http.jsonl")).map_err(|e| e.to_string())?;
-    let mut records = Records { file, all: Vec::new() };
-    let mut invocation = 0;
-    for round in 1..=options.rounds {
-        eprintln!("nagi-bench: round {round} of {}", options.rounds);
-        run_round(options, &builds, &run_dir, round, &scripts, &mut records, &mut invocation)?;
+    Ok(scripts)
+}
+
+/// Writes `report.md` of the run and, with `--reference`, copies the run's `charts` to
+/// `bench/reference/` and writes the report as the block between `markers` of
+/// `bench/README.md`. `render(dir)` is the report with its charts linked as `{dir}NAME`.
+fn publish(
+    setup: &Setup,
+    reference: bool,
+    markers: (&str, &str),
+    charts: &[&str],
+    render: impl Fn(&str) -> String,
+) -> Result<(), String> {
+    std::fs::write(setup.run_dir.join("report.md"), render("")).map_err(|e| e.to_string())?;
+    if reference {
+        let dir = setup.root.join("bench/reference");
+        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        for chart in charts {
+            std::fs::copy(setup.run_dir.join(chart), dir.join(chart)).map_err(|e| format!("{chart}: {e}"))?;
+        }
+        crate::runner::update_block(&setup.root.join("bench/README.md"), markers.0, markers.1, &render("reference/"))?;
+        eprintln!("nagi-bench: wrote the block {} of bench/README.md", markers.0);
     }
-    let summaries = report::summarize(&records.all);
-    let date = crate::runner::date("+%Y-%m-%d");
-    let title = format!(
-        "users service under wrk -t{} -c{}: median req/s ({date})",
-        options.load.threads, options.load.connections
-    );
-    chart::draw(&run_dir.join("http.svg"), &title, &summaries)?;
-    let text = render(&date, &machine, &wrk_version, options, &summaries, "http.svg");
-    std::fs::write(run_dir.join("report.md"), &text).map_err(|e| e.to_string())?;
-    if options.reference {
-        let reference = root.join("bench/reference");
-        std::fs::create_dir_all(&reference).map_err(|e| e.to_string())?;
-        std::fs::copy(run_dir.join("http.svg"), reference.join("http.svg")).map_err(|e| e.to_string())?;
-        let block = render(&date, &machine, &wrk_version, options, &summaries, "reference/http.svg");
-        crate::runner::update_block(&root.join("bench/README.md"), BEGIN, END, &block)?;
-        eprintln!("nagi-bench: wrote bench/reference/http.svg and the HTTP block of bench/README.md");
+    eprintln!("nagi-bench: report: {}", setup.run_dir.join("report.md").display());
+    Ok(())
+}
+
+/// Runs the bench in the mode `options` ask for; returns the directory of this run's results.
+pub fn run(options: &Options) -> Result<PathBuf, String> {
+    let mut setup = setup(options)?;
+    match options.mode {
+        Mode::Compare => compare(options, &mut setup)?,
+        Mode::Soak(seconds) => soak::run(options, seconds, &mut setup)?,
+        Mode::Sinks => sinks::run(options, &mut setup)?,
     }
-    eprintln!("nagi-bench: report: {}", run_dir.join("report.md").display());
-    Ok(run_dir)
+    Ok(setup.run_dir)
 }
 
 /// The markers around the generated HTTP block in `bench/README.md`.
@@ -234,35 +340,52 @@ pub const BEGIN: &str = "<!-- http-reference:begin (generated by `nagi-bench htt
 /// The end marker.
 pub const END: &str = "<!-- http-reference:end -->";
 
+/// The comparison: every round, then the report, the chart and, with `--reference`, the
+/// README block.
+fn compare(options: &Options, setup: &mut Setup) -> Result<(), String> {
+    let scripts = write_scripts(&setup.run_dir, &options.cases)?;
+    let mut invocation = 0;
+    for round in 1..=options.rounds {
+        eprintln!("nagi-bench: round {round} of {}", options.rounds);
+        run_round(options, setup, round, &scripts, &mut invocation)?;
+    }
+    let summaries = report::summarize(&setup.records.all);
+    let title = format!(
+        "users service under wrk -t{} -c{}: median req/s ({})",
+        options.load.threads, options.load.connections, setup.date
+    );
+    chart::draw(&setup.run_dir.join("http.svg"), &title, &summaries)?;
+    publish(setup, options.reference, (BEGIN, END), &["http.svg"], |dir| {
+        render(&setup.date, &setup.machine, &setup.wrk_version, options, &summaries, &format!("{dir}http.svg"))
+    })
+}
+
 /// One round: fresh databases, start and seed every server, check, time every case, stop.
 fn run_round(
     options: &Options,
-    builds: &Builds,
-    run_dir: &Path,
+    setup: &mut Setup,
     round: u32,
     scripts: &[Option<PathBuf>],
-    records: &mut Records,
     invocation: &mut u64,
 ) -> Result<(), String> {
-    let db_dir = run_dir.join(format!("db-r{round}"));
+    let db_dir = setup.run_dir.join(format!("db-r{round}"));
     std::fs::create_dir_all(&db_dir).map_err(|e| e.to_string())?;
     let mut servers = Vec::new();
     for name in &options.servers {
-        let contender = builds.contender(name);
-        let log = run_dir.join("logs").join(format!("{}-r{round}.stderr", name.replace('+', "-")));
-        let stderr = File::create(&log).map_err(|e| e.to_string())?;
-        let db = db_dir.join(format!("{}.db", name.replace('+', "-")));
-        let server = server::start(&contender, Some(SERVER_CPU), &db, stderr)?;
+        let log = setup.run_dir.join("logs").join(format!("{}-r{round}.stderr", file_name(name)));
+        let db = db_dir.join(format!("{}.db", file_name(name)));
+        let server = start_pinned(&setup.builds, name, &db, server::Stdout::Null, &log)?;
         server.seed()?;
         servers.push(server);
     }
-    check(&servers, &options.cases, round, records)?;
+    check(&servers, &options.cases, round, None, &mut setup.records)?;
     for (k, (case, script)) in options.cases.iter().zip(scripts).enumerate() {
         let n = servers.len();
         for order in 0..n {
             let server = &servers[(order + k + round as usize) % n];
-            let record = measure(options, server, case, script.as_deref(), invocation, run_dir, round)?;
-            records.push(record.with_order(order))?;
+            let record =
+                measure(options, server, server.name, case, script.as_deref(), invocation, &setup.run_dir, round)?;
+            setup.records.push(record.with_order(order))?;
         }
     }
     for server in servers {
@@ -272,17 +395,47 @@ fn run_round(
     Ok(())
 }
 
+/// A name as a piece of a file name: anything but letters, digits and `-` becomes `-`
+/// (`baseline+log` → `baseline-log`, `nagi-rust@stalled` → `nagi-rust-stalled`).
+fn file_name(name: &str) -> String {
+    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '-' }).collect()
+}
+
+/// Starts the server `name` pinned to [`SERVER_CPU`] on the new database `db`, its stdout to
+/// `stdout` and its stderr to the new file `log` (not seeded yet: [`Server::seed`]).
+fn start_pinned(
+    builds: &Builds,
+    name: &'static str,
+    db: &Path,
+    stdout: server::Stdout,
+    log: &Path,
+) -> Result<Server, String> {
+    let stderr = File::create(log).map_err(|e| format!("{}: {e}", log.display()))?;
+    server::start(&builds.contender(name), Some(SERVER_CPU), db, stdout, stderr)
+}
+
 /// Sends each case's check request to every server; any answer other than the expected status
-/// and body stops the run, naming the server and the case.
-fn check(servers: &[Server], list: &[Case], round: u32, records: &mut Records) -> Result<(), String> {
+/// and body stops the run, naming the server and the case. `tag`, a (field, value), is added to
+/// every record when given (the sink of a `--sinks` server).
+fn check(
+    servers: &[Server],
+    list: &[Case],
+    round: u32,
+    tag: Option<(&str, &str)>,
+    records: &mut Records,
+) -> Result<(), String> {
     for server in servers {
         for case in list {
             let (ok, answer) = check_answer(server, case)?;
             let (status, body) = cases::expected(case);
-            records.push(json!({
+            let mut record = json!({
                 "kind": "check", "server": server.name, "case": case.name, "round": round, "ok": ok,
                 "status": answer.status, "expected_status": status, "body_matches": answer.body == body,
-            }))?;
+            });
+            if let Some((field, value)) = tag {
+                record[field] = json!(value);
+            }
+            records.push(record)?;
             if !ok {
                 let shown: String = answer.body.chars().take(300).collect();
                 return Err(format!(
@@ -315,10 +468,14 @@ impl RunRecord {
 }
 
 /// Warms `server` up on `case`, then measures it: wrk's figures, the server's CPU over the
-/// measured run, its peak RSS over the warm-up and the run.
+/// measured run, its peak RSS over the warm-up and the run. `label` names the run in the
+/// progress line and wrk's output file (the server's name, or more when one server runs in
+/// several setups).
+#[allow(clippy::too_many_arguments)]
 fn measure(
     options: &Options,
     server: &Server,
+    label: &str,
     case: &Case,
     script: Option<&Path>,
     invocation: &mut u64,
@@ -341,14 +498,13 @@ fn measure(
     let wall = start.elapsed().as_secs_f64();
     let after = procfs::cpu_ticks(server.pid).ok_or(format!("{} has exited", server.name))?;
     let rss = procfs::peak_rss_kib(server.pid);
-    let name = format!("r{round}-{}-{}.txt", case.name, server.name.replace('+', "-"));
+    let name = format!("r{round}-{}-{}.txt", case.name, file_name(label));
     std::fs::write(run_dir.join("wrk").join(name), &run.output).map_err(|e| e.to_string())?;
     let r = &run.result;
     let cpu_pct = procfs::ticks_to_secs(after.saturating_sub(before)) / wall * 100.0;
     eprintln!(
-        "nagi-bench: r{round} {:<10} {:<15} {:>9.0} req/s  p50 {:>7.0} µs  p99 {:>7.0} µs  cpu {cpu_pct:>3.0}%  wrk {:>3.0}%  non-2xx {}  socket errors {}",
+        "nagi-bench: r{round} {:<10} {label:<19} {:>9.0} req/s  p50 {:>7.0} µs  p99 {:>7.0} µs  cpu {cpu_pct:>3.0}%  wrk {:>3.0}%  non-2xx {}  socket errors {}",
         case.name,
-        server.name,
         r.rps,
         r.p50_us,
         r.p99_us,
@@ -415,4 +571,66 @@ fn render(
     ));
     out.push_str(&report::full_table(s));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &str) -> Result<Options, String> {
+        parse_args(args.split_whitespace().map(str::to_string))
+    }
+
+    fn names(list: &[Case]) -> Vec<&'static str> {
+        list.iter().map(|c| c.name).collect()
+    }
+
+    #[test]
+    fn modes_and_their_defaults() {
+        let compare = parse("").unwrap();
+        assert_eq!((compare.mode, compare.servers.len(), compare.cases.len()), (Mode::Compare, 6, 6));
+        assert_eq!(compare.load.connections, 64);
+
+        let soak = parse("--soak 120").unwrap();
+        assert_eq!(soak.mode, Mode::Soak(Duration::from_secs(120)));
+        assert_eq!(
+            (soak.servers, names(&soak.cases), soak.load.connections),
+            (soak::SERVERS.to_vec(), vec!["echo-4k"], 128)
+        );
+        let soak = parse("--connections 32 --soak 3 --servers nagi-llvm --reference").unwrap();
+        assert_eq!((soak.servers, soak.load.connections, soak.reference), (vec!["nagi-llvm"], 32, true));
+        assert!(parse("--soak").unwrap_err().contains("whole number of seconds"));
+        assert!(parse("--soak 0").is_err());
+        assert!(parse("--soak 3 --rounds 2").unwrap_err().contains("takes no --rounds"));
+        assert!(parse("--cases health --soak 3").unwrap_err().contains("takes no --cases"));
+
+        let sinks = parse("--sinks --quick").unwrap();
+        assert_eq!(
+            (sinks.mode, sinks.servers, names(&sinks.cases)),
+            (Mode::Sinks, sinks::SERVERS.to_vec(), vec!["health", "echo"])
+        );
+        assert_eq!((sinks.rounds, sinks.duration, sinks.load.connections), (1, Duration::from_secs(1), 64));
+        let sinks = parse("--cases echo-4k --sinks --servers nagi-rust-warn").unwrap();
+        assert_eq!((sinks.servers, names(&sinks.cases)), (vec!["nagi-rust-warn"], vec!["echo-4k"]));
+        assert!(parse("--sinks --servers nagi-rust,baseline").unwrap_err().contains("`baseline` is not one"));
+        assert!(parse("--sinks --soak 3").unwrap_err().contains("choose one"));
+        assert!(parse("--soak 3 --sinks").unwrap_err().contains("choose one"));
+        assert!(parse("--sink").unwrap_err().contains("unknown argument"));
+    }
+
+    /// `--reference` of every run writes between its markers in `bench/README.md`.
+    #[test]
+    fn the_readme_has_every_runs_markers() {
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        for (begin, end) in [(BEGIN, END), (soak::BEGIN, soak::END), (sinks::BEGIN, sinks::END)] {
+            let (start, stop) = (readme.find(begin), readme.find(end));
+            assert!(start.is_some() && stop.is_some() && start < stop, "{begin} … {end}");
+        }
+    }
+
+    #[test]
+    fn file_names() {
+        assert_eq!(file_name("baseline+log"), "baseline-log");
+        assert_eq!(file_name("nagi-rust@stalled"), "nagi-rust-stalled");
+    }
 }

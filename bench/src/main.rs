@@ -4,12 +4,13 @@
 //! nagi-bench kernels [--levels x86-64-v2,native] [--reference] [--quick] [--no-python] [--no-node]
 //! nagi-bench disasm  [--levels x86-64-v2,native]
 //! nagi-bench chart   bench/results/DATE-TIME [--reference]
-//! nagi-bench http    [--rounds N] [--duration SECS] [--warmup SECS] [--quick] [--cases …] [--servers …] [--reference]
+//! nagi-bench http    [--soak SECS | --sinks] [--rounds N] [--duration SECS] [--warmup SECS] [--quick] [--cases …] [--servers …] [--reference]
 //! ```
 //!
 //! `kernels` builds, checks, times and reports everything (see `bench/README.md`); `disasm`
 //! only builds and disassembles the native variants' kernels; `chart` redraws a run's charts
-//! from its records; `http` runs the HTTP bench (`nagi_bench::http`).
+//! from its records; `http` runs the HTTP bench (`nagi_bench::http`), or with `--soak` or `--sinks`
+//! its soak or its log-sink gates.
 
 use std::process::ExitCode;
 
@@ -19,7 +20,7 @@ const USAGE: &str =
     "usage: nagi-bench kernels [--levels x86-64-v2,native] [--reference] [--quick] [--no-python] [--no-node]
        nagi-bench disasm [--levels x86-64-v2,native]
        nagi-bench chart RESULTS_DIR [--reference]
-       nagi-bench http [--rounds N] [--duration SECS] [--warmup SECS] [--quick] [--cases a,b] [--servers a,b] [--connections N] [--threads N] [--reference]";
+       nagi-bench http [--soak SECS | --sinks] [--rounds N] [--duration SECS] [--warmup SECS] [--quick] [--cases a,b] [--servers a,b] [--connections N] [--threads N] [--reference]";
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);

@@ -21,7 +21,8 @@ fn the_baseline_answers_the_bench_cases_as_the_nagi_service_does() {
         [baseline("baseline", vec![]), baseline("baseline+log", vec!["--access-log"])].iter().enumerate()
     {
         let stderr = File::create(dir.join(format!("{i}.stderr"))).unwrap();
-        let server = server::start(contender, None, &dir.join(format!("{i}.db")), stderr).unwrap();
+        let db = dir.join(format!("{i}.db"));
+        let server = server::start(contender, None, &db, server::Stdout::Null, stderr).unwrap();
         server.seed().unwrap();
         for case in CASES {
             let (ok, answer) = check_answer(&server, &case).unwrap();

@@ -1,5 +1,6 @@
-//! The HTTP bench's bar chart: median req/s per case, one bar per server, drawn as SVG with
-//! plotters (linear axis: every server is within one order of magnitude).
+//! The HTTP bench's charts, drawn as SVG with plotters: the bar chart of median req/s per case,
+//! one bar per server (linear axis: every server is within one order of magnitude), and the
+//! soak's line chart of each server's resident set over time.
 
 use std::path::Path;
 
@@ -76,6 +77,54 @@ pub fn draw(path: &Path, title: &str, summaries: &Summaries) -> Result<(), Strin
     chart
         .configure_series_labels()
         .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| e.to_string())?;
+    root.present().map_err(|e| e.to_string())
+}
+
+/// Draws each server's RSS over a soak to `path`: `series` holds, per server, its samples as
+/// (seconds since the load started, MiB); `limit_mib` is drawn as a red line (the gate).
+pub fn draw_rss(path: &Path, title: &str, series: &[(&str, Vec<(f64, f64)>)], limit_mib: f64) -> Result<(), String> {
+    let points = series.iter().flat_map(|(_, s)| s.iter());
+    let (t_max, mib_max) = points.fold((0.0, limit_mib), |(t, m), (x, y)| (f64::max(t, *x), f64::max(m, *y)));
+    if t_max <= 0.0 {
+        return Err("no RSS samples to draw".into());
+    }
+    let root = SVGBackend::new(path, (900, 480)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 20))
+        .margin(12)
+        .x_label_area_size(36)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0f64..t_max + 1.0, 0f64..mib_max * 1.25)
+        .map_err(|e| e.to_string())?;
+    chart
+        .configure_mesh()
+        .x_desc("seconds since the load started")
+        .y_desc("RSS, MiB (VmRSS, sampled each second)")
+        .draw()
+        .map_err(|e| e.to_string())?;
+    let red = RGBColor(0xcc, 0x00, 0x00);
+    chart
+        .draw_series(std::iter::once(PathElement::new(vec![(0.0, limit_mib), (t_max + 1.0, limit_mib)], red)))
+        .map_err(|e| e.to_string())?
+        .label(format!("gate: {limit_mib} MiB"))
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], red));
+    for (server, samples) in series {
+        let colour = NAMES.iter().position(|n| n == server).map_or(BLACK, |i| COLOURS[i]);
+        let style = colour.stroke_width(2);
+        chart
+            .draw_series(std::iter::once(PathElement::new(samples.clone(), style)))
+            .map_err(|e| e.to_string())?
+            .label(*server)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], style));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .draw()

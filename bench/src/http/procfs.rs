@@ -1,6 +1,7 @@
 //! What the bench reads of a process in `/proc`: its CPU time (`utime + stime` of
-//! `/proc/PID/stat`, every thread included) and its peak resident set (`VmHWM` of
-//! `/proc/PID/status`), which writing `5` to `/proc/PID/clear_refs` resets.
+//! `/proc/PID/stat`, every thread included), its resident set now (`VmRSS` of
+//! `/proc/PID/status`) and at its peak (`VmHWM`, which writing `5` to `/proc/PID/clear_refs`
+//! resets), and how many files it has open (the entries of `/proc/PID/fd`).
 
 use std::sync::OnceLock;
 
@@ -33,9 +34,31 @@ pub fn cpu_ticks(pid: u32) -> Option<u64> {
     parse_stat_ticks(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
 }
 
+/// The value of the `key:` line of a `/proc/PID/status` text (`VmHWM`, `VmRSS`: in KiB, the
+/// unit the kernel writes after the number).
+pub fn parse_status_kib(status: &str, key: &str) -> Option<u64> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+}
+
 /// `VmHWM` of a `/proc/PID/status` text, in KiB.
 pub fn parse_hwm_kib(status: &str) -> Option<u64> {
-    status.lines().find_map(|l| l.strip_prefix("VmHWM:")).and_then(|v| v.split_whitespace().next()?.parse().ok())
+    parse_status_kib(status, "VmHWM")
+}
+
+/// The process's resident set now (`VmRSS`), in KiB; `None` once it is gone.
+pub fn rss_kib(pid: u32) -> Option<u64> {
+    parse_status_kib(&std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?, "VmRSS")
+}
+
+/// How many file descriptors the process has open (the entries of `/proc/PID/fd`: sockets,
+/// pipes, files); `None` once it is gone or when the directory cannot be read (another user's
+/// process).
+pub fn fd_count(pid: u32) -> Option<u64> {
+    let entries = std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?;
+    Some(entries.filter(|e| e.is_ok()).count() as u64)
 }
 
 /// The process's peak resident set since it started or since [`reset_peak`], in KiB.
@@ -60,5 +83,23 @@ mod tests {
         assert_eq!(parse_hwm_kib("Name:\tusers\n"), None);
         let me = std::process::id();
         assert!(cpu_ticks(me).is_some() && peak_rss_kib(me).is_some());
+    }
+
+    /// Lines in the layout of `/proc/PID/status` (a tab after the colon, the number
+    /// right-aligned, then `kB`); `VmRSSx` is not a field the kernel writes, it checks that the
+    /// key must end at the colon.
+    #[test]
+    fn rss_and_fds() {
+        let status = "Name:\tusers-rust\nUmask:\t0022\nState:\tS (sleeping)\nVmPeak:\t  284612 kB\n\
+                      VmSize:\t  284612 kB\nVmHWM:\t    7896 kB\nVmRSS:\t    7420 kB\nRssAnon:\t    1232 kB\n";
+        assert_eq!(parse_status_kib(status, "VmRSS"), Some(7420));
+        assert_eq!(parse_status_kib(status, "VmHWM"), Some(7896));
+        assert_eq!(parse_status_kib("VmRSSx:\t1 kB\n", "VmRSS"), None);
+        assert_eq!(parse_status_kib("VmRSS:\tmany kB\n", "VmRSS"), None);
+        let me = std::process::id();
+        assert!(rss_kib(me).is_some_and(|k| k > 0));
+        // stdin, stdout and stderr at least (the test harness may have closed none of them).
+        assert!(fd_count(me).is_some_and(|n| n >= 1));
+        assert_eq!(fd_count(u32::MAX), None);
     }
 }

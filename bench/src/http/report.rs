@@ -8,6 +8,9 @@
 //! | --- | --- |
 //! | `check` | `round`, `ok`, `status`, `expected_status`, `body_matches` |
 //! | `run` | `round`, `order` (its place among the servers in that case and round), `rps`, `p50_us`, `p99_us`, `requests`, `seconds`, `non2xx`, `socket_errors` (`[connect, read, write, timeout]`), `cpu_pct` (server CPU over the measured run, % of one CPU), `peak_rss_kib` (VmHWM over the warm-up and the run), `wrk_cpu_pct` |
+//!
+//! The `--soak` and `--sinks` runs write `check` records too, and their own kinds: `soak`
+//! (`soak.rs`) and `sink` (`sinks.rs`: a `run` record's fields and the sink's).
 
 use std::collections::BTreeMap;
 use std::fmt::Write;

@@ -5,7 +5,7 @@
 use std::fs::File;
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::{cases, client};
@@ -146,10 +146,27 @@ pub struct Server {
     child: Child,
 }
 
+/// Where a server's stdout (its log) goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stdout {
+    /// /dev/null: the sink that never slows the writer.
+    Null,
+    /// A pipe whose read end the bench holds ([`Server::take_stdout`]); whoever holds it decides
+    /// how fast the log drains. Left in the server, it is read by nobody and closed when the
+    /// server has stopped.
+    Pipe,
+}
+
 /// Starts `contender` with one worker, pinned to `cpu` when given (`taskset`, which execs the
-/// server), on a free port and the database `db` (a new file), stdout to /dev/null and stderr
+/// server), on a free port and the database `db` (a new file), stdout to `stdout` and stderr
 /// to `stderr`; waits until it answers.
-pub fn start(contender: &Contender, cpu: Option<u32>, db: &Path, stderr: File) -> Result<Server, String> {
+pub fn start(
+    contender: &Contender,
+    cpu: Option<u32>,
+    db: &Path,
+    stdout: Stdout,
+    stderr: File,
+) -> Result<Server, String> {
     let address: SocketAddr = format!("127.0.0.1:{}", free_port()?).parse().map_err(|e| format!("{e}"))?;
     let mut command = match cpu {
         Some(cpu) => {
@@ -165,7 +182,10 @@ pub fn start(contender: &Contender, cpu: Option<u32>, db: &Path, stderr: File) -
         .args(["--workers", "1"])
         .args(&contender.flags)
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
+        .stdout(match stdout {
+            Stdout::Null => Stdio::null(),
+            Stdout::Pipe => Stdio::piped(),
+        })
         .stderr(stderr)
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", contender.exe.display()))?;
@@ -175,6 +195,13 @@ pub fn start(contender: &Contender, cpu: Option<u32>, db: &Path, stderr: File) -
 }
 
 impl Server {
+    /// The read end of the server's stdout when it was started with [`Stdout::Pipe`] (once;
+    /// `None` after that, or for /dev/null). Until taken, the read end stays open, unread, for
+    /// as long as the server runs.
+    pub fn take_stdout(&mut self) -> Option<ChildStdout> {
+        self.child.stdout.take()
+    }
+
     /// Writes users 1 to [`cases::SEEDED`] through `POST /users`.
     pub fn seed(&self) -> Result<(), String> {
         for id in 1..=cases::SEEDED {
@@ -186,7 +213,8 @@ impl Server {
         Ok(())
     }
 
-    /// Stops the server with SIGTERM (its graceful shutdown), or SIGKILL after 5 s.
+    /// Stops the server with SIGTERM (its graceful shutdown), or SIGKILL after 5 s. The read end
+    /// of a piped stdout that was not taken is closed after the server has exited.
     pub fn stop(mut self) -> Result<(), String> {
         self.terminate()
     }
