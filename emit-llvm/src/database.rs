@@ -33,12 +33,12 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
             RuntimeFn::DbBegin | RuntimeFn::DbCommit | RuntimeFn::DbRollback => {
                 runtime_calls::call(cx, Rt::Row(func), &[])?
             }
-            RuntimeFn::DbExec | RuntimeFn::DbQuery | RuntimeFn::DbQueryOne => {
+            RuntimeFn::DbExec | RuntimeFn::DbExecCommit | RuntimeFn::DbQuery | RuntimeFn::DbQueryOne => {
                 let (sql, len) = self.text_of(args.first())?;
                 let list = self.sql_args(args.get(1..).unwrap_or(&[]))?;
                 let i32t = cx.context.i32_type();
                 match func {
-                    RuntimeFn::DbExec => {
+                    RuntimeFn::DbExec | RuntimeFn::DbExecCommit => {
                         runtime_calls::call(cx, Rt::Row(func), &[sql.into(), len.into(), list.into()])?
                     }
                     RuntimeFn::DbQuery => {
@@ -58,7 +58,9 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
         };
         let started = started.ok_or_else(|| Error::internal("a database call returns nothing"))?.into_pointer_value();
         let out = match (func, dest) {
-            (RuntimeFn::DbExec | RuntimeFn::DbQuery | RuntimeFn::DbQueryOne, Some(d)) => Some(self.slot(d)),
+            (RuntimeFn::DbExec | RuntimeFn::DbExecCommit | RuntimeFn::DbQuery | RuntimeFn::DbQueryOne, Some(d)) => {
+                Some(self.slot(d))
+            }
             _ => None,
         };
         self.await_runtime(op, started, out)?;

@@ -119,6 +119,7 @@ fn row_signature(func: RuntimeFn) -> Signature {
         RuntimeFn::JsonEncode => ("nagi_rt_json_encode", &[Str, Bytes, Bytes], None, false),
         RuntimeFn::JsonDecode => ("nagi_rt_json_decode", &[Bytes, Bytes, I64, Bytes], None, false),
         RuntimeFn::DbExec => ("nagi_rt_db_exec", &[Bytes, I64, Bytes], Some(Bytes), false),
+        RuntimeFn::DbExecCommit => ("nagi_rt_db_exec_commit", &[Bytes, I64, Bytes], Some(Bytes), false),
         RuntimeFn::DbQuery | RuntimeFn::DbQueryOne => {
             ("nagi_rt_db_query", &[Bytes, I64, Bytes, Bytes, I32], Some(Bytes), false)
         }
@@ -223,6 +224,7 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
             | RuntimeFn::PrintStr => false,
             RuntimeFn::FmtI32 | RuntimeFn::FmtI64 | RuntimeFn::FmtF64 | RuntimeFn::FmtBool => true,
             RuntimeFn::DbExec
+            | RuntimeFn::DbExecCommit
             | RuntimeFn::DbQuery
             | RuntimeFn::DbQueryOne
             | RuntimeFn::DbBegin

@@ -335,6 +335,7 @@ impl Cx<'_> {
             RuntimeFn::JsonEncode => format!("nagi_runtime::rt::json_encode({})", a[0]),
             RuntimeFn::JsonDecode => format!("nagi_runtime::rt::json_decode{turbofish}({}.as_str())", a[0]),
             RuntimeFn::DbExec => format!("nagi_runtime::db::exec({}.as_str(), {})", a[0], sql_args()),
+            RuntimeFn::DbExecCommit => format!("nagi_runtime::db::exec_commit({}.as_str(), {})", a[0], sql_args()),
             RuntimeFn::DbQuery => format!("nagi_runtime::db::query{turbofish}({}.as_str(), {})", a[0], sql_args()),
             RuntimeFn::DbQueryOne => {
                 format!("nagi_runtime::db::query_one{turbofish}({}.as_str(), {})", a[0], sql_args())

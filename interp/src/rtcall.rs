@@ -74,6 +74,7 @@ impl Machine<'_, '_> {
                 Value::Option(self.host.json_decode(self.module, class, text).map(Box::new))
             }
             RuntimeFn::DbExec
+            | RuntimeFn::DbExecCommit
             | RuntimeFn::DbQuery
             | RuntimeFn::DbQueryOne
             | RuntimeFn::DbBegin

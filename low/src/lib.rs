@@ -9,6 +9,7 @@
 //! text format.
 
 pub mod borrows;
+pub mod commit;
 pub mod dataflow;
 pub mod diagnostic;
 pub mod entities;

@@ -172,6 +172,8 @@ runtime_functions! {
     // values are the variadic arguments, always bound, never spliced into the SQL text.
     DbExec = "db.exec", generic: false, params: [Str], variadic: Some(SqlValue), ret: I64, async: true,
         doc: "Runs a statement; the result is the number of rows changed.";
+    DbExecCommit = "db.exec_commit", generic: false, params: [Str], variadic: Some(SqlValue), ret: I64, async: true,
+        doc: "Runs a route handler's last statement and commits the request's transaction in the same database job; the result is the number of rows changed. Placed by the `fuse-commit` pass where nothing after it can fail (V248).";
     DbQuery = "db.query", generic: true, params: [Str], variadic: Some(SqlValue), ret: ClassArray, async: true,
         doc: "Runs a query; every row decodes into the class.";
     DbQueryOne = "db.query_one", generic: true, params: [Str], variadic: Some(SqlValue), ret: ClassOption, async: true,
@@ -212,7 +214,7 @@ impl RuntimeFn {
         match self {
             PrintI32 | PrintI64 | PrintF64 | PrintBool | PrintStr | FmtI32 | FmtI64 | FmtF64 | FmtBool | JsonEncode
             | JsonDecode => false,
-            DbExec | DbQuery | DbQueryOne | DbBegin | DbCommit | DbRollback => true,
+            DbExec | DbExecCommit | DbQuery | DbQueryOne | DbBegin | DbCommit | DbRollback => true,
         }
     }
 }
@@ -255,7 +257,7 @@ mod tests {
 
     #[test]
     fn every_variant_spelling_parses_back_to_it() {
-        assert_eq!(RuntimeFn::all().count(), 17);
+        assert_eq!(RuntimeFn::all().count(), 18);
         for (i, row) in RUNTIME_FUNCTIONS.iter().enumerate() {
             assert_eq!(row.func as usize, i, "row {} is out of variant order", row.name);
             assert_eq!(RuntimeFn::from_name(row.name), Some(row.func), "{}", row.name);

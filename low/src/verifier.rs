@@ -103,6 +103,9 @@
 //!   either owns a value on every path or on none: an async function's pending frame must know,
 //!   from where it is suspended alone, which values a cancellation drops
 //!   ([`suspensions`]).
+//! - V248 `db.exec_commit` (a statement that commits its request's transaction) appears only
+//!   in a route handler that no function calls and whose result is not an option, and only
+//!   where nothing after it can fail: [`crate::commit::final_statements`].
 //!
 //! The flow checks run only on a function whose body passed the structure checks on blocks
 //! and operations (V210 for them, V211), since they walk the body as a tree.
@@ -172,6 +175,7 @@ mod code {
     pub const MISSING_RETURN: &str = "V245";
     pub const MUTATED_WHILE_ITERATED: &str = "V246";
     pub const MAYBE_LIVE_AT_AWAIT: &str = "V247";
+    pub const EARLY_COMMIT: &str = "V248";
 }
 
 /// Checks every rule of the module doc's checklist on `module`.
@@ -461,7 +465,37 @@ fn check_module(module: &Module, source: Option<&SourceMap>) -> Vec<Diagnostic> 
 
     check_tables(module, source, &mut out);
     check_routes(module, source, &mut out);
+    check_early_commits(module, source, &mut out);
     out
+}
+
+/// V248: every `db.exec_commit` is a route handler's final statement.
+fn check_early_commits(module: &Module, source: Option<&SourceMap>, out: &mut Vec<Diagnostic>) {
+    for (id, func) in module.functions.iter() {
+        let commits = func.ops.iter().filter(|(_, op)| {
+            matches!(op.kind, OpKind::RuntimeCall { func: crate::runtime::RuntimeFn::DbExecCommit, .. })
+        });
+        let mut commits = commits.map(|(op, _)| op).peekable();
+        if commits.peek().is_none() {
+            continue;
+        }
+        let handler = crate::commit::handler_may_commit(module, id);
+        let finals = crate::commit::final_statements(func);
+        for op in commits {
+            let why = if !handler {
+                "it is not a route handler that only the route calls and whose result is not an option"
+            } else if !finals.contains(&op) {
+                "something after it can fail (a call, a trap, a loop, or another statement)"
+            } else {
+                continue;
+            };
+            let message = format!(
+                "in ${}: `db.exec_commit` commits the request's writes, but {why}; use `db.exec`",
+                func.name
+            );
+            out.push(Diagnostic::new(code::EARLY_COMMIT, message).at(source.and_then(|s| s.op(id, op))));
+        }
+    }
 }
 
 fn check_tables(module: &Module, source: Option<&SourceMap>, out: &mut Vec<Diagnostic>) {

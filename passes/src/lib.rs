@@ -24,6 +24,7 @@ pub mod cost;
 pub mod dce;
 pub mod dead_fn;
 pub mod fold;
+pub mod fuse_commit;
 pub mod inline;
 pub mod manager;
 pub mod unreachable;
@@ -73,6 +74,7 @@ pub fn registry() -> &'static [&'static dyn Pass] {
         &unreachable::Unreachable,
         &clone_elim::CloneElim,
         &dead_fn::DeadFn,
+        &fuse_commit::FuseCommit,
     ]
 }
 
@@ -87,9 +89,11 @@ pub fn pass_by_name(name: &str) -> Option<&'static dyn Pass> {
 /// make values unused and branches constant; `unreachable` trims what folded branches cut
 /// off; `dce` removes what no longer matters; a second round of folding and propagation
 /// catches what the first round's removals exposed; `clone-elim` runs once the code around
-/// each clone is final; and `dead-fn` last removes functions that inlining left uncalled.
+/// each clone is final; `dead-fn` removes functions that inlining left uncalled; and
+/// `fuse-commit` last, once every call that could follow a statement is known, lets a route's
+/// last statement commit its request.
 pub fn default_pipeline() -> &'static str {
-    "inline,const-fold,copy-prop,unreachable,dce,const-fold,copy-prop,dce,clone-elim,dead-fn"
+    "inline,const-fold,copy-prop,unreachable,dce,const-fold,copy-prop,dce,clone-elim,dead-fn,fuse-commit"
 }
 
 #[cfg(test)]

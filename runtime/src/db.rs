@@ -329,7 +329,18 @@ async fn submit<T>(make: impl FnOnce(oneshot::Sender<Result<T, DbError>>) -> Op)
 /// `ExecuteReturnedResults`, a 500); run it with [`query`] instead.
 pub async fn exec(sql: &str, args: Vec<SqlValue>) -> i64 {
     let sql = sql.to_owned();
-    submit(|reply| Op::Exec { sql, args, reply }).await
+    submit(|reply| Op::Exec { sql, args, commit: false, reply }).await
+}
+
+/// [`exec`] as a request's last statement: the request's transaction (this statement's writes
+/// and any earlier ones) is committed in the same job of the database thread, so the request
+/// needs no second round trip to commit when it has answered. Generated code calls it only where
+/// nothing after the statement can fail (`db.exec_commit`, placed by the `fuse-commit` pass), so
+/// the request's answer is 2xx exactly when this commits. A failed commit answers 500, as the
+/// wrapper's would. Outside a request it is [`exec`].
+pub async fn exec_commit(sql: &str, args: Vec<SqlValue>) -> i64 {
+    let sql = sql.to_owned();
+    submit(|reply| Op::Exec { sql, args, commit: true, reply }).await
 }
 
 /// Runs a query with bound `args` and decodes every row into `T`.

@@ -139,6 +139,22 @@ pub unsafe extern "C" fn nagi_rt_db_exec(sql: *const u8, sql_len: usize, args: *
     pending(async move { Outcome::Changed(db::exec(&sql, args).await) })
 }
 
+/// Starts `db::exec_commit` (a request's last statement, committing its transaction with it)
+/// with `args` (consumed). Answers as [`nagi_rt_db_exec`].
+///
+/// # Safety
+/// As [`nagi_rt_db_exec`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nagi_rt_db_exec_commit(
+    sql: *const u8,
+    sql_len: usize,
+    args: *mut SqlArgs,
+) -> *mut PendingOp {
+    // SAFETY: forwarded from the caller.
+    let (sql, args) = unsafe { statement(sql, sql_len, args) };
+    pending(async move { Outcome::Changed(db::exec_commit(&sql, args).await) })
+}
+
 /// Starts `db::query` (`one == 0`) or `db::query_one` (`one == 1`) with `args` (consumed),
 /// decoding rows into a class. `row` describes the result: the class itself for a query (its
 /// result is `[C]`), `Option<C>` for `query_one` (its result is `C?`). A descriptor of another

@@ -53,6 +53,7 @@ pub fn symbol(name: &str) -> Option<usize> {
         "nagi_rt_sql_arg_text" => nagi_rt_sql_arg_text as *const () as usize,
         "nagi_rt_sql_arg_null" => nagi_rt_sql_arg_null as *const () as usize,
         "nagi_rt_db_exec" => nagi_rt_db_exec as *const () as usize,
+        "nagi_rt_db_exec_commit" => nagi_rt_db_exec_commit as *const () as usize,
         "nagi_rt_db_query" => nagi_rt_db_query as *const () as usize,
         "nagi_rt_db_begin" => nagi_rt_db_begin as *const () as usize,
         "nagi_rt_db_commit" => nagi_rt_db_commit as *const () as usize,

@@ -66,8 +66,10 @@ pub(crate) struct Job {
 
 /// What a job does.
 pub(crate) enum Op {
-    /// A statement without result rows; answers the number of changed rows.
-    Exec { sql: String, args: Vec<SqlValue>, reply: Reply<i64> },
+    /// A statement without result rows; answers the number of changed rows. With `commit`, the
+    /// owner's last statement: its request transaction is committed right after it, in this job
+    /// (`db.exec_commit`).
+    Exec { sql: String, args: Vec<SqlValue>, commit: bool, reply: Reply<i64> },
     /// A query whose rows are fed to `sink`; answers the sink with the decoded rows in it.
     Query { sql: String, args: Vec<SqlValue>, sink: Box<dyn RowSink>, reply: Reply<Box<dyn RowSink>> },
     /// `BEGIN IMMEDIATE`.
@@ -337,9 +339,23 @@ impl Worker {
         let owner = job.owner;
         let began = job.began;
         match job.op {
-            Op::Exec { sql, args, reply } => {
-                let result = self.exec(owner, began.as_deref(), &sql, &args);
+            Op::Exec { sql, args, commit, reply } => {
+                let mut result = self.exec(owner, began.as_deref(), &sql, &args);
                 self.settle(owner, &sql, result.as_ref().err());
+                // Committed only while the request still waits: one whose future was dropped (the
+                // timeout, a client gone) is answered with an error, so its writes must not stay;
+                // its wrapper's notice rolls them back.
+                if commit && result.is_ok() && owner != 0 && !reply.is_closed() {
+                    match self.request_ended(owner, true) {
+                        Ok(()) => {
+                            // Nothing is left for the wrapper to end.
+                            if let Some(flag) = &began {
+                                flag.store(false, Ordering::Relaxed);
+                            }
+                        }
+                        Err(error) => result = Err(error),
+                    }
+                }
                 let _ = reply.send(result);
             }
             Op::Query { sql, args, mut sink, reply } => {

@@ -185,6 +185,21 @@ fn tx_trap(req: Request) -> HandlerFuture {
     })
 }
 
+/// Inserts the body and a second row with `db::exec_commit`, then waits `ms` before answering.
+/// Generated code never waits after `exec_commit` (V248); this handler does, so that a test can
+/// see the writes committed before the request ends.
+fn tx_commit_early(req: Request) -> HandlerFuture {
+    Box::pin(async move {
+        let p: Person = req.json();
+        let ms: i64 = req.query("ms");
+        db::exec(INSERT, insert_args(&p)).await;
+        let second = Person { id: p.id + 1, name: p.name.clone(), age: p.age };
+        db::exec_commit(INSERT, insert_args(&second)).await;
+        tokio::time::sleep(Duration::from_millis(u64::try_from(ms).unwrap_or(0))).await;
+        http::reply(201, &p)
+    })
+}
+
 /// The test service.
 pub fn service() -> Service {
     Service {
@@ -208,6 +223,7 @@ pub fn service() -> Service {
             Route { method: "POST", path: "/tx/hold", handler: Handler::Rust(tx_hold) },
             Route { method: "POST", path: "/tx/leave-open", handler: Handler::Rust(tx_leave_open) },
             Route { method: "POST", path: "/tx/trap", handler: Handler::Rust(tx_trap) },
+            Route { method: "POST", path: "/tx/commit-early", handler: Handler::Rust(tx_commit_early) },
         ],
     }
 }

@@ -90,3 +90,28 @@ async fn a_timed_out_transaction_is_rolled_back() {
     assert!(started.elapsed() < Duration::from_secs(1));
     server.assert_untouched().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_commit_commits_the_request_with_its_statement() {
+    let server = Server::start().await;
+    // The handler writes two rows, the second with `exec_commit`, then waits 400 ms: while it
+    // waits, another request already sees both rows and is not held back by the transaction.
+    let writer = server.post_json("/tx/commit-early?ms=400", r#"{"id": 20, "name": "Early", "age": 1}"#);
+    let reader = async {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let started = Instant::now();
+        let count = server.get("/count").await;
+        (count, started.elapsed())
+    };
+    let (written, (count, waited)) = tokio::join!(writer, reader);
+    assert_eq!(written.status, 201);
+    assert_eq!(count.json, json!(2), "the two rows were not committed with the statement");
+    assert!(waited < Duration::from_millis(250), "the reader waited {waited:?} for a transaction that had ended");
+    assert_eq!(server.rows(), vec![(20, "Early".to_owned(), 1), (21, "Early".to_owned(), 1)]);
+    // A failed `exec_commit` (a conflict) rolls back the earlier statement of its request too.
+    server
+        .post_json("/tx/commit-early?ms=0", r#"{"id": 19, "name": "Clash", "age": 1}"#)
+        .await
+        .assert_error(409, "UNIQUE");
+    assert_eq!(server.rows().len(), 2);
+}

@@ -1,0 +1,187 @@
+//! Where a route handler may commit its request's transaction together with a statement: the
+//! rule behind `db.exec_commit`, in one place for the verifier (V248) and the `fuse-commit` pass.
+//!
+//! A request's writes form one transaction, which the runtime commits when the handler has
+//! answered 2xx and rolls back otherwise (docs/http.md). Committing it instead together with a
+//! statement, in the same job of the database thread, saves the request a round trip through
+//! its worker, and keeps the rule exactly when nothing after that statement can change the
+//! answer: no trap, no call, no further statement, no `none` answered 404, and no loop that
+//! could run the statement again. [`final_statements`] finds such statements.
+
+use crate::entities::{ArenaGet, BlockId, FuncId, OpId};
+use crate::module::{FunctionData, Module};
+use crate::ops::OpKind;
+use crate::runtime::RuntimeFn;
+use crate::types::Type;
+
+/// Whether `func` is a route handler whose end is the end of its request, answered 2xx whenever
+/// it returns: some route names it, no function calls it (a caller would go on after the commit),
+/// and its result is not an option (whose `none` answers 404, rolling back).
+pub fn handler_may_commit(module: &Module, func: FuncId) -> bool {
+    let Some(data) = module.functions.get(func) else { return false };
+    if !module.routes.iter().any(|route| route.handler == func) || matches!(data.ret, Type::Option(_)) {
+        return false;
+    }
+    !module.functions.iter().any(|(_, f)| {
+        f.ops.iter().any(|(_, op)| matches!(op.kind, OpKind::Call { callee, .. } if callee == func))
+    })
+}
+
+/// The awaited `db.exec` and `db.exec_commit` operations of `data` after which nothing can fail
+/// before the function returns: every operation that may run after one of them (the rest of its
+/// block, then the rest of each enclosing block) is one that cannot trap, call, await, branch
+/// away or loop ([`cannot_fail`]), and none of its enclosing operations is a loop. In text order.
+///
+/// This says nothing about the function itself; [`handler_may_commit`] does.
+pub fn final_statements(data: &FunctionData) -> Vec<OpId> {
+    let safe = safe_blocks(data);
+    let mut found = Vec::new();
+    // Each block once: in a verified body each block has one owner, and a corrupt one (the
+    // verifier runs this before it has checked the structure) must not make the walk endless.
+    let mut seen = vec![false; data.blocks.len()];
+    // (block, whether everything after the block's end, up to the return, cannot fail)
+    let mut stack = vec![(data.body, true)];
+    while let Some((block, after_ok)) = stack.pop() {
+        if !first_visit(&mut seen, block) {
+            continue;
+        }
+        let Some(ops) = data.blocks.get(block).map(|b| &b.ops) else { continue };
+        let mut suffix_ok = after_ok;
+        for &op in ops.iter().rev() {
+            let Some(kind) = data.ops.get(op).map(|o| &o.kind) else { continue };
+            if suffix_ok && is_statement(kind) {
+                found.push(op);
+            }
+            match kind {
+                OpKind::If { then_block, else_block, .. } => {
+                    stack.push((*then_block, suffix_ok));
+                    if let Some(else_block) = else_block {
+                        stack.push((*else_block, suffix_ok));
+                    }
+                }
+                OpKind::Block { body, .. } => stack.push((*body, suffix_ok)),
+                // A loop's body may run again, statement included.
+                OpKind::Loop { body, .. } | OpKind::ForRange { body, .. } | OpKind::ForEach { body, .. } => {
+                    stack.push((*body, false));
+                }
+                _ => {}
+            }
+            suffix_ok = suffix_ok && op_ok(kind, &safe);
+        }
+    }
+    found.sort_by_key(|op| crate::entities::index(*op));
+    found
+}
+
+/// Marks `block` seen; whether it was not seen before (out-of-range blocks count as seen).
+fn first_visit(seen: &mut [bool], block: BlockId) -> bool {
+    match seen.get_mut(crate::entities::index(block)) {
+        Some(slot) if !*slot => {
+            *slot = true;
+            true
+        }
+        _ => false,
+    }
+}
+
+/// An awaited `db.exec` or `db.exec_commit`.
+fn is_statement(kind: &OpKind) -> bool {
+    matches!(kind, OpKind::RuntimeCall { func: RuntimeFn::DbExec | RuntimeFn::DbExecCommit, awaited: true, .. })
+}
+
+/// Whether the operation, with everything nested in it, cannot fail (`safe` says it of blocks).
+fn op_ok(kind: &OpKind, safe: &[bool]) -> bool {
+    let block_ok = |b: &BlockId| safe.get(crate::entities::index(*b)).copied().unwrap_or(false);
+    match kind {
+        OpKind::If { then_block, else_block, .. } => block_ok(then_block) && else_block.as_ref().is_none_or(block_ok),
+        // A `break` in the body is refused by `cannot_fail`, so the body runs to its end.
+        OpKind::Block { body, .. } => block_ok(body),
+        _ => cannot_fail(kind),
+    }
+}
+
+/// For every block, by index: whether all its operations, nested ones included, cannot fail.
+/// Blocks are computed innermost first with an explicit stack, so that bodies nested thousands
+/// deep cannot overflow the compiler's own stack.
+fn safe_blocks(data: &FunctionData) -> Vec<bool> {
+    let mut safe = vec![false; data.blocks.len()];
+    let mut seen = vec![false; data.blocks.len()];
+    // (block, whether its nested blocks are done)
+    let mut stack = vec![(data.body, false)];
+    while let Some((block, children_done)) = stack.pop() {
+        if !children_done && !first_visit(&mut seen, block) {
+            continue;
+        }
+        let Some(ops) = data.blocks.get(block).map(|b| &b.ops) else { continue };
+        let kinds = || ops.iter().filter_map(|op| ArenaGet::get(&data.ops, *op).map(|o| &o.kind));
+        if !children_done {
+            stack.push((block, true));
+            for kind in kinds() {
+                match kind {
+                    OpKind::If { then_block, else_block, .. } => {
+                        stack.push((*then_block, false));
+                        if let Some(else_block) = else_block {
+                            stack.push((*else_block, false));
+                        }
+                    }
+                    OpKind::Block { body, .. } => stack.push((*body, false)),
+                    _ => {}
+                }
+            }
+            continue;
+        }
+        let ok = kinds().all(|kind| op_ok(kind, &safe));
+        if let Some(slot) = safe.get_mut(crate::entities::index(block)) {
+            *slot = ok;
+        }
+    }
+    safe
+}
+
+/// Whether one operation (not looking into nested blocks) can neither trap, call, await, leave
+/// its block other than by returning, nor run something twice.
+pub fn cannot_fail(kind: &OpKind) -> bool {
+    match kind {
+        OpKind::Const { .. }
+        | OpKind::Copy { .. }
+        | OpKind::Unary { .. }
+        | OpKind::Cast { .. }
+        | OpKind::New { .. }
+        | OpKind::FieldGet { .. }
+        | OpKind::FieldRef { .. }
+        | OpKind::FieldSet { .. }
+        | OpKind::ArrayNew { .. }
+        | OpKind::ArrayLen { .. }
+        | OpKind::ArrayPush { .. }
+        | OpKind::StringLit { .. }
+        | OpKind::StrLen { .. }
+        | OpKind::StrConcat { .. }
+        | OpKind::StrEq { .. }
+        | OpKind::OptionSome { .. }
+        | OpKind::OptionNone { .. }
+        | OpKind::OptionIsSome { .. }
+        | OpKind::Move { .. }
+        | OpKind::Clone { .. }
+        | OpKind::Drop { .. }
+        | OpKind::Borrow { .. }
+        | OpKind::Load { .. }
+        | OpKind::Store { .. }
+        | OpKind::Return { .. } => true,
+        // Integer arithmetic wraps; only division and remainder trap.
+        OpKind::Binary { op, ty, .. } => !op.may_trap(*ty),
+        // Nested blocks are judged by the caller; the operation itself is a branch.
+        OpKind::If { .. } | OpKind::Block { .. } => true,
+        OpKind::Call { .. }
+        | OpKind::RuntimeCall { .. }
+        | OpKind::ArrayGet { .. }
+        | OpKind::ArrayRef { .. }
+        | OpKind::ArraySet { .. }
+        | OpKind::OptionUnwrap { .. }
+        | OpKind::Loop { .. }
+        | OpKind::ForRange { .. }
+        | OpKind::ForEach { .. }
+        | OpKind::Break { .. }
+        | OpKind::Continue { .. }
+        | OpKind::Trap { .. } => false,
+    }
+}
