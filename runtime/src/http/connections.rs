@@ -1,4 +1,4 @@
-//! The connection layer under the router: the accept loop with its cap on open connections, and
+//! The connection layer under the route table: the accept loop with its cap on open connections, and
 //! one driver per connection that enforces the header and idle timeouts around hyper's HTTP/1
 //! connection.
 //!
