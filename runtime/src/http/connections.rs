@@ -1,6 +1,6 @@
-//! The connection layer under the route table: the accept loop with its cap on open connections, and
-//! one driver per connection that enforces the header and idle timeouts around hyper's HTTP/1
-//! connection.
+//! The connection layer under the route table: the accept loop with its cap on open connections,
+//! and one driver per connection that enforces the header and idle timeouts around hyper's
+//! HTTP/1 connection.
 //!
 //! `axum::serve` builds hyper's connection itself and exposes none of these limits, so this module
 //! drives hyper directly. Hyper's own `header_read_timeout` is not used either, for two reasons:
