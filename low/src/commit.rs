@@ -22,9 +22,10 @@ pub fn handler_may_commit(module: &Module, func: FuncId) -> bool {
     if !module.routes.iter().any(|route| route.handler == func) || matches!(data.ret, Type::Option(_)) {
         return false;
     }
-    !module.functions.iter().any(|(_, f)| {
-        f.ops.iter().any(|(_, op)| matches!(op.kind, OpKind::Call { callee, .. } if callee == func))
-    })
+    !module
+        .functions
+        .iter()
+        .any(|(_, f)| f.ops.iter().any(|(_, op)| matches!(op.kind, OpKind::Call { callee, .. } if callee == func)))
 }
 
 /// The awaited `db.exec` and `db.exec_commit` operations of `data` after which nothing can fail

@@ -489,10 +489,8 @@ fn check_early_commits(module: &Module, source: Option<&SourceMap>, out: &mut Ve
             } else {
                 continue;
             };
-            let message = format!(
-                "in ${}: `db.exec_commit` commits the request's writes, but {why}; use `db.exec`",
-                func.name
-            );
+            let message =
+                format!("in ${}: `db.exec_commit` commits the request's writes, but {why}; use `db.exec`", func.name);
             out.push(Diagnostic::new(code::EARLY_COMMIT, message).at(source.and_then(|s| s.op(id, op))));
         }
     }

@@ -476,7 +476,8 @@ impl LogGuard {
         let mut stderr = io::stderr();
         let lost = report.dropped + report.unwritten;
         let (records, bytes) = report.peak;
-        let _ = writeln!(stderr, "nagi: log queue peak: {records} of {MAX_RECORDS} records, {bytes} of {MAX_BYTES} bytes");
+        let _ =
+            writeln!(stderr, "nagi: log queue peak: {records} of {MAX_RECORDS} records, {bytes} of {MAX_BYTES} bytes");
         if report.drained && lost > 0 {
             let _ = writeln!(stderr, "nagi: dropped {lost} log records");
         } else if !report.drained {

@@ -68,7 +68,13 @@ fn a_stalled_sink_drops_and_counts_by_record_count() {
     assert_eq!(report.dropped, 1_808);
     // The peak is the limit it reached, never past it; "first" had been taken by the writer.
     assert_eq!(report.peak.0, MAX_RECORDS);
-    assert_eq!(report.peak.1, "record 0\n".len() * 10 + "record 10\n".len() * 90 + "record 100\n".len() * 900 + "record 1000\n".len() * (MAX_RECORDS - 1000));
+    assert_eq!(
+        report.peak.1,
+        "record 0\n".len() * 10
+            + "record 10\n".len() * 90
+            + "record 100\n".len() * 900
+            + "record 1000\n".len() * (MAX_RECORDS - 1000)
+    );
     let text = String::from_utf8(written.lock().expect("written").clone()).expect("utf-8");
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "first");

@@ -145,11 +145,7 @@ pub unsafe extern "C" fn nagi_rt_db_exec(sql: *const u8, sql_len: usize, args: *
 /// # Safety
 /// As [`nagi_rt_db_exec`].
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nagi_rt_db_exec_commit(
-    sql: *const u8,
-    sql_len: usize,
-    args: *mut SqlArgs,
-) -> *mut PendingOp {
+pub unsafe extern "C" fn nagi_rt_db_exec_commit(sql: *const u8, sql_len: usize, args: *mut SqlArgs) -> *mut PendingOp {
     // SAFETY: forwarded from the caller.
     let (sql, args) = unsafe { statement(sql, sql_len, args) };
     pending(async move { Outcome::Changed(db::exec_commit(&sql, args).await) })

@@ -223,7 +223,8 @@ mod tests {
 
     #[test]
     fn head_is_answered_by_get_unless_declared() {
-        let routes = PathRoutes { endpoints: endpoints(&[Method::POST, Method::GET]), allow: HeaderValue::from_static("") };
+        let routes =
+            PathRoutes { endpoints: endpoints(&[Method::POST, Method::GET]), allow: HeaderValue::from_static("") };
         assert_eq!(routes.endpoint(&Method::HEAD).map(|e| e.method.clone()), Some(Method::GET));
         assert!(routes.endpoint(&Method::PUT).is_none());
         let only_post = PathRoutes { endpoints: endpoints(&[Method::POST]), allow: HeaderValue::from_static("") };

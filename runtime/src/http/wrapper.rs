@@ -102,7 +102,12 @@ pub(crate) async fn handle(
     response
 }
 
-async fn run(shared: &Shared, handler: Handler, params: Vec<(String, String)>, request: hyper::Request<Incoming>) -> Answer {
+async fn run(
+    shared: &Shared,
+    handler: Handler,
+    params: Vec<(String, String)>,
+    request: hyper::Request<Incoming>,
+) -> Answer {
     let (parts, body) = request.into_parts();
     let query = parts
         .uri
