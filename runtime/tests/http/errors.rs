@@ -15,6 +15,22 @@ async fn unknown_route_is_404_and_wrong_method_is_405() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allow_lists_the_methods_and_head_is_answered_by_get() {
+    let server = Server::start().await;
+    // The path's methods in the order the service declares them, HEAD right after GET.
+    let wrong = server.send("PATCH", "/people/1", None, "").await;
+    assert_eq!(wrong.headers["allow"], "GET,HEAD,PUT,DELETE");
+    assert_eq!(server.send("PUT", "/people", None, "").await.headers["allow"], "POST,GET,HEAD");
+    assert_eq!(server.post_json("/people", r#"{"id": 1, "name": "Ada", "age": 36}"#).await.status, 201);
+    let get = server.get("/people/1").await;
+    let head = server.send("HEAD", "/people/1", None, "").await;
+    assert_eq!((head.status, head.body_len), (200, 0));
+    assert_eq!(head.headers["content-length"], get.body_len.to_string().as_str());
+    // A path parameter that is not UTF-8 once percent-decoded is 400, naming the parameter.
+    server.get("/people/%FF").await.assert_error(400, "path parameter `id` is not valid UTF-8");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn path_and_query_parameters() {
     let server = Server::start().await;
     let ok = server.get("/params/J%C3%BCrgen%20M?n=-7&x=2.5&b=true").await;
@@ -81,5 +97,6 @@ async fn a_slow_request_times_out_with_503() {
     let late = server.get("/sleep?ms=3000").await;
     late.assert_error(503, "200 ms");
     assert_eq!(late.json["error"], "timeout");
+    assert_eq!(late.headers["retry-after"], "1");
     assert_eq!(server.get("/sleep?ms=1").await.status, 200);
 }

@@ -245,6 +245,9 @@ pub struct Answer {
     pub status: u16,
     pub json: Value,
     pub content_type: String,
+    pub headers: reqwest::header::HeaderMap,
+    /// The body's length in bytes (0 for a `HEAD`).
+    pub body_len: usize,
 }
 
 impl Answer {
@@ -342,9 +345,10 @@ impl Server {
         let status = response.status().as_u16();
         let content_type =
             response.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+        let headers = response.headers().clone();
         let bytes = response.bytes().await.expect("body");
         let json = nagi_runtime::serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-        Answer { status, json, content_type }
+        Answer { status, json, content_type, headers, body_len: bytes.len() }
     }
 
     pub async fn get(&self, path: &str) -> Answer {
