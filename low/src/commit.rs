@@ -10,7 +10,7 @@
 
 use crate::entities::{ArenaGet, BlockId, FuncId, OpId};
 use crate::module::{FunctionData, Module};
-use crate::ops::OpKind;
+use crate::ops::{OpKind, ScopeKind};
 use crate::runtime::RuntimeFn;
 use crate::types::Type;
 
@@ -53,20 +53,9 @@ pub fn final_statements(data: &FunctionData) -> Vec<OpId> {
             if suffix_ok && is_statement(kind) {
                 found.push(op);
             }
-            match kind {
-                OpKind::If { then_block, else_block, .. } => {
-                    stack.push((*then_block, suffix_ok));
-                    if let Some(else_block) = else_block {
-                        stack.push((*else_block, suffix_ok));
-                    }
-                }
-                OpKind::Block { body, .. } => stack.push((*body, suffix_ok)),
-                // A loop's body may run again, statement included.
-                OpKind::Loop { body, .. } | OpKind::ForRange { body, .. } | OpKind::ForEach { body, .. } => {
-                    stack.push((*body, false));
-                }
-                _ => {}
-            }
+            // A loop's body may run again, statement included.
+            let repeats = matches!(kind.scope_kind(), Some(ScopeKind::Loop | ScopeKind::For));
+            stack.extend(kind.blocks().map(|child| (child, suffix_ok && !repeats)));
             suffix_ok = suffix_ok && op_ok(kind, &safe);
         }
     }
@@ -91,14 +80,9 @@ fn is_statement(kind: &OpKind) -> bool {
 }
 
 /// Whether the operation, with everything nested in it, cannot fail (`safe` says it of blocks).
+/// A `break` in a `block`'s body is refused by [`cannot_fail`], so the body runs to its end.
 fn op_ok(kind: &OpKind, safe: &[bool]) -> bool {
-    let block_ok = |b: &BlockId| safe.get(crate::entities::index(*b)).copied().unwrap_or(false);
-    match kind {
-        OpKind::If { then_block, else_block, .. } => block_ok(then_block) && else_block.as_ref().is_none_or(block_ok),
-        // A `break` in the body is refused by `cannot_fail`, so the body runs to its end.
-        OpKind::Block { body, .. } => block_ok(body),
-        _ => cannot_fail(kind),
-    }
+    cannot_fail(kind) && kind.blocks().all(|b| safe.get(crate::entities::index(b)).copied().unwrap_or(false))
 }
 
 /// For every block, by index: whether all its operations, nested ones included, cannot fail.
@@ -117,18 +101,7 @@ fn safe_blocks(data: &FunctionData) -> Vec<bool> {
         let kinds = || ops.iter().filter_map(|op| ArenaGet::get(&data.ops, *op).map(|o| &o.kind));
         if !children_done {
             stack.push((block, true));
-            for kind in kinds() {
-                match kind {
-                    OpKind::If { then_block, else_block, .. } => {
-                        stack.push((*then_block, false));
-                        if let Some(else_block) = else_block {
-                            stack.push((*else_block, false));
-                        }
-                    }
-                    OpKind::Block { body, .. } => stack.push((*body, false)),
-                    _ => {}
-                }
-            }
+            stack.extend(kinds().flat_map(OpKind::blocks).map(|child| (child, false)));
             continue;
         }
         let ok = kinds().all(|kind| op_ok(kind, &safe));
@@ -170,7 +143,7 @@ pub fn cannot_fail(kind: &OpKind) -> bool {
         | OpKind::Return { .. } => true,
         // Integer arithmetic wraps; only division and remainder trap.
         OpKind::Binary { op, ty, .. } => !op.may_trap(*ty),
-        // Nested blocks are judged by the caller; the operation itself is a branch.
+        // Nested blocks are judged by the caller; the operation itself only branches.
         OpKind::If { .. } | OpKind::Block { .. } => true,
         OpKind::Call { .. }
         | OpKind::RuntimeCall { .. }
