@@ -80,9 +80,24 @@ pub fn draw(path: &Path, title: &str, level: &Level) -> Result<(), String> {
             .label(*variant)
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], colour.filled()));
     }
+    legend_and_present(&mut chart, &root, SeriesLabelPosition::UpperLeft)
+}
+
+/// Draws `chart`'s legend at `position` in the bench's style (a white, bordered box over the
+/// plot) and writes `root` out: how every chart of the bench ends.
+pub fn legend_and_present<'a, DB, CT>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    position: SeriesLabelPosition,
+) -> Result<(), String>
+where
+    DB: DrawingBackend + 'a,
+    DB::ErrorType: 'static,
+    CT: CoordTranslate,
+{
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
+        .position(position)
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .draw()

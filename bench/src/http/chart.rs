@@ -74,14 +74,7 @@ pub fn draw(path: &Path, title: &str, summaries: &Summaries) -> Result<(), Strin
             .label(*server)
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], colour.filled()));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()
-        .map_err(|e| e.to_string())?;
-    root.present().map_err(|e| e.to_string())
+    crate::chart::legend_and_present(&mut chart, &root, SeriesLabelPosition::UpperRight)
 }
 
 /// Draws each server's RSS over a soak to `path`: `series` holds, per server, its samples as
@@ -122,12 +115,5 @@ pub fn draw_rss(path: &Path, title: &str, series: &[(&str, Vec<(f64, f64)>)], li
             .label(*server)
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], style));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()
-        .map_err(|e| e.to_string())?;
-    root.present().map_err(|e| e.to_string())
+    crate::chart::legend_and_present(&mut chart, &root, SeriesLabelPosition::LowerRight)
 }
