@@ -8,24 +8,37 @@
 //! answer: no trap, no call, no further statement, no `none` answered 404, and no loop that
 //! could run the statement again. [`final_statements`] finds such statements.
 
+use std::collections::HashSet;
+
 use crate::entities::{ArenaGet, BlockId, FuncId, OpId};
 use crate::module::{FunctionData, Module};
 use crate::ops::{OpKind, ScopeKind};
 use crate::runtime::RuntimeFn;
 use crate::types::Type;
 
-/// Whether `func` is a route handler whose end is the end of its request, answered 2xx whenever
-/// it returns: some route names it, no function calls it (a caller would go on after the commit),
-/// and its result is not an option (whose `none` answers 404, rolling back).
-pub fn handler_may_commit(module: &Module, func: FuncId) -> bool {
-    let Some(data) = module.functions.get(func) else { return false };
-    if !module.routes.iter().any(|route| route.handler == func) || matches!(data.ret, Type::Option(_)) {
-        return false;
-    }
-    !module
+/// The route handlers whose end is the end of their request, answered 2xx whenever they return:
+/// no function calls them (a caller would go on after the commit), and their result is not an
+/// option (whose `none` answers 404, rolling back). In route order, each once; one walk over
+/// the module's calls, however many routes it has.
+pub fn committing_handlers(module: &Module) -> Vec<FuncId> {
+    let called: HashSet<FuncId> = module
         .functions
         .iter()
-        .any(|(_, f)| f.ops.iter().any(|(_, op)| matches!(op.kind, OpKind::Call { callee, .. } if callee == func)))
+        .flat_map(|(_, f)| f.ops.iter())
+        .filter_map(|(_, op)| match op.kind {
+            OpKind::Call { callee, .. } => Some(callee),
+            _ => None,
+        })
+        .collect();
+    let mut handlers: Vec<FuncId> = Vec::new();
+    for route in &module.routes {
+        let func = route.handler;
+        let returns_option = module.functions.get(func).is_none_or(|data| matches!(data.ret, Type::Option(_)));
+        if !returns_option && !called.contains(&func) && !handlers.contains(&func) {
+            handlers.push(func);
+        }
+    }
+    handlers
 }
 
 /// The awaited `db.exec` and `db.exec_commit` operations of `data` after which nothing can fail
@@ -33,7 +46,7 @@ pub fn handler_may_commit(module: &Module, func: FuncId) -> bool {
 /// block, then the rest of each enclosing block) is one that cannot trap, call, await, branch
 /// away or loop ([`cannot_fail`]), and none of its enclosing operations is a loop. In text order.
 ///
-/// This says nothing about the function itself; [`handler_may_commit`] does.
+/// This says nothing about the function itself; [`committing_handlers`] does.
 pub fn final_statements(data: &FunctionData) -> Vec<OpId> {
     let safe = safe_blocks(data);
     let mut found = Vec::new();

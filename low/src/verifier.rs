@@ -471,6 +471,7 @@ fn check_module(module: &Module, source: Option<&SourceMap>) -> Vec<Diagnostic> 
 
 /// V248: every `db.exec_commit` is a route handler's final statement.
 fn check_early_commits(module: &Module, source: Option<&SourceMap>, out: &mut Vec<Diagnostic>) {
+    let mut handlers = None;
     for (id, func) in module.functions.iter() {
         let commits = func.ops.iter().filter(|(_, op)| {
             matches!(op.kind, OpKind::RuntimeCall { func: crate::runtime::RuntimeFn::DbExecCommit, .. })
@@ -479,7 +480,8 @@ fn check_early_commits(module: &Module, source: Option<&SourceMap>, out: &mut Ve
         if commits.peek().is_none() {
             continue;
         }
-        let handler = crate::commit::handler_may_commit(module, id);
+        // Only a module with some `db.exec_commit` pays for finding the handlers, once.
+        let handler = handlers.get_or_insert_with(|| crate::commit::committing_handlers(module)).contains(&id);
         let finals = crate::commit::final_statements(func);
         for op in commits {
             let why = if !handler {

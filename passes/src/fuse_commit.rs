@@ -10,7 +10,7 @@
 //! the rows written are the same, because after the statement nothing can turn the answer into
 //! a non-2xx one (docs/passes.md has the rule and an example).
 
-use nagi_low::commit::{final_statements, handler_may_commit};
+use nagi_low::commit::{committing_handlers, final_statements};
 use nagi_low::{Module, OpKind, RuntimeFn};
 
 use crate::Pass;
@@ -29,11 +29,7 @@ impl Pass for FuseCommit {
     }
 
     fn run(&self, module: &mut Module) {
-        let handlers: Vec<_> = module.routes.iter().map(|route| route.handler).collect();
-        for handler in handlers {
-            if !handler_may_commit(module, handler) {
-                continue;
-            }
+        for handler in committing_handlers(module) {
             let Some(func) = module.functions.get_mut_checked(handler) else { continue };
             for op in final_statements(func) {
                 if let Some(data) = func.ops.get_mut_checked(op)
