@@ -32,7 +32,7 @@ use rusqlite::ToSql;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use tokio::sync::{mpsc, oneshot};
 
-pub(crate) use row::{FieldOut, decode_fields};
+pub(crate) use row::{Accessor, FieldOut, FieldRead, decode_fields};
 pub use row::{FromRow, Row, RowError};
 pub(crate) use thread::{ClassKey, RowSink};
 

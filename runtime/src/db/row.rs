@@ -92,6 +92,8 @@ fn type_name(value: &ValueRef<'_>) -> &'static str {
     }
 }
 
+#[cold]
+#[inline(never)]
 fn mismatch(column: &str, value: &ValueRef<'_>, expected: &str) -> RowError {
     match value {
         ValueRef::Null => {
@@ -101,35 +103,60 @@ fn mismatch(column: &str, value: &ValueRef<'_>, expected: &str) -> RowError {
     }
 }
 
+// The errors are built out of line, so that what the accessors inline is only the checks.
+#[cold]
+#[inline(never)]
+fn unreadable_column(column: &str, error: rusqlite::Error) -> RowError {
+    RowError::new(column, error.to_string())
+}
+
+#[cold]
+#[inline(never)]
+fn out_of_range(column: &str, wide: i64) -> RowError {
+    RowError::new(column, format!("INTEGER {wide} is out of range for i32"))
+}
+
+#[cold]
+#[inline(never)]
+fn not_a_bool(column: &str, other: i64) -> RowError {
+    RowError::new(column, format!("INTEGER {other} is not a bool (0 or 1)"))
+}
+
+#[cold]
+#[inline(never)]
+fn not_utf8(column: &str) -> RowError {
+    RowError::new(column, "TEXT that is not valid UTF-8")
+}
+
 // The accessors are `#[inline]` so that the generated row decoders (another crate) can inline
 // them: a call per field was about a third of decoding a row of three fields (callgrind, `GET
 // /users?limit=100`, bench/README.md).
 impl<'a> Row<'a> {
-    #[inline]
+    #[inline(always)]
     pub(crate) fn new(inner: &'a rusqlite::Row<'a>) -> Row<'a> {
         Row { inner }
     }
 
-    #[inline]
+    #[inline(always)]
     fn value(&self, index: usize, column: &str) -> Result<ValueRef<'_>, RowError> {
-        self.inner.get_ref(index).map_err(|error| RowError::new(column, error.to_string()))
+        self.inner.get_ref(index).map_err(|error| unreadable_column(column, error))
     }
 
     /// Whether the column holds NULL (for the `opt_*` accessors).
-    #[inline]
+    #[inline(always)]
     fn is_null(&self, index: usize, column: &str) -> Result<bool, RowError> {
         Ok(matches!(self.value(index, column)?, ValueRef::Null))
     }
 
     /// Reads an INTEGER that fits an `i32`.
-    #[inline]
+    #[inline(always)]
     pub fn i32(&self, index: usize, column: &str) -> Result<i32, RowError> {
         let wide = self.i64(index, column)?;
-        i32::try_from(wide).map_err(|_| RowError::new(column, format!("INTEGER {wide} is out of range for i32")))
+        i32::try_from(wide).map_err(|_| out_of_range(column, wide))
     }
 
     /// Reads an INTEGER.
-    #[inline]
+    #[inline(always)]
     pub fn i64(&self, index: usize, column: &str) -> Result<i64, RowError> {
         match self.value(index, column)? {
             ValueRef::Integer(v) => Ok(v),
@@ -139,7 +166,7 @@ impl<'a> Row<'a> {
 
     /// Reads a REAL, or an INTEGER converted to the nearest `f64` (SQLite itself stores whole
     /// REAL values in REAL columns as integers on disk, so this direction must be accepted).
-    #[inline]
+    #[inline(always)]
     pub fn f64(&self, index: usize, column: &str) -> Result<f64, RowError> {
         match self.value(index, column)? {
             ValueRef::Real(v) => Ok(v),
@@ -149,98 +176,141 @@ impl<'a> Row<'a> {
     }
 
     /// Reads a bool stored as INTEGER 0 or 1; any other integer is an error.
-    #[inline]
+    #[inline(always)]
     pub fn bool(&self, index: usize, column: &str) -> Result<bool, RowError> {
         match self.i64(index, column)? {
             0 => Ok(false),
             1 => Ok(true),
-            other => Err(RowError::new(column, format!("INTEGER {other} is not a bool (0 or 1)"))),
+            other => Err(not_a_bool(column, other)),
         }
     }
 
     /// Reads a TEXT as an owned `String`; invalid UTF-8 is an error.
-    #[inline]
+    #[inline(always)]
     pub fn string(&self, index: usize, column: &str) -> Result<String, RowError> {
         match self.value(index, column)? {
             ValueRef::Text(bytes) => match std::str::from_utf8(bytes) {
                 Ok(text) => Ok(text.to_owned()),
-                Err(_) => Err(RowError::new(column, "TEXT that is not valid UTF-8")),
+                Err(_) => Err(not_utf8(column)),
             },
             other => Err(mismatch(column, &other, "a TEXT")),
         }
     }
 
     /// Reads a nullable INTEGER that fits an `i32`.
-    #[inline]
+    #[inline(always)]
     pub fn opt_i32(&self, index: usize, column: &str) -> Result<Option<i32>, RowError> {
         if self.is_null(index, column)? { Ok(None) } else { self.i32(index, column).map(Some) }
     }
 
     /// Reads a nullable INTEGER.
-    #[inline]
+    #[inline(always)]
     pub fn opt_i64(&self, index: usize, column: &str) -> Result<Option<i64>, RowError> {
         if self.is_null(index, column)? { Ok(None) } else { self.i64(index, column).map(Some) }
     }
 
     /// Reads a nullable REAL (or INTEGER, see [`Row::f64`]).
-    #[inline]
+    #[inline(always)]
     pub fn opt_f64(&self, index: usize, column: &str) -> Result<Option<f64>, RowError> {
         if self.is_null(index, column)? { Ok(None) } else { self.f64(index, column).map(Some) }
     }
 
     /// Reads a nullable bool (INTEGER 0 or 1).
-    #[inline]
+    #[inline(always)]
     pub fn opt_bool(&self, index: usize, column: &str) -> Result<Option<bool>, RowError> {
         if self.is_null(index, column)? { Ok(None) } else { self.bool(index, column).map(Some) }
     }
 
     /// Reads a nullable TEXT.
-    #[inline]
+    #[inline(always)]
     pub fn opt_string(&self, index: usize, column: &str) -> Result<Option<String>, RowError> {
         if self.is_null(index, column)? { Ok(None) } else { self.string(index, column).map(Some) }
     }
 }
 
-/// Where [`decode_fields`] puts each field of a row it reads.
-pub(crate) trait FieldOut {
-    /// Field `i` holds `value`.
-    fn i32(&mut self, i: usize, value: Option<i32>);
-    fn i64(&mut self, i: usize, value: Option<i64>);
-    fn f64(&mut self, i: usize, value: Option<f64>);
-    fn bool(&mut self, i: usize, value: Option<bool>);
-    fn string(&mut self, i: usize, value: Option<String>);
+/// Which [`Row`] accessor reads a field: the one the Rust emitter's `FromRow` uses for the
+/// field's type (`i32`, `i64`, `f64`, `bool`, `string`, and `opt_*` for an option of one of
+/// those). Chosen once per query ([`Accessor::of`]), so that decoding a row is one loop over
+/// the fields with no look-up of their types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Accessor {
+    I32,
+    I64,
+    F64,
+    Bool,
+    String,
+    OptI32,
+    OptI64,
+    OptF64,
+    OptBool,
+    OptString,
 }
 
-/// Reads every field of the class `shape` describes from one row, each with the accessor the
-/// Rust emitter's `FromRow` uses for its type (`i32`, `i64`, `f64`, `bool`, `string`, and
-/// `opt_*` for an option of one of those), so the checks and messages are the same; `columns[i]`
-/// is the column index of field `i`. A plain field gives `Some`; an option field gives what
-/// its column holds. The LLVM path's `FromRow`, writing straight into the emitted layout
-/// (`cabi::db::rows`).
-pub(crate) fn decode_fields<S: Shape>(
-    row: &Row<'_>,
-    columns: &[usize],
-    shape: S,
-    out: &mut impl FieldOut,
-) -> Result<(), RowError> {
-    for (i, &index) in columns.iter().enumerate().take(shape.field_count()) {
-        let name = shape.field_name(i);
-        let field = shape.field(i);
-        match field.kind() {
-            Kind::I32 => out.i32(i, Some(row.i32(index, name)?)),
-            Kind::I64 => out.i64(i, Some(row.i64(index, name)?)),
-            Kind::F64 => out.f64(i, Some(row.f64(index, name)?)),
-            Kind::Bool => out.bool(i, Some(row.bool(index, name)?)),
-            Kind::String => out.string(i, Some(row.string(index, name)?)),
+/// How one field of a class is read: its accessor, its name (the column's, for errors), and
+/// what the sink needs to place it (`T`: an offset in the emitted layout, or nothing).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FieldRead<'a, T> {
+    pub(crate) accessor: Accessor,
+    pub(crate) name: &'a str,
+    pub(crate) place: T,
+}
+
+impl Accessor {
+    /// The accessor for a field of type `field`, named `name`. A type no column holds is an
+    /// error naming the field (the compiler lets no such class be queried).
+    pub(crate) fn of<S: Shape>(field: S, name: &str) -> Result<Accessor, RowError> {
+        Ok(match field.kind() {
+            Kind::I32 => Accessor::I32,
+            Kind::I64 => Accessor::I64,
+            Kind::F64 => Accessor::F64,
+            Kind::Bool => Accessor::Bool,
+            Kind::String => Accessor::String,
             Kind::Option => match field.inner().kind() {
-                Kind::I32 => out.i32(i, row.opt_i32(index, name)?),
-                Kind::I64 => out.i64(i, row.opt_i64(index, name)?),
-                Kind::F64 => out.f64(i, row.opt_f64(index, name)?),
-                Kind::Bool => out.bool(i, row.opt_bool(index, name)?),
-                Kind::String => out.string(i, row.opt_string(index, name)?),
+                Kind::I32 => Accessor::OptI32,
+                Kind::I64 => Accessor::OptI64,
+                Kind::F64 => Accessor::OptF64,
+                Kind::Bool => Accessor::OptBool,
+                Kind::String => Accessor::OptString,
                 kind => return Err(unreadable(name, kind)),
             },
             kind => return Err(unreadable(name, kind)),
+        })
+    }
+}
+
+/// Where [`decode_fields`] puts each field of a row it reads: `place` is the field's, from its
+/// [`FieldRead`]. A plain field gives `Some`; an option field gives what its column holds.
+pub(crate) trait FieldOut<T> {
+    fn i32(&mut self, place: &T, value: Option<i32>);
+    fn i64(&mut self, place: &T, value: Option<i64>);
+    fn f64(&mut self, place: &T, value: Option<f64>);
+    fn bool(&mut self, place: &T, value: Option<bool>);
+    fn string(&mut self, place: &T, value: Option<String>);
+}
+
+/// Reads every field of one row as `fields` (one [`FieldRead`] per field, in order) says, so the checks and
+/// messages are the Rust path's `FromRow`'s; `columns[i]` is the column index of field `i`. The
+/// LLVM path's `FromRow`, writing straight into the emitted layout (`cabi::db::rows`).
+#[inline]
+pub(crate) fn decode_fields<T>(
+    row: &Row<'_>,
+    columns: &[usize],
+    fields: &[FieldRead<'_, T>],
+    out: &mut impl FieldOut<T>,
+) -> Result<(), RowError> {
+    for (field, &index) in fields.iter().zip(columns) {
+        let (name, place) = (field.name, &field.place);
+        match field.accessor {
+            Accessor::I32 => out.i32(place, Some(row.i32(index, name)?)),
+            Accessor::I64 => out.i64(place, Some(row.i64(index, name)?)),
+            Accessor::F64 => out.f64(place, Some(row.f64(index, name)?)),
+            Accessor::Bool => out.bool(place, Some(row.bool(index, name)?)),
+            Accessor::String => out.string(place, Some(row.string(index, name)?)),
+            Accessor::OptI32 => out.i32(place, row.opt_i32(index, name)?),
+            Accessor::OptI64 => out.i64(place, row.opt_i64(index, name)?),
+            Accessor::OptF64 => out.f64(place, row.opt_f64(index, name)?),
+            Accessor::OptBool => out.bool(place, row.opt_bool(index, name)?),
+            Accessor::OptString => out.string(place, row.opt_string(index, name)?),
         }
     }
     Ok(())
@@ -250,44 +320,44 @@ pub(crate) fn decode_fields<S: Shape>(
 /// tests that compare the rule with the Rust path's `FromRow`.
 #[cfg(test)]
 pub(crate) fn decode_shaped<S: Shape>(row: &Row<'_>, columns: &[usize], shape: S) -> Result<Value, RowError> {
-    /// A field's value: plain for a plain field, an option for an option field.
-    struct Values<S> {
-        shape: S,
-        values: Vec<Value>,
-    }
-    impl<S: Shape> Values<S> {
-        fn put(&mut self, i: usize, value: Option<Value>) {
-            let value = if self.shape.field(i).kind() == Kind::Option {
-                Value::Option(value.map(Box::new))
-            } else {
-                value.unwrap_or(Value::Unit)
-            };
-            self.values.push(value);
+    /// The fields' values in order: plain for a plain field, an option for an option field
+    /// (the place is whether the field is an option).
+    struct Values(Vec<Value>);
+    impl Values {
+        fn put(&mut self, optional: bool, value: Option<Value>) {
+            self.0.push(if optional { Value::Option(value.map(Box::new)) } else { value.unwrap_or(Value::Unit) });
         }
     }
-    impl<S: Shape> FieldOut for Values<S> {
-        fn i32(&mut self, i: usize, value: Option<i32>) {
-            self.put(i, value.map(Value::I32));
+    impl FieldOut<bool> for Values {
+        fn i32(&mut self, optional: &bool, value: Option<i32>) {
+            self.put(*optional, value.map(Value::I32));
         }
-        fn i64(&mut self, i: usize, value: Option<i64>) {
-            self.put(i, value.map(Value::I64));
+        fn i64(&mut self, optional: &bool, value: Option<i64>) {
+            self.put(*optional, value.map(Value::I64));
         }
-        fn f64(&mut self, i: usize, value: Option<f64>) {
-            self.put(i, value.map(Value::F64));
+        fn f64(&mut self, optional: &bool, value: Option<f64>) {
+            self.put(*optional, value.map(Value::F64));
         }
-        fn bool(&mut self, i: usize, value: Option<bool>) {
-            self.put(i, value.map(Value::Bool));
+        fn bool(&mut self, optional: &bool, value: Option<bool>) {
+            self.put(*optional, value.map(Value::Bool));
         }
-        fn string(&mut self, i: usize, value: Option<String>) {
-            self.put(i, value.map(Value::Str));
+        fn string(&mut self, optional: &bool, value: Option<String>) {
+            self.put(*optional, value.map(Value::Str));
         }
     }
-    let mut out = Values { shape, values: Vec::with_capacity(shape.field_count()) };
-    decode_fields(row, columns, shape, &mut out)?;
-    Ok(Value::Class(out.values))
+    let fields = (0..shape.field_count())
+        .map(|i| {
+            let (name, field) = (shape.field_name(i), shape.field(i));
+            Ok(FieldRead { accessor: Accessor::of(field, name)?, name, place: field.kind() == Kind::Option })
+        })
+        .collect::<Result<Vec<_>, RowError>>()?;
+    let mut out = Values(Vec::with_capacity(fields.len()));
+    decode_fields(row, columns, &fields, &mut out)?;
+    Ok(Value::Class(out.0))
 }
 
 /// A field whose type no column holds (the compiler lets no such class be queried).
+#[cold]
 fn unreadable(column: &str, kind: Kind) -> RowError {
     RowError::new(column, format!("a field of kind {kind:?} cannot be read from a column"))
 }

@@ -8,15 +8,18 @@
 use std::alloc::Layout;
 use std::any::Any;
 
-use super::super::json::TypeDesc;
+use super::super::json::{FieldDesc, TypeDesc};
 use super::super::{RawArray, RawString, allocate, into_raw, nagi_rt_free};
-use crate::db::{ClassKey, FieldOut, Row, RowError, RowSink, decode_fields};
+use crate::db::{Accessor, ClassKey, FieldOut, FieldRead, Row, RowError, RowSink, decode_fields};
 use crate::shaped_json::Kind;
 
 /// The rows of one query, in the emitted layout of `class`; what is in it is freed when it is
 /// dropped, unless [`LayoutRows::take`] handed it over.
 pub(super) struct LayoutRows {
     class: &'static TypeDesc,
+    /// How each field is read and where it goes, planned once for the query (or why the class
+    /// cannot be read, which every row then answers).
+    fields: Result<Vec<FieldRead<'static, Slot>>, RowError>,
     /// The class among the program's, for the database thread's column-index cache.
     key: usize,
     first_only: bool,
@@ -32,7 +35,18 @@ unsafe impl Send for LayoutRows {}
 impl LayoutRows {
     /// An empty set of rows of `class` (a class descriptor), keyed by `key`.
     pub(super) fn new(class: &'static TypeDesc, key: usize, first_only: bool) -> LayoutRows {
-        LayoutRows { class, key, first_only, ptr: class.align as *mut u8, len: 0, cap: 0 }
+        let fields = class
+            .fields()
+            .iter()
+            .map(|field| {
+                Ok(FieldRead {
+                    accessor: Accessor::of(field.ty(), field.name())?,
+                    name: field.name(),
+                    place: Slot::of(field),
+                })
+            })
+            .collect();
+        LayoutRows { class, fields, key, first_only, ptr: class.align as *mut u8, len: 0, cap: 0 }
     }
 
     /// The rows as emitted code's `[C]`, handed over: dropping `self` then frees nothing.
@@ -85,8 +99,8 @@ impl RowSink for LayoutRows {
         // by an error safe to drop (an empty string and `none` own nothing).
         let dst = unsafe { self.ptr.add(self.len * self.class.size) };
         unsafe { std::ptr::write_bytes(dst, 0, self.class.size) };
-        let mut fields = Fields { class: self.class, dst };
-        match decode_fields(row, columns, self.class, &mut fields) {
+        let fields = self.fields.as_ref().map_err(RowError::clone)?;
+        match decode_fields(row, columns, fields, &mut Fields { dst }) {
             Ok(()) => {
                 self.len += 1;
                 Ok(!self.first_only)
@@ -118,51 +132,64 @@ impl Drop for LayoutRows {
     }
 }
 
-/// Writes each field of one row at its offset in `dst`.
+/// Where one field goes in a row: its offset, and for an option the payload's offset inside it.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    offset: usize,
+    payload: Option<usize>,
+}
+
+impl Slot {
+    fn of(field: &FieldDesc) -> Slot {
+        let ty = field.ty();
+        Slot { offset: field.offset, payload: (ty.kind() == Kind::Option).then_some(ty.payload_offset) }
+    }
+}
+
+/// Writes each field of one row at its slot in `dst`.
 struct Fields {
-    class: &'static TypeDesc,
     dst: *mut u8,
 }
 
 impl Fields {
-    /// Writes field `i`: plain, or as an option (tag, then the payload) when the field is one.
-    fn put<T>(&mut self, i: usize, value: Option<T>) {
-        let field = &self.class.fields()[i];
+    /// Writes one field: plain, or as an option (tag, then the payload) when the field is one.
+    #[inline(always)]
+    fn put<T>(&mut self, slot: &Slot, value: Option<T>) {
         // SAFETY (both arms): the row is a zeroed element of the class, so the field's offset
         // (and an option's payload offset inside it) is in bounds and aligned for its type.
         unsafe {
-            let at = self.dst.add(field.offset);
-            if field.ty().kind() == Kind::Option {
-                if let Some(value) = value {
+            let at = self.dst.add(slot.offset);
+            match (slot.payload, value) {
+                (Some(payload), Some(value)) => {
                     at.write(1);
-                    at.add(field.ty().payload_offset).cast::<T>().write(value);
+                    at.add(payload).cast::<T>().write(value);
                 }
-            } else if let Some(value) = value {
-                at.cast::<T>().write(value);
+                (None, Some(value)) => at.cast::<T>().write(value),
+                (_, None) => {}
             }
         }
     }
 }
 
-impl FieldOut for Fields {
-    fn i32(&mut self, i: usize, value: Option<i32>) {
-        self.put(i, value);
+impl FieldOut<Slot> for Fields {
+    fn i32(&mut self, slot: &Slot, value: Option<i32>) {
+        self.put(slot, value);
     }
 
-    fn i64(&mut self, i: usize, value: Option<i64>) {
-        self.put(i, value);
+    fn i64(&mut self, slot: &Slot, value: Option<i64>) {
+        self.put(slot, value);
     }
 
-    fn f64(&mut self, i: usize, value: Option<f64>) {
-        self.put(i, value);
+    fn f64(&mut self, slot: &Slot, value: Option<f64>) {
+        self.put(slot, value);
     }
 
-    fn bool(&mut self, i: usize, value: Option<bool>) {
-        self.put(i, value.map(u8::from));
+    fn bool(&mut self, slot: &Slot, value: Option<bool>) {
+        self.put(slot, value.map(u8::from));
     }
 
-    fn string(&mut self, i: usize, value: Option<String>) {
-        self.put(i, value.map(|s| into_raw(s.into_bytes())));
+    fn string(&mut self, slot: &Slot, value: Option<String>) {
+        self.put(slot, value.map(|s| into_raw(s.into_bytes())));
     }
 }
 
