@@ -177,23 +177,60 @@ impl<'a> Typed<'a> {
     }
 }
 
-impl Serialize for Typed<'_> {
+/// A scalar read out of emitted memory: what [`Typed`] encodes without looking further.
+enum Scalar<'a> {
+    I32(i32),
+    I64(i64),
+    F64(f64),
+    Bool(bool),
+    Unit,
+    Str(&'a str),
+}
+
+impl Serialize for Scalar<'_> {
+    #[inline(always)]
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        // SAFETY (every read below): `ptr` points to a value laid out as `ty` describes, which the
-        // emitter guarantees for the value it passes and which holds recursively for fields,
-        // elements and payloads.
-        match self.ty.kind() {
-            Kind::I32 => s.serialize_i32(unsafe { self.read::<i32>(0) }),
-            Kind::I64 => s.serialize_i64(unsafe { self.read::<i64>(0) }),
-            Kind::F64 => s.serialize_f64(unsafe { self.read::<f64>(0) }),
-            Kind::Bool => s.serialize_bool(unsafe { self.read::<u8>(0) } & 1 != 0),
-            Kind::Unit => s.serialize_unit(),
+        match *self {
+            Scalar::I32(v) => s.serialize_i32(v),
+            Scalar::I64(v) => s.serialize_i64(v),
+            Scalar::F64(v) => s.serialize_f64(v),
+            Scalar::Bool(v) => s.serialize_bool(v),
+            Scalar::Unit => s.serialize_unit(),
+            Scalar::Str(v) => s.serialize_str(v),
+        }
+    }
+}
+
+impl<'a> Typed<'a> {
+    /// The value as a scalar, when its type is one (`None` for arrays, options and classes).
+    #[inline(always)]
+    fn scalar(&self) -> Option<Scalar<'a>> {
+        // SAFETY (every read below): `ptr` points to a value laid out as `ty` describes, which
+        // the emitter guarantees for the value it passes.
+        Some(match self.ty.kind() {
+            Kind::I32 => Scalar::I32(unsafe { self.read::<i32>(0) }),
+            Kind::I64 => Scalar::I64(unsafe { self.read::<i64>(0) }),
+            Kind::F64 => Scalar::F64(unsafe { self.read::<f64>(0) }),
+            Kind::Bool => Scalar::Bool(unsafe { self.read::<u8>(0) } & 1 != 0),
+            Kind::Unit => Scalar::Unit,
             Kind::String => {
                 let raw = unsafe { self.read::<RawString>(0) };
                 // Not re-validated (a scan of every string encoded): strings in emitted memory
                 // are UTF-8 by construction (docs/c-abi.md, "Conventions").
-                s.serialize_str(unsafe { super::text_unchecked(raw.ptr, raw.len) })
+                Scalar::Str(unsafe { super::text_unchecked(raw.ptr, raw.len) })
             }
+            Kind::Array | Kind::Option | Kind::Class => return None,
+        })
+    }
+}
+
+impl Serialize for Typed<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if let Some(scalar) = self.scalar() {
+            return scalar.serialize(s);
+        }
+        // SAFETY (every read below): as in `scalar`, recursively for elements and payloads.
+        match self.ty.kind() {
             Kind::Array => {
                 let raw = unsafe { self.read::<RawArray>(0) };
                 let elem = self.ty.inner();
@@ -211,11 +248,17 @@ impl Serialize for Typed<'_> {
                     s.serialize_none()
                 }
             }
-            Kind::Class => {
+            _ => {
+                // A class. Its scalar fields, the common case, are encoded here rather than by a
+                // call back into this function per field.
                 let fields = self.ty.fields();
                 let mut map = s.serialize_map(Some(fields.len()))?;
                 for f in fields {
-                    map.serialize_entry(f.name(), &Typed { ptr: self.ptr.wrapping_add(f.offset), ty: f.ty() })?;
+                    let field = Typed { ptr: self.ptr.wrapping_add(f.offset), ty: f.ty() };
+                    match field.scalar() {
+                        Some(scalar) => map.serialize_entry(f.name(), &scalar)?,
+                        None => map.serialize_entry(f.name(), &field)?,
+                    }
                 }
                 map.end()
             }
