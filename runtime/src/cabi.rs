@@ -31,6 +31,7 @@
 
 use std::alloc::{self, Layout};
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use crate::trap::{HookMode, install_hook};
 
@@ -136,16 +137,69 @@ fn layout(size: usize, align: usize) -> Layout {
 /// counts one until [`nagi_rt_free`] frees it. Frames are such buffers too, so a service whose
 /// requests have all ended holds none unless one leaked (a trapped handler leaks on purpose); the
 /// LLVM path's service reports the count when it stops.
-static LIVE_BUFFERS: AtomicI64 = AtomicI64::new(0);
+///
+/// The count is kept per thread ([`THREAD_COUNT`]) and summed when read: a buffer is often
+/// allocated on one thread (a row's string, on the database thread) and freed on another, and
+/// one shared atomic counter cost a locked read-modify-write per allocation and per free, about
+/// 2 % of `GET /users?limit=100` on the LLVM path (bench/README.md).
+static COUNTS: Mutex<Counts> = Mutex::new(Counts { live: Vec::new(), retired: 0 });
 
-/// The number of buffers emitted code owns now (see [`LIVE_BUFFERS`]).
+/// The threads' counts: those of the live threads, and the sum of those of the threads that ended.
+struct Counts {
+    live: Vec<Arc<AtomicI64>>,
+    retired: i64,
+}
+
+/// This thread's share of the count. Only this thread writes it, so a plain load and store
+/// update it; when the thread ends, its share is folded into `retired`.
+struct ThreadCount(Arc<AtomicI64>);
+
+impl ThreadCount {
+    fn register() -> ThreadCount {
+        let count = Arc::new(AtomicI64::new(0));
+        counts().live.push(Arc::clone(&count));
+        ThreadCount(count)
+    }
+}
+
+impl Drop for ThreadCount {
+    fn drop(&mut self) {
+        let mut counts = counts();
+        counts.retired += self.0.load(Ordering::Relaxed);
+        counts.live.retain(|count| !Arc::ptr_eq(count, &self.0));
+    }
+}
+
+thread_local! {
+    static THREAD_COUNT: ThreadCount = ThreadCount::register();
+}
+
+/// The counts, even if a thread panicked while holding them (they stay consistent: each update
+/// is one push, one retain or one addition).
+fn counts() -> std::sync::MutexGuard<'static, Counts> {
+    COUNTS.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Adds `delta` to this thread's share of the count. A thread whose locals are already gone
+/// (a buffer freed by a destructor at thread exit) counts into `retired` directly.
+fn count(delta: i64) {
+    let counted = THREAD_COUNT.try_with(|count| {
+        count.0.store(count.0.load(Ordering::Relaxed) + delta, Ordering::Relaxed);
+    });
+    if counted.is_err() {
+        counts().retired += delta;
+    }
+}
+
+/// The number of buffers emitted code owns now (see [`COUNTS`]).
 pub fn live_buffers() -> i64 {
-    LIVE_BUFFERS.load(Ordering::Relaxed)
+    let counts = counts();
+    counts.retired + counts.live.iter().map(|count| count.load(Ordering::Relaxed)).sum::<i64>()
 }
 
 /// Counts a buffer handed to emitted code.
 fn handed_over() {
-    LIVE_BUFFERS.fetch_add(1, Ordering::Relaxed);
+    count(1);
 }
 
 /// Allocates `layout` through Rust's global allocator; a zero size allocates nothing and gives
@@ -182,7 +236,7 @@ pub unsafe extern "C" fn nagi_rt_free(ptr: *mut u8, size: usize, align: usize) {
     if size == 0 || ptr.is_null() {
         return;
     }
-    LIVE_BUFFERS.fetch_sub(1, Ordering::Relaxed);
+    count(-1);
     // SAFETY: the caller allocated `ptr` with this layout.
     unsafe { alloc::dealloc(ptr, layout(size, align)) }
 }
