@@ -29,6 +29,20 @@ pub(crate) enum Backend {
     Jit,
 }
 
+/// How an executable links the C library (`--link`).
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub(crate) enum Link {
+    /// Statically, into one self-contained file: nothing to install beside it, and no shared
+    /// library pages resident in each process (a service under load peaks about 1.4 MiB lower,
+    /// bench/README.md, "Soak"). The C library then resolves host names and user names through
+    /// the shared NSS modules of the glibc it was linked with, found at run time.
+    #[default]
+    Static,
+    /// Against the system's shared C library (`libc.so.6`, `libm.so.6`): for a machine whose
+    /// name service needs NSS modules of its own glibc (LDAP, systemd-resolved plugins).
+    Dynamic,
+}
+
 /// The backend flags, from the command line.
 pub(crate) struct Target<'a> {
     /// The CPU to generate code for, on both code generators (`--target-cpu`).
@@ -37,6 +51,8 @@ pub(crate) struct Target<'a> {
     pub(crate) llvm_opt: u8,
     /// The interpreter's call-depth limit (`--max-frames`).
     pub(crate) max_frames: usize,
+    /// How executables link the C library (`--link`).
+    pub(crate) link: Link,
 }
 
 impl Target<'_> {
@@ -90,12 +106,23 @@ impl Backend {
         let runtime = runtime_lib::artifacts()?;
         timer.phase("runtime ready");
         if self == Backend::Rust {
-            rust_build::rustc(&emitted, &module.name, &runtime, output, target.cpu)?;
+            rust_build::rustc(&emitted, &module.name, &runtime, output, target)?;
         } else {
-            llvm_link::link(&emitted, &runtime, output)?;
+            llvm_link::link(&emitted, &runtime, output, target.link)?;
         }
         timer.phase(if self == Backend::Rust { "rustc" } else { "link" });
         Ok(())
+    }
+}
+
+/// What to add to a failed link's message when it linked statically: the usual cause.
+pub(crate) fn static_link_hint(link: Link) -> &'static str {
+    match link {
+        Link::Static => {
+            "\nnagic: note: static linking needs the C library's static archives (libc.a, libm.a: the Debian and \
+             Ubuntu package libc6-dev); `--link=dynamic` links the shared ones instead"
+        }
+        Link::Dynamic => "",
     }
 }
 

@@ -3,21 +3,23 @@
 //! documented link line:
 //!
 //! ```text
-//! cc app.o libnagi_runtime.a -Wl,--gc-sections -lpthread -ldl -lm -o app
+//! cc -static app.o libnagi_runtime.a -Wl,--gc-sections -lpthread -ldl -lm -o app
 //! ```
 //!
-//! (`--gc-sections`, which rustc passes too, drops the parts of the runtime a program does not
-//! use; `CC` chooses another C compiler.)
+//! (`-static` unless `--link=dynamic`; `--gc-sections`, which rustc passes too, drops the parts
+//! of the runtime a program does not use; `CC` chooses another C compiler.)
 //!
 //! The static library comes from [`crate::runtime_lib`], built together with the rlib the
 //! Rust path uses, so both backends link the same runtime build.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use nagi_emit_llvm::Options;
 use nagi_low::Module;
 
+use crate::backend::Link;
 use crate::failure::{Failure, report};
 use crate::runtime_lib::RuntimeArtifacts;
 use crate::timer::Timer;
@@ -64,27 +66,33 @@ fn linker() -> Option<String> {
     std::env::split_paths(&path).any(|dir| dir.join("mold").is_file()).then(|| "-fuse-ld=mold".to_string())
 }
 
-/// Links `object` with the runtime's static library into the executable `output`, then
-/// removes the object.
-pub(crate) fn link(object: &Path, runtime: &RuntimeArtifacts, output: &Path) -> Result<(), Failure> {
+/// Links `object` with the runtime's static library into the executable `output`, with the C
+/// library linked as `link` says, then removes the object. What the linker prints is shown only
+/// when it fails, as rustc does: a static link against glibc warns on every build that
+/// `getaddrinfo` will load the NSS modules of the glibc it was linked with, which is expected.
+pub(crate) fn link(object: &Path, runtime: &RuntimeArtifacts, output: &Path, link: Link) -> Result<(), Failure> {
     let cc = std::env::var_os("CC").unwrap_or_else(|| "cc".into());
-    let status = Command::new(&cc)
+    let linked = Command::new(&cc)
         .args(linker())
+        .args((link == Link::Static).then_some("-static"))
         .arg(object)
         .arg(&runtime.staticlib)
         .args(["-Wl,--gc-sections", "-lpthread", "-ldl", "-lm", "-o"])
         .arg(output)
-        .status()
+        .output()
         .map_err(|e| {
             eprintln!("nagic: error: cannot start the C compiler `{}` to link: {e}", cc.to_string_lossy());
             Failure::Input
         })?;
     let _ = std::fs::remove_file(object);
-    if !status.success() {
+    if !linked.status.success() {
+        std::io::stderr().write_all(&linked.stdout).and_then(|()| std::io::stderr().write_all(&linked.stderr)).ok();
         eprintln!(
-            "nagic: error: linking {} failed (the command was `cc OBJECT {} -Wl,--gc-sections -lpthread -ldl -lm`)",
+            "nagic: error: linking {} failed (the command was `cc{} OBJECT {} -Wl,--gc-sections -lpthread -ldl -lm`){}",
             output.display(),
-            runtime.staticlib.display()
+            if link == Link::Static { " -static" } else { "" },
+            runtime.staticlib.display(),
+            crate::backend::static_link_hint(link)
         );
         return Err(Failure::Input);
     }

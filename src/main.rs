@@ -75,6 +75,9 @@ struct Options {
     /// is the trap `stack overflow`.
     #[arg(long, value_name = "N", global = true, default_value_t = nagi_interp::DEFAULT_MAX_FRAMES)]
     max_frames: usize,
+    /// How `build` and `run` link an executable's C library, on both backends.
+    #[arg(long, value_enum, value_name = "HOW", global = true, default_value = "static")]
+    link: backend::Link,
 }
 
 #[derive(Subcommand, Debug)]
@@ -135,7 +138,12 @@ fn run() -> ExitCode {
     }
     let options = &cli.options;
     let front = FrontEnd { replace: &options.replace, passes: &options.passes, timings: options.timings };
-    let target = Target { cpu: &options.target_cpu, llvm_opt: options.llvm_opt, max_frames: options.max_frames };
+    let target = Target {
+        cpu: &options.target_cpu,
+        llvm_opt: options.llvm_opt,
+        max_frames: options.max_frames,
+        link: options.link,
+    };
     let result = match (&cli.command, cli.emit, &cli.input) {
         (Some(Command::Check { files }), _, _) => commands::check(files, &options.replace),
         (Some(Command::Build { input, output, backend }), _, _) => {

@@ -10,6 +10,7 @@ use std::process::Command;
 
 use nagi_low::Module;
 
+use crate::backend::{Link, Target};
 use crate::failure::{Failure, report};
 use crate::output::write_output;
 use crate::runtime_lib::{RuntimeArtifacts, checkout};
@@ -48,14 +49,15 @@ pub(crate) fn write_crate_root(module: &Module, input: &Path, output: &Path) -> 
     Ok(root)
 }
 
-/// Compiles the crate `root` (named `crate_name`) into the executable `output` for
-/// `target_cpu`, linking the runtime's rlib.
+/// Compiles the crate `root` (named `crate_name`) into the executable `output` for the
+/// target's CPU, linking the runtime's rlib, and the C library as the target says (`crt-static`
+/// for a static link: rustc then links a static PIE).
 pub(crate) fn rustc(
     root: &Path,
     crate_name: &str,
     runtime: &RuntimeArtifacts,
     output: &Path,
-    target_cpu: &str,
+    target: &Target,
 ) -> Result<(), Failure> {
     let status = Command::new("rustc")
         .args(["--edition", "2024", "--crate-type", "bin", "--crate-name", crate_name])
@@ -66,7 +68,8 @@ pub(crate) fn rustc(
         // the code of unchanged functions (about 1 s instead of 1.4 s for the users service).
         .arg("-C")
         .arg(format!("incremental={}", root.with_file_name("incremental").display()))
-        .arg(format!("-Ctarget-cpu={target_cpu}"))
+        .arg(format!("-Ctarget-cpu={}", target.cpu))
+        .args((target.link == Link::Static).then_some("-Ctarget-feature=+crt-static"))
         .arg("--extern")
         .arg(format!("nagi_runtime={}", runtime.rlib.display()))
         .arg("-L")
@@ -81,8 +84,9 @@ pub(crate) fn rustc(
         })?;
     if !status.success() {
         eprintln!(
-            "nagic: internal compiler error: rustc rejected the emitted crate {}; please report this with the input",
-            root.display()
+            "nagic: internal compiler error: rustc rejected the emitted crate {}; please report this with the input{}",
+            root.display(),
+            crate::backend::static_link_hint(target.link)
         );
         return Err(Failure::Input);
     }
