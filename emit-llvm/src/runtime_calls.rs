@@ -116,6 +116,20 @@ fn row_signature(func: RuntimeFn) -> Signature {
         RuntimeFn::FmtI64 => ("nagi_rt_fmt_i64", &[Str, I64], None, false),
         RuntimeFn::FmtF64 => ("nagi_rt_fmt_f64", &[Str, F64], None, false),
         RuntimeFn::FmtBool => ("nagi_rt_fmt_bool", &[Str, I32], None, false),
+        // The string library: an owned result through the out-pointer first, a bool returned.
+        RuntimeFn::StrContains => ("nagi_rt_str_contains", &[Str, Str], Some(I32), false),
+        RuntimeFn::StrStartsWith => ("nagi_rt_str_starts_with", &[Str, Str], Some(I32), false),
+        RuntimeFn::StrEndsWith => ("nagi_rt_str_ends_with", &[Str, Str], Some(I32), false),
+        RuntimeFn::StrFind => ("nagi_rt_str_find", &[Bytes, Str, Str], None, false),
+        RuntimeFn::StrSplit => ("nagi_rt_str_split", &[Bytes, Str, Str], None, false),
+        RuntimeFn::StrTrim => ("nagi_rt_str_trim", &[Str, Str], None, false),
+        RuntimeFn::StrToLower => ("nagi_rt_str_to_lower", &[Str, Str], None, false),
+        RuntimeFn::StrToUpper => ("nagi_rt_str_to_upper", &[Str, Str], None, false),
+        RuntimeFn::StrReplace => ("nagi_rt_str_replace", &[Str, Str, Str, Str], None, false),
+        RuntimeFn::StrJoin => ("nagi_rt_str_join", &[Str, Bytes, Str], None, false),
+        RuntimeFn::StrSlice => ("nagi_rt_str_slice", &[Str, Str, I64, I64], None, false),
+        RuntimeFn::StrParseI64 => ("nagi_rt_str_parse_i64", &[Bytes, Str], None, false),
+        RuntimeFn::StrParseF64 => ("nagi_rt_str_parse_f64", &[Bytes, Str], None, false),
         RuntimeFn::JsonEncode => ("nagi_rt_json_encode", &[Str, Bytes, Bytes], None, false),
         RuntimeFn::JsonDecode => ("nagi_rt_json_decode", &[Bytes, Bytes, I64, Bytes], None, false),
         RuntimeFn::DbExec => ("nagi_rt_db_exec", &[Bytes, I64, Bytes], Some(Bytes), false),
@@ -217,6 +231,19 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
         // Printing and formatting rows, and whether the row writes a string.
         let is_fmt = match func {
             RuntimeFn::JsonEncode | RuntimeFn::JsonDecode => return self.json_call(dest, func, class, args),
+            RuntimeFn::StrContains
+            | RuntimeFn::StrStartsWith
+            | RuntimeFn::StrEndsWith
+            | RuntimeFn::StrFind
+            | RuntimeFn::StrSplit
+            | RuntimeFn::StrTrim
+            | RuntimeFn::StrToLower
+            | RuntimeFn::StrToUpper
+            | RuntimeFn::StrReplace
+            | RuntimeFn::StrJoin
+            | RuntimeFn::StrSlice
+            | RuntimeFn::StrParseI64
+            | RuntimeFn::StrParseF64 => return self.string_call(dest, func, args),
             RuntimeFn::PrintI32
             | RuntimeFn::PrintI64
             | RuntimeFn::PrintF64
@@ -281,6 +308,44 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
             let out = b.build_pointer_cast(self.slot(dest), cx.layouts.byte_ptr(), "out")?;
             let desc = crate::descriptors::descriptor(cx, &nagi_low::Type::Option(Box::new(class)));
             call(cx, Rt::Row(RuntimeFn::JsonDecode), &[out.into(), ptr.into(), len.into(), desc.into()])?;
+        }
+        Ok(())
+    }
+
+    /// A row of the string library: the destination's slot as the out-pointer (unless the row
+    /// returns a bool, which comes back as an `i32`), then each argument, a reference as the
+    /// pointer to its place and an `i64` by value, in the C signature's pointer types.
+    fn string_call(&mut self, dest: Option<nagi_low::LocalId>, func: RuntimeFn, args: &[Operand]) -> Result<(), Error> {
+        let cx = self.cx;
+        let dest = dest.ok_or_else(|| Error::internal(format!("rtcall {} without a destination", func.name())))?;
+        let (_, kinds, _, _) = row_signature(func);
+        let returns_bool = func.data().ret == nagi_low::RtType::Bool;
+        let pointer = |ptr: PointerValue<'ctx>, kind: K| -> Result<BasicMetadataValueEnum<'ctx>, Error> {
+            let ty = match kind {
+                K::Str => cx.layouts.string().ptr_type(inkwell::AddressSpace::default()),
+                _ => cx.layouts.byte_ptr(),
+            };
+            Ok(cx.builder.build_pointer_cast(ptr, ty, "arg")?.into())
+        };
+        let mut values = Vec::with_capacity(kinds.len());
+        if !returns_bool {
+            values.push(pointer(self.slot(dest), kinds[0])?);
+        }
+        for arg in args {
+            let kind = kinds[values.len()];
+            let value = match (kind, arg) {
+                (K::I64, _) => self.operand(arg)?.into(),
+                (_, Operand::Local(l)) => pointer(self.place(*l)?.0, kind)?,
+                _ => return Err(Error::internal(format!("rtcall {}: a reference that is not a local", func.name()))),
+            };
+            values.push(value);
+        }
+        let result = call(cx, Rt::Row(func), &values)?;
+        if returns_bool {
+            let result = result.ok_or_else(|| Error::internal(format!("{} returns nothing", func.name())))?;
+            let zero = cx.context.i32_type().const_zero();
+            let truth = cx.builder.build_int_compare(inkwell::IntPredicate::NE, result.into_int_value(), zero, "b")?;
+            self.store_local(dest, truth.into())?;
         }
         Ok(())
     }

@@ -332,6 +332,23 @@ impl Cx<'_> {
             RuntimeFn::FmtI64 => format!("nagi_runtime::rt::fmt_i64({})", a[0]),
             RuntimeFn::FmtF64 => format!("nagi_runtime::rt::fmt_f64({})", a[0]),
             RuntimeFn::FmtBool => format!("nagi_runtime::rt::fmt_bool({})", a[0]),
+            RuntimeFn::StrContains => format!("nagi_runtime::strings::contains({}.as_str(), {}.as_str())", a[0], a[1]),
+            RuntimeFn::StrStartsWith => {
+                format!("nagi_runtime::strings::starts_with({}.as_str(), {}.as_str())", a[0], a[1])
+            }
+            RuntimeFn::StrEndsWith => format!("nagi_runtime::strings::ends_with({}.as_str(), {}.as_str())", a[0], a[1]),
+            RuntimeFn::StrFind => format!("nagi_runtime::strings::find({}.as_str(), {}.as_str())", a[0], a[1]),
+            RuntimeFn::StrSplit => format!("nagi_runtime::strings::split({}.as_str(), {}.as_str())", a[0], a[1]),
+            RuntimeFn::StrTrim => format!("nagi_runtime::strings::trim({}.as_str())", a[0]),
+            RuntimeFn::StrToLower => format!("nagi_runtime::strings::to_lower({}.as_str())", a[0]),
+            RuntimeFn::StrToUpper => format!("nagi_runtime::strings::to_upper({}.as_str())", a[0]),
+            RuntimeFn::StrReplace => {
+                format!("nagi_runtime::strings::replace({}.as_str(), {}.as_str(), {}.as_str())", a[0], a[1], a[2])
+            }
+            RuntimeFn::StrJoin => format!("nagi_runtime::strings::join({}.as_slice(), {}.as_str())", a[0], a[1]),
+            RuntimeFn::StrSlice => format!("nagi_runtime::strings::slice({}.as_str(), {}, {})", a[0], a[1], a[2]),
+            RuntimeFn::StrParseI64 => format!("nagi_runtime::strings::parse_i64({}.as_str())", a[0]),
+            RuntimeFn::StrParseF64 => format!("nagi_runtime::strings::parse_f64({}.as_str())", a[0]),
             RuntimeFn::JsonEncode => format!("nagi_runtime::rt::json_encode({})", a[0]),
             RuntimeFn::JsonDecode => format!("nagi_runtime::rt::json_decode{turbofish}({}.as_str())", a[0]),
             RuntimeFn::DbExec => format!("nagi_runtime::db::exec({}.as_str(), {})", a[0], sql_args()),

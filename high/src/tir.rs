@@ -8,7 +8,7 @@
 //! trusted. What TIR does not decide is ownership: whether a read moves, copies or borrows is
 //! the lowering's decision from the context of the read (see `lower`).
 
-use nagi_low::{HttpMethod, ScalarType};
+use nagi_low::{HttpMethod, RuntimeFn, ScalarType};
 use nagi_syntax::ast::Span;
 
 /// An index into [`Program::classes`].
@@ -363,6 +363,10 @@ pub enum Builtin {
     Len,
     /// `x.clone()`: an owned copy.
     Clone,
+    /// A method of the string library (`s.contains(t)`, `s.split(sep)`, `parts.join(sep)`, …),
+    /// which is one row of the runtime interface: the receiver, then the arguments, strings
+    /// and arrays borrowed and integers by value.
+    Runtime(RuntimeFn),
 }
 
 /// The three database operations that are expressions.

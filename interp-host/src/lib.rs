@@ -7,8 +7,8 @@
 mod json;
 
 use nagi_interp::{Host, Value};
-use nagi_low::{ClassId, Module};
-use nagi_runtime::{ops, rt};
+use nagi_low::{ClassId, Module, RuntimeFn};
+use nagi_runtime::{ops, rt, strings};
 
 /// The interpreter's host: `nagi_runtime` itself.
 pub struct RuntimeHost;
@@ -85,6 +85,53 @@ impl Host for RuntimeHost {
     fn json_decode(&mut self, module: &Module, class: ClassId, text: &str) -> Option<Value> {
         json::decode(module, class, text)
     }
+
+    fn string_call(&mut self, func: RuntimeFn, args: &[Value]) -> Result<Value, String> {
+        string_call(func, args)
+    }
+}
+
+/// [`Host::string_call`]: the row's rule in `nagi_runtime::strings`, on the interpreter's values.
+fn string_call(func: RuntimeFn, args: &[Value]) -> Result<Value, String> {
+    let malformed = |i: usize, what: &str| format!("`rtcall {}` takes {what} as argument {}", func.name(), i + 1);
+    let text = |i: usize| match args.get(i) {
+        Some(Value::Str(s)) => Ok(s.as_str()),
+        _ => Err(malformed(i, "a string")),
+    };
+    let int = |i: usize| match args.get(i) {
+        Some(Value::I64(v)) => Ok(*v),
+        _ => Err(malformed(i, "an i64")),
+    };
+    let texts = |i: usize| match args.get(i) {
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|item| match item {
+                Value::Str(s) => Ok(s.as_str()),
+                _ => Err(malformed(i, "an array of strings")),
+            })
+            .collect::<Result<Vec<&str>, String>>(),
+        _ => Err(malformed(i, "an array of strings")),
+    };
+    let option = |value: Option<Value>| Value::Option(value.map(Box::new));
+    Ok(match func {
+        RuntimeFn::StrContains => Value::Bool(strings::contains(text(0)?, text(1)?)),
+        RuntimeFn::StrStartsWith => Value::Bool(strings::starts_with(text(0)?, text(1)?)),
+        RuntimeFn::StrEndsWith => Value::Bool(strings::ends_with(text(0)?, text(1)?)),
+        RuntimeFn::StrFind => option(strings::find(text(0)?, text(1)?).map(Value::I64)),
+        RuntimeFn::StrSplit => {
+            let parts = strings::try_split(text(0)?, text(1)?).map_err(str::to_string)?;
+            Value::Array(parts.into_iter().map(Value::Str).collect())
+        }
+        RuntimeFn::StrTrim => Value::Str(strings::trim(text(0)?)),
+        RuntimeFn::StrToLower => Value::Str(strings::to_lower(text(0)?)),
+        RuntimeFn::StrToUpper => Value::Str(strings::to_upper(text(0)?)),
+        RuntimeFn::StrReplace => Value::Str(strings::replace(text(0)?, text(1)?, text(2)?)),
+        RuntimeFn::StrJoin => Value::Str(strings::join(&texts(0)?, text(1)?)),
+        RuntimeFn::StrSlice => Value::Str(strings::try_slice(text(0)?, int(1)?, int(2)?)?),
+        RuntimeFn::StrParseI64 => option(strings::parse_i64(text(0)?).map(Value::I64)),
+        RuntimeFn::StrParseF64 => option(strings::parse_f64(text(0)?).map(Value::F64)),
+        other => return Err(format!("`rtcall {}` is not a row of the string library", other.name())),
+    })
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 //! functions, so the interpreter's output and traps are the compiled programs' by construction.
 //! A test may give a host of its own.
 
-use nagi_low::{ClassId, Module};
+use nagi_low::{ClassId, Module, RuntimeFn};
 
 use crate::value::Value;
 
@@ -55,4 +55,10 @@ pub trait Host {
     /// `json.decode<C>`: `text` as a value of class `class` of `module` (a [`Value::Object`]),
     /// or `None` when it is not exactly one such value.
     fn json_decode(&mut self, module: &Module, class: ClassId, text: &str) -> Option<Value>;
+
+    /// A row of the string library (`str.*`): `func` applied to `args`, the values it takes in
+    /// order (strings and arrays of strings with their references followed, `i64`s); its result
+    /// (`Value::Bool`, `Value::Str`, an array of strings or an option), or the message of the
+    /// trap it raises.
+    fn string_call(&mut self, func: RuntimeFn, args: &[Value]) -> Result<Value, String>;
 }

@@ -73,6 +73,28 @@ impl Machine<'_, '_> {
                 let text = as_str(self.stack.read(local_arg(arg(0)?)?)?)?;
                 Value::Option(self.host.json_decode(self.module, class, text).map(Box::new))
             }
+            RuntimeFn::StrContains
+            | RuntimeFn::StrStartsWith
+            | RuntimeFn::StrEndsWith
+            | RuntimeFn::StrFind
+            | RuntimeFn::StrSplit
+            | RuntimeFn::StrTrim
+            | RuntimeFn::StrToLower
+            | RuntimeFn::StrToUpper
+            | RuntimeFn::StrReplace
+            | RuntimeFn::StrJoin
+            | RuntimeFn::StrSlice
+            | RuntimeFn::StrParseI64
+            | RuntimeFn::StrParseF64 => {
+                let mut values = Vec::with_capacity(args.len());
+                for (arg, param) in args.iter().zip(func.data().params) {
+                    values.push(match param {
+                        nagi_low::RtType::I64 => Value::I64(self.i64_arg(arg)?),
+                        _ => self.stack.read(local_arg(arg)?)?.clone(),
+                    });
+                }
+                self.host.string_call(func, &values).map_err(Stop::Trap)?
+            }
             RuntimeFn::DbExec
             | RuntimeFn::DbExecCommit
             | RuntimeFn::DbQuery

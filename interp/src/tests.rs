@@ -74,6 +74,9 @@ impl Host for Recorder {
     fn json_decode(&mut self, _: &Module, _: ClassId, _: &str) -> Option<Value> {
         None
     }
+    fn string_call(&mut self, func: nagi_low::RuntimeFn, _: &[Value]) -> Result<Value, String> {
+        Err(format!("the tests' host has no `{}`", func.name()))
+    }
 }
 
 fn module(text: &str) -> Module {

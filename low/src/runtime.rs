@@ -34,6 +34,14 @@ pub enum RtType {
     ClassArray,
     /// `Option<C>`, owned.
     ClassOption,
+    /// `Option<i64>`, owned.
+    OptI64,
+    /// `Option<f64>`, owned.
+    OptF64,
+    /// `[String]`, owned.
+    Strings,
+    /// `&[String]`.
+    StringsRef,
     /// A value bound to a SQL `?` placeholder: `i32`, `i64`, `f64`, `bool`, `&str`, an
     /// `Option` of a scalar, or `&Option<String>`. `None` binds SQL `NULL`.
     SqlValue,
@@ -56,6 +64,10 @@ impl RtType {
             RtType::Class => class()?,
             RtType::ClassArray => Type::Array(Box::new(class()?)),
             RtType::ClassOption => Type::Option(Box::new(class()?)),
+            RtType::OptI64 => Type::Option(Box::new(Type::I64)),
+            RtType::OptF64 => Type::Option(Box::new(Type::F64)),
+            RtType::Strings => Type::Array(Box::new(Type::String)),
+            RtType::StringsRef => Type::reference(false, Type::Array(Box::new(Type::String))),
             RtType::SqlValue => return None,
         })
     }
@@ -163,6 +175,34 @@ runtime_functions! {
         doc: "Formats an f64 as Rust's `{:?}` does.";
     FmtBool = "fmt.bool", generic: false, params: [Bool], variadic: None, ret: String, async: false,
         doc: "Formats `true` or `false`.";
+    // The string library (runtime/src/strings.rs holds each rule): positions and lengths in
+    // UTF-8 bytes, case mapping and whitespace as Unicode defines them.
+    StrContains = "str.contains", generic: false, params: [Str, Str], variadic: None, ret: Bool, async: false,
+        doc: "Whether the first string contains the second (every string contains the empty one).";
+    StrStartsWith = "str.starts_with", generic: false, params: [Str, Str], variadic: None, ret: Bool, async: false,
+        doc: "Whether the first string starts with the second.";
+    StrEndsWith = "str.ends_with", generic: false, params: [Str, Str], variadic: None, ret: Bool, async: false,
+        doc: "Whether the first string ends with the second.";
+    StrFind = "str.find", generic: false, params: [Str, Str], variadic: None, ret: OptI64, async: false,
+        doc: "The byte position of the first occurrence of the second string in the first, or none.";
+    StrSplit = "str.split", generic: false, params: [Str, Str], variadic: None, ret: Strings, async: false,
+        doc: "The parts of the first string between occurrences of the separator, in order; traps on an empty separator.";
+    StrTrim = "str.trim", generic: false, params: [Str], variadic: None, ret: String, async: false,
+        doc: "The string without leading and trailing whitespace.";
+    StrToLower = "str.to_lower", generic: false, params: [Str], variadic: None, ret: String, async: false,
+        doc: "The string in lower case.";
+    StrToUpper = "str.to_upper", generic: false, params: [Str], variadic: None, ret: String, async: false,
+        doc: "The string in upper case.";
+    StrReplace = "str.replace", generic: false, params: [Str, Str, Str], variadic: None, ret: String, async: false,
+        doc: "The first string with every non-overlapping occurrence of the second replaced by the third.";
+    StrJoin = "str.join", generic: false, params: [StringsRef, Str], variadic: None, ret: String, async: false,
+        doc: "The strings of the array with the separator between each two.";
+    StrSlice = "str.slice", generic: false, params: [Str, I64, I64], variadic: None, ret: String, async: false,
+        doc: "The bytes start..end of the string as a new string; traps unless 0 <= start <= end <= len and both fall on character boundaries.";
+    StrParseI64 = "str.parse_i64", generic: false, params: [Str], variadic: None, ret: OptI64, async: false,
+        doc: "The string as a decimal i64 (an optional sign, then digits, in range), or none.";
+    StrParseF64 = "str.parse_f64", generic: false, params: [Str], variadic: None, ret: OptF64, async: false,
+        doc: "The string as an f64 (decimal with an optional exponent, inf, infinity or NaN), or none.";
     // Typed JSON, straight between text and a class (serde, no intermediate tree).
     JsonEncode = "json.encode", generic: true, params: [ClassRef], variadic: None, ret: String, async: false,
         doc: "Encodes a class value as a JSON object.";
@@ -214,6 +254,8 @@ impl RuntimeFn {
         match self {
             PrintI32 | PrintI64 | PrintF64 | PrintBool | PrintStr | FmtI32 | FmtI64 | FmtF64 | FmtBool | JsonEncode
             | JsonDecode => false,
+            StrContains | StrStartsWith | StrEndsWith | StrFind | StrSplit | StrTrim | StrToLower | StrToUpper
+            | StrReplace | StrJoin | StrSlice | StrParseI64 | StrParseF64 => false,
             DbExec | DbExecCommit | DbQuery | DbQueryOne | DbBegin | DbCommit | DbRollback => true,
         }
     }
@@ -257,7 +299,7 @@ mod tests {
 
     #[test]
     fn every_variant_spelling_parses_back_to_it() {
-        assert_eq!(RuntimeFn::all().count(), 18);
+        assert_eq!(RuntimeFn::all().count(), 31);
         for (i, row) in RUNTIME_FUNCTIONS.iter().enumerate() {
             assert_eq!(row.func as usize, i, "row {} is out of variant order", row.name);
             assert_eq!(RuntimeFn::from_name(row.name), Some(row.func), "{}", row.name);

@@ -477,6 +477,7 @@ impl Gen<'_, '_> {
                 _ => self.leaf(ty)?,
             },
             10 if ty == Ty::I64 => format!("rec({} % 20)", self.expr(Ty::I64, d)?),
+            11 if ty == Ty::I64 && self.u.arbitrary()? => format!("{}.split(\"a\").len()", self.expr(Ty::Str, d)?),
             _ if ty == Ty::I64 => format!("{}.len()", self.expr(Ty::Str, d)?),
             _ => self.leaf(ty)?,
         })
@@ -523,6 +524,10 @@ impl Gen<'_, '_> {
                 let op = *self.u.choose(&["==", "!="])?;
                 format!("({} {op} {})", self.expr(Ty::Str, d)?, self.expr(Ty::Str, d)?)
             }
+            5 if self.u.arbitrary()? => {
+                let method = *self.u.choose(&["contains", "starts_with", "ends_with"])?;
+                format!("{}.{method}({})", self.expr(Ty::Str, d)?, self.expr(Ty::Str, d)?)
+            }
             _ => match self.pick_var(|v| v.ty == Ty::Bool && v.mutable && !v.array)? {
                 // `b = a || b`: the destination read on the right.
                 Some(var) => format!("({} || {})", self.expr(Ty::Bool, d)?, var.name),
@@ -532,12 +537,29 @@ impl Gen<'_, '_> {
     }
 
     fn str_expr(&mut self, d: u32) -> Result<String> {
-        Ok(match self.u.int_in_range(0..=3)? {
+        Ok(match self.u.int_in_range(0..=6)? {
             0 | 1 => format!("({} + {})", self.expr(Ty::Str, d)?, self.expr(Ty::Str, d)?),
             2 => {
                 let from = *self.u.choose(&[Ty::I32, Ty::I64, Ty::F64, Ty::Bool])?;
                 format!("to_string({})", self.expr(from, d)?)
             }
+            // The string library: every generated string is ASCII, so any byte is a boundary.
+            3 => {
+                let method = *self.u.choose(&["trim", "to_lower", "to_upper"])?;
+                format!("{}.{method}()", self.expr(Ty::Str, d)?)
+            }
+            4 => {
+                // A one-character pattern and a short replacement, so a loop cannot grow a
+                // string exponentially (an empty pattern matches between every two bytes).
+                let s = self.expr(Ty::Str, d)?;
+                let from = *self.u.choose(&["\"a\"", "\" \"", "\"n\""])?;
+                let to = *self.u.choose(&["\"\"", "\"-\"", "\"xy\""])?;
+                format!("{s}.replace({from}, {to})")
+            }
+            5 => match self.pick_var(|v| v.ty == Ty::Str && !v.array)? {
+                Some(var) => format!("{0}.slice({0}.len() / 3, {0}.len() / 2)", var.name),
+                None => format!("{}.split(\" \").join(\",\")", self.expr(Ty::Str, d)?),
+            },
             _ => match self.pick_var(|v| v.ty == Ty::Str && !v.array)? {
                 Some(var) => format!("{}.clone()", var.name),
                 None => self.leaf(Ty::Str)?,

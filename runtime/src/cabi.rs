@@ -40,6 +40,7 @@ pub mod guard;
 pub mod inprocess;
 pub mod json;
 pub mod service;
+pub mod strings;
 #[cfg(test)]
 pub(crate) mod testing;
 

@@ -28,6 +28,7 @@ pub mod program;
 pub mod rt;
 pub mod shaped_json;
 pub mod stack;
+pub mod strings;
 mod trap;
 
 pub use trap::{HttpError, Trap, trap};

@@ -2,6 +2,7 @@
 //! builtin functions and methods, and the database operations with their compile-time SQL
 //! checks.
 
+use nagi_low::RuntimeFn;
 use nagi_syntax::ast::{self, Ident, Span};
 
 use super::expr::{NotPlace, is_number, mk};
@@ -12,6 +13,40 @@ use super::{
     plural,
 };
 use crate::tir::{Builtin, ClassIdx, DbOp, Expr, ExprKind, ParamMode, Place, Ty};
+
+/// A method of the string library: the runtime row it is, the receiver's type, the other
+/// parameters' types and the result's.
+struct LibraryMethod {
+    row: RuntimeFn,
+    receiver: Ty,
+    params: Vec<Ty>,
+    ret: Ty,
+}
+
+/// The string library's method `name`, if there is one (docs/language.md, "Methods").
+fn library_method(name: &str) -> Option<LibraryMethod> {
+    use RuntimeFn::*;
+    let string = || Ty::String;
+    let strings = || Ty::Array(Box::new(Ty::String));
+    let option = |ty: Ty| Ty::Option(Box::new(ty));
+    let (row, receiver, params, ret) = match name {
+        "contains" => (StrContains, string(), vec![string()], Ty::Bool),
+        "starts_with" => (StrStartsWith, string(), vec![string()], Ty::Bool),
+        "ends_with" => (StrEndsWith, string(), vec![string()], Ty::Bool),
+        "find" => (StrFind, string(), vec![string()], option(Ty::I64)),
+        "split" => (StrSplit, string(), vec![string()], strings()),
+        "trim" => (StrTrim, string(), vec![], string()),
+        "to_lower" => (StrToLower, string(), vec![], string()),
+        "to_upper" => (StrToUpper, string(), vec![], string()),
+        "replace" => (StrReplace, string(), vec![string(), string()], string()),
+        "join" => (StrJoin, strings(), vec![string()], string()),
+        "slice" => (StrSlice, string(), vec![Ty::I64, Ty::I64], string()),
+        "parse_i64" => (StrParseI64, string(), vec![], option(Ty::I64)),
+        "parse_f64" => (StrParseF64, string(), vec![], option(Ty::F64)),
+        _ => return None,
+    };
+    Some(LibraryMethod { row, receiver, params, ret })
+}
 
 impl Body<'_, '_> {
     /// Reports a wrong argument count; true when the count is right.
@@ -220,15 +255,57 @@ impl Body<'_, '_> {
             }
             "push" => self.push(receiver, method, args, span),
             other => {
+                if let Some(signature) = library_method(other) {
+                    return self.library_call(receiver, method, signature, args, span);
+                }
                 let value = self.infer(receiver, None)?;
                 let name = self.ty_name(&value.ty);
                 self.report(
-                    error(H211, method.span, format!("`{name}` has no method `{other}`"), "unknown method")
-                        .note("the methods are `len` (arrays and Strings), `push` (arrays) and `clone`"),
+                    error(H211, method.span, format!("`{name}` has no method `{other}`"), "unknown method").note(
+                        "the methods are `len` (arrays and Strings), `push` (arrays), `clone`, and the string \
+                         library's (docs/language.md, \"Methods\")",
+                    ),
                 );
                 None
             }
         }
+    }
+
+    /// A method of the string library: the receiver must be of the method's receiver type (it
+    /// is borrowed, as the arguments are), each argument of its parameter's type.
+    fn library_call(
+        &mut self,
+        receiver: &ast::Expr,
+        method: &Ident,
+        signature: LibraryMethod,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Option<Expr> {
+        let LibraryMethod { row, receiver: receiver_ty, params, ret } = signature;
+        let value = self.infer_value(receiver, Some(&receiver_ty));
+        if !self.arity(&method.name, params.len(), args, span) {
+            return None;
+        }
+        let checked: Vec<Option<Expr>> = args.iter().zip(&params).map(|(arg, ty)| self.check_expr(arg, ty)).collect();
+        let value = value?;
+        if value.ty != receiver_ty {
+            let (name, wanted) = (self.ty_name(&value.ty), self.ty_name(&receiver_ty));
+            self.report(
+                error(
+                    H211,
+                    method.span,
+                    format!("`{name}` has no method `{}`", method.name),
+                    format!("receiver is `{name}`"),
+                )
+                .note(format!("`{}` works on `{wanted}`", method.name)),
+            );
+            return None;
+        }
+        let mut operands = vec![value];
+        for arg in checked {
+            operands.push(arg?);
+        }
+        Some(mk(ExprKind::Builtin { builtin: Builtin::Runtime(row), args: operands }, ret, span))
     }
 
     fn push(&mut self, receiver: &ast::Expr, method: &Ident, args: &[ast::Expr], span: Span) -> Option<Expr> {

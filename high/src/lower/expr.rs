@@ -484,6 +484,14 @@ impl FnCx<'_> {
                     self.emit(OpKind::ArrayLen { dest, array: src });
                 }
             }
+            Builtin::Runtime(row) => {
+                self.pin_clobbered(&args.iter().collect::<Vec<_>>());
+                let operands = args
+                    .iter()
+                    .map(|arg| if arg.ty.is_copy() { self.operand(arg) } else { Operand::Local(self.borrow_arg(arg)) })
+                    .collect();
+                self.runtime_call(row, Some(dest), operands, None);
+            }
             Builtin::Clone => {
                 if args[0].ty.is_copy() {
                     let value = self.operand(&args[0]);

@@ -21,6 +21,7 @@ pub fn symbol(name: &str) -> Option<usize> {
     use super::guard::*;
     use super::json::*;
     use super::service::nagi_rt_serve;
+    use super::strings::*;
     use super::*;
     let address = match name {
         "_setjmp" => _setjmp as *const () as usize,
@@ -44,6 +45,19 @@ pub fn symbol(name: &str) -> Option<usize> {
         "nagi_rt_fmt_bool" => nagi_rt_fmt_bool as *const () as usize,
         "nagi_rt_json_encode" => nagi_rt_json_encode as *const () as usize,
         "nagi_rt_json_decode" => nagi_rt_json_decode as *const () as usize,
+        "nagi_rt_str_contains" => nagi_rt_str_contains as *const () as usize,
+        "nagi_rt_str_starts_with" => nagi_rt_str_starts_with as *const () as usize,
+        "nagi_rt_str_ends_with" => nagi_rt_str_ends_with as *const () as usize,
+        "nagi_rt_str_find" => nagi_rt_str_find as *const () as usize,
+        "nagi_rt_str_split" => nagi_rt_str_split as *const () as usize,
+        "nagi_rt_str_trim" => nagi_rt_str_trim as *const () as usize,
+        "nagi_rt_str_to_lower" => nagi_rt_str_to_lower as *const () as usize,
+        "nagi_rt_str_to_upper" => nagi_rt_str_to_upper as *const () as usize,
+        "nagi_rt_str_replace" => nagi_rt_str_replace as *const () as usize,
+        "nagi_rt_str_join" => nagi_rt_str_join as *const () as usize,
+        "nagi_rt_str_slice" => nagi_rt_str_slice as *const () as usize,
+        "nagi_rt_str_parse_i64" => nagi_rt_str_parse_i64 as *const () as usize,
+        "nagi_rt_str_parse_f64" => nagi_rt_str_parse_f64 as *const () as usize,
         "nagi_rt_main" => nagi_rt_main as *const () as usize,
         "nagi_rt_guard_enter" => nagi_rt_guard_enter as *const () as usize,
         "nagi_rt_guard_leave" => nagi_rt_guard_leave as *const () as usize,
@@ -92,6 +106,7 @@ mod tests {
             include_str!("guard.rs"),
             include_str!("json.rs"),
             include_str!("service.rs"),
+            include_str!("strings.rs"),
         ];
         let mut names = Vec::new();
         for source in sources {
@@ -102,7 +117,7 @@ mod tests {
                 }
             }
         }
-        assert!(names.len() >= 35, "{names:?}");
+        assert!(names.len() >= 48, "{names:?}");
         for name in names {
             assert!(super::symbol(&name).is_some(), "`{name}` is exported but has no address in `symbol`");
         }
