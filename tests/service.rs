@@ -279,6 +279,20 @@ fn a_trap_in_a_handler_is_500_and_the_next_request_works(backend: Backend) {
     assert_eq!(server.get("/health"), (200, "\"ok\"".to_string()));
 }
 
+fn a_route_without_a_result_answers_204_with_no_body(backend: Backend) {
+    let exe = build("tests/fixtures/context.nagi", backend);
+    let db = temp_dir("no-content").join("context.db");
+    let server = Server::start(&exe, &db, Stdio::null(), &[]);
+    assert_eq!(server.send_json("POST", "/notes", r#"{"id":1,"text":"a"}"#).0, 201);
+    let response = server.raw(b"DELETE /notes/1 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    assert_eq!(response, (204, String::new()));
+    assert_eq!(server.get("/notes"), (200, "[]".to_string()));
+    // The answer carries neither a body nor a content type.
+    let head = server.raw_head(b"DELETE /notes/1 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    assert!(head.starts_with("HTTP/1.1 204 No Content\r\n"), "{head}");
+    assert!(!head.to_ascii_lowercase().contains("content-type"), "{head}");
+}
+
 fn a_table_rebuilt_with_another_column_type_stops_the_service_with_status_2(backend: Backend) {
     let exe = build(USERS, backend);
     let db = temp_dir("schema").join("users.db");
@@ -517,6 +531,7 @@ crate::on_every_backend!(
     fifty_concurrent_posts_all_land,
     a_stalled_stdout_never_blocks_requests,
     a_trap_in_a_handler_is_500_and_the_next_request_works,
+    a_route_without_a_result_answers_204_with_no_body,
     a_table_rebuilt_with_another_column_type_stops_the_service_with_status_2,
     a_request_that_fails_after_writing_leaves_no_row,
     a_database_locked_by_another_process_answers_503_within_the_busy_budget,

@@ -185,7 +185,7 @@ fn route_desc<'ctx>(cx: &Cx<'ctx, '_>, index: usize, route: &RouteDecl) -> Resul
             fn_ptr(cx, adapters.finish).into(),
             int(cx, adapters.result_offset),
             descriptors::descriptor(cx, &handler.ret).into(),
-            int(cx, u64::from(route.success_status())),
+            int(cx, u64::from(route.success_status(&handler.ret))),
         ],
     ))
 }

@@ -32,7 +32,7 @@ pub fn route_handler(out: &mut String, module: &Module, index: usize, route: &Ro
     }
     let awaited = if handler.is_async { ".await" } else { "" };
     let _ = writeln!(out, "            let result = self::{}({}){awaited};", ident(&handler.name), args.join(", "));
-    let status = route.success_status();
+    let status = route.success_status(&handler.ret);
     let reply = if matches!(handler.ret, Type::Option(_)) { "reply_option" } else { "reply" };
     let _ = writeln!(out, "            nagi_runtime::http::{reply}({status}, &result)");
     out.push_str("        })\n    }\n\n");

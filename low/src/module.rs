@@ -137,9 +137,15 @@ pub enum ParamSource {
 }
 
 impl RouteDecl {
-    /// The number of the HTTP status a successful answer has: 201 for `POST`, 200 otherwise.
-    pub fn success_status(&self) -> u16 {
-        if self.method == HttpMethod::Post { 201 } else { 200 }
+    /// The number of the HTTP status a successful answer has, for a handler returning `ret`:
+    /// 204 No Content (and no body) for a handler without a result, else 201 for `POST` and 200
+    /// otherwise.
+    pub fn success_status(&self, ret: &Type) -> u16 {
+        match (ret, self.method) {
+            (Type::Unit, _) => 204,
+            (_, HttpMethod::Post) => 201,
+            _ => 200,
+        }
     }
 
     /// Where the parameter `name` of type `ty` of this route's handler comes from.

@@ -231,6 +231,8 @@ pub struct Reply {
 
 enum ReplyBody {
     Json(Vec<u8>),
+    /// No content: the answer to a handler without a result (204).
+    Empty,
     /// `none` from an option route; the wrapper writes the 404 with the request's path.
     NotFound,
 }
@@ -255,19 +257,23 @@ impl Reply {
         self.status.as_u16()
     }
 
-    /// The JSON body (empty for a not-found reply, whose body the server writes).
+    /// The JSON body (empty for a 204, and for a not-found reply, whose body the server writes).
     pub fn body(&self) -> &[u8] {
         match &self.body {
             ReplyBody::Json(bytes) => bytes,
-            ReplyBody::NotFound => &[],
+            ReplyBody::Empty | ReplyBody::NotFound => &[],
         }
     }
 }
 
 /// Answers `status` with `value` encoded as JSON (`serde_json::to_vec`, so NaN and infinities are
-/// `null`) and `content-type: application/json`. Generated code passes 201 for POST routes and
-/// 200 otherwise.
+/// `null`) and `content-type: application/json`. Generated code passes the route's status
+/// (`RouteDecl::success_status`: 201 for POST routes, 200 otherwise, and 204 for a handler
+/// without a result). A 204 has no body (RFC 9110 §15.3.5), so `value` is not encoded then.
 pub fn reply<T: Serialize>(status: u16, value: &T) -> Reply {
+    if status == 204 {
+        return Reply { status: StatusCode::NO_CONTENT, body: ReplyBody::Empty };
+    }
     Reply::json_bytes(status, crate::json::json_encode(value).into_bytes())
 }
 

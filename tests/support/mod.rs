@@ -168,6 +168,17 @@ impl Server {
         self.request(method, path, Some("application/json"), json)
     }
 
+    /// Writes raw bytes and returns the response's head (status line and headers) as text.
+    pub fn raw_head(&self, bytes: &[u8]) -> String {
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).expect("the service accepts");
+        stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        stream.write_all(bytes).expect("the request is written");
+        let mut response = Vec::new();
+        let _ = stream.read_to_end(&mut response);
+        let text = String::from_utf8_lossy(&response);
+        text.split("\r\n\r\n").next().unwrap_or("").to_string() + "\r\n"
+    }
+
     /// Writes raw bytes and parses the response (status, body; chunked responses decoded).
     /// Status 0 means no answer: the connection was refused or closed without a response.
     pub fn raw(&self, bytes: &[u8]) -> (u16, String) {

@@ -138,6 +138,11 @@ pub(crate) fn too_large(limit: usize) -> Answer {
 fn reply_response(reply: Reply, method: &Method, path: &str) -> Answer {
     match reply.body {
         ReplyBody::Json(body) => json_answer(reply.status, body),
+        ReplyBody::Empty => {
+            let mut answer = hyper::Response::new(Full::new(Bytes::new()));
+            *answer.status_mut() = reply.status;
+            answer
+        }
         ReplyBody::NotFound => error_response(404, "not found", &format!("{method} {path}: no such resource")),
     }
 }
