@@ -33,7 +33,9 @@ const SERVICES: &[&str] = &[
     "golden/low/audit_log.low",
     "golden/low/bank.low",
     "golden/low/users_service.low",
+    "golden/high/headers.nagi",
     "tests/fixtures/calc.nagi",
+    "tests/fixtures/context.nagi",
     "tests/fixtures/ledger.nagi",
 ];
 
@@ -42,6 +44,8 @@ struct Request {
     method: String,
     path: String,
     content_type: Option<&'static str>,
+    /// Further header lines, each `Name: value` without the line break.
+    headers: Vec<String>,
     body: String,
 }
 
@@ -196,10 +200,40 @@ fn transcript(module: &Module) -> Vec<Request> {
                 }
                 if parts.is_empty() { String::new() } else { format!("?{}", parts.join("&")) }
             };
+            // Header parameters: every one sent (an optional one not in round 1), except `skip`;
+            // `bad` sends text where a number belongs.
+            let headers = |skip: Option<&str>, bad: bool| {
+                let mut lines = Vec::new();
+                for (name, ty, source) in &params {
+                    let inner = match (source, ty) {
+                        (ParamSource::Header, ty) => *ty,
+                        (ParamSource::OptionalHeader, Type::Option(inner)) if n != 1 => &**inner,
+                        _ => continue,
+                    };
+                    if skip == Some(*name) {
+                        continue;
+                    }
+                    let text = if bad { "abc".to_string() } else { path_text(inner, n, true) };
+                    lines.push(format!("{}: {text}", nagi_low::RouteDecl::header_name(name)));
+                }
+                lines
+            };
             let body_class = params.iter().find(|(_, _, s)| *s == ParamSource::Body).map(|(_, ty, _)| *ty);
             let method = route.method.name().to_string();
+            let mut send_with =
+                |path: String, headers: Vec<String>, content_type: Option<&'static str>, body: String| {
+                    out.push(Request { method: method.clone(), path, content_type, headers, body });
+                };
+            for (name, _, source) in &params {
+                if matches!(source, ParamSource::Header | ParamSource::OptionalHeader) {
+                    let path = format!("{}{}", path(true), query(None, false));
+                    send_with(path.clone(), headers(Some(name), false), None, String::new());
+                    send_with(path, headers(None, true), None, String::new());
+                }
+            }
+            let good_headers = headers(None, false);
             let mut send = |path: String, content_type: Option<&'static str>, body: String| {
-                out.push(Request { method: method.clone(), path, content_type, body });
+                send_with(path, good_headers.clone(), content_type, body);
             };
             match body_class {
                 Some(class) => {
@@ -222,16 +256,24 @@ fn transcript(module: &Module) -> Vec<Request> {
         }
     }
     // Routes that do not exist, a method a path does not take, and a body over the limit.
-    out.push(Request { method: "GET".into(), path: "/no/such/route".into(), content_type: None, body: String::new() });
+    let none = Vec::new;
+    out.push(Request {
+        method: "GET".into(),
+        path: "/no/such/route".into(),
+        content_type: None,
+        headers: none(),
+        body: String::new(),
+    });
     if let Some(route) = module.routes.first() {
         let other = if route.method.name() == "DELETE" { "PATCH" } else { "DELETE" };
         let path = route.path.replace(['{', '}'], "");
-        out.push(Request { method: other.into(), path, content_type: None, body: String::new() });
+        out.push(Request { method: other.into(), path, content_type: None, headers: none(), body: String::new() });
     }
     if let Some(route) = module.routes.iter().find(|r| matches!(r.method.name(), "POST" | "PUT")) {
         let path = route.path.replace(['{', '}'], "");
         let body = format!("{{\"name\":\"{}\"}}", "x".repeat(2 << 20));
-        out.push(Request { method: route.method.name().into(), path, content_type: Some("application/json"), body });
+        let method = route.method.name().into();
+        out.push(Request { method, path, content_type: Some("application/json"), headers: none(), body });
     }
     out
 }
@@ -249,6 +291,10 @@ fn send(server: &Server, request: &Request) -> Answer {
     let mut head = format!("{} {} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n", request.method, request.path);
     if let Some(ct) = request.content_type {
         head.push_str(&format!("Content-Type: {ct}\r\n"));
+    }
+    for line in &request.headers {
+        head.push_str(line);
+        head.push_str("\r\n");
     }
     head.push_str(&format!("Content-Length: {}\r\n\r\n", request.body.len()));
     let mut stream = TcpStream::connect(("127.0.0.1", server.port)).expect("the service accepts");

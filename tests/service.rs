@@ -293,6 +293,28 @@ fn a_route_without_a_result_answers_204_with_no_body(backend: Backend) {
     assert!(!head.to_ascii_lowercase().contains("content-type"), "{head}");
 }
 
+fn header_parameters_bind_and_a_missing_or_malformed_one_is_400(backend: Backend) {
+    let exe = build("tests/fixtures/context.nagi", backend);
+    let db = temp_dir("headers").join("context.db");
+    let server = Server::start(&exe, &db, Stdio::null(), &[]);
+    let get = |headers: &str| {
+        server.raw(format!("GET /me HTTP/1.1\r\nHost: 127.0.0.1\r\n{headers}Connection: close\r\n\r\n").as_bytes())
+    };
+    assert_eq!(get("Authorization: Bearer abc\r\n"), (200, "\"Bearer abc\"".to_string()));
+    // Header names are case-insensitive; `x_page` is read from `x-page`.
+    assert_eq!(get("authorization: t\r\nX-Page: 3\r\n"), (200, "\"t on page 3\"".to_string()));
+    let (status, body) = get("X-Page: 3\r\n");
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(json(&body), serde_json::json!({"error": "bad request", "detail": "missing header `authorization`"}));
+    let (status, body) = get("Authorization: t\r\nX-Page: three\r\n");
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(json(&body)["detail"], "header parameter `x-page`: expected an i64 integer, got \"three\"", "{body}");
+    let (status, body) =
+        server.raw(b"GET /me HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: caf\xc3\xa9\r\nConnection: close\r\n\r\n");
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(json(&body)["detail"], "header `authorization`: the value is not visible ASCII text", "{body}");
+}
+
 fn a_table_rebuilt_with_another_column_type_stops_the_service_with_status_2(backend: Backend) {
     let exe = build(USERS, backend);
     let db = temp_dir("schema").join("users.db");
@@ -532,6 +554,7 @@ crate::on_every_backend!(
     a_stalled_stdout_never_blocks_requests,
     a_trap_in_a_handler_is_500_and_the_next_request_works,
     a_route_without_a_result_answers_204_with_no_body,
+    header_parameters_bind_and_a_missing_or_malformed_one_is_400,
     a_table_rebuilt_with_another_column_type_stops_the_service_with_status_2,
     a_request_that_fails_after_writing_leaves_no_row,
     a_database_locked_by_another_process_answers_503_within_the_busy_budget,

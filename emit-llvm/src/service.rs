@@ -146,19 +146,27 @@ fn route_desc<'ctx>(cx: &Cx<'ctx, '_>, index: usize, route: &RouteDecl) -> Resul
     let mut params = Vec::with_capacity(handler.params.len());
     for (i, &param) in handler.params.iter().enumerate() {
         let local = &handler.locals[param];
-        let source = match route.param_source(&local.name, &local.ty) {
+        let source = route.param_source(&local.name, &local.ty);
+        let code = match source {
             ParamSource::Path => 0,
             ParamSource::Query => 1,
             ParamSource::OptionalQuery => 2,
             ParamSource::Body => 3,
+            ParamSource::Header => 4,
+            ParamSource::OptionalHeader => 5,
         };
-        let (name, name_len) = text(cx, &local.name);
+        // A header parameter is looked up by its header's name, as the Rust path's binding does.
+        let bound_name = match source {
+            ParamSource::Header | ParamSource::OptionalHeader => RouteDecl::header_name(&local.name),
+            _ => local.name.clone(),
+        };
+        let (name, name_len) = text(cx, &bound_name);
         params.push(struct_of(
             cx,
             &[
                 name.into(),
                 name_len.into(),
-                int(cx, source),
+                int(cx, code),
                 descriptors::descriptor(cx, &local.ty).into(),
                 int(cx, cx.layouts.offset_of(args, i as u32)),
             ],

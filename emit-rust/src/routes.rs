@@ -7,7 +7,7 @@ use nagi_low::{FunctionData, Module, ParamSource, RouteDecl, Type};
 
 use crate::names::{ident, rust_type};
 
-/// A route's handler: binds path, query and body parameters by the Low handler's parameter
+/// A route's handler: binds path, query, header and body parameters by the Low handler's parameter
 /// names and types, calls it, and encodes the result (POST answers 201, `none` answers 404).
 pub fn route_handler(out: &mut String, module: &Module, index: usize, route: &RouteDecl, handler: &FunctionData) {
     let _ = writeln!(
@@ -24,6 +24,10 @@ pub fn route_handler(out: &mut String, module: &Module, index: usize, route: &Ro
             (ParamSource::Body, _) => format!("request.json::<{ty}>()"),
             (ParamSource::OptionalQuery, Type::Option(inner)) => {
                 format!("request.query_opt::<{}>({:?})", rust_type(module, inner), local.name)
+            }
+            (ParamSource::Header, _) => format!("request.header::<{ty}>({:?})", RouteDecl::header_name(&local.name)),
+            (ParamSource::OptionalHeader, Type::Option(inner)) => {
+                format!("request.header_opt::<{}>({:?})", rust_type(module, inner), RouteDecl::header_name(&local.name))
             }
             _ => format!("request.query::<{ty}>({:?})", local.name),
         };

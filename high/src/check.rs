@@ -38,6 +38,7 @@
 //! | H224 | `body` on a method without a request body |
 //! | H225 | misplaced or invalid default, or `inout` on a route parameter |
 //! | H226 | `main` with parameters or a result |
+//! | H227 | a parameter source that is unknown (`header` is the one) or misplaced (a function, path or `body` parameter) |
 //! | H301 | type mismatch |
 //! | H302 | operator or builtin not applicable to the type |
 //! | H303 | integer literal out of range |
@@ -411,6 +412,7 @@ const H223: &str = "H223";
 const H224: &str = "H224";
 const H225: &str = "H225";
 const H226: &str = "H226";
+const H227: &str = "H227";
 const H301: &str = "H301";
 const H302: &str = "H302";
 const H303: &str = "H303";

@@ -65,7 +65,12 @@ pub fn lower(program: &Program, module_name: &str) -> Result<Module, Vec<Diagnos
     module.routes = program
         .routes
         .iter()
-        .map(|r| RouteDecl { method: r.method, path: r.path.clone(), handler: functions[r.handler] })
+        .map(|r| RouteDecl {
+            method: r.method,
+            path: r.path.clone(),
+            handler: functions[r.handler],
+            headers: r.headers.clone(),
+        })
         .collect();
     let mut errors = Vec::new();
     for (index, function) in program.functions.iter().enumerate() {

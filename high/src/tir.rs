@@ -96,6 +96,8 @@ pub struct Route {
     pub method: HttpMethod,
     pub path: String,
     pub handler: FnIdx,
+    /// The handler's parameters that come from request headers (`token: header String`).
+    pub headers: Vec<String>,
     pub span: Span,
 }
 

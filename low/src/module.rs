@@ -111,15 +111,18 @@ impl HttpMethod {
     }
 }
 
-/// `route METHOD "PATH" $handler`: requests matching method and path are answered by calling
-/// the handler. Path parameters are written `{name}` and bind the handler parameter of that
-/// name; a parameter called `body` of class type is the decoded JSON request body; other
-/// parameters are query parameters.
+/// `route METHOD "PATH" $handler [headers(a, b)]`: requests matching method and path are
+/// answered by calling the handler. Path parameters are written `{name}` and bind the handler
+/// parameter of that name; a parameter called `body` of class type is the decoded JSON request
+/// body; the parameters listed in `headers` come from request headers ([`RouteDecl::header_name`]);
+/// other parameters are query parameters.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RouteDecl {
     pub method: HttpMethod,
     pub path: String,
     pub handler: FuncId,
+    /// The handler's parameters bound from request headers, in declaration order.
+    pub headers: Vec<String>,
 }
 
 /// Where the runtime takes a route handler's parameter from; the rule of [`RouteDecl`], in one
@@ -134,6 +137,10 @@ pub enum ParamSource {
     OptionalQuery,
     /// The JSON request body: the parameter called `body`, of class type.
     Body,
+    /// A request header, required.
+    Header,
+    /// A request header which may be absent: the parameter's type is `Option<T>`.
+    OptionalHeader,
 }
 
 impl RouteDecl {
@@ -148,9 +155,18 @@ impl RouteDecl {
         }
     }
 
+    /// The header a header parameter is read from: its name with `_` written `-`
+    /// (`x_request_id` reads `x-request-id`). Header names are case-insensitive; this one is
+    /// lower case, as HTTP/2 and hyper write them.
+    pub fn header_name(param: &str) -> String {
+        param.to_ascii_lowercase().replace('_', "-")
+    }
+
     /// Where the parameter `name` of type `ty` of this route's handler comes from.
     pub fn param_source(&self, name: &str, ty: &Type) -> ParamSource {
-        if self.path.contains(&format!("{{{name}}}")) {
+        if self.headers.iter().any(|h| h == name) {
+            if matches!(ty, Type::Option(_)) { ParamSource::OptionalHeader } else { ParamSource::Header }
+        } else if self.path.contains(&format!("{{{name}}}")) {
             ParamSource::Path
         } else if name == "body" && matches!(ty, Type::Class(_)) {
             ParamSource::Body

@@ -366,8 +366,23 @@ impl Parser {
             }
             _ => return Err(self.error("a handler function `$name`")),
         };
+        // `headers(a, b)`: the handler's parameters that come from request headers.
+        let mut headers = Vec::new();
+        if self.is_keyword("headers") {
+            self.bump();
+            self.expect(TokenKind::LParen, "`(`")?;
+            loop {
+                headers.push(self.ident("a parameter name")?.0);
+                if *self.peek() == TokenKind::Comma {
+                    self.bump();
+                } else {
+                    break;
+                }
+            }
+            self.expect(TokenKind::RParen, "`)` or `,`")?;
+        }
         self.source.routes.push(start.to(self.prev_span()));
-        self.module.routes.push(RouteDecl { method, path, handler });
+        self.module.routes.push(RouteDecl { method, path, handler, headers });
         self.end_of_line()
     }
 

@@ -170,7 +170,11 @@ impl<'a> Printer<'a> {
             self.out.push(' ');
             write_string_literal(&mut self.out, &route.path);
             let handler = m.functions.get(route.handler).map_or("<invalid function>", |f| f.name.as_str());
-            let _ = writeln!(self.out, " ${handler}");
+            let _ = write!(self.out, " ${handler}");
+            if !route.headers.is_empty() {
+                let _ = write!(self.out, " headers({})", route.headers.join(", "));
+            }
+            self.out.push('\n');
         }
         for (id, _) in m.functions.iter() {
             self.out.push('\n');

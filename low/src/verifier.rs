@@ -23,8 +23,9 @@
 //! - V204 Tables: the class exists, the key field index is in range, and the key field is
 //!   `i32`, `i64` or `String`.
 //! - V205 Routes: the handler exists; every `{name}` in the path is a parameter of the handler;
-//!   a parameter called `body` is an owned class; every other parameter is `i32`, `i64`, `f64`,
-//!   `bool`, `String` or an `Option` of one. (That the handler's result holds no reference is
+//!   every name in `headers(…)` is a parameter of the handler, neither `body` nor a path
+//!   parameter; a parameter called `body` is an owned class; every other parameter is `i32`,
+//!   `i64`, `f64`, `bool`, `String` or an `Option` of one. (That the handler's result holds no reference is
 //!   V202 on the handler's signature.)
 //! - V206 No two routes share a method and path.
 //!
@@ -595,6 +596,16 @@ fn check_routes(module: &Module, source: Option<&SourceMap>, out: &mut Vec<Diagn
                         error(code::BAD_ROUTE, message);
                     }
                 }
+            }
+        }
+        for name in &route.headers {
+            let is_path = route.path.contains(&format!("{{{name}}}"));
+            if !params.iter().any(|p| p.name == *name) || name == "body" || is_path {
+                let message = format!(
+                    "{what}: header parameter `{name}` must be a parameter of ${} other than %body and the path's",
+                    handler.name
+                );
+                error(code::BAD_ROUTE, message);
             }
         }
         for p in params {

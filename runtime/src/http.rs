@@ -68,6 +68,33 @@ impl Request {
         self.query_text(name).map(|text| parse_param("query", name, text))
     }
 
+    /// The request header `name` (any case) parsed as `T`. Missing, not visible ASCII text
+    /// (RFC 9110 lets a field value carry other bytes; a parameter cannot be made of them), or
+    /// unparsable answers 400. When the header repeats, the first value counts.
+    pub fn header<T: Param>(&self, name: &str) -> T {
+        match self.header_text(name) {
+            Some(text) => parse_param("header", name, text),
+            None => HttpError::new(400, "bad request", format!("missing header `{name}`")).raise(),
+        }
+    }
+
+    /// The request header `name` parsed as `T`, or `None` when it is absent. Present but not
+    /// text or unparsable answers 400 (an empty value counts as present).
+    pub fn header_opt<T: Param>(&self, name: &str) -> Option<T> {
+        self.header_text(name).map(|text| parse_param("header", name, text))
+    }
+
+    fn header_text(&self, name: &str) -> Option<&str> {
+        let value = self.headers.get(name)?;
+        match value.to_str() {
+            Ok(text) => Some(text),
+            Err(_) => {
+                HttpError::new(400, "bad request", format!("header `{name}`: the value is not visible ASCII text"))
+                    .raise()
+            }
+        }
+    }
+
     /// Decodes the JSON body straight into `T` (no intermediate JSON tree) under the binding rules:
     /// 415 for a missing or non-JSON content type, 400 for an empty or malformed body or trailing
     /// bytes, 422 when the JSON does not fit `T` (missing field, `null` for a non-option, wrong
@@ -116,8 +143,9 @@ impl Request {
         &self.path
     }
 
-    /// A header's value, when present and valid text.
-    pub fn header(&self, name: &str) -> Option<&str> {
+    /// A header's value, when present and valid text (for hand-written handlers; a header
+    /// parameter binds through [`Request::header`]).
+    pub fn header_value(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 
@@ -165,7 +193,7 @@ fn parse_param<T: Param>(place: &str, name: &str, text: &str) -> T {
     })
 }
 
-/// A type that a path or query parameter parses into.
+/// A type that a path, query or header parameter parses into.
 pub trait Param: Sized {
     /// What a valid value looks like, for the 400 answer's detail.
     const EXPECTED: &'static str = "a valid value";

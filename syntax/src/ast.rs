@@ -88,6 +88,9 @@ pub struct FnDecl {
 pub struct Param {
     pub inout: bool,
     pub name: Ident,
+    /// Where a route parameter comes from, written before its type (`token: header String`);
+    /// `header` is the only source (the checker says so).
+    pub source: Option<Ident>,
     pub ty: TypeExpr,
     pub default: Option<Expr>,
     pub span: Span,

@@ -7,8 +7,8 @@ use nagi_low::{Diagnostic, HttpMethod};
 use nagi_syntax::ast::{self, Ident, Item, SourceFile, Span, TypeExpr, TypeExprKind};
 
 use super::{
-    H203, H204, H205, H206, H207, H208, H210, H212, H220, H221, H222, H223, H224, H225, H226, H303, H309, H310, H311,
-    error,
+    H203, H204, H205, H206, H207, H208, H210, H212, H220, H221, H222, H223, H224, H225, H226, H227, H303, H309, H310,
+    H311, error,
 };
 use crate::tir::{self, ClassIdx, FnIdx, Literal, ParamMode, Ty};
 
@@ -374,6 +374,17 @@ impl<'f> Items<'f> {
                     .note("pass the value at every call instead"),
                 );
             }
+            if let Some(source) = &param.source {
+                diags.push(
+                    error(
+                        H227,
+                        source.span,
+                        format!("only route parameters come from the request, not from `{}`", source.name),
+                        "not allowed on a function parameter",
+                    )
+                    .note("write the parameter as `name: Type`"),
+                );
+            }
             if param.inout { ParamMode::Inout } else { ParamMode::Borrowed }
         });
         let ret = decl.ret.as_ref().map_or(Some(Ty::Unit), |t| self.resolve_ty(t, diags));
@@ -461,7 +472,14 @@ impl<'f> Items<'f> {
         // Route parameters are owned: the runtime decodes them and hands them over.
         let params = self.collect_params(&decl.params, diags, |_, _| ParamMode::Owned);
         let mut defaults = Vec::new();
+        let mut headers = Vec::new();
         for (pidx, (param, info)) in decl.params.iter().zip(&params).enumerate() {
+            if let Some(source) = &param.source {
+                if self.check_header_param(param, source, info, path_params.contains(&param.name.name), diags) {
+                    headers.push(param.name.name.clone());
+                }
+                continue;
+            }
             if param.inout {
                 diags.push(
                     error(H225, param.span, "route parameters cannot be `inout`", "`inout` not allowed here")
@@ -539,7 +557,13 @@ impl<'f> Items<'f> {
         }
         let ret = decl.ret.as_ref().map_or(Some(Ty::Unit), |t| self.resolve_ty(t, diags));
         if let Some(method) = method {
-            self.routes.push(tir::Route { method, path: decl.path.value.clone(), handler: idx, span: decl.span });
+            self.routes.push(tir::Route {
+                method,
+                path: decl.path.value.clone(),
+                handler: idx,
+                headers,
+                span: decl.span,
+            });
         }
         self.fns.push(FnInfo {
             name: String::new(),
@@ -550,6 +574,72 @@ impl<'f> Items<'f> {
             span: decl.span,
             route: Some((decl.method.name.clone(), decl.path.value.clone())),
         });
+    }
+
+    /// A route parameter with a source (`token: header String`): the source must be `header`,
+    /// on a parameter that is neither a path parameter nor the `body`, without `inout` or a
+    /// default, of a scalar type, `String`, or an option of one (an optional header). True
+    /// when it is a header parameter, even if its type was reported.
+    fn check_header_param(
+        &self,
+        param: &ast::Param,
+        source: &Ident,
+        info: &ParamInfo,
+        is_path: bool,
+        diags: &mut Vec<Diagnostic>,
+    ) -> bool {
+        if source.name != "header" {
+            diags.push(
+                error(H227, source.span, format!("unknown parameter source `{}`", source.name), "not a source")
+                    .note("a route parameter comes from the path, the query, the `body`, or a `header`"),
+            );
+            return false;
+        }
+        let clash = if is_path {
+            Some("it is named in the path")
+        } else if param.name.name == "body" {
+            Some("`body` is the request body")
+        } else {
+            None
+        };
+        if let Some(why) = clash {
+            diags.push(error(
+                H227,
+                source.span,
+                format!("`{}` cannot be a header parameter: {why}", param.name.name),
+                "not a header here",
+            ));
+            return false;
+        }
+        if param.inout {
+            diags.push(error(H225, param.span, "route parameters cannot be `inout`", "`inout` not allowed here"));
+        }
+        if let Some(default) = &param.default {
+            diags.push(
+                error(H225, default.span, "a header parameter cannot have a default", "default not allowed")
+                    .note("declare it optional, `name: header T?`, and choose a value when it is `none`"),
+            );
+        }
+        if let Some(ty) = &info.ty {
+            let base = match ty {
+                Ty::Option(inner) => &**inner,
+                other => other,
+            };
+            if !matches!(base, Ty::I32 | Ty::I64 | Ty::F64 | Ty::Bool | Ty::String) {
+                diags.push(error(
+                    H310,
+                    param.ty.span,
+                    format!(
+                        "header parameter `{}` has type `{}`; header parameters must be i32, i64, f64, bool or \
+                         String, or an option of one",
+                        param.name.name,
+                        self.ty_name(ty)
+                    ),
+                    "not allowed here",
+                ));
+            }
+        }
+        true
     }
 
     /// Path and query parameters arrive as text and are parsed into a scalar or kept as a

@@ -674,13 +674,13 @@ fn routes() {
     h.op(OpKind::Drop { local: q });
     h.ret(Some(local(body)));
     let handler = m.functions.alloc(h.f);
-    m.routes.push(RouteDecl { method: HttpMethod::Get, path: "/users/{id}".into(), handler });
+    m.routes.push(RouteDecl { method: HttpMethod::Get, path: "/users/{id}".into(), handler, headers: Vec::new() });
     assert_eq!(verify(&m, None), Ok(()));
 
-    m.routes.push(RouteDecl { method: HttpMethod::Get, path: "/users/{id}".into(), handler });
-    m.routes.push(RouteDecl { method: HttpMethod::Post, path: "/users/{uid}".into(), handler });
-    m.routes.push(RouteDecl { method: HttpMethod::Put, path: "/users/{id".into(), handler });
-    m.routes.push(RouteDecl { method: HttpMethod::Delete, path: "/x".into(), handler: func(5) });
+    m.routes.push(RouteDecl { method: HttpMethod::Get, path: "/users/{id}".into(), handler, headers: Vec::new() });
+    m.routes.push(RouteDecl { method: HttpMethod::Post, path: "/users/{uid}".into(), handler, headers: Vec::new() });
+    m.routes.push(RouteDecl { method: HttpMethod::Put, path: "/users/{id".into(), handler, headers: Vec::new() });
+    m.routes.push(RouteDecl { method: HttpMethod::Delete, path: "/x".into(), handler: func(5), headers: Vec::new() });
     let diagnostics = errors(&m);
     let codes: Vec<_> = diagnostics.iter().map(|d| d.code).collect();
     assert_eq!(codes, ["V206", "V205", "V205", "V205"], "{}", render(&diagnostics));

@@ -44,6 +44,10 @@ pub const SOURCE_QUERY: u64 = 1;
 pub const SOURCE_QUERY_OPT: u64 = 2;
 /// [`ParamDesc::source`]: the JSON body (the parameter's type is a class).
 pub const SOURCE_BODY: u64 = 3;
+/// [`ParamDesc::source`]: a required request header (the name is the header's).
+pub const SOURCE_HEADER: u64 = 4;
+/// [`ParamDesc::source`]: an optional request header (the parameter's type is `Option<T>`).
+pub const SOURCE_HEADER_OPT: u64 = 5;
 
 /// A table the service needs: `{ i8* name, i64 name_len, i8* create_sql, i64 create_sql_len }`.
 #[repr(C)]
@@ -66,8 +70,8 @@ pub struct ParamDesc {
     pub name: *const u8,
     /// The name's length in bytes.
     pub name_len: usize,
-    /// Where its value comes from: [`SOURCE_PATH`], [`SOURCE_QUERY`], [`SOURCE_QUERY_OPT`] or
-    /// [`SOURCE_BODY`].
+    /// Where its value comes from: [`SOURCE_PATH`], [`SOURCE_QUERY`], [`SOURCE_QUERY_OPT`],
+    /// [`SOURCE_BODY`], [`SOURCE_HEADER`] or [`SOURCE_HEADER_OPT`].
     pub source: u64,
     /// The parameter's Low type: `i32`, `i64`, `f64`, `bool` or `String` for a path or required
     /// query parameter, `Option` of one of those for an optional one, a class for the body.
@@ -373,12 +377,14 @@ fn start(desc: &RouteDesc, request: &Request) -> *mut u8 {
     frame
 }
 
-/// Where a path or query parameter comes from.
+/// Where a path, query or header parameter comes from.
 #[derive(Clone, Copy)]
 enum Place {
     Path,
     Query,
     QueryOpt,
+    Header,
+    HeaderOpt,
 }
 
 /// The value of one parameter, bound by the Rust path's function for its source and type.
@@ -390,11 +396,13 @@ pub(crate) fn bind(request: &Request, param: &ParamDesc) -> Value {
         SOURCE_QUERY => scalar(request, Place::Query, name, ty),
         SOURCE_QUERY_OPT if ty.kind() == Kind::Option => scalar(request, Place::QueryOpt, name, ty.inner()),
         SOURCE_BODY => request.json_shaped(ty),
+        SOURCE_HEADER => scalar(request, Place::Header, name, ty),
+        SOURCE_HEADER_OPT if ty.kind() == Kind::Option => scalar(request, Place::HeaderOpt, name, ty.inner()),
         source => panic!("route parameter `{name}`: source {source} with a {:?} is not a parameter", ty.kind()),
     }
 }
 
-/// A path or query parameter of a scalar type (the payload type, for an optional one).
+/// A path, query or header parameter of a scalar type (the payload type, for an optional one).
 fn scalar(request: &Request, place: Place, name: &str, ty: &TypeDesc) -> Value {
     match ty.kind() {
         Kind::I32 => typed::<i32>(request, place, name),
@@ -412,6 +420,8 @@ fn typed<T: http::Param + Into<Value>>(request: &Request, place: Place, name: &s
         Place::Path => request.path::<T>(name).into(),
         Place::Query => request.query::<T>(name).into(),
         Place::QueryOpt => Value::Option(request.query_opt::<T>(name).map(|v| Box::new(v.into()))),
+        Place::Header => request.header::<T>(name).into(),
+        Place::HeaderOpt => Value::Option(request.header_opt::<T>(name).map(|v| Box::new(v.into()))),
     }
 }
 
