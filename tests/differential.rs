@@ -184,39 +184,35 @@ fn transcript(module: &Module) -> Vec<Request> {
                 }
                 path
             };
-            let query = |skip: Option<&str>, bad: bool| {
-                let mut parts = Vec::new();
+            // The values of the parameters from `required` and `optional` (an optional one not
+            // in round 1), except `skip`; `bad` sends text where a number belongs.
+            let values = |required: ParamSource, optional: ParamSource, skip: Option<&str>, bad: bool| {
+                let mut out = Vec::new();
                 for (name, ty, source) in &params {
-                    let inner = match (source, ty) {
-                        (ParamSource::Query, ty) => *ty,
-                        (ParamSource::OptionalQuery, Type::Option(inner)) if n != 1 => &**inner,
+                    let inner = match ty {
+                        _ if *source == required => *ty,
+                        Type::Option(inner) if *source == optional && n != 1 => &**inner,
                         _ => continue,
                     };
                     if skip == Some(*name) {
                         continue;
                     }
-                    let text = if bad { "abc".to_string() } else { path_text(inner, n, true) };
-                    parts.push(format!("{name}={text}"));
+                    out.push((*name, if bad { "abc".to_string() } else { path_text(inner, n, true) }));
                 }
+                out
+            };
+            let query = |skip: Option<&str>, bad: bool| {
+                let parts: Vec<String> = values(ParamSource::Query, ParamSource::OptionalQuery, skip, bad)
+                    .into_iter()
+                    .map(|(name, text)| format!("{name}={text}"))
+                    .collect();
                 if parts.is_empty() { String::new() } else { format!("?{}", parts.join("&")) }
             };
-            // Header parameters: every one sent (an optional one not in round 1), except `skip`;
-            // `bad` sends text where a number belongs.
-            let headers = |skip: Option<&str>, bad: bool| {
-                let mut lines = Vec::new();
-                for (name, ty, source) in &params {
-                    let inner = match (source, ty) {
-                        (ParamSource::Header, ty) => *ty,
-                        (ParamSource::OptionalHeader, Type::Option(inner)) if n != 1 => &**inner,
-                        _ => continue,
-                    };
-                    if skip == Some(*name) {
-                        continue;
-                    }
-                    let text = if bad { "abc".to_string() } else { path_text(inner, n, true) };
-                    lines.push(format!("{}: {text}", nagi_low::RouteDecl::header_name(name)));
-                }
-                lines
+            let headers = |skip: Option<&str>, bad: bool| -> Vec<String> {
+                values(ParamSource::Header, ParamSource::OptionalHeader, skip, bad)
+                    .into_iter()
+                    .map(|(name, text)| format!("{}: {text}", nagi_low::RouteDecl::header_name(name)))
+                    .collect()
             };
             let body_class = params.iter().find(|(_, _, s)| *s == ParamSource::Body).map(|(_, ty, _)| *ty);
             let method = route.method.name().to_string();

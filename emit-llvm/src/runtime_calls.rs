@@ -12,7 +12,7 @@
 use inkwell::attributes::AttributeLoc;
 use inkwell::types::BasicMetadataTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, FunctionValue, IntValue, PointerValue};
-use nagi_low::{Operand, RuntimeFn};
+use nagi_low::{Operand, RowGroup, RuntimeFn};
 
 use crate::function::FnEmitter;
 use crate::{Cx, Error};
@@ -229,34 +229,12 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
     ) -> Result<(), Error> {
         let cx = self.cx;
         // Printing and formatting rows, and whether the row writes a string.
-        let is_fmt = match func {
-            RuntimeFn::JsonEncode | RuntimeFn::JsonDecode => return self.json_call(dest, func, class, args),
-            RuntimeFn::StrContains
-            | RuntimeFn::StrStartsWith
-            | RuntimeFn::StrEndsWith
-            | RuntimeFn::StrFind
-            | RuntimeFn::StrSplit
-            | RuntimeFn::StrTrim
-            | RuntimeFn::StrToLower
-            | RuntimeFn::StrToUpper
-            | RuntimeFn::StrReplace
-            | RuntimeFn::StrJoin
-            | RuntimeFn::StrSlice
-            | RuntimeFn::StrParseI64
-            | RuntimeFn::StrParseF64 => return self.string_call(dest, func, args),
-            RuntimeFn::PrintI32
-            | RuntimeFn::PrintI64
-            | RuntimeFn::PrintF64
-            | RuntimeFn::PrintBool
-            | RuntimeFn::PrintStr => false,
-            RuntimeFn::FmtI32 | RuntimeFn::FmtI64 | RuntimeFn::FmtF64 | RuntimeFn::FmtBool => true,
-            RuntimeFn::DbExec
-            | RuntimeFn::DbExecCommit
-            | RuntimeFn::DbQuery
-            | RuntimeFn::DbQueryOne
-            | RuntimeFn::DbBegin
-            | RuntimeFn::DbCommit
-            | RuntimeFn::DbRollback => return self.database_call(op, dest, func, class, args),
+        let is_fmt = match func.group() {
+            RowGroup::Json => return self.json_call(dest, func, class, args),
+            RowGroup::Strings => return self.string_call(dest, func, args),
+            RowGroup::Database => return self.database_call(op, dest, func, class, args),
+            RowGroup::Print => false,
+            RowGroup::Format => true,
         };
         let rt = Rt::Row(func);
         if func == RuntimeFn::PrintStr {

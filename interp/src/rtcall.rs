@@ -4,7 +4,7 @@
 //! Runtime functions never consume their arguments: scalars are operands, strings and classes
 //! arrive as references, which are followed to the value they point to.
 
-use nagi_low::{ClassId, LocalId, Operand, RuntimeFn};
+use nagi_low::{ClassId, LocalId, Operand, RowGroup, RuntimeFn};
 
 use crate::Stop;
 use crate::machine::Machine;
@@ -20,8 +20,36 @@ impl Machine<'_, '_> {
         class: Option<ClassId>,
         args: &[Operand],
     ) -> Result<(), Stop> {
+        let result = match func.group() {
+            RowGroup::Strings => self.string_row(func, args)?,
+            RowGroup::Database => {
+                return Err(fault(format!("the interpreter does not support `rtcall {}`", func.name())));
+            }
+            RowGroup::Print | RowGroup::Format | RowGroup::Json => self.scalar_row(func, class, args)?,
+        };
+        match dest {
+            Some(dest) => self.stack.set(dest, result),
+            None => Ok(()),
+        }
+    }
+
+    /// A row of the string library: its arguments, references followed and cloned, answered by
+    /// the host.
+    fn string_row(&mut self, func: RuntimeFn, args: &[Operand]) -> Result<Value, Stop> {
+        let mut values = Vec::with_capacity(args.len());
+        for (arg, param) in args.iter().zip(func.data().params) {
+            values.push(match param {
+                nagi_low::RtType::I64 => Value::I64(self.i64_arg(arg)?),
+                _ => self.stack.read(local_arg(arg)?)?.clone(),
+            });
+        }
+        self.host.string_call(func, &values).map_err(Stop::Trap)
+    }
+
+    /// A printing, formatting or JSON row.
+    fn scalar_row(&mut self, func: RuntimeFn, class: Option<ClassId>, args: &[Operand]) -> Result<Value, Stop> {
         let arg = |i: usize| args.get(i).ok_or_else(|| fault(format!("`rtcall {}` lacks an argument", func.name())));
-        let result = match func {
+        Ok(match func {
             RuntimeFn::PrintI32 => {
                 let v = self.i32_arg(arg(0)?)?;
                 self.host.print_i32(v);
@@ -73,42 +101,9 @@ impl Machine<'_, '_> {
                 let text = as_str(self.stack.read(local_arg(arg(0)?)?)?)?;
                 Value::Option(self.host.json_decode(self.module, class, text).map(Box::new))
             }
-            RuntimeFn::StrContains
-            | RuntimeFn::StrStartsWith
-            | RuntimeFn::StrEndsWith
-            | RuntimeFn::StrFind
-            | RuntimeFn::StrSplit
-            | RuntimeFn::StrTrim
-            | RuntimeFn::StrToLower
-            | RuntimeFn::StrToUpper
-            | RuntimeFn::StrReplace
-            | RuntimeFn::StrJoin
-            | RuntimeFn::StrSlice
-            | RuntimeFn::StrParseI64
-            | RuntimeFn::StrParseF64 => {
-                let mut values = Vec::with_capacity(args.len());
-                for (arg, param) in args.iter().zip(func.data().params) {
-                    values.push(match param {
-                        nagi_low::RtType::I64 => Value::I64(self.i64_arg(arg)?),
-                        _ => self.stack.read(local_arg(arg)?)?.clone(),
-                    });
-                }
-                self.host.string_call(func, &values).map_err(Stop::Trap)?
-            }
-            RuntimeFn::DbExec
-            | RuntimeFn::DbExecCommit
-            | RuntimeFn::DbQuery
-            | RuntimeFn::DbQueryOne
-            | RuntimeFn::DbBegin
-            | RuntimeFn::DbCommit
-            | RuntimeFn::DbRollback => {
-                return Err(fault(format!("the interpreter does not support `rtcall {}`", func.name())));
-            }
-        };
-        match dest {
-            Some(dest) => self.stack.set(dest, result),
-            None => Ok(()),
-        }
+            // The string library and the database are dispatched by their group.
+            _ => return Err(fault(format!("`rtcall {}` is not a print, format or JSON row", func.name()))),
+        })
     }
 
     fn i32_arg(&self, operand: &Operand) -> Result<i32, Stop> {

@@ -34,7 +34,7 @@ pub use module::{
 pub use ops::{BinaryOp, OpKind, Opcode, Operand, ScopeKind, UnaryOp};
 pub use parser::parse;
 pub use printer::{print_function, print_module, print_module_with_lines};
-pub use runtime::{RtType, RuntimeFn};
+pub use runtime::{RowGroup, RtType, RuntimeFn};
 pub use source::{Anchor, SourceMap, Span};
 pub use types::{Constant, ScalarType, Type};
 pub use verifier::verify;

@@ -247,18 +247,40 @@ impl RuntimeFn {
         RUNTIME_FUNCTIONS.iter().map(|r| r.func)
     }
 
+    /// Its group of the table: what the emitters and the interpreter dispatch on, so that a
+    /// group's rows are listed once, here.
+    pub fn group(self) -> RowGroup {
+        use RuntimeFn::*;
+        match self {
+            PrintI32 | PrintI64 | PrintF64 | PrintBool | PrintStr => RowGroup::Print,
+            FmtI32 | FmtI64 | FmtF64 | FmtBool => RowGroup::Format,
+            StrContains | StrStartsWith | StrEndsWith | StrFind | StrSplit | StrTrim | StrToLower | StrToUpper
+            | StrReplace | StrJoin | StrSlice | StrParseI64 | StrParseF64 => RowGroup::Strings,
+            JsonEncode | JsonDecode => RowGroup::Json,
+            DbExec | DbExecCommit | DbQuery | DbQueryOne | DbBegin | DbCommit | DbRollback => RowGroup::Database,
+        }
+    }
+
     /// Whether the function talks to the database (the program then needs the runtime's
     /// SQLite thread, and its classes need row decoders).
     pub fn uses_database(self) -> bool {
-        use RuntimeFn::*;
-        match self {
-            PrintI32 | PrintI64 | PrintF64 | PrintBool | PrintStr | FmtI32 | FmtI64 | FmtF64 | FmtBool | JsonEncode
-            | JsonDecode => false,
-            StrContains | StrStartsWith | StrEndsWith | StrFind | StrSplit | StrTrim | StrToLower | StrToUpper
-            | StrReplace | StrJoin | StrSlice | StrParseI64 | StrParseF64 => false,
-            DbExec | DbExecCommit | DbQuery | DbQueryOne | DbBegin | DbCommit | DbRollback => true,
-        }
+        self.group() == RowGroup::Database
     }
+}
+
+/// The groups of the runtime interface, by capability (see [`RuntimeFn::group`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowGroup {
+    /// `print.*`: one value and a newline on standard output.
+    Print,
+    /// `fmt.*`: a value as a new string.
+    Format,
+    /// `str.*`: the string library (`runtime/src/strings.rs`).
+    Strings,
+    /// `json.*`: typed JSON of a class.
+    Json,
+    /// `db.*`: SQLite through the runtime's database thread.
+    Database,
 }
 
 /// The SQLite column declaration for a field of type `ty`, following the runtime's

@@ -170,26 +170,31 @@ impl Server {
 
     /// Writes raw bytes and returns the response's head (status line and headers) as text.
     pub fn raw_head(&self, bytes: &[u8]) -> String {
-        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).expect("the service accepts");
-        stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-        stream.write_all(bytes).expect("the request is written");
-        let mut response = Vec::new();
-        let _ = stream.read_to_end(&mut response);
+        let response = self.exchange(bytes).expect("the service accepts");
         let text = String::from_utf8_lossy(&response);
         text.split("\r\n\r\n").next().unwrap_or("").to_string() + "\r\n"
     }
 
-    /// Writes raw bytes and parses the response (status, body; chunked responses decoded).
-    /// Status 0 means no answer: the connection was refused or closed without a response.
-    pub fn raw(&self, bytes: &[u8]) -> (u16, String) {
-        let Ok(mut stream) = TcpStream::connect(("127.0.0.1", self.port)) else { return (0, String::new()) };
+    /// Writes raw bytes on a new connection and reads until the server closes it; `None` when
+    /// the connection is refused.
+    fn exchange(&self, bytes: &[u8]) -> Option<Vec<u8>> {
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
         stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
         // A server may answer (413, say) and close before it has read a large body, so a
         // failed write is not an error here: the response, if any, is what the test checks.
         let _ = stream.write_all(bytes);
         let mut response = Vec::new();
         let _ = stream.read_to_end(&mut response);
-        parse_response(&response)
+        Some(response)
+    }
+
+    /// Writes raw bytes and parses the response (status, body; chunked responses decoded).
+    /// Status 0 means no answer: the connection was refused or closed without a response.
+    pub fn raw(&self, bytes: &[u8]) -> (u16, String) {
+        match self.exchange(bytes) {
+            Some(response) => parse_response(&response),
+            None => (0, String::new()),
+        }
     }
 }
 

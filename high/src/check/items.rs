@@ -474,17 +474,17 @@ impl<'f> Items<'f> {
         let mut defaults = Vec::new();
         let mut headers = Vec::new();
         for (pidx, (param, info)) in decl.params.iter().zip(&params).enumerate() {
-            if let Some(source) = &param.source {
-                if self.check_header_param(param, source, info, path_params.contains(&param.name.name), diags) {
-                    headers.push(param.name.name.clone());
-                }
-                continue;
-            }
             if param.inout {
                 diags.push(
                     error(H225, param.span, "route parameters cannot be `inout`", "`inout` not allowed here")
                         .note("a route's parameters come from the request; copy one into a `var` to change it"),
                 );
+            }
+            if let Some(source) = &param.source {
+                if self.check_header_param(param, source, info, path_params.contains(&param.name.name), diags) {
+                    headers.push(param.name.name.clone());
+                }
+                continue;
             }
             let is_path = path_params.contains(&param.name.name);
             if is_path {
@@ -577,8 +577,8 @@ impl<'f> Items<'f> {
     }
 
     /// A route parameter with a source (`token: header String`): the source must be `header`,
-    /// on a parameter that is neither a path parameter nor the `body`, without `inout` or a
-    /// default, of a scalar type, `String`, or an option of one (an optional header). True
+    /// on a parameter that is neither a path parameter nor the `body`, without a default
+    /// (`inout` is checked for every route parameter), of a scalar type, `String`, or an option of one (an optional header). True
     /// when it is a header parameter, even if its type was reported.
     fn check_header_param(
         &self,
@@ -610,9 +610,6 @@ impl<'f> Items<'f> {
                 "not a header here",
             ));
             return false;
-        }
-        if param.inout {
-            diags.push(error(H225, param.span, "route parameters cannot be `inout`", "`inout` not allowed here"));
         }
         if let Some(default) = &param.default {
             diags.push(

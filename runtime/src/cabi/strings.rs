@@ -20,6 +20,12 @@ pub struct OptI64 {
     pub value: i64,
 }
 
+impl From<Option<i64>> for OptI64 {
+    fn from(value: Option<i64>) -> OptI64 {
+        OptI64 { tag: u8::from(value.is_some()), value: value.unwrap_or(0) }
+    }
+}
+
 /// `Option<f64>` as emitted code lays it out: `{ i1 tag, double value }`.
 #[repr(C)]
 pub struct OptF64 {
@@ -89,7 +95,7 @@ pub unsafe extern "C" fn nagi_rt_str_find(out: *mut OptI64, s: *const RawString,
     // SAFETY: forwarded from the caller.
     let found = unsafe { strings::find(read(s), read(t)) };
     // SAFETY: `out` is writable.
-    unsafe { out.write(OptI64 { tag: u8::from(found.is_some()), value: found.unwrap_or(0) }) }
+    unsafe { out.write(found.into()) }
 }
 
 /// `str.split`: the parts of `s` between the separators `sep`, as an array of strings into
@@ -202,7 +208,7 @@ pub unsafe extern "C" fn nagi_rt_str_parse_i64(out: *mut OptI64, s: *const RawSt
     // SAFETY: forwarded from the caller.
     let parsed = unsafe { strings::parse_i64(read(s)) };
     // SAFETY: `out` is writable.
-    unsafe { out.write(OptI64 { tag: u8::from(parsed.is_some()), value: parsed.unwrap_or(0) }) }
+    unsafe { out.write(parsed.into()) }
 }
 
 /// `str.parse_f64`: `s` as an `f64`, or none, into `out`.
