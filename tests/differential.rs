@@ -34,6 +34,7 @@ const SERVICES: &[&str] = &[
     "golden/low/bank.low",
     "golden/low/users_service.low",
     "golden/high/headers.nagi",
+    "golden/high/enum_service.nagi",
     "tests/fixtures/calc.nagi",
     "tests/fixtures/context.nagi",
     "tests/fixtures/ledger.nagi",
@@ -85,6 +86,15 @@ fn value(module: &Module, ty: &Type, n: usize) -> serde_json::Value {
             let class = module.classes.get(*c).expect("a class");
             let fields = class.fields.iter().map(|f| (f.name.clone(), value(module, &f.ty, n))).collect();
             serde_json::Value::Object(fields)
+        }
+        // serde's externally tagged form: a variant's name, or an object of one key.
+        Type::Enum(e) => {
+            let data = module.enums.get(*e).expect("an enum");
+            let variant = &data.variants[n % data.variants.len()];
+            match &variant.payload {
+                None => serde_json::json!(variant.name),
+                Some(payload) => serde_json::json!({ variant.name.clone(): value(module, payload, n) }),
+            }
         }
         Type::Unit | Type::Ref { .. } => serde_json::Value::Null,
     }

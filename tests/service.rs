@@ -315,6 +315,44 @@ fn header_parameters_bind_and_a_missing_or_malformed_one_is_400(backend: Backend
     assert_eq!(json(&body)["detail"], "header `authorization`: the value is not visible ASCII text", "{body}");
 }
 
+fn enums_in_bodies_use_the_externally_tagged_form_and_an_unknown_variant_is_422(backend: Backend) {
+    let exe = build("golden/high/enum_service.nagi", backend);
+    let db = temp_dir("enums").join("enums.db");
+    let server = Server::start(&exe, &db, Stdio::null(), &[]);
+    let post = |body: &str| {
+        let (status, text) = server.send_json("POST", "/tasks", body);
+        (status, json(&text))
+    };
+    assert_eq!(
+        post(r#"{"title":"a","priority":"High"}"#),
+        (201, serde_json::json!({"title": "a", "priority": "High", "rank": 0, "label": "soon"}))
+    );
+    assert_eq!(
+        post(r#"{"title":"b","priority":{"Due":5}}"#),
+        (201, serde_json::json!({"title": "b", "priority": {"Due": 5}, "rank": 5, "label": "soon"}))
+    );
+    // A variant without a payload may also be written as an object whose value is null.
+    assert_eq!(post(r#"{"title":"c","priority":{"Low":null}}"#).1["priority"], "Low");
+    let (status, body) = post(r#"{"title":"d","priority":"Urgent"}"#);
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(
+        body["detail"],
+        "priority: unknown variant `Urgent`, expected one of `Low`, `High`, `Due` at line 1 column 32"
+    );
+    let (status, body) = post(r#"{"title":"e","priority":"Due"}"#);
+    assert_eq!(
+        (status, body["detail"].as_str()),
+        (422, Some("priority.Due: invalid type: unit variant, expected newtype variant at line 1 column 30"))
+    );
+    // Valid JSON of the wrong shape is a data error, not malformed JSON, although serde_json
+    // words it as a syntax error.
+    let (status, body) = post(r#"{"title":"g","priority":5}"#);
+    assert_eq!((status, body["error"].as_str()), (422, Some("unprocessable entity")), "{body}");
+    assert_eq!(server.get("/priority/0"), (200, "\"High\"".to_string()));
+    assert_eq!(server.get("/priority/-1"), (200, "\"Low\"".to_string()));
+    assert_eq!(server.get("/priority/7"), (200, "{\"Due\":7}".to_string()));
+}
+
 fn a_table_rebuilt_with_another_column_type_stops_the_service_with_status_2(backend: Backend) {
     let exe = build(USERS, backend);
     let db = temp_dir("schema").join("users.db");
@@ -555,6 +593,7 @@ crate::on_every_backend!(
     a_trap_in_a_handler_is_500_and_the_next_request_works,
     a_route_without_a_result_answers_204_with_no_body,
     header_parameters_bind_and_a_missing_or_malformed_one_is_400,
+    enums_in_bodies_use_the_externally_tagged_form_and_an_unknown_variant_is_422,
     a_table_rebuilt_with_another_column_type_stops_the_service_with_status_2,
     a_request_that_fails_after_writing_leaves_no_row,
     a_database_locked_by_another_process_answers_503_within_the_busy_budget,

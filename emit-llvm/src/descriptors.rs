@@ -4,10 +4,11 @@
 //!
 //! `%nagi.TypeDesc = { i64 kind, i64 size, i64 align, %nagi.TypeDesc* inner,
 //! i64 payload_offset, %nagi.FieldDesc* fields, i64 field_count, i8* name, i64 name_len }`
-//! (the name is a class's, for the JSON decoder's messages; empty otherwise) and
+//! (the name is a class's or enum's, for the JSON decoder's messages; empty otherwise) and
 //! `%nagi.FieldDesc = { i8* name, i64 name_len, i64 offset, %nagi.TypeDesc* ty }`; kinds are
-//! 0 `i32`, 1 `i64`, 2 `f64`, 3 `bool`, 4 `unit`, 5 `String`, 6 array, 7 option, 8 class. The
-//! runtime's `TypeDesc`/`FieldDesc` are the same structs.
+//! 0 `i32`, 1 `i64`, 2 `f64`, 3 `bool`, 4 `unit`, 5 `String`, 6 array, 7 option, 8 class,
+//! 9 enum (its variants are its fields, each with its payload's type or `unit`, at the payload's
+//! offset). The runtime's `TypeDesc`/`FieldDesc` are the same structs.
 //!
 //! A descriptor is declared when first asked for and filled in by [`emit_pending`], which
 //! may declare the descriptors of element, payload and field types in turn; classes that
@@ -90,6 +91,21 @@ pub(crate) fn name_bytes<'ctx>(cx: &Cx<'ctx, '_>, text: &str) -> PointerValue<'c
     g.as_pointer_value().const_cast(cx.layouts.byte_ptr())
 }
 
+/// A private constant array of field (or variant) descriptors, as a pointer to its first.
+fn field_list<'ctx>(
+    cx: &Cx<'ctx, '_>,
+    field_desc: StructType<'ctx>,
+    entries: &[inkwell::values::StructValue<'ctx>],
+    owner: &str,
+) -> PointerValue<'ctx> {
+    let array = field_desc.const_array(entries);
+    let list = cx.module.add_global(array.get_type(), None, &format!("nagi.fields.{owner}"));
+    list.set_initializer(&array);
+    list.set_constant(true);
+    list.set_linkage(Linkage::Private);
+    list.as_pointer_value().const_cast(field_desc.ptr_type(AddressSpace::default()))
+}
+
 /// Fills in every declared descriptor, including those declared while doing so.
 pub(crate) fn emit_pending(cx: &Cx<'_, '_>) -> Result<(), Error> {
     loop {
@@ -127,14 +143,27 @@ pub(crate) fn emit_pending(cx: &Cx<'_, '_>) -> Result<(), Error> {
                     ];
                     entries.push(field_desc.const_named_struct(&values));
                 }
-                let array = field_desc.const_array(&entries);
-                let list = cx.module.add_global(array.get_type(), None, &format!("nagi.fields.{}", class.name));
-                list.set_initializer(&array);
-                list.set_constant(true);
-                list.set_linkage(Linkage::Private);
-                let first = list.as_pointer_value().const_cast(field_desc.ptr_type(AddressSpace::default()));
+                let first = field_list(cx, field_desc, &entries, &class.name);
                 name = Some(class.name.as_str());
                 (8, None, 0, first, class.fields.len() as u64)
+            }
+            Type::Enum(e) => {
+                let data = cx.low.enums.get(*e).ok_or_else(|| Error::internal("unknown enum"))?;
+                let offset = cx.layouts.offset_of(cx.layouts.enum_struct(*e), 1);
+                let mut entries = Vec::with_capacity(data.variants.len());
+                for variant in &data.variants {
+                    let payload = variant.payload.clone().unwrap_or(Type::Unit);
+                    let values: [BasicValueEnum; 4] = [
+                        name_bytes(cx, &variant.name).into(),
+                        int(variant.name.len() as u64),
+                        int(offset),
+                        global(cx, &payload).as_pointer_value().into(),
+                    ];
+                    entries.push(field_desc.const_named_struct(&values));
+                }
+                let first = field_list(cx, field_desc, &entries, &data.name);
+                name = Some(data.name.as_str());
+                (9, None, offset, first, data.variants.len() as u64)
             }
             Type::Ref { .. } => return Err(Error::internal("a descriptor of a reference type")),
         };

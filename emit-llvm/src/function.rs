@@ -28,6 +28,7 @@ use nagi_low::{
     ArenaGet, BlockId, ClassId, Constant, FuncId, FunctionData, LabelId, LocalId, OpId, OpKind, Operand, Type,
 };
 
+use crate::enums;
 use crate::frames::{self, Frame};
 use crate::glue;
 use crate::ir;
@@ -337,6 +338,14 @@ impl<'a, 'ctx, 'm> FnEmitter<'a, 'ctx, 'm> {
         }
     }
 
+    /// The enum a local (an owned enum or a reference to one) holds.
+    fn enum_place(&self, local: LocalId) -> Result<(PointerValue<'ctx>, nagi_low::EnumId), Error> {
+        match self.place(local)? {
+            (p, Type::Enum(e)) => Ok((p, *e)),
+            _ => Err(Error::internal("an enum operation on a local that is not an enum")),
+        }
+    }
+
     /// The array a local (an owned array or a reference to one) holds, and its element type.
     fn array_place(&self, local: LocalId) -> Result<(PointerValue<'ctx>, &'m Type), Error> {
         match self.place(local)? {
@@ -533,6 +542,40 @@ impl<'a, 'ctx, 'm> FnEmitter<'a, 'ctx, 'm> {
                 b.position_at_end(some);
                 let v = ir::load_field(b, st, p, 1, "payload")?;
                 self.store_local(*dest, v)?;
+            }
+            OpKind::EnumNew { dest, enum_id, variant, payload } => {
+                let value = match payload {
+                    Some(p) => Some(self.operand(p)?),
+                    None => None,
+                };
+                enums::build_new(cx, *enum_id, self.slot(*dest), *variant, value)?;
+            }
+            OpKind::EnumIs { dest, value, variant } => {
+                let (p, e) = self.enum_place(*value)?;
+                let tag = enums::tag(cx, e, p)?;
+                let wanted = cx.context.i64_type().const_int(u64::from(*variant), false);
+                let is = b.build_int_compare(IntPredicate::EQ, tag, wanted, "is")?;
+                self.store_local(*dest, is.into())?;
+            }
+            OpKind::EnumGet { dest, value, variant } | OpKind::EnumRef { dest, value, variant } => {
+                let (p, e) = self.enum_place(*value)?;
+                let payload = enums::payload_type(cx, e, *variant).ok_or_else(|| Error::internal("no payload"))?;
+                let tag = enums::tag(cx, e, p)?;
+                let wanted = cx.context.i64_type().const_int(u64::from(*variant), false);
+                let is = b.build_int_compare(IntPredicate::EQ, tag, wanted, "is")?;
+                let ok = self.block("variant.ok");
+                let bad = self.block("variant.bad");
+                b.build_conditional_branch(is, ok, bad)?;
+                b.position_at_end(bad);
+                runtime_calls::trap(cx, &nagi_low::enum_mismatch_message(cx.low, &Type::Enum(e), *variant))?;
+                b.position_at_end(ok);
+                let at = enums::payload_ptr(cx, e, p, payload)?;
+                let result = if matches!(self.func.ops[op].kind, OpKind::EnumGet { .. }) {
+                    ir::load(b, cx.layouts.llvm(payload), at, "payload")?
+                } else {
+                    at.into()
+                };
+                self.store_local(*dest, result)?;
             }
             OpKind::Clone { dest, src } => {
                 let (p, ty) = self.place(*src)?;

@@ -3,7 +3,7 @@
 //!
 //! - `void nagi.drop.T(T*)` frees what a `T` owns: a string's buffer, an array's elements and
 //!   then its buffer, an option's payload when present, each field of a class that owns
-//!   memory. Buffers go back through `nagi_rt_free` with the size and alignment they were
+//!   memory, the active variant's payload of an enum. Buffers go back through `nagi_rt_free` with the size and alignment they were
 //!   allocated with; a capacity of 0 owns nothing.
 //! - `void nagi.clone.T(T* dst, T* src)` writes a deep copy of `*src` into `*dst`. An array's
 //!   copy gets capacity = length; elements that own nothing are copied with one `memcpy`.
@@ -154,6 +154,7 @@ fn drop_body<'ctx>(cx: &Cx<'ctx, '_>, f: FunctionValue<'ctx>, ty: &Type, p: Poin
                 }
             }
         }
+        Type::Enum(e) => crate::enums::drop_body(cx, f, *e, p)?,
         _ => {}
     }
     Ok(())
@@ -257,6 +258,7 @@ fn clone_body<'ctx>(
                 clone_into(cx, &field.ty, to, from)?;
             }
         }
+        Type::Enum(e) => crate::enums::clone_body(cx, f, *e, dst, src)?,
         _ => {
             let v = ir::load(b, cx.layouts.llvm(ty), src, "copy")?;
             b.build_store(dst, v)?;

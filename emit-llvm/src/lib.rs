@@ -21,6 +21,7 @@
 
 mod database;
 mod descriptors;
+mod enums;
 mod frames;
 mod function;
 mod glue;

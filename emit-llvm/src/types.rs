@@ -9,10 +9,11 @@
 //! | `[T]` | `{ T*, i64 len, i64 cap }` | the same three words as a string, so the runtime grows both alike |
 //! | `Option<T>` | `{ i1, T }` | the payload is zero when the tag is 0 |
 //! | class `C` | `%C = { fields… }` | a named struct, fields in declaration order |
+//! | enum `E` | `%E = { i64 tag, [N x i64] }` | the tag is the variant's index; the active variant's payload starts at byte 8, in an area of 8-byte words as large as the largest payload |
 //! | `&T`, `&mut T` | `T*` | a pointer to the owner's storage |
 //!
-//! A class that holds itself by value (directly or through an `Option`) would have no finite
-//! size; [`Layouts::new`] rejects it. Holding itself through an array is fine, since the array
+//! A class or enum that holds itself by value (directly or through an `Option`, a class or an
+//! enum) would have no finite size; [`Layouts::new`] rejects it. Holding itself through an array is fine, since the array
 //! stores a pointer.
 
 use std::collections::BTreeMap;
@@ -22,7 +23,7 @@ use inkwell::context::Context;
 use inkwell::targets::TargetData;
 use inkwell::types::{BasicType, BasicTypeEnum, PointerType, StructType};
 use la_arena::ArenaMap;
-use nagi_low::{ArenaGet, ClassId, Diagnostic, Module, Type};
+use nagi_low::{ArenaGet, ClassId, Diagnostic, EnumId, Module, Type};
 
 use crate::Error;
 
@@ -30,15 +31,16 @@ use crate::Error;
 pub(crate) struct Layouts<'ctx> {
     context: &'ctx Context,
     classes: ArenaMap<ClassId, StructType<'ctx>>,
+    enums: ArenaMap<EnumId, StructType<'ctx>>,
     string: StructType<'ctx>,
     target_data: TargetData,
 }
 
 impl<'ctx> Layouts<'ctx> {
-    /// Declares one named struct per class (bodies after all names exist, so classes may refer to
-    /// each other through arrays), after checking that every class has a finite size.
+    /// Declares one named struct per class and enum (bodies after all names exist, so types may
+    /// refer to each other through arrays), after checking that every one has a finite size.
     pub(crate) fn new(context: &'ctx Context, module: &Module, target_data: TargetData) -> Result<Self, Error> {
-        check_finite(module)?;
+        let order = layout_order(module)?;
         let string = context.opaque_struct_type("nagi.String");
         string.set_body(
             &[
@@ -52,10 +54,25 @@ impl<'ctx> Layouts<'ctx> {
         for (id, class) in module.classes.iter() {
             classes.insert(id, context.opaque_struct_type(&format!("class.{}", class.name)));
         }
-        let layouts = Layouts { context, classes, string, target_data };
-        for (id, class) in module.classes.iter() {
-            let fields: Vec<BasicTypeEnum> = class.fields.iter().map(|f| layouts.llvm(&f.ty)).collect();
-            layouts.classes[id].set_body(&fields, false);
+        let mut enums = ArenaMap::default();
+        for (id, data) in module.enums.iter() {
+            enums.insert(id, context.opaque_struct_type(&format!("enum.{}", data.name)));
+        }
+        let layouts = Layouts { context, classes, enums, string, target_data };
+        for named in order {
+            match named {
+                Named::Class(id) => {
+                    let fields: Vec<BasicTypeEnum> =
+                        module.classes[id].fields.iter().map(|f| layouts.llvm(&f.ty)).collect();
+                    layouts.classes[id].set_body(&fields, false);
+                }
+                Named::Enum(id) => {
+                    let payload = module.enums[id].variants.iter().filter_map(|v| v.payload.as_ref());
+                    let bytes = payload.map(|ty| layouts.size(ty)).max().unwrap_or(0);
+                    let words = context.i64_type().array_type(bytes.div_ceil(8) as u32);
+                    layouts.enums[id].set_body(&[context.i64_type().into(), words.into()], false);
+                }
+            }
         }
         Ok(layouts)
     }
@@ -74,6 +91,7 @@ impl<'ctx> Layouts<'ctx> {
             Type::Option(inner) => cx.struct_type(&[cx.bool_type().into(), self.llvm(inner)], false).into(),
             // The verifier has checked every class id; an empty struct keeps a bad one harmless.
             Type::Class(c) => self.classes.get(*c).copied().unwrap_or_else(|| self.unit()).into(),
+            Type::Enum(e) => self.enum_struct(*e).into(),
             Type::Ref { pointee, .. } => self.pointer(pointee).into(),
         }
     }
@@ -124,36 +142,63 @@ impl<'ctx> Layouts<'ctx> {
         (self.target_data.get_abi_size(&st), self.target_data.get_abi_alignment(&st))
     }
 
+    /// The struct type of an enum.
+    pub(crate) fn enum_struct(&self, id: EnumId) -> StructType<'ctx> {
+        self.enums.get(id).copied().unwrap_or_else(|| self.unit())
+    }
+
     /// The struct type of a class.
     pub(crate) fn class(&self, class: ClassId) -> StructType<'ctx> {
         self.classes.get(class).copied().unwrap_or_else(|| self.unit())
     }
 }
 
-/// Rejects a class that contains itself by value: it would need infinite space.
-fn check_finite(module: &Module) -> Result<(), Error> {
-    // Edges: class → classes it holds by value (directly or inside options, not inside arrays).
-    let mut edges: BTreeMap<ClassId, Vec<ClassId>> = BTreeMap::new();
-    for (id, class) in module.classes.iter() {
+/// A class or an enum: the types whose layout is a named struct.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Named {
+    Class(ClassId),
+    Enum(EnumId),
+}
+
+/// The classes and enums in an order where each comes after every type it holds by value
+/// (directly or inside options, not inside arrays), so that each struct body is set after the
+/// bodies whose sizes it needs. Rejects a type that contains itself by value: it would need
+/// infinite space.
+fn layout_order(module: &Module) -> Result<Vec<Named>, Error> {
+    let by_value = |types: Vec<&Type>| {
         let mut out = Vec::new();
-        let mut stack: Vec<&Type> = class.fields.iter().map(|f| &f.ty).collect();
+        let mut stack = types;
         while let Some(t) = stack.pop() {
             match t {
-                Type::Class(c) => out.push(*c),
+                Type::Class(c) => out.push(Named::Class(*c)),
+                Type::Enum(e) => out.push(Named::Enum(*e)),
                 Type::Option(inner) => stack.push(inner),
                 _ => {}
             }
         }
-        edges.insert(id, out);
+        out
+    };
+    let mut edges: BTreeMap<Named, Vec<Named>> = BTreeMap::new();
+    for (id, class) in module.classes.iter() {
+        edges.insert(Named::Class(id), by_value(class.fields.iter().map(|f| &f.ty).collect()));
     }
-    // Depth-first search with an explicit stack; a grey node reached again closes a cycle.
+    for (id, data) in module.enums.iter() {
+        edges.insert(Named::Enum(id), by_value(data.variants.iter().filter_map(|v| v.payload.as_ref()).collect()));
+    }
+    let name = |n: Named| match n {
+        Named::Class(c) => format!("class {}", module.classes.get(c).map_or("?", |c| c.name.as_str())),
+        Named::Enum(e) => format!("enum {}", module.enums.get(e).map_or("?", |e| e.name.as_str())),
+    };
+    // Depth-first search with an explicit stack; a grey node reached again closes a cycle, and a
+    // node turns black (joins the order) once everything it holds has.
     #[derive(Clone, Copy, PartialEq)]
     enum Mark {
         White,
         Grey,
         Black,
     }
-    let mut marks: BTreeMap<ClassId, Mark> = edges.keys().map(|k| (*k, Mark::White)).collect();
+    let mut marks: BTreeMap<Named, Mark> = edges.keys().map(|k| (*k, Mark::White)).collect();
+    let mut order = Vec::with_capacity(edges.len());
     for &root in edges.keys() {
         if marks[&root] != Mark::White {
             continue;
@@ -170,11 +215,10 @@ fn check_finite(module: &Module) -> Result<(), Error> {
                         stack.push((s, 0));
                     }
                     Mark::Grey => {
-                        let name = |c: ClassId| module.classes.get(c).map_or("?", |c| c.name.as_str()).to_string();
                         return Err(Error(Diagnostic::new(
                             "M104",
                             format!(
-                                "class {} holds class {} by value, which holds it back: such a class would need \
+                                "{} holds {} by value, which holds it back: such a type would need \
                                  infinite space; hold one of them in an array instead",
                                 name(node),
                                 name(s)
@@ -185,8 +229,9 @@ fn check_finite(module: &Module) -> Result<(), Error> {
                 }
             } else {
                 marks.insert(node, Mark::Black);
+                order.push(node);
             }
         }
     }
-    Ok(())
+    Ok(order)
 }

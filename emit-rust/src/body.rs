@@ -214,6 +214,31 @@ impl Cx<'_> {
             OpKind::OptionUnwrap { dest, option } => {
                 assign(out, *dest, format!("nagi_runtime::ops::unwrap({})", self.l(*option)))
             }
+            OpKind::EnumNew { dest, enum_id, variant, payload } => {
+                let path = self.variant_path(&Type::Enum(*enum_id), *variant);
+                let value = match payload {
+                    Some(p) => format!("{path}({})", self.operand(p)),
+                    None => path,
+                };
+                assign(out, *dest, value)
+            }
+            OpKind::EnumIs { dest, value, variant } => {
+                let pattern = self.variant_pattern(*value, *variant, "_");
+                assign(out, *dest, format!("::std::matches!({}, {pattern})", self.l(*value)))
+            }
+            OpKind::EnumGet { dest, value, variant } | OpKind::EnumRef { dest, value, variant } => {
+                // A reference is matched as it is, so the payload's borrow lives as long as it.
+                let scrutinee =
+                    if self.ty(*value).is_ref() { self.l(*value).to_string() } else { format!("&{}", self.l(*value)) };
+                let pattern = self.variant_pattern(*value, *variant, "nagi_p");
+                let take = if matches!(kind, OpKind::EnumGet { .. }) { "*nagi_p" } else { "nagi_p" };
+                let message = nagi_low::enum_mismatch_message(self.module, self.ty(*value).through_ref().0, *variant);
+                assign(
+                    out,
+                    *dest,
+                    format!("match {scrutinee} {{ {pattern} => {take}, _ => nagi_runtime::trap({message:?}) }}"),
+                )
+            }
             OpKind::Clone { dest, src } => {
                 let amp = if self.ty(*src).is_ref() { "" } else { "&" };
                 assign(out, *dest, format!("::std::clone::Clone::clone({amp}{})", self.l(*src)))
@@ -292,6 +317,30 @@ impl Cx<'_> {
             OpKind::Trap { message } => {
                 let _ = writeln!(out, "nagi_runtime::trap({message:?});");
             }
+        }
+    }
+
+    /// `Enum::Variant` for variant `variant` of the enum type `ty`.
+    fn variant_path(&self, ty: &Type, variant: u32) -> String {
+        match ty {
+            Type::Enum(e) => {
+                let data = &self.module.enums[*e];
+                format!("{}::{}", ident(&data.name), ident(&data.variants[variant as usize].name))
+            }
+            _ => "()".into(),
+        }
+    }
+
+    /// The pattern of variant `variant` of the enum `value` is or refers to, binding its payload
+    /// (if it carries one) to `binding`.
+    fn variant_pattern(&self, value: LocalId, variant: u32, binding: &str) -> String {
+        let ty = self.ty(value).through_ref().0;
+        let path = self.variant_path(ty, variant);
+        match ty {
+            Type::Enum(e) if self.module.enums[*e].variants[variant as usize].payload.is_some() => {
+                format!("{path}({binding})")
+            }
+            _ => path,
         }
     }
 

@@ -1,4 +1,5 @@
-//! Class structs with their serde derives, and the row decoders of classes that queries return.
+//! Class structs and enums with their serde derives, and the row decoders of classes that
+//! queries return.
 
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -32,6 +33,35 @@ pub fn structs(out: &mut String, module: &Module) {
         if queried.contains(&id) {
             row_decoder(out, module, id);
         }
+    }
+}
+
+/// One `pub enum` per Low enum, with serde's default (externally tagged) representation, which
+/// the LLVM path's descriptors and the interpreter reproduce (`shaped_json`).
+pub fn enums(out: &mut String, module: &Module) {
+    for (_, data) in module.enums.iter() {
+        out.push_str("    #[derive(::std::clone::Clone, ::std::fmt::Debug, nagi_runtime::serde::Serialize, nagi_runtime::serde::Deserialize)]\n");
+        out.push_str("    #[serde(crate = \"nagi_runtime::serde\")]\n");
+        let name = ident(&data.name);
+        if name != data.name {
+            let _ = writeln!(out, "    #[serde(rename = {:?})]", data.name);
+        }
+        let _ = writeln!(out, "    pub enum {name} {{");
+        for variant in &data.variants {
+            let variant_name = ident(&variant.name);
+            if variant_name != variant.name {
+                let _ = writeln!(out, "        #[serde(rename = {:?})]", variant.name);
+            }
+            match &variant.payload {
+                Some(ty) => {
+                    let _ = writeln!(out, "        {variant_name}({}),", rust_type(module, ty));
+                }
+                None => {
+                    let _ = writeln!(out, "        {variant_name},");
+                }
+            }
+        }
+        out.push_str("    }\n\n");
     }
 }
 

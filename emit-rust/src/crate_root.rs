@@ -50,6 +50,7 @@ pub fn crate_root(module: &Module) -> Result<String, Diagnostic> {
 pub fn program_module(module: &Module) -> String {
     let mut out = String::from("mod program {\n");
     classes::structs(&mut out, module);
+    classes::enums(&mut out, module);
     let recursive = nagi_low::recursion::recursive_functions(module);
     for (id, func) in module.functions.iter() {
         body::function(&mut out, module, func, recursive.contains(&id));

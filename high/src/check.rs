@@ -21,8 +21,8 @@
 //! | H202 | unknown function |
 //! | H203 | unknown type or class |
 //! | H204 | unknown field |
-//! | H205 | class declared twice, or named like a built-in type |
-//! | H206 | field declared twice in a class |
+//! | H205 | class or enum declared twice (they share one namespace), named like a built-in type, or an enum without variants |
+//! | H206 | field declared twice in a class, or variant twice in an enum |
 //! | H207 | function declared twice, or named like a builtin |
 //! | H208 | table declared twice |
 //! | H209 | local declared twice in one block, or named `db` |
@@ -49,17 +49,21 @@
 //! | H308 | invalid `as` cast |
 //! | H309 | option of an option |
 //! | H310 | type not allowed here (table key, table column, route parameter) |
-//! | H311 | class that contains itself |
+//! | H311 | class or enum that contains itself |
 //! | H312 | field or element of a temporary value |
 //! | H313 | a value of type unit used as a value |
 //! | H314 | `if let` on a non-option, `for` over a non-array or non-integer range |
 //! | H315 | `db.query<T>` / `db.query_one<T>` type argument problems |
+//! | H316 | `match` on a type that has no patterns (an option, an array, a class, a float) |
+//! | H317 | an unknown variant, or a variant pattern that binds a payload wrongly |
+//! | H318 | an unreachable `match` pattern (after `_`, or matching what an earlier arm does) |
+//! | H319 | a `match` that does not cover every value: the missing variants are named |
 //! | H401 | modifying something that is not mutable |
 //! | H402 | assigning to something that is not a place |
 //! | H403 | function can reach its end without returning |
 //! | H404 | `return` with a missing or unexpected value |
 //! | H405 | `break` / `continue` outside a loop |
-//! | H406 | modifying an array while iterating over it |
+//! | H406 | modifying an array while iterating over it, or a value while a `match` arm borrows its payload |
 //! | H407 | expression statement whose value is unused |
 //! | H408 | misuse of `db.transaction` (nesting, leaving it with `return`/`break`/`continue`) |
 //! | H409 | `main` uses the database (directly or through a call) |
@@ -71,6 +75,7 @@
 //! | H505 | a `*` result column other than a lone `SELECT *` of a query |
 
 mod builtins;
+mod enums;
 mod expr;
 mod items;
 mod stmt;
@@ -143,6 +148,7 @@ pub fn check(
     }
     Ok(tir::Program {
         classes: classes.unwrap_or_default(),
+        enums: items.tir_enums().unwrap_or_default(),
         tables: items.tables.clone(),
         routes: items.routes.clone(),
         functions,
@@ -228,8 +234,9 @@ struct Body<'a, 'f> {
     /// Inside `db.transaction`: the loop depth at its start, so `break` and `continue` cannot
     /// jump out of the transaction.
     transaction_loop_depth: Option<usize>,
-    /// The places being iterated by enclosing `for` loops, with their names for messages.
-    iterating: Vec<(tir::Place, String)>,
+    /// The places borrowed by enclosing `for` loops (their elements) and `match` arms (a
+    /// payload), with their names for messages and whether a `match` is the borrower.
+    iterating: Vec<(tir::Place, String, bool)>,
     /// The declared result type; `None` when it failed to resolve.
     ret: Option<Ty>,
     effects: Effects,
@@ -428,6 +435,10 @@ const H312: &str = "H312";
 const H313: &str = "H313";
 const H314: &str = "H314";
 const H315: &str = "H315";
+const H316: &str = "H316";
+const H317: &str = "H317";
+const H318: &str = "H318";
+const H319: &str = "H319";
 const H401: &str = "H401";
 const H402: &str = "H402";
 const H403: &str = "H403";

@@ -24,13 +24,15 @@
 
 mod expr;
 mod order;
+mod patterns;
 mod stmt;
 
 use std::collections::{HashMap, HashSet};
 
 use nagi_low::{
-    BlockData, BlockId, ClassData, ClassId, Diagnostic, FieldData, FuncId, FunctionData, LabelData, LabelId, LocalData,
-    LocalId, Module, OpData, OpKind, RouteDecl, RuntimeFn, Span as LowSpan, TableDecl, Type,
+    BlockData, BlockId, ClassData, ClassId, Diagnostic, EnumData, EnumId, FieldData, FuncId, FunctionData, LabelData,
+    LabelId, LocalData, LocalId, Module, OpData, OpKind, RouteDecl, RuntimeFn, Span as LowSpan, TableDecl, Type,
+    VariantData,
 };
 use nagi_syntax::ast::Span;
 
@@ -47,10 +49,22 @@ pub fn lower(program: &Program, module_name: &str) -> Result<Module, Vec<Diagnos
         .iter()
         .map(|c| module.classes.alloc(ClassData { name: c.name.clone(), fields: Vec::new() }))
         .collect();
-    let cx = Types { classes: &classes };
+    let enums: Vec<EnumId> = program
+        .enums
+        .iter()
+        .map(|e| module.enums.alloc(EnumData { name: e.name.clone(), variants: Vec::new() }))
+        .collect();
+    let cx = Types { classes: &classes, enums: &enums };
     for (class, &id) in program.classes.iter().zip(&classes) {
         module.classes[id].fields =
             class.fields.iter().map(|f| FieldData { name: f.name.clone(), ty: cx.low(&f.ty) }).collect();
+    }
+    for (data, &id) in program.enums.iter().zip(&enums) {
+        module.enums[id].variants = data
+            .variants
+            .iter()
+            .map(|v| VariantData { name: v.name.clone(), payload: v.payload.as_ref().map(|t| cx.low(t)) })
+            .collect();
     }
     module.tables = program
         .tables
@@ -74,7 +88,7 @@ pub fn lower(program: &Program, module_name: &str) -> Result<Module, Vec<Diagnos
         .collect();
     let mut errors = Vec::new();
     for (index, function) in program.functions.iter().enumerate() {
-        let shared = Shared { program, types: Types { classes: &classes }, functions: &functions };
+        let shared = Shared { program, types: Types { classes: &classes, enums: &enums }, functions: &functions };
         let (data, mut errs) = FnCx::lower(&shared, function);
         module.functions[functions[index]] = data;
         errors.append(&mut errs);
@@ -85,6 +99,7 @@ pub fn lower(program: &Program, module_name: &str) -> Result<Module, Vec<Diagnos
 /// Maps High types to Low types.
 struct Types<'a> {
     classes: &'a [ClassId],
+    enums: &'a [EnumId],
 }
 
 impl Types<'_> {
@@ -99,6 +114,7 @@ impl Types<'_> {
             Ty::Array(t) => Type::Array(Box::new(self.low(t))),
             Ty::Option(t) => Type::Option(Box::new(self.low(t))),
             Ty::Class(c) => Type::Class(self.classes[*c]),
+            Ty::Enum(e) => Type::Enum(self.enums[*e]),
         }
     }
 
@@ -232,7 +248,7 @@ impl<'a> FnCx<'a> {
                     let is_ref = ty.is_ref();
                     (ty, is_ref)
                 }
-                LocalKind::LoopVar if !local.ty.is_copy() => {
+                LocalKind::LoopVar | LocalKind::MatchBinding if !local.ty.is_copy() => {
                     (Type::reference(false, self.shared.types.low(&local.ty)), true)
                 }
                 _ => (self.shared.types.low(&local.ty), false),

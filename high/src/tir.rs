@@ -13,6 +13,8 @@ use nagi_syntax::ast::Span;
 
 /// An index into [`Program::classes`].
 pub type ClassIdx = usize;
+/// An index into [`Program::enums`].
+pub type EnumIdx = usize;
 /// An index into [`Program::functions`].
 pub type FnIdx = usize;
 /// An index into [`Function::locals`].
@@ -24,6 +26,7 @@ pub type FieldIdx = usize;
 #[derive(Clone, Debug, PartialEq)]
 pub struct Program {
     pub classes: Vec<Class>,
+    pub enums: Vec<Enum>,
     pub tables: Vec<Table>,
     pub routes: Vec<Route>,
     /// Plain functions and route handlers, in source order.
@@ -42,15 +45,17 @@ pub enum Ty {
     Array(Box<Ty>),
     Option(Box<Ty>),
     Class(ClassIdx),
+    Enum(EnumIdx),
 }
 
 impl Ty {
-    /// Whether values are copied rather than moved: scalars and options of scalars.
+    /// Whether values are copied rather than moved: scalars and options of scalars. Enums move,
+    /// as classes do.
     pub fn is_copy(&self) -> bool {
         match self {
             Ty::I32 | Ty::I64 | Ty::F64 | Ty::Bool | Ty::Unit => true,
             Ty::Option(inner) => inner.is_copy(),
-            Ty::String | Ty::Array(_) | Ty::Class(_) => false,
+            Ty::String | Ty::Array(_) | Ty::Class(_) | Ty::Enum(_) => false,
         }
     }
 
@@ -72,6 +77,21 @@ pub struct Class {
     pub name: String,
     pub fields: Vec<Field>,
     pub span: Span,
+}
+
+/// An enum declaration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Enum {
+    pub name: String,
+    pub variants: Vec<Variant>,
+    pub span: Span,
+}
+
+/// One variant of an enum, with its payload's type if it carries one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Variant {
+    pub name: String,
+    pub payload: Option<Ty>,
 }
 
 /// One field of a class.
@@ -123,6 +143,9 @@ pub enum LocalKind {
     LoopVar,
     /// The name bound by `if let` (owns the unwrapped value).
     IfLet,
+    /// The name a `match` arm binds to a variant's payload (read-only; for a non-copy payload it
+    /// stands for a borrow of the payload, as a loop variable does for an element).
+    MatchBinding,
 }
 
 /// A local variable or parameter.
@@ -230,6 +253,34 @@ pub enum StmtKind {
     Return(Option<Expr>),
     /// `db.transaction { }`: the block runs between `db.begin` and `db.commit`.
     Transaction(Block),
+    /// `match scrutinee { arms }`: the first arm with a matching pattern runs. The checker has
+    /// proven the arms exhaustive, so the last arm may run without a test.
+    Match {
+        scrutinee: Expr,
+        arms: Vec<MatchArm>,
+    },
+}
+
+/// One arm of a `match`: its patterns (any may match) and block; `binding` is the local bound
+/// to the payload when the arm has one variant pattern with a name.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MatchArm {
+    pub patterns: Vec<Pattern>,
+    pub binding: Option<LocalIdx>,
+    pub body: Block,
+}
+
+/// A checked pattern, of the scrutinee's type.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Pattern {
+    /// `_`.
+    Wildcard,
+    /// A variant of the scrutinee's enum, by index.
+    Variant(u32),
+    /// An integer, fitted to the scrutinee's integer type.
+    Int(i64),
+    Str(String),
+    Bool(bool),
 }
 
 /// An expression with its type and span.
@@ -260,6 +311,7 @@ impl Expr {
                 | ExprKind::And(lhs, rhs)
                 | ExprKind::Or(lhs, rhs) => stack.extend([&**lhs, &**rhs]),
                 ExprKind::Cast { expr, .. } | ExprKind::OptionSome(expr) => stack.push(expr),
+                ExprKind::Variant { payload, .. } => stack.extend(payload.as_deref()),
                 ExprKind::Call { args, .. } | ExprKind::Builtin { args, .. } | ExprKind::Db { args, .. } => {
                     stack.extend(args.iter())
                 }
@@ -459,4 +511,10 @@ pub enum ExprKind {
     },
     /// Implicit `T` → `T?`.
     OptionSome(Box<Expr>),
+    /// `Enum.Variant` or `Enum.Variant(payload)`: a new enum value.
+    Variant {
+        enum_idx: EnumIdx,
+        variant: u32,
+        payload: Option<Box<Expr>>,
+    },
 }

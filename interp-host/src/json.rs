@@ -25,7 +25,18 @@ impl<'a> LowShape<'a> {
             _ => &[],
         }
     }
+
+    /// The variants of an enum type (none for anything else, or an enum the module lacks).
+    fn variants(&self) -> &'a [nagi_low::VariantData] {
+        match self.ty {
+            Type::Enum(e) => self.module.enums.get(*e).map_or(&[], |data| data.variants.as_slice()),
+            _ => &[],
+        }
+    }
 }
+
+/// The payload type of a variant without a payload, as the shared JSON walks it.
+static UNIT: Type = Type::Unit;
 
 impl Shape for LowShape<'_> {
     fn kind(&self) -> Kind {
@@ -40,6 +51,7 @@ impl Shape for LowShape<'_> {
             Type::Array(_) => Kind::Array,
             Type::Option(_) => Kind::Option,
             Type::Class(_) => Kind::Class,
+            Type::Enum(_) => Kind::Enum,
         }
     }
 
@@ -51,14 +63,26 @@ impl Shape for LowShape<'_> {
     }
 
     fn field_count(&self) -> usize {
-        self.fields().len()
+        match self.ty {
+            Type::Enum(_) => self.variants().len(),
+            _ => self.fields().len(),
+        }
     }
 
     fn field_name(&self, i: usize) -> &str {
-        self.fields().get(i).map_or("", |f| f.name.as_str())
+        match self.ty {
+            Type::Enum(_) => self.variants().get(i).map_or("", |v| v.name.as_str()),
+            _ => self.fields().get(i).map_or("", |f| f.name.as_str()),
+        }
     }
 
     fn field(&self, i: usize) -> Self {
+        if let Type::Enum(_) = self.ty {
+            return match self.variants().get(i) {
+                Some(v) => self.at(v.payload.as_ref().unwrap_or(&UNIT)),
+                None => *self,
+            };
+        }
         match self.fields().get(i) {
             Some(f) => self.at(&f.ty),
             None => *self,
@@ -93,6 +117,7 @@ fn to_runtime(value: &Value) -> Result<shaped_json::Value, String> {
         Value::Array(items) => J::Array(all(items)?),
         Value::Option(o) => J::Option(o.as_deref().map(to_runtime).transpose()?.map(Box::new)),
         Value::Object(fields) => J::Class(all(fields)?),
+        Value::Enum(variant, payload) => J::Enum(*variant as usize, Box::new(to_runtime(payload)?)),
         Value::Unset | Value::Ref(_) => return Err("cannot encode JSON: a value that is not data".to_string()),
     })
 }
@@ -110,5 +135,6 @@ fn from_runtime(value: shaped_json::Value) -> Value {
         J::Array(items) => Value::Array(items.into_iter().map(from_runtime).collect()),
         J::Option(o) => Value::Option(o.map(|v| Box::new(from_runtime(*v)))),
         J::Class(fields) => Value::Object(fields.into_iter().map(from_runtime).collect()),
+        J::Enum(variant, payload) => Value::Enum(variant as u32, Box::new(from_runtime(*payload))),
     }
 }

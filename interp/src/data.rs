@@ -47,6 +47,9 @@ impl Machine<'_, '_> {
             | OpKind::OptionNone { .. }
             | OpKind::OptionIsSome { .. }
             | OpKind::OptionUnwrap { .. } => self.option_op(kind),
+            OpKind::EnumNew { .. } | OpKind::EnumIs { .. } | OpKind::EnumGet { .. } | OpKind::EnumRef { .. } => {
+                self.enum_op(kind)
+            }
             _ => self.ownership_op(kind),
         }
     }
@@ -183,6 +186,47 @@ impl Machine<'_, '_> {
                 other => Err(fault(format!("`option.unwrap` of {}", other.kind()))),
             },
             _ => Err(fault("not an option operation")),
+        }
+    }
+
+    /// `enum.new`, `enum.is`, `enum.get`, `enum.ref`.
+    fn enum_op(&mut self, kind: &OpKind) -> Result<(), Stop> {
+        match kind {
+            OpKind::EnumNew { dest, variant, payload, .. } => {
+                let payload = match payload {
+                    Some(p) => self.stack.consume(p)?,
+                    None => Value::Unit,
+                };
+                self.stack.set(*dest, Value::Enum(*variant, Box::new(payload)))
+            }
+            OpKind::EnumIs { dest, value, variant } => {
+                let held = self.variant_of(*value)?;
+                self.stack.set(*dest, Value::Bool(held == *variant))
+            }
+            OpKind::EnumGet { dest, value, variant } | OpKind::EnumRef { dest, value, variant } => {
+                if self.variant_of(*value)? != *variant {
+                    let ty = self.stack.local_type(*value)?.through_ref().0;
+                    return Err(Stop::Trap(nagi_low::enum_mismatch_message(self.module, ty, *variant)));
+                }
+                let result = if matches!(kind, OpKind::EnumGet { .. }) {
+                    match self.stack.read(*value)? {
+                        Value::Enum(_, payload) => (**payload).clone(),
+                        other => return Err(fault(format!("`enum.get` of {}", other.kind()))),
+                    }
+                } else {
+                    project(&*self.stack.place_of(*value)?, Proj::Payload)
+                };
+                self.stack.set(*dest, result)
+            }
+            _ => Err(fault("not an enum operation")),
+        }
+    }
+
+    /// The variant the enum value or reference `value` holds.
+    fn variant_of(&self, value: LocalId) -> Result<u32, Stop> {
+        match self.stack.read(value)? {
+            Value::Enum(variant, _) => Ok(*variant),
+            other => Err(fault(format!("an enum operation on {}", other.kind()))),
         }
     }
 

@@ -37,6 +37,9 @@ pub enum Value {
     /// An object of a class: its fields in declaration order (the class is known from the
     /// types, so it is not stored).
     Object(Vec<Value>),
+    /// A value of an enum: the variant's index and its payload (`Unit` for a variant without
+    /// one; the enum is known from the types).
+    Enum(u32, Box<Value>),
     /// A reference (`&T` or `&mut T`) to a place.
     Ref(Rc<Place>),
 }
@@ -60,6 +63,8 @@ pub(crate) enum Proj {
     Field(usize),
     /// An element of an array, already checked against the length when the reference was made.
     Index(usize),
+    /// The payload of an enum value, whose variant was checked when the reference was made.
+    Payload,
 }
 
 impl Place {
@@ -89,6 +94,7 @@ impl Value {
         match (self, proj) {
             (Value::Object(fields), Proj::Field(i)) => fields.get(i),
             (Value::Array(items), Proj::Index(i)) => items.get(i),
+            (Value::Enum(_, payload), Proj::Payload) => Some(payload),
             _ => None,
         }
     }
@@ -98,6 +104,7 @@ impl Value {
         match (self, proj) {
             (Value::Object(fields), Proj::Field(i)) => fields.get_mut(i),
             (Value::Array(items), Proj::Index(i)) => items.get_mut(i),
+            (Value::Enum(_, payload), Proj::Payload) => Some(payload),
             _ => None,
         }
     }
@@ -115,6 +122,7 @@ impl Value {
             Value::Array(_) => "an array",
             Value::Option(_) => "an option",
             Value::Object(_) => "an object",
+            Value::Enum(..) => "an enum value",
             Value::Ref(_) => "a reference",
         }
     }

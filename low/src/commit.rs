@@ -147,6 +147,8 @@ pub fn cannot_fail(kind: &OpKind) -> bool {
         | OpKind::OptionSome { .. }
         | OpKind::OptionNone { .. }
         | OpKind::OptionIsSome { .. }
+        | OpKind::EnumNew { .. }
+        | OpKind::EnumIs { .. }
         | OpKind::Move { .. }
         | OpKind::Clone { .. }
         | OpKind::Drop { .. }
@@ -164,6 +166,8 @@ pub fn cannot_fail(kind: &OpKind) -> bool {
         | OpKind::ArrayRef { .. }
         | OpKind::ArraySet { .. }
         | OpKind::OptionUnwrap { .. }
+        | OpKind::EnumGet { .. }
+        | OpKind::EnumRef { .. }
         | OpKind::Loop { .. }
         | OpKind::ForRange { .. }
         | OpKind::ForEach { .. }

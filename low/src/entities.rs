@@ -2,16 +2,18 @@
 //!
 //! Ids follow Cranelift's `entities.rs` and rust-analyzer's MIR: an id is an `Idx` into the arena
 //! of the thing that owns it, and the payload type carries the `Data` suffix. Module-level ids
-//! ([`ClassId`], [`FuncId`]) index the arenas of a [`Module`](crate::Module); function-level ids
+//! ([`ClassId`], [`EnumId`], [`FuncId`]) index the arenas of a [`Module`](crate::Module); function-level ids
 //! ([`LocalId`], [`BlockId`], [`OpId`], [`LabelId`]) index the arenas of one
 //! [`FunctionData`](crate::FunctionData) and mean nothing without it.
 
 use la_arena::{Idx, RawIdx};
 
-use crate::module::{BlockData, ClassData, FunctionData, LabelData, LocalData, OpData};
+use crate::module::{BlockData, ClassData, EnumData, FunctionData, LabelData, LocalData, OpData};
 
 /// A class of the module: an index into `Module::classes`.
 pub type ClassId = Idx<ClassData>;
+/// An enum of the module: an index into `Module::enums`.
+pub type EnumId = Idx<EnumData>;
 /// A function of the module: an index into `Module::functions`.
 pub type FuncId = Idx<FunctionData>;
 /// A local (parameter or variable) of one function: an index into `FunctionData::locals`.
@@ -25,6 +27,10 @@ pub type LabelId = Idx<LabelData>;
 
 /// The position of a field inside its class's field list (0-based, declaration order).
 pub type FieldIndex = u32;
+
+/// The position of a variant inside its enum's variant list (0-based, declaration order); it
+/// is also the variant's tag in both emitters' layouts.
+pub type VariantIndex = u32;
 
 /// The position of `id` in its arena (0-based, allocation order). Analyses keep side tables
 /// beside an arena, one `Vec` entry per local or operation, and index them with this; it is the

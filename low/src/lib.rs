@@ -26,10 +26,10 @@ pub mod types;
 pub mod verifier;
 
 pub use diagnostic::Diagnostic;
-pub use entities::{ArenaGet, BlockId, ClassId, FieldIndex, FuncId, LabelId, LocalId, OpId};
+pub use entities::{ArenaGet, BlockId, ClassId, EnumId, FieldIndex, FuncId, LabelId, LocalId, OpId, VariantIndex};
 pub use module::{
-    BlockData, ClassData, FieldData, FunctionData, HttpMethod, LabelData, LocalData, Module, OpData, ParamSource,
-    RouteDecl, TableDecl,
+    BlockData, ClassData, EnumData, FieldData, FunctionData, HttpMethod, LabelData, LocalData, Module, OpData,
+    ParamSource, RouteDecl, TableDecl, VariantData, enum_mismatch_message,
 };
 pub use ops::{BinaryOp, OpKind, Opcode, Operand, ScopeKind, UnaryOp};
 pub use parser::parse;

@@ -9,7 +9,7 @@
 
 use la_arena::Arena;
 
-use crate::entities::{BlockId, ClassId, FieldIndex, FuncId, LocalId, OpId};
+use crate::entities::{BlockId, ClassId, EnumId, FieldIndex, FuncId, LocalId, OpId, VariantIndex};
 use crate::ops::OpKind;
 use crate::types::Type;
 
@@ -23,6 +23,8 @@ pub struct Module {
     pub name: String,
     /// Classes in declaration order.
     pub classes: Arena<ClassData>,
+    /// Enums in declaration order. Classes and enums share one namespace.
+    pub enums: Arena<EnumData>,
     /// Functions in declaration order.
     pub functions: Arena<FunctionData>,
     /// `table` bindings of classes to SQLite tables, in declaration order.
@@ -40,6 +42,11 @@ impl Module {
     /// The class called `name`, if any.
     pub fn class_by_name(&self, name: &str) -> Option<ClassId> {
         self.classes.iter().find(|(_, c)| c.name == name).map(|(id, _)| id)
+    }
+
+    /// The enum called `name`, if any.
+    pub fn enum_by_name(&self, name: &str) -> Option<EnumId> {
+        self.enums.iter().find(|(_, e)| e.name == name).map(|(id, _)| id)
     }
 
     /// The function called `name` (without the `$` sigil), if any.
@@ -68,6 +75,30 @@ impl ClassData {
 pub struct FieldData {
     pub name: String,
     pub ty: Type,
+}
+
+/// An enum: a value that is one of its variants, each carrying at most one payload value. A
+/// variant's position in `variants` is its tag ([`VariantIndex`]); docs/low.md gives the
+/// layout both emitters use.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EnumData {
+    pub name: String,
+    /// Variants in declaration order; there is at least one.
+    pub variants: Vec<VariantData>,
+}
+
+impl EnumData {
+    /// The index of the variant called `name`, if any.
+    pub fn variant_index(&self, name: &str) -> Option<VariantIndex> {
+        self.variants.iter().position(|v| v.name == name).map(|i| i as VariantIndex)
+    }
+}
+
+/// One variant of an enum: its name and the type of its payload, if it carries one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VariantData {
+    pub name: String,
+    pub payload: Option<Type>,
 }
 
 /// `table NAME: Class key FIELD`: the rows of SQLite table `NAME` are values of `Class`, and
@@ -266,5 +297,20 @@ pub struct OpData {
 impl From<OpKind> for OpData {
     fn from(kind: OpKind) -> OpData {
         OpData { kind }
+    }
+}
+
+/// The trap message of `enum.get` and `enum.ref` on a value holding another variant than
+/// `variant` of the enum type `ty`: `enum value is not Role.Member`. Every executor traps with
+/// it, so that the message is the same on all of them.
+pub fn enum_mismatch_message(module: &Module, ty: &Type, variant: VariantIndex) -> String {
+    use crate::entities::ArenaGet;
+    let Type::Enum(e) = ty else { return "enum value has the wrong variant".to_string() };
+    match module.enums.get(*e) {
+        Some(data) => {
+            let name = data.variants.get(variant as usize).map_or("?", |v| v.name.as_str());
+            format!("enum value is not {}.{name}", data.name)
+        }
+        None => "enum value has the wrong variant".to_string(),
     }
 }

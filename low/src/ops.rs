@@ -6,7 +6,7 @@
 //! tables below ([`Opcode`], [`UnaryOp`], [`BinaryOp`]) are the only place names are spelled:
 //! the printer prints through `name()` and the parser reads through `from_name()`.
 
-use crate::entities::{BlockId, ClassId, FieldIndex, FuncId, LabelId, LocalId};
+use crate::entities::{BlockId, ClassId, EnumId, FieldIndex, FuncId, LabelId, LocalId, VariantIndex};
 use crate::runtime::RuntimeFn;
 use crate::types::{Constant, ScalarType};
 
@@ -88,6 +88,14 @@ name_table! {
         OptionIsSome => "option.is_some",
         /// `%d = option.unwrap %o`
         OptionUnwrap => "option.unwrap",
+        /// `%d = enum.new Enum.Variant[(x)]`
+        EnumNew => "enum.new",
+        /// `%d = enum.is %e, Variant`
+        EnumIs => "enum.is",
+        /// `%d = enum.get %e, Variant`
+        EnumGet => "enum.get",
+        /// `%d = enum.ref %e, Variant`
+        EnumRef => "enum.ref",
         /// `%d = move %x`
         Move => "move",
         /// `%d = clone %x`
@@ -230,7 +238,7 @@ pub enum ScopeKind {
 /// What an operation does. Field names follow one convention: `dest` is the local written;
 /// every other `LocalId` or [`Operand`] is read. Operands in consuming positions (arguments to
 /// owned parameters, `new` fields, `array.push`/`array.set`/`field.set`/`store` values,
-/// `option.some`, `move`, `drop`, `option.unwrap`, `return`) move a non-copy local; every other
+/// `option.some`, `enum.new` payloads, `move`, `drop`, `option.unwrap`, `return`) move a non-copy local; every other
 /// read borrows it for the duration of the operation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum OpKind {
@@ -374,6 +382,34 @@ pub enum OpKind {
         dest: LocalId,
         option: LocalId,
     },
+    /// A value of enum `enum_id` holding `variant`, with the payload if the variant carries
+    /// one (consumed like a `new` field).
+    EnumNew {
+        dest: LocalId,
+        enum_id: EnumId,
+        variant: VariantIndex,
+        payload: Option<Operand>,
+    },
+    /// Whether the enum value or reference `value` holds `variant`.
+    EnumIs {
+        dest: LocalId,
+        value: LocalId,
+        variant: VariantIndex,
+    },
+    /// Reads the copy-type payload of `variant` from an enum value or reference; traps when
+    /// `value` holds another variant.
+    EnumGet {
+        dest: LocalId,
+        value: LocalId,
+        variant: VariantIndex,
+    },
+    /// Borrows the payload of `variant` (shared) from an enum value or reference; traps when
+    /// `value` holds another variant.
+    EnumRef {
+        dest: LocalId,
+        value: LocalId,
+        variant: VariantIndex,
+    },
     /// Transfers ownership; `src` is unusable afterwards.
     Move {
         dest: LocalId,
@@ -515,6 +551,10 @@ impl OpKind {
             OpKind::OptionNone { .. } => Opcode::OptionNone,
             OpKind::OptionIsSome { .. } => Opcode::OptionIsSome,
             OpKind::OptionUnwrap { .. } => Opcode::OptionUnwrap,
+            OpKind::EnumNew { .. } => Opcode::EnumNew,
+            OpKind::EnumIs { .. } => Opcode::EnumIs,
+            OpKind::EnumGet { .. } => Opcode::EnumGet,
+            OpKind::EnumRef { .. } => Opcode::EnumRef,
             OpKind::Move { .. } => Opcode::Move,
             OpKind::Clone { .. } => Opcode::Clone,
             OpKind::Drop { .. } => Opcode::Drop,
@@ -557,6 +597,10 @@ impl OpKind {
             | OpKind::OptionNone { dest }
             | OpKind::OptionIsSome { dest, .. }
             | OpKind::OptionUnwrap { dest, .. }
+            | OpKind::EnumNew { dest, .. }
+            | OpKind::EnumIs { dest, .. }
+            | OpKind::EnumGet { dest, .. }
+            | OpKind::EnumRef { dest, .. }
             | OpKind::Move { dest, .. }
             | OpKind::Clone { dest, .. }
             | OpKind::Borrow { dest, .. }

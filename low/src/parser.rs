@@ -12,11 +12,11 @@ mod op;
 use std::collections::HashMap;
 
 use crate::diagnostic::Diagnostic;
-use crate::entities::{BlockId, ClassId, FieldIndex, FuncId, LabelId, LocalId, OpId};
+use crate::entities::{BlockId, ClassId, EnumId, FieldIndex, FuncId, LabelId, LocalId, OpId, VariantIndex};
 use crate::lexer::{Token, TokenKind, lex};
 use crate::module::{
-    BlockData, ClassData, FORMAT_VERSION, FieldData, FunctionData, HttpMethod, LocalData, Module, OpData, RouteDecl,
-    TableDecl,
+    BlockData, ClassData, EnumData, FORMAT_VERSION, FieldData, FunctionData, HttpMethod, LocalData, Module, OpData,
+    RouteDecl, TableDecl, VariantData,
 };
 use crate::ops::OpKind;
 use crate::source::{Anchor, FunctionSpans, SourceMap, Span};
@@ -40,10 +40,11 @@ pub fn parse(text: &str) -> Result<(Module, SourceMap), Diagnostic> {
         source: SourceMap::default(),
         pending: Vec::new(),
         classes: HashMap::new(),
+        enums: HashMap::new(),
         functions: HashMap::new(),
     };
-    let class_starts = parser.declare_names()?;
-    parser.declare_fields(&class_starts)?;
+    let type_starts = parser.declare_names()?;
+    parser.declare_fields(&type_starts)?;
     parser.module()?;
     Ok((parser.module, parser.source))
 }
@@ -78,7 +79,15 @@ struct Parser {
     /// Comments read since the last anchor.
     pending: Vec<String>,
     classes: HashMap<String, ClassId>,
+    enums: HashMap<String, EnumId>,
     functions: HashMap<String, FuncId>,
+}
+
+/// A class or enum declaration found by the first pass, with the token index it starts at.
+#[derive(Clone, Copy)]
+enum TypeStart {
+    Class(usize, ClassId),
+    Enum(usize, EnumId),
 }
 
 /// The function being parsed.
@@ -196,33 +205,41 @@ impl Parser {
         i == 0 || matches!(self.tokens[i - 1].kind, TokenKind::Newline | TokenKind::Comment(_))
     }
 
-    /// Allocates every class and function declared at the top level, so that types and calls
-    /// can refer to items declared further down, and returns the token index of each class
-    /// declaration. Declarations start a line (`class Name {`, `fn $f(`, `async fn $f(`).
-    fn declare_names(&mut self) -> PResult<Vec<usize>> {
-        let mut class_starts = Vec::new();
+    /// Allocates every class, enum and function declared at the top level, so that types and
+    /// calls can refer to items declared further down, and returns where each class and enum
+    /// declaration starts. Declarations start a line (`class Name {`, `enum Name {`, `fn $f(`,
+    /// `async fn $f(`). Classes and enums share one namespace.
+    fn declare_names(&mut self) -> PResult<Vec<TypeStart>> {
+        let mut type_starts = Vec::new();
         let mut depth = 0usize;
         for i in 0..self.tokens.len() {
             match &self.tokens[i].kind {
                 TokenKind::LBrace => depth += 1,
                 TokenKind::RBrace => depth = depth.saturating_sub(1),
-                TokenKind::Ident(kw) if depth == 0 && kw == "class" && self.starts_line(i) => {
+                TokenKind::Ident(kw) if depth == 0 && (kw == "class" || kw == "enum") && self.starts_line(i) => {
+                    let is_class = kw == "class";
                     let Some(next) = self.tokens.get(i + 1) else { continue };
                     let TokenKind::Ident(name) = &next.kind else { continue };
-                    if self.classes.contains_key(name) {
-                        return Err(duplicate("class", name, next.span));
+                    if self.classes.contains_key(name) || self.enums.contains_key(name) {
+                        return Err(duplicate("type", name, next.span));
                     }
                     if is_reserved_type_name(name) {
                         return Err(Diagnostic::new(
                             "L127",
-                            format!("`{name}` is a built-in type name; a class cannot be called that"),
+                            format!("`{name}` is a built-in type name; a {kw} cannot be called that"),
                         )
                         .at(Some(next.span))
                         .label("reserved name"));
                     }
-                    let id = self.module.classes.alloc(ClassData { name: name.clone(), fields: Vec::new() });
-                    self.classes.insert(name.clone(), id);
-                    class_starts.push(i);
+                    if is_class {
+                        let id = self.module.classes.alloc(ClassData { name: name.clone(), fields: Vec::new() });
+                        self.classes.insert(name.clone(), id);
+                        type_starts.push(TypeStart::Class(i, id));
+                    } else {
+                        let id = self.module.enums.alloc(EnumData { name: name.clone(), variants: Vec::new() });
+                        self.enums.insert(name.clone(), id);
+                        type_starts.push(TypeStart::Enum(i, id));
+                    }
                 }
                 TokenKind::Ident(kw) if depth == 0 && kw == "fn" => {
                     let after_async = i > 0
@@ -242,17 +259,25 @@ impl Parser {
                 _ => {}
             }
         }
-        Ok(class_starts)
+        Ok(type_starts)
     }
 
-    /// Reads every class's fields before anything else, so that `table … key`, `new` and
-    /// `field.*` may name fields of classes written further down. The main pass reads the
-    /// classes again for their comments and spans; this pass leaves no trace but the fields.
-    fn declare_fields(&mut self, class_starts: &[usize]) -> PResult<()> {
-        let ids: Vec<ClassId> = self.module.classes.iter().map(|(id, _)| id).collect();
-        for (&start, &id) in class_starts.iter().zip(&ids) {
-            self.pos = start;
-            self.class(id)?;
+    /// Reads every class's fields and every enum's variants before anything else, so that
+    /// `table … key`, `new`, `field.*` and `enum.*` may name fields and variants of types
+    /// written further down. The main pass reads the declarations again for their comments and
+    /// spans; this pass leaves no trace but the fields and variants.
+    fn declare_fields(&mut self, type_starts: &[TypeStart]) -> PResult<()> {
+        for start in type_starts {
+            match *start {
+                TypeStart::Class(at, id) => {
+                    self.pos = at;
+                    self.class(id)?;
+                }
+                TypeStart::Enum(at, id) => {
+                    self.pos = at;
+                    self.enum_decl(id)?;
+                }
+            }
         }
         self.pos = 0;
         self.pending.clear();
@@ -268,6 +293,7 @@ impl Parser {
         self.module.name = name;
         self.end_of_line()?;
         let mut next_class = self.module.classes.iter().map(|(id, _)| id).collect::<Vec<_>>().into_iter();
+        let mut next_enum = self.module.enums.iter().map(|(id, _)| id).collect::<Vec<_>>().into_iter();
         let mut next_function = self.module.functions.iter().map(|(id, _)| id).collect::<Vec<_>>().into_iter();
         loop {
             self.skip_blank();
@@ -281,15 +307,19 @@ impl Parser {
                         let id = next_class.next().ok_or_else(|| self.error("`class Name {`"))?;
                         self.class(id)?;
                     }
+                    "enum" => {
+                        let id = next_enum.next().ok_or_else(|| self.error("`enum Name {`"))?;
+                        self.enum_decl(id)?;
+                    }
                     "table" => self.table()?,
                     "route" => self.route()?,
                     "fn" | "async" => {
                         let id = next_function.next().ok_or_else(|| self.error("`fn $name`"))?;
                         self.function(id)?;
                     }
-                    _ => return Err(self.error("`class`, `table`, `route`, `fn` or `async fn`")),
+                    _ => return Err(self.error("`class`, `enum`, `table`, `route`, `fn` or `async fn`")),
                 },
-                _ => return Err(self.error("`class`, `table`, `route`, `fn` or `async fn`")),
+                _ => return Err(self.error("`class`, `enum`, `table`, `route`, `fn` or `async fn`")),
             }
         }
     }
@@ -321,6 +351,48 @@ impl Parser {
             fields.push(FieldData { name, ty });
         }
         self.module.classes[id].fields = fields;
+        Ok(())
+    }
+
+    /// `enum Name {` then one variant per line, `Variant` or `Variant(Type)`, then `}`.
+    fn enum_decl(&mut self, id: EnumId) -> PResult<()> {
+        self.anchor(Anchor::Enum(id));
+        let start = self.keyword("enum")?;
+        let (name, name_span) = self.ident("an enum name")?;
+        self.source.enums.insert(id, start.to(name_span));
+        self.expect(TokenKind::LBrace, "`{`")?;
+        self.end_of_line()?;
+        let mut variants: Vec<VariantData> = Vec::new();
+        loop {
+            self.skip_blank();
+            if *self.peek() == TokenKind::RBrace {
+                if variants.is_empty() {
+                    return Err(Diagnostic::new("L128", format!("enum {name} has no variants"))
+                        .at(Some(self.span()))
+                        .label("an enum needs at least one variant"));
+                }
+                self.anchor(Anchor::EnumEnd(id));
+                self.bump();
+                self.end_of_line()?;
+                break;
+            }
+            self.anchor(Anchor::Variant(id, variants.len() as VariantIndex));
+            let (variant, span) = self.ident("a variant name or `}`")?;
+            if variants.iter().any(|v| v.name == variant) {
+                return Err(duplicate("variant", &variant, span));
+            }
+            let payload = if *self.peek() == TokenKind::LParen {
+                self.bump();
+                let ty = self.ty()?;
+                self.expect(TokenKind::RParen, "`)`")?;
+                Some(ty)
+            } else {
+                None
+            };
+            self.end_of_line()?;
+            variants.push(VariantData { name: variant, payload });
+        }
+        self.module.enums[id].variants = variants;
         Ok(())
     }
 
@@ -442,7 +514,10 @@ impl Parser {
                             self.expect(TokenKind::Lt, "`<`")?;
                             wraps.push(Wrap::Option);
                         }
-                        _ => break Type::Class(self.class_id(&name, span)?),
+                        _ => match self.enums.get(&name) {
+                            Some(&id) => break Type::Enum(id),
+                            None => break Type::Class(self.class_id(&name, span)?),
+                        },
                     }
                 }
                 _ => return Err(self.error("a type")),
@@ -594,7 +669,7 @@ impl Parser {
     }
 }
 
-/// Names that spell built-in types, which a class may not take.
+/// Names that spell built-in types, which a class or enum may not take.
 fn is_reserved_type_name(name: &str) -> bool {
     matches!(name, "i32" | "i64" | "f64" | "bool" | "unit" | "String" | "Option" | "str" | "mut")
 }

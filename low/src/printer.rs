@@ -149,6 +149,24 @@ impl<'a> Printer<'a> {
             self.comments(Anchor::ClassEnd(id), 1);
             self.out.push_str("}\n");
         }
+        for (id, data) in m.enums.iter() {
+            self.out.push('\n');
+            self.comments(Anchor::Enum(id), 0);
+            let _ = writeln!(self.out, "enum {} {{", data.name);
+            for (i, variant) in data.variants.iter().enumerate() {
+                self.comments(Anchor::Variant(id, i as u32), 1);
+                match &variant.payload {
+                    Some(ty) => {
+                        let _ = writeln!(self.out, "  {}({})", variant.name, ty.display(m));
+                    }
+                    None => {
+                        let _ = writeln!(self.out, "  {}", variant.name);
+                    }
+                }
+            }
+            self.comments(Anchor::EnumEnd(id), 1);
+            self.out.push_str("}\n");
+        }
         if !m.tables.is_empty() {
             self.out.push('\n');
         }
@@ -432,6 +450,28 @@ impl<'a> Printer<'a> {
                 self.out.push(' ');
                 self.operand(f, value);
             }
+            OpKind::EnumNew { dest, enum_id, variant, payload } => {
+                self.head(f, *dest, name);
+                let data = m.enums.get(*enum_id);
+                let enum_name = data.map_or("<invalid enum>", |e| e.name.as_str());
+                let variant_name = data
+                    .and_then(|e| e.variants.get(*variant as usize))
+                    .map_or("<invalid variant>", |v| v.name.as_str());
+                let _ = write!(self.out, " {enum_name}.{variant_name}");
+                if let Some(payload) = payload {
+                    self.out.push('(');
+                    self.operand(f, payload);
+                    self.out.push(')');
+                }
+            }
+            OpKind::EnumIs { dest, value, variant }
+            | OpKind::EnumGet { dest, value, variant }
+            | OpKind::EnumRef { dest, value, variant } => {
+                self.head(f, *dest, name);
+                self.out.push(' ');
+                self.local(f, *value);
+                let _ = write!(self.out, ", {}", self.variant_name(f, *value, *variant));
+            }
             OpKind::Drop { local } => {
                 self.out.push_str(name);
                 self.out.push(' ');
@@ -498,5 +538,17 @@ impl<'a> Printer<'a> {
             return field.name.clone();
         }
         format!("<field #{field}>")
+    }
+
+    /// The name of variant `variant` of the enum that `value`'s type (through a reference) is;
+    /// a placeholder when the value is not an enum, which the verifier reports.
+    fn variant_name(&self, f: &FunctionData, value: LocalId, variant: u32) -> String {
+        let ty = f.locals.get(value).map(|l| l.ty.through_ref().0.clone());
+        if let Some(crate::types::Type::Enum(e)) = ty
+            && let Some(v) = self.module.enums.get(e).and_then(|e| e.variants.get(variant as usize))
+        {
+            return v.name.clone();
+        }
+        format!("<variant #{variant}>")
     }
 }

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use la_arena::ArenaMap;
 
-use crate::entities::{BlockId, ClassId, FieldIndex, FuncId, LocalId, OpId};
+use crate::entities::{BlockId, ClassId, EnumId, FieldIndex, FuncId, LocalId, OpId, VariantIndex};
 
 /// A byte range `start..end` in the source text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -39,6 +39,10 @@ pub enum Anchor {
     Field(ClassId, FieldIndex),
     /// The closing `}` of a class.
     ClassEnd(ClassId),
+    Enum(EnumId),
+    Variant(EnumId, VariantIndex),
+    /// The closing `}` of an enum.
+    EnumEnd(EnumId),
     /// A `table` line, by position in `Module::tables`.
     Table(usize),
     /// A `route` line, by position in `Module::routes`.
@@ -68,6 +72,7 @@ pub struct FunctionSpans {
 #[derive(Clone, Debug, Default)]
 pub struct SourceMap {
     pub classes: ArenaMap<ClassId, Span>,
+    pub enums: ArenaMap<EnumId, Span>,
     /// Spans of table declarations, parallel to `Module::tables`.
     pub tables: Vec<Span>,
     /// Spans of route declarations, parallel to `Module::routes`.

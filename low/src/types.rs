@@ -9,7 +9,7 @@
 
 use std::fmt;
 
-use crate::entities::{ArenaGet, ClassId};
+use crate::entities::{ArenaGet, ClassId, EnumId};
 use crate::module::Module;
 
 /// A Low type. Types are trees; class types name a class of the enclosing module by id.
@@ -33,6 +33,8 @@ pub enum Type {
     Option(Box<Type>),
     /// A class of the module, owned by value.
     Class(ClassId),
+    /// An enum of the module, owned by value. Enums move like classes, whatever their payloads.
+    Enum(EnumId),
     /// A borrow of an owned value: `&T` (shared) or `&mut T` (exclusive). References are
     /// second-class (docs/design.md §4): no class field, array element, option payload or
     /// return value holds one.
@@ -47,22 +49,24 @@ impl Type {
 
     /// Whether values of this type are copied rather than moved when used: scalars, `unit`,
     /// references (a reference is reborrowed at each use; exclusivity is checked at call
-    /// sites), and options of copy types.
+    /// sites), and options of copy types. Enums are never copy types, even without payloads,
+    /// so that whether a type is copy needs no module.
     pub fn is_copy(&self) -> bool {
         match self {
             Type::I32 | Type::I64 | Type::F64 | Type::Bool | Type::Unit | Type::Ref { .. } => true,
             Type::Option(inner) => inner.is_copy(),
-            Type::String | Type::Array(_) | Type::Class(_) => false,
+            Type::String | Type::Array(_) | Type::Class(_) | Type::Enum(_) => false,
         }
     }
 
     /// Whether a value of this type owns heap memory, which dropping it frees and cloning it
-    /// copies: a `String`, an array, or an option or class that holds one by value. References
+    /// copies: a `String`, an array, or an option, class or enum that holds one by value. References
     /// own nothing. Classes are looked up in `module` (an id out of range owns nothing); the
-    /// walk uses a stack and visits each class once, so recursive classes (through arrays) and
-    /// deep types end without recursion.
+    /// walk uses a stack and visits each class and enum once, so recursive types (through
+    /// arrays) and deep types end without recursion.
     pub fn owns_heap(&self, module: &Module) -> bool {
         let mut seen: Vec<ClassId> = Vec::new();
+        let mut seen_enums: Vec<EnumId> = Vec::new();
         let mut stack = vec![self];
         while let Some(t) = stack.pop() {
             match t {
@@ -74,6 +78,14 @@ impl Type {
                     {
                         seen.push(*c);
                         stack.extend(class.fields.iter().map(|f| &f.ty));
+                    }
+                }
+                Type::Enum(e) => {
+                    if !seen_enums.contains(e)
+                        && let Some(data) = module.enums.get(*e)
+                    {
+                        seen_enums.push(*e);
+                        stack.extend(data.variants.iter().filter_map(|v| v.payload.as_ref()));
                     }
                 }
                 Type::I32 | Type::I64 | Type::F64 | Type::Bool | Type::Unit | Type::Ref { .. } => {}
@@ -145,6 +157,10 @@ impl fmt::Display for TypeDisplay<'_> {
             Type::Class(c) => match m.classes.get(*c) {
                 Some(class) => f.write_str(&class.name),
                 None => write!(f, "<class #{}>", c.into_raw()),
+            },
+            Type::Enum(e) => match m.enums.get(*e) {
+                Some(data) => f.write_str(&data.name),
+                None => write!(f, "<enum #{}>", e.into_raw()),
             },
             Type::Ref { mutable, pointee } => {
                 f.write_str(if *mutable { "&mut " } else { "&" })?;

@@ -386,8 +386,9 @@ struct TypeScan {
     root_ref: bool,
     /// A reference below the root (`[&T]`, `Option<&T>`, `&&T`).
     nested_ref: bool,
-    /// Class ids that are out of range, in the order found.
-    unknown_classes: Vec<usize>,
+    /// Class and enum ids that are out of range, in the order found, each described as
+    /// "class #3, which does not exist; the module has 2 classes".
+    unknown_classes: Vec<String>,
 }
 
 fn scan_type(module: &Module, ty: &Type) -> TypeScan {
@@ -406,7 +407,20 @@ fn scan_type(module: &Module, ty: &Type) -> TypeScan {
             Type::Array(inner) | Type::Option(inner) => stack.push((inner, false)),
             Type::Class(c) => {
                 if module.classes.get(*c).is_none() {
-                    scan.unknown_classes.push(index(*c));
+                    scan.unknown_classes.push(format!(
+                        "class #{}, which does not exist; the module has {} classes",
+                        index(*c),
+                        module.classes.len()
+                    ));
+                }
+            }
+            Type::Enum(e) => {
+                if module.enums.get(*e).is_none() {
+                    scan.unknown_classes.push(format!(
+                        "enum #{}, which does not exist; the module has {} enums",
+                        index(*e),
+                        module.enums.len()
+                    ));
                 }
             }
             Type::I32 | Type::I64 | Type::F64 | Type::Bool | Type::Unit | Type::String => {}
@@ -443,16 +457,12 @@ fn check_module(module: &Module, source: Option<&SourceMap>) -> Vec<Diagnostic> 
                 out.push(Diagnostic::new(code::REFERENCE_NOT_ALLOWED, message).at(span));
             }
             for c in scan.unknown_classes {
-                let message = format!(
-                    "field `{}` of class {} names class #{c}, which does not exist; the module has {} classes",
-                    field.name,
-                    class.name,
-                    module.classes.len()
-                );
+                let message = format!("field `{}` of class {} names {c}", field.name, class.name);
                 out.push(Diagnostic::new(code::UNKNOWN_CLASS, message).at(span));
             }
         }
     }
+    check_enums(module, source, &mut class_names, &mut out);
 
     let mut function_names = BTreeMap::new();
     for (id, func) in module.functions.iter() {
@@ -468,6 +478,50 @@ fn check_module(module: &Module, source: Option<&SourceMap>) -> Vec<Diagnostic> 
     check_routes(module, source, &mut out);
     check_early_commits(module, source, &mut out);
     out
+}
+
+/// Enum declarations: a name no class or other enum has, at least one variant, distinct
+/// variant names, and payloads that hold no reference and name only types that exist.
+fn check_enums<'m>(
+    module: &'m Module,
+    source: Option<&SourceMap>,
+    type_names: &mut BTreeMap<&'m str, crate::entities::ClassId>,
+    out: &mut Vec<Diagnostic>,
+) {
+    let mut enum_names = BTreeMap::new();
+    for (id, data) in module.enums.iter() {
+        let span = source.and_then(|s| s.enums.get(id).copied());
+        if type_names.contains_key(data.name.as_str()) || enum_names.insert(data.name.as_str(), id).is_some() {
+            let message = format!("type {} is declared twice (classes and enums share one namespace)", data.name);
+            out.push(Diagnostic::new(code::DUPLICATE_NAME, message).at(span));
+        }
+        if data.variants.is_empty() {
+            let message = format!("enum {} has no variants; an enum needs at least one", data.name);
+            out.push(Diagnostic::new(code::OPERAND_COUNT, message).at(span));
+        }
+        let mut variant_names = BTreeMap::new();
+        for variant in &data.variants {
+            if variant_names.insert(variant.name.as_str(), ()).is_some() {
+                let message = format!("enum {} declares variant `{}` twice", data.name, variant.name);
+                out.push(Diagnostic::new(code::DUPLICATE_NAME, message).at(span));
+            }
+            let Some(payload) = &variant.payload else { continue };
+            let scan = scan_type(module, payload);
+            if scan.root_ref || scan.nested_ref {
+                let message = format!(
+                    "variant `{}` of enum {} carries {}; a payload may not hold a reference",
+                    variant.name,
+                    data.name,
+                    payload.display(module)
+                );
+                out.push(Diagnostic::new(code::REFERENCE_NOT_ALLOWED, message).at(span));
+            }
+            for c in scan.unknown_classes {
+                let message = format!("variant `{}` of enum {} names {c}", variant.name, data.name);
+                out.push(Diagnostic::new(code::UNKNOWN_CLASS, message).at(span));
+            }
+        }
+    }
 }
 
 /// V248: every `db.exec_commit` is a route handler's final statement.
@@ -663,11 +717,7 @@ fn check_signature(cx: &mut FnCx<'_>) {
         cx.error(code::REFERENCE_NOT_ALLOWED, message);
     }
     for c in scan.unknown_classes {
-        let message = format!(
-            "the result type names class #{c}, which does not exist; the module has {} classes",
-            cx.module.classes.len()
-        );
-        cx.error(code::UNKNOWN_CLASS, message);
+        cx.error(code::UNKNOWN_CLASS, format!("the result type names {c}"));
     }
     if func.name == "main" {
         if !func.params.is_empty() {
@@ -701,12 +751,7 @@ fn check_locals(cx: &mut FnCx<'_>) {
             cx.local_error(code::REFERENCE_NOT_ALLOWED, id, message);
         }
         for c in scan.unknown_classes {
-            let message = format!(
-                "the type of %{} names class #{c}, which does not exist; the module has {} classes",
-                local.name,
-                cx.module.classes.len()
-            );
-            cx.local_error(code::UNKNOWN_CLASS, id, message);
+            cx.local_error(code::UNKNOWN_CLASS, id, format!("the type of %{} names {c}", local.name));
         }
     }
 }

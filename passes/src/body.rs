@@ -46,6 +46,9 @@ macro_rules! visit_locals {
             | OpKind::StrLen { dest, string: x }
             | OpKind::OptionIsSome { dest, option: x }
             | OpKind::OptionUnwrap { dest, option: x }
+            | OpKind::EnumIs { dest, value: x, .. }
+            | OpKind::EnumGet { dest, value: x, .. }
+            | OpKind::EnumRef { dest, value: x, .. }
             | OpKind::Move { dest, src: x }
             | OpKind::Clone { dest, src: x }
             | OpKind::Borrow { dest, src: x, .. }
@@ -97,10 +100,11 @@ macro_rules! visit_locals {
                 $f(rhs, Read);
                 $f(dest, Write);
             }
-            OpKind::OptionSome { dest, value } => {
+            OpKind::OptionSome { dest, value } | OpKind::EnumNew { dest, payload: Some(value), .. } => {
                 operand!(value);
                 $f(dest, Write);
             }
+            OpKind::EnumNew { dest, payload: None, .. } => $f(dest, Write),
             OpKind::Drop { local } => $f(local, Read),
             OpKind::If { cond, .. } => operand!(cond),
             OpKind::ForRange { var, start, end, .. } => {
@@ -137,7 +141,7 @@ pub fn for_each_local_mut(kind: &mut OpKind, mut f: impl FnMut(&mut LocalId, Slo
 
 /// Calls `f` on every operand slot of `kind` that may hold a constant as well as a local:
 /// arithmetic and cast operands, call and `new` arguments, indexes, stored and pushed values,
-/// `option.some`, `if` conditions, `for` bounds and returned values.
+/// `option.some`, `enum.new` payloads, `if` conditions, `for` bounds and returned values.
 pub fn for_each_operand_mut(kind: &mut OpKind, mut f: impl FnMut(&mut Operand)) {
     match kind {
         OpKind::Unary { arg, .. } | OpKind::Cast { arg, .. } => f(arg),
@@ -151,7 +155,8 @@ pub fn for_each_operand_mut(kind: &mut OpKind, mut f: impl FnMut(&mut Operand)) 
         OpKind::FieldSet { value, .. }
         | OpKind::ArrayPush { value, .. }
         | OpKind::Store { value, .. }
-        | OpKind::OptionSome { value, .. } => f(value),
+        | OpKind::OptionSome { value, .. }
+        | OpKind::EnumNew { payload: Some(value), .. } => f(value),
         OpKind::ArrayGet { index, .. } | OpKind::ArrayRef { index, .. } => f(index),
         OpKind::ArraySet { index, value, .. } => {
             f(index);
@@ -490,13 +495,14 @@ pub fn has_effect(kind: &OpKind) -> bool {
         | OpKind::StrEq { .. }
         | OpKind::OptionNone { .. }
         | OpKind::OptionIsSome { .. }
+        | OpKind::EnumIs { .. }
         | OpKind::Clone { .. }
         | OpKind::Borrow { .. }
         | OpKind::Load { .. } => false,
         OpKind::Binary { op, ty, rhs, .. } => op.may_trap(*ty) && !matches!(rhs, Operand::Const(c) if !is_zero(c)),
         // Consuming a copy-type value takes nothing, so these are pure exactly when their
         // values are copies; the caller checks the operand types.
-        OpKind::OptionSome { .. } | OpKind::New { .. } => false,
+        OpKind::OptionSome { .. } | OpKind::New { .. } | OpKind::EnumNew { .. } => false,
         OpKind::Call { .. }
         | OpKind::RuntimeCall { .. }
         | OpKind::FieldSet { .. }
@@ -505,6 +511,8 @@ pub fn has_effect(kind: &OpKind) -> bool {
         | OpKind::ArraySet { .. }
         | OpKind::ArrayPush { .. }
         | OpKind::OptionUnwrap { .. }
+        | OpKind::EnumGet { .. }
+        | OpKind::EnumRef { .. }
         | OpKind::Move { .. }
         | OpKind::Drop { .. }
         | OpKind::Store { .. }
@@ -526,7 +534,8 @@ fn is_zero(c: &nagi_low::Constant) -> bool {
 }
 
 /// Whether every local operand of `kind` that it consumes is of a copy type, so that removing
-/// the operation leaves no owned value behind: the values of `new` and `option.some`.
+/// the operation leaves no owned value behind: the values of `new`, `option.some` and
+/// `enum.new`.
 pub fn consumes_only_copies(func: &FunctionData, kind: &OpKind) -> bool {
     let copy = |o: &Operand| match o {
         Operand::Const(_) => true,
@@ -534,7 +543,7 @@ pub fn consumes_only_copies(func: &FunctionData, kind: &OpKind) -> bool {
     };
     match kind {
         OpKind::New { fields, .. } => fields.iter().all(copy),
-        OpKind::OptionSome { value, .. } => copy(value),
+        OpKind::OptionSome { value, .. } | OpKind::EnumNew { payload: Some(value), .. } => copy(value),
         _ => true,
     }
 }

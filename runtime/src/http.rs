@@ -128,7 +128,7 @@ impl Request {
         binding::check_content_type(self.headers.get(header::CONTENT_TYPE)).unwrap_or_else(|e| e.raise());
         binding::check_not_empty(&self.body).unwrap_or_else(|e| e.raise());
         let mut deserializer = serde_json::Deserializer::from_slice(&self.body);
-        let value = decode(&mut deserializer).unwrap_or_else(|e| binding::decode_error(e).raise());
+        let value = decode(&mut deserializer).unwrap_or_else(|e| binding::decode_error(e, &self.body).raise());
         deserializer.end().unwrap_or_else(|e| binding::trailing_error(&e).raise());
         value
     }

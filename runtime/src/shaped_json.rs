@@ -8,6 +8,9 @@
 //! mirrors `#[derive(Deserialize)] #[serde(deny_unknown_fields)]`: an object with each field
 //! once and no others (a missing `Option` field is `None`), or an array of the fields in order,
 //! and the scalar rules of serde's own impls (`i32` range-checked, no float for an integer, …).
+//! An enum is serde's externally tagged form, as the derive writes and reads it: a variant
+//! without a payload is its name as a string (`"Admin"`), one with a payload an object of one
+//! key (`{"Member": 5}`).
 //! Decoding builds a [`Value`]. [`decode`] reports only whether the whole text decoded; [`Seed`]
 //! gives serde's own error, which is the derive's to the byte (message, position, and the path
 //! `serde_path_to_error` finds), so the HTTP binding of the LLVM path answers exactly as the Rust
@@ -42,6 +45,10 @@ pub enum Kind {
     /// A class; [`Shape::field_count`], [`Shape::field_name`] and [`Shape::field`] describe
     /// its fields in declaration order.
     Class,
+    /// An enum; [`Shape::field_count`], [`Shape::field_name`] and [`Shape::field`] describe its
+    /// variants in declaration order, a variant's "field" being its payload's type, or `unit`
+    /// for a variant without one.
+    Enum,
 }
 
 /// A description of a Nagi type, walked by the encoder and the decoder. Shapes are cheap handles
@@ -57,8 +64,8 @@ pub trait Shape: Copy {
     fn field_name(&self, i: usize) -> &str;
     /// The type of field `i` of a class.
     fn field(&self, i: usize) -> Self;
-    /// The class's name (only asked of classes), which decoding errors spell as the derive does
-    /// (`expected struct Person`). The default, an empty name, suits shapes whose decoding errors
+    /// The class's or enum's name (only asked of those), which decoding errors spell as the
+    /// derive does (`expected struct Person`, `expected enum Role`). The default, an empty name, suits shapes whose decoding errors
     /// nobody reads.
     fn class_name(&self) -> &str {
         ""
@@ -86,6 +93,8 @@ pub enum Value {
     Option(Option<Box<Value>>),
     /// A class's fields, in declaration order.
     Class(Vec<Value>),
+    /// An enum's variant (its index) and payload (`Unit` for a variant without one).
+    Enum(usize, Box<Value>),
 }
 
 impl From<i32> for Value {
@@ -167,6 +176,18 @@ impl<S: Shape> Serialize for Shaped<'_, S> {
                 }
                 map.end()
             }
+            // The derive's `serialize_unit_variant` and `serialize_newtype_variant`, which
+            // serde_json writes as a string and as an object of one key.
+            (Kind::Enum, Value::Enum(i, payload)) if *i < shape.field_count() => {
+                let payload_shape = shape.field(*i);
+                if payload_shape.kind() == Kind::Unit {
+                    s.serialize_str(shape.field_name(*i))
+                } else {
+                    let mut map = s.serialize_map(Some(1))?;
+                    map.serialize_entry(shape.field_name(*i), &Shaped { value: payload, shape: payload_shape })?;
+                    map.end()
+                }
+            }
             (kind, _) => Err(Z::Error::custom(format_args!("a value that is not a {kind:?}"))),
         }
     }
@@ -201,7 +222,88 @@ impl<'de, S: Shape> DeserializeSeed<'de> for Seed<S> {
             // The derive passes the struct's name and field list here; serde_json ignores both
             // (they only word other formats' errors), so the empty ones cost no difference.
             Kind::Class => d.deserialize_struct("", &[], ClassVisitor(shape))?,
+            Kind::Enum => d.deserialize_enum("", &[], EnumVisitor(shape))?,
         })
+    }
+}
+
+/// The visitor the derive generates for an externally tagged enum.
+struct EnumVisitor<S>(S);
+
+impl<'de, S: Shape> Visitor<'de> for EnumVisitor<S> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "enum {}", self.0.class_name())
+    }
+
+    /// The variant's name is read as an identifier (an unknown one fails while it is read, as
+    /// in the derive); then a variant without a payload takes `unit_variant` (a string, or an
+    /// object whose value is `null`) and one with a payload `newtype_variant`.
+    fn visit_enum<A: de::EnumAccess<'de>>(self, data: A) -> Result<Value, A::Error> {
+        use serde::de::VariantAccess;
+        let shape = self.0;
+        let (i, variant) = data.variant_seed(VariantSeed(shape))?;
+        let payload = shape.field(i);
+        if payload.kind() == Kind::Unit {
+            variant.unit_variant()?;
+            Ok(Value::Enum(i, Box::new(Value::Unit)))
+        } else {
+            Ok(Value::Enum(i, Box::new(variant.newtype_variant_seed(Seed(payload))?)))
+        }
+    }
+}
+
+/// An enum's variant name, decoded into its index as the derive's `__Field` is.
+struct VariantSeed<S>(S);
+
+impl<'de, S: Shape> DeserializeSeed<'de> for VariantSeed<S> {
+    type Value = usize;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<usize, D::Error> {
+        d.deserialize_identifier(VariantVisitor(self.0))
+    }
+}
+
+/// The derive's `__FieldVisitor` for an enum's variants.
+struct VariantVisitor<S>(S);
+
+impl<S: Shape> VariantVisitor<S> {
+    fn find(&self, key: &[u8]) -> Option<usize> {
+        (0..self.0.field_count()).find(|&i| self.0.field_name(i).as_bytes() == key)
+    }
+}
+
+impl<'de, S: Shape> Visitor<'de> for VariantVisitor<S> {
+    type Value = usize;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("variant identifier")
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<usize, E> {
+        let count = self.0.field_count();
+        match usize::try_from(v) {
+            Ok(i) if i < count => Ok(i),
+            _ => Err(E::invalid_value(Unexpected::Unsigned(v), &VariantIndex(count))),
+        }
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<usize, E> {
+        self.find(v.as_bytes()).ok_or_else(|| E::unknown_variant(v, static_names(self.0)))
+    }
+
+    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<usize, E> {
+        self.find(v).ok_or_else(|| E::unknown_variant(&String::from_utf8_lossy(v), static_names(self.0)))
+    }
+}
+
+/// What a variant index was expected to be: the derive's `variant index 0 <= i < N`.
+struct VariantIndex(usize);
+
+impl Expected for VariantIndex {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "variant index 0 <= i < {}", self.0)
     }
 }
 
@@ -364,8 +466,9 @@ impl Expected for FieldIndex {
     }
 }
 
-/// A class's field names as the `'static` list that serde's error constructors take
-/// (`unknown_field`, `missing_field`, `duplicate_field`), so errors are built by serde itself,
+/// A class's field names (or an enum's variant names) as the `'static` list that serde's error
+/// constructors take (`unknown_field`, `missing_field`, `duplicate_field`, `unknown_variant`),
+/// so errors are built by serde itself,
 /// exactly as the derive builds them from its `FIELDS` constant.
 ///
 /// Each distinct list is leaked once and kept for the process, so the memory is bounded by the

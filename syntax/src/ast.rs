@@ -32,6 +32,7 @@ pub struct SourceFile {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Item {
     Class(ClassDecl),
+    Enum(EnumDecl),
     Table(TableDecl),
     Route(RouteDecl),
     Function(FnDecl),
@@ -43,6 +44,21 @@ pub struct ClassDecl {
     pub name: Ident,
     pub fields: Vec<FieldDecl>,
     pub span: Span,
+}
+
+/// `enum Name { Variant, Variant(Type), … }`
+#[derive(Clone, Debug, PartialEq)]
+pub struct EnumDecl {
+    pub name: Ident,
+    pub variants: Vec<VariantDecl>,
+    pub span: Span,
+}
+
+/// One variant of an enum declaration, with the type of its payload if it carries one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VariantDecl {
+    pub name: Ident,
+    pub payload: Option<TypeExpr>,
 }
 
 /// One field of a class declaration.
@@ -180,8 +196,43 @@ pub enum StmtKind {
     Return(Option<Expr>),
     /// `db.transaction { }`
     Transaction(Block),
+    /// `match e { pattern => { } … }`
+    Match {
+        scrutinee: Expr,
+        arms: Vec<MatchArm>,
+    },
     /// An expression evaluated for its effect (a call).
     Expr(Expr),
+}
+
+/// One arm of a `match`: one or more patterns (`A | B`) and the block run when one matches.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MatchArm {
+    pub patterns: Vec<Pattern>,
+    pub body: Block,
+    pub span: Span,
+}
+
+/// A pattern of a `match` arm, with its span.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pattern {
+    pub kind: PatternKind,
+    pub span: Span,
+}
+
+/// The shapes a pattern can have.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PatternKind {
+    /// `_`: anything.
+    Wildcard,
+    /// `Variant`, `Variant(x)`, `Enum.Variant` or `Enum.Variant(x)`; a binding `_` binds nothing.
+    Variant { enum_name: Option<Ident>, variant: Ident, binding: Option<Ident> },
+    /// An integer literal, `-` allowed: the magnitude and whether it is negated.
+    Int { negative: bool, magnitude: u64 },
+    /// A string literal.
+    Str(String),
+    /// `true` or `false`.
+    Bool(bool),
 }
 
 /// What a `for` loop walks.

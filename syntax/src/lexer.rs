@@ -19,6 +19,8 @@ pub enum Tok {
     Str(String),
     // Keywords.
     Class,
+    Enum,
+    Match,
     Fn,
     Table,
     Route,
@@ -53,6 +55,8 @@ pub enum Tok {
     Dot,
     DotDot,
     Arrow,
+    /// `=>`, between a `match` arm's patterns and its block.
+    FatArrow,
     Question,
     Assign,
     PlusAssign,
@@ -101,6 +105,8 @@ impl Tok {
     fn symbol(&self) -> &'static str {
         match self {
             Tok::Class => "class",
+            Tok::Enum => "enum",
+            Tok::Match => "match",
             Tok::Fn => "fn",
             Tok::Table => "table",
             Tok::Route => "route",
@@ -132,6 +138,7 @@ impl Tok {
             Tok::Dot => ".",
             Tok::DotDot => "..",
             Tok::Arrow => "->",
+            Tok::FatArrow => "=>",
             Tok::Question => "?",
             Tok::Assign => "=",
             Tok::PlusAssign => "+=",
@@ -205,6 +212,8 @@ enum Bracket {
 fn keyword(word: &str) -> Option<Tok> {
     Some(match word {
         "class" => Tok::Class,
+        "enum" => Tok::Enum,
+        "match" => Tok::Match,
         "fn" => Tok::Fn,
         "table" => Tok::Table,
         "route" => Tok::Route,
@@ -413,8 +422,9 @@ impl Lexer<'_> {
     fn opens_class_literal(&self, at: usize) -> bool {
         let n = self.out.len();
         let Some((_, Tok::Ident(name), _)) = self.out.last() else { return false };
-        // `class Name {` and `-> Name {` open a class body and a function body.
-        if n >= 2 && matches!(self.out[n - 2].1, Tok::Class | Tok::Arrow) {
+        // `class Name {`, `enum Name {` and `-> Name {` open a class body, an enum body and a
+        // function body.
+        if n >= 2 && matches!(self.out[n - 2].1, Tok::Class | Tok::Enum | Tok::Arrow) {
             return false;
         }
         if !name.starts_with(|c: char| c.is_ascii_uppercase()) {
@@ -475,6 +485,7 @@ impl Lexer<'_> {
             ('?', _) => one(Tok::Question),
             ('-', Some(b'>')) => two(Tok::Arrow),
             ('=', Some(b'=')) => two(Tok::EqEq),
+            ('=', Some(b'>')) => two(Tok::FatArrow),
             ('=', _) => one(Tok::Assign),
             ('+', Some(b'=')) => two(Tok::PlusAssign),
             ('-', Some(b'=')) => two(Tok::MinusAssign),

@@ -1,7 +1,7 @@
 //! Small helpers the grammar's actions call, kept out of the grammar file so they are
 //! ordinary, type-checked Rust.
 
-use crate::ast::{Block, Ident, Span, Stmt};
+use crate::ast::{Block, Ident, PatternKind, Span, Stmt};
 use crate::lexer::LexError;
 
 /// The span between two byte offsets.
@@ -30,4 +30,13 @@ pub fn check_word(word: &Ident, expected: &str) -> Result<(), LexError> {
         return Ok(());
     }
     Err(LexError { message: format!("expected `{expected}`, found `{}`", word.name), span: word.span })
+}
+
+/// The pattern a lone name is: `_` is the wildcard, any other name a variant.
+pub fn pattern_name(name: Ident) -> PatternKind {
+    if name.name == "_" {
+        PatternKind::Wildcard
+    } else {
+        PatternKind::Variant { enum_name: None, variant: name, binding: None }
+    }
 }

@@ -84,7 +84,31 @@ fn stmt(s: &Stmt) -> String {
         StmtKind::Return(None) => "return".into(),
         StmtKind::Return(Some(e)) => format!("return {}", sx(e)),
         StmtKind::Transaction(b) => format!("db.transaction {}", block(b)),
+        StmtKind::Match { scrutinee, arms } => {
+            let arms: Vec<String> = arms
+                .iter()
+                .map(|arm| {
+                    let patterns: Vec<String> = arm.patterns.iter().map(pattern).collect();
+                    format!("{} => {}", patterns.join(" | "), block(&arm.body))
+                })
+                .collect();
+            format!("match {} [{}]", sx(scrutinee), arms.join(", "))
+        }
         StmtKind::Expr(e) => sx(e),
+    }
+}
+
+fn pattern(p: &Pattern) -> String {
+    match &p.kind {
+        PatternKind::Wildcard => "_".into(),
+        PatternKind::Variant { enum_name, variant, binding } => {
+            let prefix = enum_name.as_ref().map_or(String::new(), |e| format!("{}.", e.name));
+            let bound = binding.as_ref().map_or(String::new(), |b| format!("({})", b.name));
+            format!("{prefix}{}{bound}", variant.name)
+        }
+        PatternKind::Int { negative, magnitude } => format!("{}{magnitude}", if *negative { "-" } else { "" }),
+        PatternKind::Str(s) => format!("{s:?}"),
+        PatternKind::Bool(b) => b.to_string(),
     }
 }
 
@@ -503,7 +527,7 @@ fn misplaced_tokens_name_what_was_expected_and_found() {
     assert_eq!(
         e,
         SyntaxError {
-            message: "expected one of `class`, `fn`, `route`, `table`, end of statement, found `let`".into(),
+            message: "expected one of `class`, `enum`, `fn`, `route`, `table`, end of statement, found `let`".into(),
             label: "unexpected `let`".into(),
             span: span(0, 3),
         }
@@ -585,4 +609,41 @@ fn syntax_error_goldens_report_the_same_message_and_position() {
         count += 1;
     }
     assert!(count >= 6, "only {count} syntax goldens found");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Enums and `match`.
+
+#[test]
+fn enum_declarations_take_variants_with_and_without_payloads() {
+    let file = parse_ok("enum Role {\n    Admin\n    Member(i64), Guest\n    Tags([String]?)\n}\n");
+    let [Item::Enum(decl)] = file.items.as_slice() else { panic!("one enum: {file:?}") };
+    assert_eq!(decl.name.name, "Role");
+    let variants: Vec<(String, Option<String>)> =
+        decl.variants.iter().map(|v| (v.name.name.clone(), v.payload.as_ref().map(ty))).collect();
+    assert_eq!(
+        variants,
+        [
+            ("Admin".to_string(), None),
+            ("Member".to_string(), Some("i64".to_string())),
+            ("Guest".to_string(), None),
+            ("Tags".to_string(), Some("[String]?".to_string())),
+        ]
+    );
+}
+
+#[test]
+fn match_arms_take_every_pattern_form_on_one_line_or_several() {
+    assert_eq!(
+        body(
+            "match r {\n    Admin => { f() }\n    Member(n) | Role.Guest => {}\n    Role.Named(_) => { g() }, _ => {}\n}"
+        ),
+        "{match r [Admin => {(call f)}, Member(n) | Role.Guest => {}, Role.Named(_) => {(call g)}, _ => {}]}"
+    );
+    assert_eq!(body("match n { 0 | -1 => { a() } _ => {} }"), "{match n [0 | -1 => {(call a)}, _ => {}]}");
+    assert_eq!(body("match s { \"a\" => {} true => {} }"), "{match s [\"a\" => {}, true => {}]}");
+    // A class literal may be matched on (its `{` is the literal's), and an arm needs a block.
+    assert_eq!(body("match f(P { x: 1 }) { _ => {} }"), "{match (call f (P x:1)) [_ => {}]}");
+    let err = parse_err("fn main() {\n    match r { Admin => f() }\n}");
+    assert!(err.message.contains("expected"), "{err:?}");
 }

@@ -73,6 +73,12 @@ impl Body<'_, '_> {
             ast::ExprKind::Str(s) => Some(mk(ExprKind::Str(s.clone()), Ty::String, span)),
             ast::ExprKind::Bool(b) => Some(mk(ExprKind::Bool(*b), Ty::Bool, span)),
             ast::ExprKind::None => self.none_literal(hint, span),
+            ast::ExprKind::Field { object, field } if let Some(e) = self.enum_named(object) => {
+                self.variant_value(e, field, None, span)
+            }
+            ast::ExprKind::MethodCall { receiver, method, args } if let Some(e) = self.enum_named(receiver) => {
+                self.variant_value(e, method, Some(args), span)
+            }
             ast::ExprKind::Name(_) | ast::ExprKind::Field { .. } | ast::ExprKind::Index { .. } => {
                 let (place, ty) = self.place_expr(e).ok()?;
                 Some(mk(ExprKind::Place(place), ty, span))

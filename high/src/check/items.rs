@@ -10,7 +10,7 @@ use super::{
     H203, H204, H205, H206, H207, H208, H210, H212, H220, H221, H222, H223, H224, H225, H226, H227, H303, H309, H310,
     H311, error,
 };
-use crate::tir::{self, ClassIdx, FnIdx, Literal, ParamMode, Ty};
+use crate::tir::{self, ClassIdx, EnumIdx, FnIdx, Literal, ParamMode, Ty};
 
 /// The builtin functions, which user functions may not shadow.
 pub(super) const BUILTIN_FNS: [&str; 5] = ["print", "min", "max", "abs", "to_string"];
@@ -30,6 +30,21 @@ pub(super) struct ClassInfo {
 pub(super) struct FieldInfo {
     pub name: String,
     pub ty: Option<Ty>,
+}
+
+/// An enum with its payload types resolved where possible.
+pub(super) struct EnumInfo {
+    pub name: String,
+    pub name_span: Span,
+    pub span: Span,
+    pub variants: Vec<VariantInfo>,
+}
+
+/// An enum variant; `payload` is `Some(None)` when its written type failed to resolve (already
+/// reported), `None` when the variant carries no payload.
+pub(super) struct VariantInfo {
+    pub name: String,
+    pub payload: Option<Option<Ty>>,
 }
 
 /// A parameter of a function or route handler.
@@ -67,6 +82,9 @@ impl FnInfo<'_> {
 pub(super) struct Items<'f> {
     pub classes: Vec<ClassInfo>,
     pub class_by_name: HashMap<String, ClassIdx>,
+    pub enums: Vec<EnumInfo>,
+    /// Enums by name; classes and enums share one namespace.
+    pub enum_by_name: HashMap<String, EnumIdx>,
     pub tables: Vec<tir::Table>,
     pub routes: Vec<tir::Route>,
     pub fns: Vec<FnInfo<'f>>,
@@ -83,6 +101,8 @@ pub(super) fn collect<'f>(file: &'f SourceFile, diags: &mut Vec<Diagnostic>) -> 
     let mut items = Items {
         classes: Vec::new(),
         class_by_name: HashMap::new(),
+        enums: Vec::new(),
+        enum_by_name: HashMap::new(),
         tables: Vec::new(),
         routes: Vec::new(),
         fns: Vec::new(),
@@ -94,11 +114,20 @@ pub(super) fn collect<'f>(file: &'f SourceFile, diags: &mut Vec<Diagnostic>) -> 
     let class_decls: Vec<&ast::ClassDecl> =
         file.items.iter().filter_map(|i| if let Item::Class(c) = i { Some(c) } else { None }).collect();
     // Names first, so a field may name a class declared further down.
+    let enum_decls: Vec<&ast::EnumDecl> =
+        file.items.iter().filter_map(|i| if let Item::Enum(e) = i { Some(e) } else { None }).collect();
+    // Names first, so a field or payload may name a type declared further down.
     for decl in &class_decls {
         items.declare_class(decl, diags);
     }
+    for decl in &enum_decls {
+        items.declare_enum(decl, diags);
+    }
     for (idx, decl) in class_decls.iter().enumerate() {
         items.classes[idx].fields = items.resolve_fields(decl, diags);
+    }
+    for (idx, decl) in enum_decls.iter().enumerate() {
+        items.enums[idx].variants = items.resolve_variants(decl, diags);
     }
     items.check_self_containment(diags);
     let mut table_names = HashSet::new();
@@ -113,7 +142,7 @@ pub(super) fn collect<'f>(file: &'f SourceFile, diags: &mut Vec<Diagnostic>) -> 
         match item {
             Item::Function(f) => items.collect_fn(f, diags),
             Item::Route(r) => items.collect_route(r, diags),
-            Item::Class(_) | Item::Table(_) => {}
+            Item::Class(_) | Item::Enum(_) | Item::Table(_) => {}
         }
     }
     items.name_handlers();
@@ -137,6 +166,46 @@ impl<'f> Items<'f> {
             .collect()
     }
 
+    /// The enums as TIR, if every payload type resolved.
+    pub fn tir_enums(&self) -> Option<Vec<tir::Enum>> {
+        self.enums
+            .iter()
+            .map(|e| {
+                let variants = e
+                    .variants
+                    .iter()
+                    .map(|v| {
+                        let payload = match &v.payload {
+                            None => None,
+                            Some(ty) => Some(ty.clone()?),
+                        };
+                        Some(tir::Variant { name: v.name.clone(), payload })
+                    })
+                    .collect::<Option<Vec<_>>>()?;
+                Some(tir::Enum { name: e.name.clone(), variants, span: e.span })
+            })
+            .collect()
+    }
+
+    /// The index of `enum_idx`'s variant `name`.
+    pub fn variant_index(&self, enum_idx: EnumIdx, name: &str) -> Option<u32> {
+        self.enums.get(enum_idx)?.variants.iter().position(|v| v.name == name).map(|i| i as u32)
+    }
+
+    /// "`Admin`, `Member(i64)`": an enum's variants for notes.
+    pub fn variant_list(&self, enum_idx: EnumIdx) -> String {
+        let Some(data) = self.enums.get(enum_idx) else { return String::new() };
+        let names: Vec<String> = data
+            .variants
+            .iter()
+            .map(|v| match &v.payload {
+                Some(Some(ty)) => format!("`{}({})`", v.name, self.ty_name(ty)),
+                _ => format!("`{}`", v.name),
+            })
+            .collect();
+        format!("the variants of `{}` are {}", data.name, names.join(", "))
+    }
+
     /// A type as the user writes it.
     pub fn ty_name(&self, ty: &Ty) -> String {
         match ty {
@@ -149,6 +218,7 @@ impl<'f> Items<'f> {
             Ty::Array(inner) => format!("[{}]", self.ty_name(inner)),
             Ty::Option(inner) => format!("{}?", self.ty_name(inner)),
             Ty::Class(idx) => self.classes.get(*idx).map_or_else(|| "<class>".into(), |c| c.name.clone()),
+            Ty::Enum(idx) => self.enums.get(*idx).map_or_else(|| "<enum>".into(), |e| e.name.clone()),
         }
     }
 
@@ -165,12 +235,21 @@ impl<'f> Items<'f> {
                     if let Some(idx) = self.class_by_name.get(name) {
                         return Some(Ty::Class(*idx));
                     }
-                    let mut d = error(H203, ty.span, format!("unknown type `{name}`"), "not a type or class");
-                    let known = BUILTIN_TYPES.iter().copied().chain(self.classes.iter().map(|c| c.name.as_str()));
+                    if let Some(idx) = self.enum_by_name.get(name) {
+                        return Some(Ty::Enum(*idx));
+                    }
+                    let mut d = error(H203, ty.span, format!("unknown type `{name}`"), "not a type, class or enum");
+                    let known = BUILTIN_TYPES
+                        .iter()
+                        .copied()
+                        .chain(self.classes.iter().map(|c| c.name.as_str()))
+                        .chain(self.enums.iter().map(|e| e.name.as_str()));
                     if let Some(similar) = known.clone().find(|k| k.eq_ignore_ascii_case(name)) {
                         d = d.note(format!("did you mean `{similar}`?"));
                     } else {
-                        d = d.note("the types are i32, i64, f64, bool, String, arrays `[T]`, options `T?` and declared classes");
+                        d = d.note(
+                            "the types are i32, i64, f64, bool, String, arrays `[T]`, options `T?`, and declared classes and enums",
+                        );
                     }
                     diags.push(d);
                     None
@@ -229,6 +308,58 @@ impl<'f> Items<'f> {
         });
     }
 
+    fn declare_enum(&mut self, decl: &ast::EnumDecl, diags: &mut Vec<Diagnostic>) {
+        let idx = self.enums.len();
+        let name = &decl.name.name;
+        if BUILTIN_TYPES.contains(&name.as_str()) {
+            diags.push(error(
+                H205,
+                decl.name.span,
+                format!("`{name}` is a built-in type and cannot be declared as an enum"),
+                "built-in type name",
+            ));
+        } else if self.class_by_name.contains_key(name) || self.enum_by_name.contains_key(name) {
+            diags.push(
+                error(H205, decl.name.span, format!("type `{name}` is declared twice"), "declared again here")
+                    .note("classes and enums share one namespace"),
+            );
+        } else {
+            self.enum_by_name.insert(name.clone(), idx);
+        }
+        if decl.variants.is_empty() {
+            diags.push(error(
+                H205,
+                decl.name.span,
+                format!("enum `{name}` has no variants"),
+                "an enum needs a variant",
+            ));
+        }
+        self.enums.push(EnumInfo {
+            name: name.clone(),
+            name_span: decl.name.span,
+            span: decl.span,
+            variants: Vec::new(),
+        });
+    }
+
+    fn resolve_variants(&self, decl: &ast::EnumDecl, diags: &mut Vec<Diagnostic>) -> Vec<VariantInfo> {
+        let mut variants: Vec<VariantInfo> = Vec::new();
+        for variant in &decl.variants {
+            if variants.iter().any(|v| v.name == variant.name.name) {
+                diags.push(error(
+                    H206,
+                    variant.name.span,
+                    format!("variant `{}` is declared twice in enum `{}`", variant.name.name, decl.name.name),
+                    "declared again here",
+                ));
+                continue;
+            }
+            let payload = variant.payload.as_ref().map(|ty| self.resolve_ty(ty, diags));
+            variants.push(VariantInfo { name: variant.name.name.clone(), payload });
+        }
+        variants
+    }
+
     fn resolve_fields(&self, decl: &ast::ClassDecl, diags: &mut Vec<Diagnostic>) -> Vec<FieldInfo> {
         let mut fields: Vec<FieldInfo> = Vec::new();
         for field in &decl.fields {
@@ -247,38 +378,52 @@ impl<'f> Items<'f> {
         fields
     }
 
-    /// A class that holds itself (directly or through options or other classes, but not
-    /// through an array) would be infinitely large.
+    /// A class or enum that holds itself (directly or through options, classes or enums, but
+    /// not through an array) would be infinitely large.
     fn check_self_containment(&self, diags: &mut Vec<Diagnostic>) {
-        fn embedded(ty: &Ty) -> Option<ClassIdx> {
+        // Nodes: classes first, then enums.
+        let n = self.classes.len();
+        fn embedded(ty: &Ty, n: usize) -> Option<usize> {
             match ty {
                 Ty::Class(c) => Some(*c),
-                Ty::Option(inner) => embedded(inner),
+                Ty::Enum(e) => Some(n + *e),
+                Ty::Option(inner) => embedded(inner, n),
                 _ => None,
             }
         }
-        for (idx, class) in self.classes.iter().enumerate() {
-            let mut seen = vec![false; self.classes.len()];
-            let mut stack: Vec<ClassIdx> = class.fields.iter().filter_map(|f| embedded(f.ty.as_ref()?)).collect();
+        let held = |node: usize| -> Vec<usize> {
+            if node < n {
+                self.classes[node].fields.iter().filter_map(|f| embedded(f.ty.as_ref()?, n)).collect()
+            } else {
+                let payloads = self.enums[node - n].variants.iter().filter_map(|v| v.payload.clone().flatten());
+                payloads.filter_map(|ty| embedded(&ty, n)).collect()
+            }
+        };
+        for node in 0..n + self.enums.len() {
+            let mut seen = vec![false; n + self.enums.len()];
+            let mut stack = held(node);
             while let Some(c) = stack.pop() {
-                if c == idx {
+                if c == node {
+                    let (what, name, span) = if node < n {
+                        ("class", &self.classes[node].name, self.classes[node].name_span)
+                    } else {
+                        ("enum", &self.enums[node - n].name, self.enums[node - n].name_span)
+                    };
                     diags.push(
                         error(
                             H311,
-                            class.name_span,
-                            format!("class `{}` contains itself, so its values would be infinitely large", class.name),
-                            "recursive class",
+                            span,
+                            format!("{what} `{name}` contains itself, so its values would be infinitely large"),
+                            format!("recursive {what}"),
                         )
-                        .note(format!("hold the nested values in an array, `[{}]`", class.name)),
+                        .note(format!("hold the nested values in an array, `[{name}]`")),
                     );
                     break;
                 }
                 if std::mem::replace(&mut seen[c], true) {
                     continue;
                 }
-                if let Some(inner) = self.classes.get(c) {
-                    stack.extend(inner.fields.iter().filter_map(|f| embedded(f.ty.as_ref()?)));
-                }
+                stack.extend(held(c));
             }
         }
     }

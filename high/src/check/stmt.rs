@@ -110,6 +110,7 @@ impl Body<'_, '_> {
                 Some(if word == "break" { StmtKind::Break } else { StmtKind::Continue })
             }
             ast::StmtKind::Return(value) => self.return_stmt(value.as_ref(), stmt.span),
+            ast::StmtKind::Match { scrutinee, arms } => self.match_stmt(scrutinee, arms, stmt.span),
             ast::StmtKind::Transaction(body) => {
                 self.effects.db_use.get_or_insert(stmt.span);
                 if self.transaction_loop_depth.is_some() {
@@ -291,6 +292,7 @@ impl Body<'_, '_> {
                 LocalKind::Param(_) => "is a read-only route parameter",
                 LocalKind::LoopVar => "is a read-only loop variable",
                 LocalKind::IfLet => "is read-only (bound by `if let`)",
+                LocalKind::MatchBinding => "is read-only (bound by a `match` pattern)",
             };
             let because =
                 if matches!(place, Place::Local(_)) { format!(", which {what}") } else { format!(": `{name}` {what}") };
@@ -309,18 +311,30 @@ impl Body<'_, '_> {
                 LocalKind::IfLet => {
                     "a name bound by `if let` is read-only; copy it into a `var` to change it".to_string()
                 }
+                LocalKind::MatchBinding => {
+                    "a name bound by a pattern is read-only; copy or clone it into a `var` to change it".to_string()
+                }
             };
             self.report(error(H401, span, message, "not mutable").note(note));
             return false;
         }
-        if let Some((_, iterated)) = self.iterating.iter().find(|(p, _)| overlaps(p, place)) {
-            let iterated = iterated.clone();
-            self.report(
+        if let Some((_, iterated, by_match)) = self.iterating.iter().find(|(p, _, _)| overlaps(p, place)) {
+            let (iterated, by_match) = (iterated.clone(), *by_match);
+            let diagnostic = if by_match {
+                error(
+                    H406,
+                    span,
+                    format!("cannot modify `{iterated}` while a `match` arm borrows its payload"),
+                    "modified inside the arm",
+                )
+                .note(format!("match on a copy with `match {iterated}.clone()`, or change it after the `match`"))
+            } else {
                 error(H406, span, format!("cannot modify `{iterated}` while iterating over it"), "modified inside the loop")
                     .note(format!(
                         "iterate over a copy with `for … in {iterated}.clone()`, or collect the changes and apply them after the loop"
-                    )),
-            );
+                    ))
+            };
+            self.report(diagnostic);
             return false;
         }
         true
@@ -405,7 +419,7 @@ impl Body<'_, '_> {
                 let guarded = match value.as_ref().map(|v| &v.kind) {
                     Some(ExprKind::Place(place)) => {
                         let name = self.place_text(place);
-                        self.iterating.push((place.clone(), name));
+                        self.iterating.push((place.clone(), name, false));
                         true
                     }
                     _ => false,
@@ -541,6 +555,8 @@ fn stmt_returns(stmt: &ast::Stmt) -> bool {
         // `while true` without a `break` never finishes, so what follows is unreachable.
         ast::StmtKind::While { cond, body } => matches!(cond.kind, ast::ExprKind::Bool(true)) && !breaks(body),
         ast::StmtKind::Transaction(body) => block_returns(body),
+        // The checker proves a `match` exhaustive, so it returns when every arm does.
+        ast::StmtKind::Match { arms, .. } => !arms.is_empty() && arms.iter().all(|arm| block_returns(&arm.body)),
         _ => false,
     }
 }
@@ -553,6 +569,7 @@ fn breaks(block: &ast::Block) -> bool {
             breaks(then_block) || else_block.as_ref().is_some_and(breaks)
         }
         ast::StmtKind::Transaction(body) => breaks(body),
+        ast::StmtKind::Match { arms, .. } => arms.iter().any(|arm| breaks(&arm.body)),
         _ => false,
     })
 }

@@ -7,7 +7,7 @@ use super::{FnCx, Own};
 use crate::tir::{Builtin, DbOp, Expr, ExprKind, ParamMode, Place, Ty};
 
 impl FnCx<'_> {
-    fn low_ty(&self, ty: &Ty) -> Type {
+    pub(super) fn low_ty(&self, ty: &Ty) -> Type {
         self.shared.types.low(ty)
     }
 
@@ -341,6 +341,11 @@ impl FnCx<'_> {
             ExprKind::OptionSome(inner) => {
                 let value = self.operand(inner);
                 self.emit(OpKind::OptionSome { dest, value });
+            }
+            ExprKind::Variant { enum_idx, variant, payload } => {
+                let payload = payload.as_ref().map(|p| self.operand(p));
+                let enum_id = self.shared.types.enums[*enum_idx];
+                self.emit(OpKind::EnumNew { dest, enum_id, variant: *variant, payload });
             }
         }
     }

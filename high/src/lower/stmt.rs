@@ -21,7 +21,7 @@ impl FnCx<'_> {
 
     /// Runs `body` in a new scope; at its end (if reachable) the scope's live locals are
     /// dropped in reverse declaration order.
-    fn scoped(&mut self, kind: ScopeKind, body: impl FnOnce(&mut Self)) {
+    pub(super) fn scoped(&mut self, kind: ScopeKind, body: impl FnOnce(&mut Self)) {
         self.scopes.push(Scope { kind, owned: Vec::new() });
         body(self);
         let scope = self.scopes.pop().expect("pushed above");
@@ -63,7 +63,7 @@ impl FnCx<'_> {
         end
     }
 
-    fn stmt(&mut self, stmt: &Stmt) {
+    pub(super) fn stmt(&mut self, stmt: &Stmt) {
         match &stmt.kind {
             StmtKind::Let { local, value } => {
                 let binding = self.bindings[*local];
@@ -88,6 +88,7 @@ impl FnCx<'_> {
             StmtKind::IfLet { local, value, then_block, else_block } => {
                 self.if_let(*local, value, then_block, else_block.as_ref())
             }
+            StmtKind::Match { scrutinee, arms } => self.match_stmt(scrutinee, arms),
             StmtKind::While { cond, body } => {
                 let label = self.new_label();
                 let loop_body = self.f.blocks.alloc(BlockData::default());
@@ -183,7 +184,7 @@ impl FnCx<'_> {
     /// `if cond { then } [else { els }]`, with `before_then` / `before_else` run at the top of
     /// each arm's scope (used by `if let`), and the arms' ownership states reconciled. An else
     /// arm is emitted when there is an else block or `force_else` asks for one.
-    fn if_else(
+    pub(super) fn if_else(
         &mut self,
         cond: Operand,
         then_block: &Block,

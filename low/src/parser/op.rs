@@ -3,7 +3,7 @@
 
 use super::{FnCtx, Frame, PResult, Parser, duplicate};
 use crate::diagnostic::Diagnostic;
-use crate::entities::{FieldIndex, LabelId, LocalId};
+use crate::entities::{EnumId, FieldIndex, LabelId, LocalId, VariantIndex};
 use crate::lexer::TokenKind;
 use crate::module::{BlockData, LabelData};
 use crate::ops::{BinaryOp, OpKind, Opcode, Operand, UnaryOp};
@@ -119,6 +119,49 @@ impl Parser {
         Ok(args)
     }
 
+    /// The enum and variant of an `Enum.Variant` word.
+    fn enum_variant(&self, path: &str, span: Span) -> PResult<(EnumId, VariantIndex)> {
+        let Some((enum_name, variant)) = path.split_once('.') else {
+            return Err(Diagnostic::new("L110", format!("expected `Enum.Variant`, found `{path}`"))
+                .at(Some(span))
+                .label("name the enum and the variant"));
+        };
+        let &enum_id = self.enums.get(enum_name).ok_or_else(|| {
+            Diagnostic::new("L121", format!("unknown enum `{enum_name}`")).at(Some(span)).label("no enum of this name")
+        })?;
+        let data = &self.module.enums[enum_id];
+        let index = data.variant_index(variant).ok_or_else(|| {
+            Diagnostic::new("L123", format!("enum {} has no variant `{variant}`", data.name))
+                .at(Some(span))
+                .label("unknown variant")
+        })?;
+        Ok((enum_id, index))
+    }
+
+    /// The variant `name` of the enum that `value`'s type is (through one reference).
+    pub(super) fn variant(&mut self, cx: &FnCtx, value: LocalId) -> PResult<VariantIndex> {
+        let (name, span) = self.ident("a variant name")?;
+        let ty = cx.data.locals[value].ty.through_ref().0;
+        let Type::Enum(id) = ty else {
+            return Err(Diagnostic::new(
+                "L123",
+                format!(
+                    "`%{}` has type {}, which has no variants",
+                    cx.data.locals[value].name,
+                    ty.display(&self.module)
+                ),
+            )
+            .at(Some(span))
+            .label("`enum.*` needs an enum or a reference to one"));
+        };
+        let data = &self.module.enums[*id];
+        data.variant_index(&name).ok_or_else(|| {
+            Diagnostic::new("L123", format!("enum {} has no variant `{name}`", data.name))
+                .at(Some(span))
+                .label("unknown variant")
+        })
+    }
+
     /// The field `name` of the class that `object`'s type is (through one reference).
     pub(super) fn field(&mut self, cx: &FnCtx, object: LocalId) -> PResult<FieldIndex> {
         let (name, span) = self.ident("a field name")?;
@@ -211,6 +254,10 @@ impl Parser {
                 | Opcode::OptionNone
                 | Opcode::OptionIsSome
                 | Opcode::OptionUnwrap
+                | Opcode::EnumNew
+                | Opcode::EnumIs
+                | Opcode::EnumGet
+                | Opcode::EnumRef
                 | Opcode::Move
                 | Opcode::Clone
                 | Opcode::Borrow
@@ -361,6 +408,31 @@ impl Parser {
                 }
             }
             Opcode::OptionSome => OpKind::OptionSome { dest: d()?, value: self.operand(cx)? },
+            Opcode::EnumNew => {
+                let dest = d()?;
+                let (path, span) = self.ident("`Enum.Variant`")?;
+                let (enum_id, variant) = self.enum_variant(&path, span)?;
+                let payload = if *self.peek() == TokenKind::LParen {
+                    self.bump();
+                    let payload = self.operand(cx)?;
+                    self.expect(TokenKind::RParen, "`)`")?;
+                    Some(payload)
+                } else {
+                    None
+                };
+                OpKind::EnumNew { dest, enum_id, variant, payload }
+            }
+            Opcode::EnumIs | Opcode::EnumGet | Opcode::EnumRef => {
+                let dest = d()?;
+                let value = self.local_ref(cx)?;
+                self.expect(TokenKind::Comma, "`,`")?;
+                let variant = self.variant(cx, value)?;
+                match opcode {
+                    Opcode::EnumIs => OpKind::EnumIs { dest, value, variant },
+                    Opcode::EnumGet => OpKind::EnumGet { dest, value, variant },
+                    _ => OpKind::EnumRef { dest, value, variant },
+                }
+            }
             Opcode::Drop => OpKind::Drop { local: self.local_ref(cx)? },
             Opcode::If => {
                 let cond = self.operand(cx)?;

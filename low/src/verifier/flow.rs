@@ -293,6 +293,9 @@ impl Analysis for Flow<'_, '_> {
             | OpKind::ArrayLen { dest, array: x }
             | OpKind::StrLen { dest, string: x }
             | OpKind::OptionIsSome { dest, option: x }
+            | OpKind::EnumIs { dest, value: x, .. }
+            | OpKind::EnumGet { dest, value: x, .. }
+            | OpKind::EnumRef { dest, value: x, .. }
             | OpKind::Load { dest, reference: x } => {
                 self.read(s, op, *x);
                 self.write(s, op, *dest, true);
@@ -360,10 +363,11 @@ impl Analysis for Flow<'_, '_> {
                 self.consume_operand(s, op, value);
                 self.mutate(s, op, *array);
             }
-            OpKind::OptionSome { dest, value } => {
+            OpKind::OptionSome { dest, value } | OpKind::EnumNew { dest, payload: Some(value), .. } => {
                 self.consume_operand(s, op, value);
                 self.write(s, op, *dest, true);
             }
+            OpKind::EnumNew { dest, payload: None, .. } => self.write(s, op, *dest, true),
             OpKind::OptionUnwrap { dest, option: x } | OpKind::Move { dest, src: x } => {
                 self.consume(s, op, *x, How::Moved);
                 self.write(s, op, *dest, true);

@@ -6,8 +6,8 @@
 
 use std::borrow::Cow;
 
-use crate::entities::{ArenaGet, ClassId, LocalId, OpId, index};
-use crate::module::{ClassData, FieldData};
+use crate::entities::{ArenaGet, ClassId, EnumId, LocalId, OpId, index};
+use crate::module::{ClassData, EnumData, FieldData, VariantData};
 use crate::ops::{BinaryOp, OpKind, Operand, UnaryOp};
 use crate::runtime::RtType;
 use crate::types::{ScalarType, Type};
@@ -112,6 +112,69 @@ impl<'a> OpCheck<'_, 'a> {
                 self.mismatch(&what, ty, "a class or a reference to one");
                 None
             }
+        }
+    }
+
+    /// The enum that `value` is or refers to, and whether it may be mutated through it.
+    fn enum_of(&mut self, value: LocalId) -> Option<(&'a EnumData, bool)> {
+        let ty = self.local(value)?;
+        let (inner, mutable) = ty.through_ref();
+        match inner {
+            // An unknown enum is reported at the local's declaration.
+            Type::Enum(e) => self.cx.module.enums.get(*e).map(|data| (data, mutable)),
+            _ => {
+                let what = format!("value {}", self.cx.name(value));
+                self.mismatch(&what, ty, "an enum or a reference to one");
+                None
+            }
+        }
+    }
+
+    fn variant(&mut self, data: &'a EnumData, index: u32) -> Option<&'a VariantData> {
+        let variant = data.variants.get(index as usize);
+        if variant.is_none() {
+            let message = format!(
+                "`{}` names variant #{index}, but enum {} has {} variants",
+                self.name,
+                data.name,
+                data.variants.len()
+            );
+            self.error(code::FIELD_INDEX, message);
+        }
+        variant
+    }
+
+    /// `enum.new`: the enum and variant exist, and the payload is given exactly when the
+    /// variant carries one, with the payload's type.
+    fn enum_new(&mut self, dest: LocalId, enum_id: EnumId, variant: u32, payload: &Option<Operand>) {
+        let found = payload.as_ref().map(|p| self.operand(p));
+        let Some(data) = self.cx.module.enums.get(enum_id) else {
+            self.local(dest);
+            let message = format!(
+                "`enum.new` names enum #{}, which does not exist; the module has {} enums",
+                index(enum_id),
+                self.cx.module.enums.len()
+            );
+            self.error(code::UNKNOWN_CLASS, message);
+            return;
+        };
+        self.expect_dest(dest, &Type::Enum(enum_id));
+        let Some(v) = self.variant(data, variant) else { return };
+        match (&v.payload, payload, found) {
+            (Some(expected), Some(value), Some(Some(found))) => {
+                let what = format!("the payload of {}.{} ({})", data.name, v.name, self.describe(value));
+                self.expect(&what, &found, expected);
+            }
+            (Some(_), None, _) => {
+                let message = format!("`enum.new {}.{}` needs the variant's payload", data.name, v.name);
+                self.error(code::OPERAND_COUNT, message);
+            }
+            (None, Some(_), _) => {
+                let message =
+                    format!("`enum.new {}.{}` gives a payload, but the variant carries none", data.name, v.name);
+                self.error(code::OPERAND_COUNT, message);
+            }
+            _ => {}
         }
     }
 
@@ -280,6 +343,39 @@ impl<'a> OpCheck<'_, 'a> {
                     let what = format!("value {}", self.describe(value));
                     self.expect(&what, &found, &field.ty);
                 }
+            }
+            OpKind::EnumNew { dest, enum_id, variant, payload } => self.enum_new(*dest, *enum_id, *variant, payload),
+            OpKind::EnumIs { dest, value, variant } => {
+                self.local(*dest);
+                if let Some((data, _)) = self.enum_of(*value) {
+                    self.variant(data, *variant);
+                }
+                self.expect_dest(*dest, &Type::Bool);
+            }
+            OpKind::EnumGet { dest, value, variant } | OpKind::EnumRef { dest, value, variant } => {
+                self.local(*dest);
+                let Some((data, _)) = self.enum_of(*value) else { return };
+                let Some(v) = self.variant(data, *variant) else { return };
+                let Some(payload) = &v.payload else {
+                    let message =
+                        format!("`{}` reads the payload of {}.{}, which carries none", self.name, data.name, v.name);
+                    self.error(code::OPERAND_COUNT, message);
+                    return;
+                };
+                if matches!(kind, OpKind::EnumRef { .. }) {
+                    self.expect_dest(*dest, &Type::reference(false, payload.clone()));
+                    return;
+                }
+                if !payload.is_copy() {
+                    let message = format!(
+                        "the payload of {}.{} has type {}, which is not a copy type; borrow it with `enum.ref` instead",
+                        data.name,
+                        v.name,
+                        self.show(payload)
+                    );
+                    self.error(code::COPY_KIND, message);
+                }
+                self.expect_dest(*dest, payload);
             }
             OpKind::ArrayNew { dest } => {
                 if let Some(ty) = self.local(*dest)

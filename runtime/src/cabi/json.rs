@@ -25,11 +25,14 @@ use crate::shaped_json::{self, Kind, Shape, Value};
 ///
 /// `inner` is the element type of an array and the payload type of an option; an option is a
 /// one-byte tag (0 or 1) at offset 0 and its payload at `payload_offset`; a class lists its
-/// fields and has its name. Descriptors are constants of the program and live as long as it does.
+/// fields and has its name; an enum is an `i64` tag (the variant's index) at offset 0 and the
+/// active variant's payload at `payload_offset`, lists its variants as fields (each field's type
+/// is the payload's, `unit` for a variant without one; its offset is `payload_offset`) and has
+/// its name. Descriptors are constants of the program and live as long as it does.
 #[repr(C)]
 pub struct TypeDesc {
     /// 0 `i32`, 1 `i64`, 2 `f64`, 3 `bool` (one byte, 0 or 1), 4 `unit`, 5 `String`, 6 array,
-    /// 7 `Option`, 8 class.
+    /// 7 `Option`, 8 class, 9 enum.
     pub kind: u64,
     /// The size in bytes (the distance between array elements).
     pub size: usize,
@@ -37,13 +40,14 @@ pub struct TypeDesc {
     pub align: usize,
     /// The element type of an array, the payload type of an option; null otherwise.
     pub inner: *const TypeDesc,
-    /// Where an option's payload starts; 0 otherwise.
+    /// Where an option's or enum's payload starts; 0 otherwise.
     pub payload_offset: usize,
-    /// A class's fields in declaration order; null otherwise.
+    /// A class's fields or an enum's variants in declaration order; null otherwise.
     pub fields: *const FieldDesc,
     /// How many fields `fields` points to.
     pub field_count: usize,
-    /// A class's name, UTF-8 (for decoding errors, `expected struct Person`); null otherwise.
+    /// A class's or enum's name, UTF-8 (for decoding errors, `expected struct Person`); null
+    /// otherwise.
     pub name: *const u8,
     /// The name's length in bytes; 0 when there is none.
     pub name_len: usize,
@@ -81,6 +85,7 @@ impl TypeDesc {
             5 => Kind::String,
             6 => Kind::Array,
             7 => Kind::Option,
+            9 => Kind::Enum,
             _ => Kind::Class,
         }
     }
@@ -219,7 +224,7 @@ impl<'a> Typed<'a> {
                 // are UTF-8 by construction (docs/c-abi.md, "Conventions").
                 Scalar::Str(unsafe { super::text_unchecked(raw.ptr, raw.len) })
             }
-            Kind::Array | Kind::Option | Kind::Class => return None,
+            Kind::Array | Kind::Option | Kind::Class | Kind::Enum => return None,
         })
     }
 }
@@ -246,6 +251,24 @@ impl Serialize for Typed<'_> {
                     s.serialize_some(&Typed { ptr: payload, ty: self.ty.inner() })
                 } else {
                     s.serialize_none()
+                }
+            }
+            Kind::Enum => {
+                // The derive's unit and newtype variants, as `shaped_json` writes them.
+                let tag = unsafe { self.read::<i64>(0) } as usize;
+                let Some(variant) = self.ty.fields().get(tag) else {
+                    return Err(serde::ser::Error::custom(format_args!(
+                        "enum {} has no variant #{tag}",
+                        self.ty.name()
+                    )));
+                };
+                let payload = Typed { ptr: self.ptr.wrapping_add(self.ty.payload_offset), ty: variant.ty() };
+                if variant.ty().kind() == Kind::Unit {
+                    s.serialize_str(variant.name())
+                } else {
+                    let mut map = s.serialize_map(Some(1))?;
+                    map.serialize_entry(variant.name(), &payload)?;
+                    map.end()
                 }
             }
             _ => {
@@ -319,6 +342,13 @@ pub(crate) unsafe fn write(value: Value, ty: &TypeDesc, dst: *mut u8) {
             Value::Class(values) => {
                 for (v, field) in values.into_iter().zip(ty.fields()) {
                     write(v, field.ty(), dst.add(field.offset));
+                }
+            }
+            Value::Enum(variant, payload) => {
+                std::ptr::write_bytes(dst, 0, ty.size);
+                dst.cast::<i64>().write(variant as i64);
+                if let Some(field) = ty.fields().get(variant) {
+                    write(*payload, field.ty(), dst.add(ty.payload_offset));
                 }
             }
         }

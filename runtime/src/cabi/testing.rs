@@ -94,6 +94,33 @@ pub(crate) fn class(name: &'static str, fields: &[(&'static str, &'static TypeDe
     })
 }
 
+/// An enum named `name` with `variants` in declaration order, each with its payload's type
+/// (`unit()` for none): an `i64` tag, then a payload area as large as the largest payload,
+/// rounded to 8 bytes, as the LLVM emitter lays enums out.
+pub(crate) fn enumeration(name: &'static str, variants: &[(&'static str, &'static TypeDesc)]) -> &'static TypeDesc {
+    let payload_offset = 8;
+    let payload = variants.iter().map(|(_, ty)| ty.size).max().unwrap_or(0);
+    let list: Vec<FieldDesc> = variants
+        .iter()
+        .map(|(variant, ty)| FieldDesc {
+            name: variant.as_ptr(),
+            name_len: variant.len(),
+            offset: payload_offset,
+            ty: *ty,
+        })
+        .collect();
+    let count = list.len();
+    let list: &'static [FieldDesc] = Box::leak(list.into_boxed_slice());
+    leak(TypeDesc {
+        payload_offset,
+        fields: list.as_ptr(),
+        field_count: count,
+        name: name.as_ptr(),
+        name_len: name.len(),
+        ..*plain(9, payload_offset + round_up(payload, 8), 8)
+    })
+}
+
 /// The offset of field `i` of a class descriptor.
 pub(crate) fn offset(class: &TypeDesc, i: usize) -> usize {
     class.fields()[i].offset

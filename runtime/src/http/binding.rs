@@ -56,17 +56,24 @@ pub(crate) fn check_not_empty(body: &[u8]) -> Result<(), HttpError> {
 /// malformed JSON (400); data errors are JSON that does not fit the class (422), with the field's
 /// path in front of serde's message (`age: invalid type: floating point `30.0`, expected i32 at
 /// line 1 column 30`).
-pub(crate) fn decode_error(error: serde_path_to_error::Error<serde_json::Error>) -> HttpError {
+///
+/// One syntax error is not about the text: serde_json reports an enum given as neither a string
+/// nor an object (`"role": 5`) as "expected value", a syntax error, although `body` is valid
+/// JSON. A syntax error on a body that is valid JSON is therefore a data error too; only failing
+/// requests pay for that second parse.
+pub(crate) fn decode_error(error: serde_path_to_error::Error<serde_json::Error>, body: &[u8]) -> HttpError {
     let path = error.path().to_string();
     let inner = error.into_inner();
-    match inner.classify() {
-        Category::Data => {
-            let detail = if path == "." || path.is_empty() { inner.to_string() } else { format!("{path}: {inner}") };
-            HttpError::new(422, "unprocessable entity", detail)
-        }
-        Category::Io | Category::Syntax | Category::Eof => {
-            HttpError::new(400, "bad request", format!("malformed JSON: {inner}"))
-        }
+    let data = match inner.classify() {
+        Category::Data => true,
+        Category::Syntax => serde_json::from_slice::<serde::de::IgnoredAny>(body).is_ok(),
+        Category::Io | Category::Eof => false,
+    };
+    if data {
+        let detail = if path == "." || path.is_empty() { inner.to_string() } else { format!("{path}: {inner}") };
+        HttpError::new(422, "unprocessable entity", detail)
+    } else {
+        HttpError::new(400, "bad request", format!("malformed JSON: {inner}"))
     }
 }
 

@@ -259,3 +259,78 @@ fn arrays_of_classes_at_the_top_decode_alike() {
     let texts = ["[]", r#"[{"city":"a"},["b",2]]"#, r#"[{"city":"a"},{"zip":2}]"#, r#"{"city":"a"}"#, "[1]", "[null]"];
     assert_eq!(agree::<Vec<Address>>(t::array(address), &texts), 2);
 }
+
+#[derive(Deserialize, Serialize)]
+enum Role {
+    Admin,
+    Member(i64),
+    Guest,
+    Named(String),
+    Home(Address),
+}
+
+#[derive(Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct Account {
+    name: String,
+    role: Role,
+    roles: Vec<Role>,
+    maybe: Option<Role>,
+}
+
+fn role() -> &'static TypeDesc {
+    t::enumeration(
+        "Role",
+        &[
+            ("Admin", t::unit()),
+            ("Member", t::i64()),
+            ("Guest", t::unit()),
+            ("Named", t::string()),
+            ("Home", address()),
+        ],
+    )
+}
+
+#[test]
+fn enums_decode_and_encode_in_the_derives_externally_tagged_form() {
+    let role = role();
+    let texts = [
+        // Unit variants as strings or as an object whose value is null; newtype variants.
+        r#""Admin""#,
+        r#""Guest""#,
+        r#"{"Admin":null}"#,
+        r#"{"Member":5}"#,
+        r#"{"Named":"x"}"#,
+        r#"{"Home":{"city":"Bern","zip":3000}}"#,
+        r#"{"Home":["Bern",null]}"#,
+        // Unknown variants, wrong payloads, wrong forms.
+        r#""Owner""#,
+        r#"{"Owner":1}"#,
+        r#""Member""#,
+        r#"{"Member":"5"}"#,
+        r#"{"Member":null}"#,
+        r#"{"Admin":1}"#,
+        r#"{"Member":5,"Guest":null}"#,
+        r#"{}"#,
+        "5",
+        "null",
+        "[]",
+        r#"["Admin"]"#,
+        r#"{"Home":{"city":"Bern","x":1}}"#,
+        r#"{"Member":5"#,
+        r#""Admin" x"#,
+    ];
+    assert_eq!(agree::<Role>(role, &texts), 7);
+    let account = t::class(
+        "Account",
+        &[("name", t::string()), ("role", role), ("roles", t::array(role)), ("maybe", t::option(role))],
+    );
+    let texts = [
+        r#"{"name":"a","role":"Admin","roles":[{"Member":1},"Guest"],"maybe":{"Named":"n"}}"#,
+        r#"{"name":"a","role":{"Member":-7},"roles":[]}"#,
+        r#"{"name":"a","role":"Nobody","roles":[]}"#,
+        r#"{"name":"a","role":"Admin","roles":["Admin",{"Member":true}]}"#,
+        r#"{"name":"a","role":"Admin","roles":[],"maybe":"Who"}"#,
+    ];
+    assert_eq!(agree::<Account>(account, &texts), 2);
+}

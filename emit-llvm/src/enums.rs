@@ -1,0 +1,110 @@
+//! Enum values: the tag, the payload's address, construction, and the bodies of an enum's drop
+//! and clone glue. The layout is `%E = { i64 tag, [N x i64] }` (`types.rs`): the tag is the
+//! variant's index and the active variant's payload sits at the start of the word array, which
+//! is as large as the largest payload.
+
+use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue};
+use nagi_low::{ArenaGet, EnumId, Type};
+
+use crate::{Cx, Error, glue, ir};
+
+/// The tag (an `i64`, the variant's index) of the enum `e` at `p`.
+pub(crate) fn tag<'ctx>(cx: &Cx<'ctx, '_>, e: EnumId, p: PointerValue<'ctx>) -> Result<IntValue<'ctx>, Error> {
+    Ok(ir::load_field(&cx.builder, cx.layouts.enum_struct(e), p, 0, "tag")?.into_int_value())
+}
+
+/// The address of the payload, of type `payload`, of the enum `e` at `p`.
+pub(crate) fn payload_ptr<'ctx>(
+    cx: &Cx<'ctx, '_>,
+    e: EnumId,
+    p: PointerValue<'ctx>,
+    payload: &Type,
+) -> Result<PointerValue<'ctx>, Error> {
+    let words = ir::field(&cx.builder, cx.layouts.enum_struct(e), p, 1, "payload.words")?;
+    Ok(cx.builder.build_pointer_cast(words, cx.layouts.pointer(payload), "payload")?)
+}
+
+/// The payload type of variant `variant` of enum `e`, if it carries one.
+pub(crate) fn payload_type<'m>(cx: &Cx<'_, 'm>, e: EnumId, variant: u32) -> Option<&'m Type> {
+    cx.low.enums.get(e)?.variants.get(variant as usize)?.payload.as_ref()
+}
+
+/// Writes the value `variant(payload)` of enum `e` at `dest`.
+pub(crate) fn build_new<'ctx>(
+    cx: &Cx<'ctx, '_>,
+    e: EnumId,
+    dest: PointerValue<'ctx>,
+    variant: u32,
+    payload: Option<BasicValueEnum<'ctx>>,
+) -> Result<(), Error> {
+    let b = &cx.builder;
+    // The whole value is written first, so that no byte of it is left undefined.
+    b.build_store(dest, cx.layouts.enum_struct(e).const_zero())?;
+    let tag = cx.context.i64_type().const_int(u64::from(variant), false);
+    b.build_store(ir::field(b, cx.layouts.enum_struct(e), dest, 0, "tag")?, tag)?;
+    if let (Some(value), Some(ty)) = (payload, payload_type(cx, e, variant)) {
+        b.build_store(payload_ptr(cx, e, dest, ty)?, value)?;
+    }
+    Ok(())
+}
+
+/// Branches on the tag of the enum `e` at `p` to one block per variant whose payload owns
+/// memory, where `each` runs with the variant's payload type, then joins.
+fn for_owning_variant<'ctx>(
+    cx: &Cx<'ctx, '_>,
+    f: FunctionValue<'ctx>,
+    e: EnumId,
+    p: PointerValue<'ctx>,
+    mut each: impl FnMut(&Type) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let b = &cx.builder;
+    let data = cx.low.enums.get(e).ok_or_else(|| Error::internal("unknown enum"))?;
+    let tag = tag(cx, e, p)?;
+    let done = cx.context.append_basic_block(f, "variant.done");
+    let mut cases = Vec::new();
+    let mut bodies = Vec::new();
+    for (i, variant) in data.variants.iter().enumerate() {
+        if let Some(ty) = &variant.payload
+            && ty.owns_heap(cx.low)
+        {
+            let block = cx.context.append_basic_block(f, &format!("variant.{}", variant.name));
+            cases.push((cx.context.i64_type().const_int(i as u64, false), block));
+            bodies.push((block, ty));
+        }
+    }
+    b.build_switch(tag, done, &cases)?;
+    for (block, ty) in bodies {
+        b.position_at_end(block);
+        each(ty)?;
+        b.build_unconditional_branch(done)?;
+    }
+    b.position_at_end(done);
+    Ok(())
+}
+
+/// The body of `nagi.drop.E`: drops the active variant's payload when it owns memory.
+pub(crate) fn drop_body<'ctx>(
+    cx: &Cx<'ctx, '_>,
+    f: FunctionValue<'ctx>,
+    e: EnumId,
+    p: PointerValue<'ctx>,
+) -> Result<(), Error> {
+    for_owning_variant(cx, f, e, p, |ty| glue::drop_in_place(cx, ty, payload_ptr(cx, e, p, ty)?))
+}
+
+/// The body of `nagi.clone.E`: copies the value, then replaces a payload that owns memory by a
+/// deep copy of it.
+pub(crate) fn clone_body<'ctx>(
+    cx: &Cx<'ctx, '_>,
+    f: FunctionValue<'ctx>,
+    e: EnumId,
+    dst: PointerValue<'ctx>,
+    src: PointerValue<'ctx>,
+) -> Result<(), Error> {
+    let b = &cx.builder;
+    let whole = ir::load(b, cx.layouts.enum_struct(e).into(), src, "copy")?;
+    b.build_store(dst, whole)?;
+    for_owning_variant(cx, f, e, src, |ty| {
+        glue::clone_into(cx, ty, payload_ptr(cx, e, dst, ty)?, payload_ptr(cx, e, src, ty)?)
+    })
+}
