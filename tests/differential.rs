@@ -35,6 +35,7 @@ const SERVICES: &[&str] = &[
     "golden/low/users_service.low",
     "golden/high/headers.nagi",
     "golden/high/enum_service.nagi",
+    "golden/high/failures.nagi",
     "tests/fixtures/calc.nagi",
     "tests/fixtures/context.nagi",
     "tests/fixtures/ledger.nagi",

@@ -353,6 +353,53 @@ fn enums_in_bodies_use_the_externally_tagged_form_and_an_unknown_variant_is_422(
     assert_eq!(server.get("/priority/7"), (200, "{\"Due\":7}".to_string()));
 }
 
+fn fail_answers_its_status_and_message_and_a_failed_request_writes_nothing(backend: Backend) {
+    let exe = build("golden/high/failures.nagi", backend);
+    let db = temp_dir("failures").join("failures.db");
+    let server = Server::start(&exe, &db, Stdio::null(), &[]);
+    let send = |method: &str, path: &str, token: &str, body: &str| {
+        let request = format!(
+            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: {token}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        let (status, text) = server.raw(request.as_bytes());
+        (status, if text.is_empty() { serde_json::Value::Null } else { json(&text) })
+    };
+    let error =
+        |status: u16, error: &str, detail: &str| (status, serde_json::json!({"error": error, "detail": detail}));
+    let account = |name: &str| serde_json::json!({"id": 1, "name": name, "owner": "ann"});
+    assert_eq!(send("POST", "/accounts", "ann", r#"{"id":1,"name":"alpha","owner":"x"}"#), (201, account("alpha")));
+    // `fail` in the handler, and in a function it calls with `try`.
+    assert_eq!(
+        send("POST", "/accounts", "bob", r#"{"id":2,"name":"alpha","owner":"x"}"#),
+        error(409, "conflict", "the name alpha is taken")
+    );
+    assert_eq!(
+        send("POST", "/accounts", "bob", r#"{"id":2,"name":"","owner":"x"}"#),
+        error(422, "unprocessable entity", "the name must not be empty")
+    );
+    assert_eq!(server.get("/accounts/9").0, 404);
+    assert_eq!(json(&server.get("/accounts/9").1)["detail"], "no account 9");
+    // A failure two calls deep.
+    assert_eq!(
+        send("PUT", "/accounts/1/name", "bob", r#"{"id":1,"name":"beta","owner":"x"}"#),
+        error(403, "forbidden", "account 1 belongs to someone else")
+    );
+    // The rename is written, then the name fails its check: the write is rolled back.
+    assert_eq!(
+        send("PUT", "/accounts/1/name", "ann", r#"{"id":1,"name":"","owner":"x"}"#),
+        error(422, "unprocessable entity", "the name must not be empty")
+    );
+    assert_eq!(server.get("/accounts/1"), (200, account("alpha").to_string()));
+    assert_eq!(send("PUT", "/accounts/1/name", "ann", r#"{"id":1,"name":"beta","owner":"x"}"#), (200, account("beta")));
+    // A handler without a result that may fail answers 204 when it does not.
+    assert_eq!(send("DELETE", "/accounts/1", "bob", ""), error(403, "forbidden", "account 1 belongs to someone else"));
+    assert_eq!(send("DELETE", "/accounts/1", "ann", ""), (204, serde_json::Value::Null));
+    assert_eq!(server.get("/accounts/1").0, 404);
+    // The service still serves after every failure.
+    assert_eq!(send("POST", "/accounts", "cy", r#"{"id":3,"name":"gamma","owner":"x"}"#).0, 201);
+}
+
 fn a_table_rebuilt_with_another_column_type_stops_the_service_with_status_2(backend: Backend) {
     let exe = build(USERS, backend);
     let db = temp_dir("schema").join("users.db");
@@ -594,6 +641,7 @@ crate::on_every_backend!(
     a_route_without_a_result_answers_204_with_no_body,
     header_parameters_bind_and_a_missing_or_malformed_one_is_400,
     enums_in_bodies_use_the_externally_tagged_form_and_an_unknown_variant_is_422,
+    fail_answers_its_status_and_message_and_a_failed_request_writes_nothing,
     a_table_rebuilt_with_another_column_type_stops_the_service_with_status_2,
     a_request_that_fails_after_writing_leaves_no_row,
     a_database_locked_by_another_process_answers_503_within_the_busy_budget,

@@ -112,6 +112,7 @@ fn row_signature(func: RuntimeFn) -> Signature {
         RuntimeFn::PrintF64 => ("nagi_rt_print_f64", &[F64], None, false),
         RuntimeFn::PrintBool => ("nagi_rt_print_bool", &[I32], None, false),
         RuntimeFn::PrintStr => ("nagi_rt_print_str", &[Bytes, I64], None, false),
+        RuntimeFn::HttpFail => ("nagi_rt_http_fail", &[I64, Bytes, I64], None, false),
         RuntimeFn::FmtI32 => ("nagi_rt_fmt_i32", &[Str, I32], None, false),
         RuntimeFn::FmtI64 => ("nagi_rt_fmt_i64", &[Str, I64], None, false),
         RuntimeFn::FmtF64 => ("nagi_rt_fmt_f64", &[Str, F64], None, false),
@@ -233,6 +234,7 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
             RowGroup::Json => return self.json_call(dest, func, class, args),
             RowGroup::Strings => return self.string_call(dest, func, args),
             RowGroup::Database => return self.database_call(op, dest, func, class, args),
+            RowGroup::Http => return self.fail_call(dest, args),
             RowGroup::Print => false,
             RowGroup::Format => true,
         };
@@ -259,6 +261,19 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
             call(cx, rt, &[value])?;
             self.store_unit(dest)
         }
+    }
+
+    /// `http.fail(status, &str)`: the status by value, the message as its bytes.
+    fn fail_call(&mut self, dest: Option<nagi_low::LocalId>, args: &[Operand]) -> Result<(), Error> {
+        let cx = self.cx;
+        let status = args.first().ok_or_else(|| Error::internal("http.fail without a status"))?;
+        let status = self.operand(status)?;
+        let place = self.string_place(&args[1..])?;
+        let string = cx.layouts.string();
+        let ptr = crate::ir::load_field(&cx.builder, string, place, 0, "s.ptr")?;
+        let len = crate::ir::load_field(&cx.builder, string, place, 1, "s.len")?;
+        call(cx, Rt::Row(RuntimeFn::HttpFail), &[status.into(), ptr.into(), len.into()])?;
+        self.store_unit(dest)
     }
 
     /// `json.encode<C>(&C) -> String` and `json.decode<C>(&str) -> Option<C>`, through the

@@ -37,7 +37,7 @@
 //! | H223 | route parameter that is neither a path, body nor query parameter |
 //! | H224 | `body` on a method without a request body |
 //! | H225 | misplaced or invalid default, or `inout` on a route parameter |
-//! | H226 | `main` with parameters or a result |
+//! | H226 | `main` with parameters or a result, or declared `fails` |
 //! | H227 | a parameter source that is unknown (`header` is the one) or misplaced (a function, path or `body` parameter) |
 //! | H301 | type mismatch |
 //! | H302 | operator or builtin not applicable to the type |
@@ -65,9 +65,13 @@
 //! | H405 | `break` / `continue` outside a loop |
 //! | H406 | modifying an array while iterating over it, or a value while a `match` arm borrows its payload |
 //! | H407 | expression statement whose value is unused |
-//! | H408 | misuse of `db.transaction` (nesting, leaving it with `return`/`break`/`continue`) |
+//! | H408 | misuse of `db.transaction` (nesting, leaving it with `return`/`break`/`continue`/`fail`/`try`) |
 //! | H409 | `main` uses the database (directly or through a call) |
 //! | H410 | invalid `inout` argument (not a place, or overlapping another argument) |
+//! | H411 | a call of a failing function without `try` |
+//! | H412 | `try` before an expression in which nothing can fail |
+//! | H413 | `fail` or `try` in a function that is not declared `fails` (nor a route) |
+//! | H414 | `fail` with a status outside 400–599 |
 //! | H501 | SQL rejected by the SQL checker (unknown table or column, syntax, result shape) |
 //! | H502 | SQL that is not a string literal |
 //! | H503 | `?` placeholder count differs from the argument count |
@@ -77,6 +81,7 @@
 mod builtins;
 mod enums;
 mod expr;
+mod failures;
 mod items;
 mod stmt;
 #[cfg(test)]
@@ -167,6 +172,8 @@ struct Effects {
     db_use: Option<Span>,
     /// Every call of a program function, with the call's span.
     calls: Vec<(FnIdx, Span)>,
+    /// Where the body first fails or calls a failing function.
+    fails_at: Option<Span>,
 }
 
 /// A function is async when it uses the database or calls an async function; iterating to a
@@ -217,6 +224,8 @@ fn check_main(items: &Items, effects: &[Effects], is_async: &[bool], diags: &mut
 /// `builtins.rs`.
 struct Body<'a, 'f> {
     items: &'a Items<'f>,
+    /// The function being checked, an index into `items.fns`.
+    fn_idx: FnIdx,
     diags: &'a mut Vec<Diagnostic>,
     sql: &'a mut dyn FnMut(&SqlRequest) -> Result<(), String>,
     /// False when the schema had errors, so SQL is not sent to the SQL checker.
@@ -243,6 +252,10 @@ struct Body<'a, 'f> {
     /// Statements to insert before the statement being checked (hidden locals of a compound
     /// assignment's place).
     prelude: Vec<tir::Stmt>,
+    /// How many `try` enclose the expression being checked.
+    try_depth: usize,
+    /// Calls of failing functions checked so far, so a `try` can tell whether it covers one.
+    failing_calls: usize,
 }
 
 /// Checks function `idx`'s body.
@@ -256,6 +269,7 @@ fn check_function(
     let info = &items.fns[idx];
     let mut body = Body {
         items,
+        fn_idx: idx,
         diags,
         sql,
         sql_enabled,
@@ -267,8 +281,10 @@ fn check_function(
         transaction_loop_depth: None,
         iterating: Vec::new(),
         ret: info.ret.clone(),
-        effects: Effects { db_use: None, calls: Vec::new() },
+        effects: Effects { db_use: None, calls: Vec::new(), fails_at: None },
         prelude: Vec::new(),
+        try_depth: 0,
+        failing_calls: 0,
     };
     let mut params = Vec::with_capacity(info.params.len());
     for param in &info.params {
@@ -300,6 +316,7 @@ fn check_function(
         body: block,
         is_async: false,
         is_route: info.route.is_some(),
+        fails: if info.route.is_some() { body.effects.fails_at.is_some() } else { info.fails },
         span: info.span,
     };
     (function, body.effects)
@@ -449,6 +466,10 @@ const H407: &str = "H407";
 const H408: &str = "H408";
 const H409: &str = "H409";
 const H410: &str = "H410";
+const H411: &str = "H411";
+const H412: &str = "H412";
+const H413: &str = "H413";
+const H414: &str = "H414";
 const H501: &str = "H501";
 const H502: &str = "H502";
 const H503: &str = "H503";

@@ -23,6 +23,7 @@
 //! field or an element.
 
 mod expr;
+mod failures;
 mod order;
 mod patterns;
 mod stmt;
@@ -195,7 +196,7 @@ struct FnCx<'a> {
 
 impl<'a> FnCx<'a> {
     fn lower(shared: &'a Shared<'a>, tir: &'a tir::Function) -> (FunctionData, Vec<Diagnostic>) {
-        let mut f = FunctionData::new(tir.name.clone(), shared.types.low(&tir.ret));
+        let mut f = FunctionData::new(tir.name.clone(), shared.result(tir));
         f.is_async = tir.is_async;
         let body = f.body;
         let mut cx = FnCx {
@@ -222,7 +223,8 @@ impl<'a> FnCx<'a> {
         if cx.reachable {
             if tir.ret == Ty::Unit {
                 cx.unwind_all();
-                cx.emit(OpKind::Return { value: None });
+                let value = cx.returned(None);
+                cx.emit(OpKind::Return { value });
             } else {
                 // The checker proves every path of a non-unit function returns; this keeps the
                 // Low well-formed should that proof ever be weaker than the verifier's.

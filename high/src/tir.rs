@@ -177,6 +177,10 @@ pub struct Function {
     pub is_async: bool,
     /// Whether this function handles a route.
     pub is_route: bool,
+    /// Whether the function may fail: declared `fails`, or a route handler whose body fails or
+    /// calls a failing function. Its Low result is then an option (`none`: failed, with the
+    /// failure recorded by `http.fail`); see `lower`.
+    pub fails: bool,
     pub span: Span,
 }
 
@@ -417,6 +421,8 @@ pub enum Builtin {
     Len,
     /// `x.clone()`: an owned copy.
     Clone,
+    /// `fail(status, message)`: records the failure and returns from the failing function.
+    Fail,
     /// A method of the string library (`s.contains(t)`, `s.split(sep)`, `parts.join(sep)`, …),
     /// which is one row of the runtime interface: the receiver, then the arguments, strings
     /// and arrays borrowed and integers by value.

@@ -89,6 +89,10 @@ impl Host for RuntimeHost {
     fn string_call(&mut self, func: RuntimeFn, args: &[Value]) -> Result<Value, String> {
         string_call(func, args)
     }
+
+    fn fail(&mut self, status: i64, message: &str) {
+        nagi_runtime::failure::fail(status, message);
+    }
 }
 
 /// [`Host::string_call`]: the row's rule in `nagi_runtime::strings`, on the interpreter's values.

@@ -61,4 +61,8 @@ pub trait Host {
     /// (`Value::Bool`, `Value::Str`, an array of strings or an option), or the message of the
     /// trap it raises.
     fn string_call(&mut self, func: RuntimeFn, args: &[Value]) -> Result<Value, String>;
+
+    /// `http.fail(status, message)`: records the failure for the answer of the request being
+    /// handled. The interpreter runs no requests, so nothing ever answers one.
+    fn fail(&mut self, status: i64, message: &str);
 }

@@ -26,6 +26,13 @@ impl Machine<'_, '_> {
                 return Err(fault(format!("the interpreter does not support `rtcall {}`", func.name())));
             }
             RowGroup::Print | RowGroup::Format | RowGroup::Json => self.scalar_row(func, class, args)?,
+            RowGroup::Http => {
+                let status = self.i64_arg(args.first().ok_or_else(|| fault("`rtcall http.fail` lacks its status"))?)?;
+                let message = args.get(1).ok_or_else(|| fault("`rtcall http.fail` lacks its message"))?;
+                let text = as_str(self.stack.read(local_arg(message)?)?)?.to_owned();
+                self.host.fail(status, &text);
+                Value::Unit
+            }
         };
         match dest {
             Some(dest) => self.stack.set(dest, result),

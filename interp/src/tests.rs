@@ -77,6 +77,8 @@ impl Host for Recorder {
     fn string_call(&mut self, func: nagi_low::RuntimeFn, _: &[Value]) -> Result<Value, String> {
         Err(format!("the tests' host has no `{}`", func.name()))
     }
+
+    fn fail(&mut self, _: i64, _: &str) {}
 }
 
 fn module(text: &str) -> Module {

@@ -181,6 +181,8 @@ impl RouteDecl {
     pub fn success_status(&self, ret: &Type) -> u16 {
         match (ret, self.method) {
             (Type::Unit, _) => 204,
+            // A handler without a result that may fail returns `Option<unit>`.
+            (Type::Option(inner), _) if **inner == Type::Unit => 204,
             (_, HttpMethod::Post) => 201,
             _ => 200,
         }

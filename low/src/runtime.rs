@@ -203,6 +203,10 @@ runtime_functions! {
         doc: "The string as a decimal i64 (an optional sign, then digits, in range), or none.";
     StrParseF64 = "str.parse_f64", generic: false, params: [Str], variadic: None, ret: OptF64, async: false,
         doc: "The string as an f64 (decimal with an optional exponent, inf, infinity or NaN), or none.";
+    // Expected failures of a request (runtime/src/failure.rs): the failing function then
+    // returns none, and the route's reply answers the recorded status and message.
+    HttpFail = "http.fail", generic: false, params: [I64, Str], variadic: None, ret: Unit, async: false,
+        doc: "Records the failure of the request being handled: its status (400-599; another is answered 500) and message.";
     // Typed JSON, straight between text and a class (serde, no intermediate tree).
     JsonEncode = "json.encode", generic: true, params: [ClassRef], variadic: None, ret: String, async: false,
         doc: "Encodes a class value as a JSON object.";
@@ -257,6 +261,7 @@ impl RuntimeFn {
             StrContains | StrStartsWith | StrEndsWith | StrFind | StrSplit | StrTrim | StrToLower | StrToUpper
             | StrReplace | StrJoin | StrSlice | StrParseI64 | StrParseF64 => RowGroup::Strings,
             JsonEncode | JsonDecode => RowGroup::Json,
+            HttpFail => RowGroup::Http,
             DbExec | DbExecCommit | DbQuery | DbQueryOne | DbBegin | DbCommit | DbRollback => RowGroup::Database,
         }
     }
@@ -279,6 +284,8 @@ pub enum RowGroup {
     Strings,
     /// `json.*`: typed JSON of a class.
     Json,
+    /// `http.*`: the answer of the request being handled.
+    Http,
     /// `db.*`: SQLite through the runtime's database thread.
     Database,
 }
@@ -321,7 +328,7 @@ mod tests {
 
     #[test]
     fn every_variant_spelling_parses_back_to_it() {
-        assert_eq!(RuntimeFn::all().count(), 31);
+        assert_eq!(RuntimeFn::all().count(), 32);
         for (i, row) in RUNTIME_FUNCTIONS.iter().enumerate() {
             assert_eq!(row.func as usize, i, "row {} is out of variant order", row.name);
             assert_eq!(RuntimeFn::from_name(row.name), Some(row.func), "{}", row.name);

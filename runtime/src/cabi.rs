@@ -383,6 +383,17 @@ pub unsafe extern "C" fn nagi_rt_print_str(ptr: *const u8, len: usize) {
     crate::rt::print_str(&unsafe { text(ptr, len) });
 }
 
+/// `http.fail`: records the failure `status` with the message at `ptr..ptr+len`
+/// ([`crate::failure`]).
+///
+/// # Safety
+/// `ptr` must point to `len` readable bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nagi_rt_http_fail(status: i64, ptr: *const u8, len: usize) {
+    // SAFETY: forwarded from the caller.
+    crate::failure::fail(status, &unsafe { text(ptr, len) });
+}
+
 /// Writes the decimal text of an `i32` into `out`.
 ///
 /// # Safety

@@ -272,6 +272,14 @@ impl Reply {
         Reply { status: StatusCode::NOT_FOUND, body: ReplyBody::NotFound }
     }
 
+    /// The error answer of a recorded failure.
+    fn failure(failure: &crate::failure::Failure) -> Reply {
+        let status = StatusCode::from_u16(failure.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let error = status.canonical_reason().unwrap_or("error").to_ascii_lowercase();
+        let body = serde_json::to_vec(&wrapper::ErrorBody { error: &error, detail: &failure.message });
+        Reply { status, body: ReplyBody::Json(body.unwrap_or_default()) }
+    }
+
     /// A reply with an already encoded JSON body; traps on a status outside 100..=999.
     pub fn json_bytes(status: u16, body: Vec<u8>) -> Reply {
         match StatusCode::from_u16(status) {
@@ -305,13 +313,24 @@ pub fn reply<T: Serialize>(status: u16, value: &T) -> Reply {
     Reply::json_bytes(status, crate::json::json_encode(value).into_bytes())
 }
 
-/// Like [`reply`] for a `T?` result: `None` answers 404 `{"error":"not found","detail":"GET
+/// Like [`reply`] for a `T?` result: `None` answers the failure the handler recorded with
+/// `fail` ([`crate::failure`]: its status, `{"error": the status's reason in lower case,
+/// "detail": the message}`), or, when it recorded none, 404 `{"error":"not found","detail":"GET
 /// /users/7: no such resource"}`.
 pub fn reply_option<T: Serialize>(status: u16, value: &Option<T>) -> Reply {
     match value {
         Some(value) => reply(status, value),
-        None => Reply::not_found(),
+        None => match crate::failure::take() {
+            Some(failure) => Reply::failure(&failure),
+            None => Reply::not_found(),
+        },
     }
+}
+
+/// Records `fail(status, message)` of a handler or a function it calls (the `http.fail` row;
+/// see [`crate::failure`]).
+pub fn fail(status: i64, message: &str) {
+    crate::failure::fail(status, message);
 }
 
 /// What a handler returns: a boxed, sendable future of its reply.

@@ -20,6 +20,7 @@ pub mod cabi;
 pub mod config;
 mod context;
 pub mod db;
+pub mod failure;
 pub mod http;
 mod json;
 pub mod logging;

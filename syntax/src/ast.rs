@@ -88,11 +88,14 @@ pub struct RouteDecl {
     pub span: Span,
 }
 
-/// `fn name(params) -> T { body }`
+/// `fn name(params) [fails] -> T { body }`
 #[derive(Clone, Debug, PartialEq)]
 pub struct FnDecl {
     pub name: Ident,
     pub params: Vec<Param>,
+    /// Written `fails`: the function may stop with `fail(status, message)`, and its callers
+    /// must mark calls of it with `try`.
+    pub fails: bool,
     pub ret: Option<TypeExpr>,
     pub body: Block,
     pub span: Span,
@@ -305,6 +308,8 @@ pub enum ExprKind {
         array: Box<Expr>,
         index: Box<Expr>,
     },
+    /// `try e`: calls of failing functions inside `e` pass a failure on to the caller.
+    Try(Box<Expr>),
     /// `db.exec(…)`, `db.query<T>(…)`, `db.query_one<T>(…)`.
     Db {
         op: Ident,

@@ -44,6 +44,7 @@ fn sx(e: &Expr) -> String {
         }
         ExprKind::Field { object, field } => format!("(.{} {})", field.name, sx(object)),
         ExprKind::Index { array, index } => format!("(index {} {})", sx(array), sx(index)),
+        ExprKind::Try(inner) => format!("(try {})", sx(inner)),
         ExprKind::Db { op, class, args } => {
             let class = class.as_ref().map_or(String::new(), |c| format!("<{}>", ty(c)));
             format!("(db.{}{class}{})", op.name, list(args))
@@ -354,7 +355,7 @@ fn the_body_brace_must_be_on_the_line_of_its_statement() {
     let e = parse_err("fn main() {\n    if x\n    {\n    }\n}");
     assert_eq!((e.message.as_str(), e.span), ("expected `{`, found end of statement", span(20, 20)));
     let e = parse_err("fn main()\n{\n}");
-    assert_eq!((e.message.as_str(), e.span), ("expected one of `->`, `{`, found end of statement", span(9, 9)));
+    assert_eq!((e.message.as_str(), e.span), ("expected one of `->`, `{`, a name, found end of statement", span(9, 9)));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -646,4 +647,25 @@ fn match_arms_take_every_pattern_form_on_one_line_or_several() {
     assert_eq!(body("match f(P { x: 1 }) { _ => {} }"), "{match (call f (P x:1)) [_ => {}]}");
     let err = parse_err("fn main() {\n    match r { Admin => f() }\n}");
     assert!(err.message.contains("expected"), "{err:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Failing functions and `try`.
+
+#[test]
+fn fails_marks_a_function_and_try_binds_like_a_prefix_operator() {
+    let file = parse_ok("fn find(id: i64) fails -> i64 {\n    return id\n}\nfn check() fails {}\nfn plain() {}\n");
+    let fails: Vec<(String, bool)> = file
+        .items
+        .iter()
+        .map(|i| match i {
+            Item::Function(f) => (f.name.name.clone(), f.fails),
+            other => panic!("a function: {other:?}"),
+        })
+        .collect();
+    assert_eq!(fails, [("find".to_string(), true), ("check".to_string(), true), ("plain".to_string(), false)]);
+    assert_eq!(expr("try f(1) + 2"), "(+ (try (call f 1)) 2)");
+    assert_eq!(expr("try f(1).len()"), "(try (.len() (call f 1)))");
+    let err = parse_err("fn f() throws {}");
+    assert!(err.message.contains("fails"), "{err:?}");
 }

@@ -50,7 +50,7 @@ fn library_method(name: &str) -> Option<LibraryMethod> {
 
 impl Body<'_, '_> {
     /// Reports a wrong argument count; true when the count is right.
-    fn arity(&mut self, name: &str, expected: usize, args: &[ast::Expr], span: Span) -> bool {
+    pub(super) fn arity(&mut self, name: &str, expected: usize, args: &[ast::Expr], span: Span) -> bool {
         if args.len() == expected {
             return true;
         }
@@ -112,6 +112,7 @@ impl Body<'_, '_> {
                 let ty = value.ty.clone();
                 Some(mk(ExprKind::Builtin { builtin: Builtin::Abs, args: vec![value] }, ty, span))
             }
+            "fail" => self.fail_call(args, span),
             _ => self.program_call(callee, args, span),
         }
     }
@@ -131,6 +132,9 @@ impl Body<'_, '_> {
             return None;
         }
         self.effects.calls.push((func, span));
+        if info.fails {
+            self.failing_call(&callee.name, span);
+        }
         let mut out = Vec::with_capacity(args.len());
         let mut ok = true;
         // Places passed by reference, to check that an `inout` argument overlaps no other.

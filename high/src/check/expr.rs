@@ -93,6 +93,7 @@ impl Body<'_, '_> {
                 self.method_call(receiver, method, args, hint, span)
             }
             ast::ExprKind::Db { op, class, args } => self.db_op(op, class.as_ref(), args, span),
+            ast::ExprKind::Try(inner) => self.try_expr(inner, hint, span),
         }
     }
 

@@ -13,7 +13,7 @@ use super::{
 use crate::tir::{self, ClassIdx, EnumIdx, FnIdx, Literal, ParamMode, Ty};
 
 /// The builtin functions, which user functions may not shadow.
-pub(super) const BUILTIN_FNS: [&str; 5] = ["print", "min", "max", "abs", "to_string"];
+pub(super) const BUILTIN_FNS: [&str; 6] = ["print", "min", "max", "abs", "to_string", "fail"];
 
 /// The written names of the built-in types.
 const BUILTIN_TYPES: [&str; 5] = ["i32", "i64", "f64", "bool", "String"];
@@ -66,6 +66,8 @@ pub(super) struct FnInfo<'f> {
     pub span: Span,
     /// For a route: its method (as written) and path, for messages.
     pub route: Option<(String, String)>,
+    /// Declared `fails` (a route may always fail).
+    pub fails: bool,
 }
 
 impl FnInfo<'_> {
@@ -560,6 +562,12 @@ impl<'f> Items<'f> {
                             .note("write `fn main() { … }`"),
                     );
                 }
+                if decl.fails {
+                    diags.push(
+                        error(H226, decl.name.span, "`main` cannot fail", "declared `fails`")
+                            .note("only route handlers and the functions they call answer with a failure"),
+                    );
+                }
             }
         }
         self.fns.push(FnInfo {
@@ -570,6 +578,7 @@ impl<'f> Items<'f> {
             body: &decl.body,
             span: decl.span,
             route: None,
+            fails: decl.fails,
         });
     }
 
@@ -718,6 +727,7 @@ impl<'f> Items<'f> {
             body: &decl.body,
             span: decl.span,
             route: Some((decl.method.name.clone(), decl.path.value.clone())),
+            fails: true,
         });
     }
 

@@ -536,6 +536,7 @@ fn has_effect(e: &ast::Expr) -> bool {
         ast::ExprKind::Call { callee, .. } => !matches!(callee.name.as_str(), "min" | "max" | "abs" | "to_string"),
         ast::ExprKind::MethodCall { method, .. } => method.name == "push",
         ast::ExprKind::Db { .. } => true,
+        ast::ExprKind::Try(inner) => has_effect(inner),
         _ => false,
     }
 }
@@ -548,6 +549,8 @@ pub(super) fn block_returns(block: &ast::Block) -> bool {
 fn stmt_returns(stmt: &ast::Stmt) -> bool {
     match &stmt.kind {
         ast::StmtKind::Return(_) => true,
+        // `fail(…)` returns from the function too, with the failure.
+        ast::StmtKind::Expr(ast::Expr { kind: ast::ExprKind::Call { callee, .. }, .. }) => callee.name == "fail",
         ast::StmtKind::If { then_block, else_block: Some(else_block), .. }
         | ast::StmtKind::IfLet { then_block, else_block: Some(else_block), .. } => {
             block_returns(then_block) && block_returns(else_block)

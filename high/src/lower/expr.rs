@@ -26,6 +26,7 @@ impl FnCx<'_> {
         match &expr.kind {
             ExprKind::Call { func, args } => self.call(*func, args, None),
             ExprKind::Builtin { builtin: Builtin::Print, args } => self.print(&args[0]),
+            ExprKind::Builtin { builtin: Builtin::Fail, args } => self.fail(&args[0], &args[1]),
             ExprKind::Push { array, value } => {
                 let value = self.operand(value);
                 let array = self.place_base(array, true, expr.span);
@@ -157,7 +158,7 @@ impl FnCx<'_> {
     /// A reference of exactly type `&T` to `expr`'s value, for a borrowed call parameter or a
     /// runtime argument: a fresh `borrow` of an owned local, a reborrow of a `&mut`, or the
     /// shared reference itself.
-    fn borrow_arg(&mut self, expr: &Expr) -> LocalId {
+    pub(super) fn borrow_arg(&mut self, expr: &Expr) -> LocalId {
         let local = self.read(expr);
         match self.f.locals[local].ty.clone() {
             Type::Ref { mutable: false, .. } => local,
@@ -431,7 +432,15 @@ impl FnCx<'_> {
             };
             operands.push(operand);
         }
+        let fails = self.shared.program.functions[func].fails;
         let callee = self.shared.functions[func];
+        if fails {
+            // The result is an option: `none` passes the failure on, a value is unwrapped.
+            let result = self.temp(self.shared.program_result(func));
+            self.emit(OpKind::Call { dest: Some(result), callee, args: operands, awaited });
+            self.pass_failure_on(result, if unit { None } else { dest });
+            return;
+        }
         let dest = if unit { None } else { dest };
         self.emit(OpKind::Call { dest, callee, args: operands, awaited });
     }
@@ -453,6 +462,7 @@ impl FnCx<'_> {
                 self.print(&args[0]);
                 self.emit(OpKind::Const { dest, value: Constant::Unit });
             }
+            Builtin::Fail => self.fail(&args[0], &args[1]),
             Builtin::Min | Builtin::Max => {
                 self.pin_clobbered(&[&args[0], &args[1]]);
                 let ty = args[0].ty.scalar().unwrap_or(ScalarType::I64);

@@ -156,6 +156,7 @@ impl FnCx<'_> {
                 let value = value.as_ref().map(|v| self.operand(v));
                 self.unwind_all();
                 self.temps.pop();
+                let value = self.returned(value);
                 self.emit(OpKind::Return { value });
             }
             StmtKind::Transaction(block) => {

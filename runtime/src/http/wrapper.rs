@@ -122,6 +122,8 @@ async fn run(
     let method = parts.method;
     let path = parts.uri.path().to_owned();
     let request = Request { method: method.clone(), path: path.clone(), params, query, headers: parts.headers, body };
+    // A failure recorded on this thread and never answered (none is) must not answer this one.
+    crate::failure::take();
     // The handler is called inside the guarded future, so a panic before its first await is
     // caught too.
     match AssertUnwindSafe(async move { handler.call(request).await }).catch_unwind().await {

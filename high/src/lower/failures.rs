@@ -1,0 +1,84 @@
+//! Lowering of expected failures. A function that may fail returns an option in Low: `some`
+//! of its result when it returns, `none` when it failed, the failure (status and message)
+//! recorded by `rtcall http.fail` (runtime/src/failure.rs). `fail(status, message)` records,
+//! drops everything still owned and returns `none`; a call of a failing function is followed by
+//! a test of its option that returns `none` the same way, passing the failure on, and unwraps
+//! the value otherwise. A route handler's `none` is answered by the runtime: with the recorded
+//! failure, or 404 when there is none (a route of result `T?` keeps `Option<T>` as its Low
+//! result, since the two cannot be confused).
+
+use nagi_low::{Constant, LocalId, OpKind, Operand, RuntimeFn, Type};
+
+use super::{FnCx, Own, Shared};
+use crate::tir::{self, Expr, Ty};
+
+impl Shared<'_> {
+    /// The Low result type of `function`: its result, in an option when it may fail (a route
+    /// whose result is already an option keeps it as it is).
+    pub(super) fn result(&self, function: &tir::Function) -> Type {
+        let ret = self.types.low(&function.ret);
+        if wraps(function) { Type::Option(Box::new(ret)) } else { ret }
+    }
+
+    /// [`Shared::result`] of the function at `index`.
+    pub(super) fn program_result(&self, index: usize) -> Type {
+        self.result(&self.program.functions[index])
+    }
+}
+
+/// Whether `function`'s returned values are wrapped in `some`.
+fn wraps(function: &tir::Function) -> bool {
+    function.fails && !(function.is_route && matches!(function.ret, Ty::Option(_)))
+}
+
+impl FnCx<'_> {
+    /// What a `return` of `value` returns: `some(value)` in a function that may fail (`some` of
+    /// unit for a function without a result), `value` otherwise.
+    pub(super) fn returned(&mut self, value: Option<Operand>) -> Option<Operand> {
+        if !wraps(self.tir) {
+            return value;
+        }
+        let wrapped = self.temp(self.f.ret.clone());
+        let value = value.unwrap_or(Operand::Const(Constant::Unit));
+        self.emit(OpKind::OptionSome { dest: wrapped, value });
+        // The `return` that follows takes it.
+        self.state.insert(wrapped, Own::Moved);
+        Some(Operand::Local(wrapped))
+    }
+
+    /// `fail(status, message)`: records the failure, then returns `none`.
+    pub(super) fn fail(&mut self, status: &Expr, message: &Expr) {
+        self.pin_clobbered(&[status, message]);
+        let status = self.operand(status);
+        let message = self.borrow_arg(message);
+        self.runtime_call(RuntimeFn::HttpFail, None, vec![status, Operand::Local(message)], None);
+        self.return_failure();
+    }
+
+    /// After a call of a failing function into `result`: returns `none` when it failed, and
+    /// otherwise unwraps its value into `dest` (when the caller wants it).
+    pub(super) fn pass_failure_on(&mut self, result: LocalId, dest: Option<LocalId>) {
+        let ok = self.temp(Type::Bool);
+        self.emit(OpKind::OptionIsSome { dest: ok, option: result });
+        let (_, failed) = self.emit_if(Operand::Local(ok), true);
+        let failed = failed.expect("asked for an else block");
+        self.in_block(failed, |cx| cx.return_failure());
+        // A unit result needs no unwrapping: `some(())` owns nothing, and the option is a copy
+        // type.
+        if let Some(dest) = dest {
+            self.emit(OpKind::OptionUnwrap { dest, option: result });
+            self.state.insert(result, Own::Moved);
+        }
+    }
+
+    /// Drops everything still owned and returns `none`.
+    fn return_failure(&mut self) {
+        self.unwind_all();
+        let none = self.temp(self.f.ret.clone());
+        self.emit(OpKind::OptionNone { dest: none });
+        self.emit(OpKind::Return { value: Some(Operand::Local(none)) });
+        // Only this path holds it, and the `return` took it; the code after the enclosing `if`
+        // (which shares the ownership states) must not drop it.
+        self.state.insert(none, Own::Moved);
+    }
+}
