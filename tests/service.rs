@@ -313,6 +313,11 @@ fn header_parameters_bind_and_a_missing_or_malformed_one_is_400(backend: Backend
         server.raw(b"GET /me HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: caf\xc3\xa9\r\nConnection: close\r\n\r\n");
     assert_eq!(status, 400, "{body}");
     assert_eq!(json(&body)["detail"], "header `authorization`: the value is not visible ASCII text", "{body}");
+    let (status, body) = server.get("/bad-header");
+    assert_eq!(
+        (status, json(&body)["detail"].as_str()),
+        (500, Some("the response header \"Content-Type\" is set by the server"))
+    );
 }
 
 fn enums_in_bodies_use_the_externally_tagged_form_and_an_unknown_variant_is_422(backend: Backend) {
@@ -369,6 +374,23 @@ fn fail_answers_its_status_and_message_and_a_failed_request_writes_nothing(backe
         |status: u16, error: &str, detail: &str| (status, serde_json::json!({"error": error, "detail": detail}));
     let account = |name: &str| serde_json::json!({"id": 1, "name": name, "owner": "ann"});
     assert_eq!(send("POST", "/accounts", "ann", r#"{"id":1,"name":"alpha","owner":"x"}"#), (201, account("alpha")));
+    let head = |method: &str, path: &str, token: &str, body: &str| {
+        server.raw_head(
+            format!(
+                "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: {token}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            )
+            .as_bytes(),
+        )
+        .to_ascii_lowercase()
+    };
+    let created = head("POST", "/accounts", "dee", r#"{"id":4,"name":"delta","owner":"x"}"#);
+    assert!(created.starts_with("http/1.1 201") && created.contains("\r\nlocation: /accounts/4\r\n"), "{created}");
+    // A header set before a failure is not sent with the error answer.
+    let failed = head("PUT", "/accounts/1/name", "ann", r#"{"id":1,"name":"","owner":"x"}"#);
+    assert!(failed.starts_with("http/1.1 422") && !failed.contains("x-renamed-from"), "{failed}");
+    let renamed = head("PUT", "/accounts/4/name", "dee", r#"{"id":4,"name":"delta2","owner":"x"}"#);
+    assert!(renamed.contains("\r\nx-renamed-from: delta\r\n"), "{renamed}");
     // `fail` in the handler, and in a function it calls with `try`.
     assert_eq!(
         send("POST", "/accounts", "bob", r#"{"id":2,"name":"alpha","owner":"x"}"#),

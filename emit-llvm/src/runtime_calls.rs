@@ -113,6 +113,7 @@ fn row_signature(func: RuntimeFn) -> Signature {
         RuntimeFn::PrintBool => ("nagi_rt_print_bool", &[I32], None, false),
         RuntimeFn::PrintStr => ("nagi_rt_print_str", &[Bytes, I64], None, false),
         RuntimeFn::HttpFail => ("nagi_rt_http_fail", &[I64, Bytes, I64], None, false),
+        RuntimeFn::HttpSetHeader => ("nagi_rt_http_set_header", &[Bytes, I64, Bytes, I64], None, false),
         RuntimeFn::FmtI32 => ("nagi_rt_fmt_i32", &[Str, I32], None, false),
         RuntimeFn::FmtI64 => ("nagi_rt_fmt_i64", &[Str, I64], None, false),
         RuntimeFn::FmtF64 => ("nagi_rt_fmt_f64", &[Str, F64], None, false),
@@ -234,7 +235,7 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
             RowGroup::Json => return self.json_call(dest, func, class, args),
             RowGroup::Strings => return self.string_call(dest, func, args),
             RowGroup::Database => return self.database_call(op, dest, func, class, args),
-            RowGroup::Http => return self.fail_call(dest, args),
+            RowGroup::Http => return self.http_call(dest, func, args),
             RowGroup::Print => false,
             RowGroup::Format => true,
         };
@@ -263,16 +264,24 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
         }
     }
 
-    /// `http.fail(status, &str)`: the status by value, the message as its bytes.
-    fn fail_call(&mut self, dest: Option<nagi_low::LocalId>, args: &[Operand]) -> Result<(), Error> {
+    /// `http.fail(i64, &str)` and `http.set_header(&str, &str)`: an `i64` by value, each string
+    /// as its bytes (pointer and length).
+    fn http_call(&mut self, dest: Option<nagi_low::LocalId>, func: RuntimeFn, args: &[Operand]) -> Result<(), Error> {
         let cx = self.cx;
-        let status = args.first().ok_or_else(|| Error::internal("http.fail without a status"))?;
-        let status = self.operand(status)?;
-        let place = self.string_place(&args[1..])?;
-        let string = cx.layouts.string();
-        let ptr = crate::ir::load_field(&cx.builder, string, place, 0, "s.ptr")?;
-        let len = crate::ir::load_field(&cx.builder, string, place, 1, "s.len")?;
-        call(cx, Rt::Row(RuntimeFn::HttpFail), &[status.into(), ptr.into(), len.into()])?;
+        let mut values: Vec<BasicMetadataValueEnum<'ctx>> = Vec::with_capacity(4);
+        for (i, param) in func.data().params.iter().enumerate() {
+            if *param == nagi_low::RtType::I64 {
+                let arg =
+                    args.get(i).ok_or_else(|| Error::internal(format!("rtcall {} lacks an argument", func.name())))?;
+                values.push(self.operand(arg)?.into());
+            } else {
+                let place = self.string_place(&args[i..])?;
+                let string = cx.layouts.string();
+                values.push(crate::ir::load_field(&cx.builder, string, place, 0, "s.ptr")?.into());
+                values.push(crate::ir::load_field(&cx.builder, string, place, 1, "s.len")?.into());
+            }
+        }
+        call(cx, Rt::Row(func), &values)?;
         self.store_unit(dest)
     }
 

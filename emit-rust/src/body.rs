@@ -399,6 +399,9 @@ impl Cx<'_> {
             RuntimeFn::StrParseI64 => format!("nagi_runtime::strings::parse_i64({}.as_str())", a[0]),
             RuntimeFn::StrParseF64 => format!("nagi_runtime::strings::parse_f64({}.as_str())", a[0]),
             RuntimeFn::HttpFail => format!("nagi_runtime::http::fail({}, {}.as_str())", a[0], a[1]),
+            RuntimeFn::HttpSetHeader => {
+                format!("nagi_runtime::http::set_header({}.as_str(), {}.as_str())", a[0], a[1])
+            }
             RuntimeFn::JsonEncode => format!("nagi_runtime::rt::json_encode({})", a[0]),
             RuntimeFn::JsonDecode => format!("nagi_runtime::rt::json_decode{turbofish}({}.as_str())", a[0]),
             RuntimeFn::DbExec => format!("nagi_runtime::db::exec({}.as_str(), {})", a[0], sql_args()),

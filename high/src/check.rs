@@ -72,6 +72,7 @@
 //! | H412 | `try` before an expression in which nothing can fail |
 //! | H413 | `fail` or `try` in a function that is not declared `fails` (nor a route) |
 //! | H414 | `fail` with a status outside 400–599 |
+//! | H415 | `set_header` outside a route handler's own body |
 //! | H501 | SQL rejected by the SQL checker (unknown table or column, syntax, result shape) |
 //! | H502 | SQL that is not a string literal |
 //! | H503 | `?` placeholder count differs from the argument count |
@@ -470,6 +471,7 @@ const H411: &str = "H411";
 const H412: &str = "H412";
 const H413: &str = "H413";
 const H414: &str = "H414";
+const H415: &str = "H415";
 const H501: &str = "H501";
 const H502: &str = "H502";
 const H503: &str = "H503";

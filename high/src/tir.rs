@@ -423,6 +423,8 @@ pub enum Builtin {
     Clone,
     /// `fail(status, message)`: records the failure and returns from the failing function.
     Fail,
+    /// `set_header(name, value)` in a route handler: a header of its successful answer.
+    SetHeader,
     /// A method of the string library (`s.contains(t)`, `s.split(sep)`, `parts.join(sep)`, …),
     /// which is one row of the runtime interface: the receiver, then the arguments, strings
     /// and arrays borrowed and integers by value.

@@ -93,6 +93,10 @@ impl Host for RuntimeHost {
     fn fail(&mut self, status: i64, message: &str) {
         nagi_runtime::failure::fail(status, message);
     }
+
+    fn set_header(&mut self, name: &str, value: &str) -> Result<(), String> {
+        nagi_runtime::http::try_set_header(name, value)
+    }
 }
 
 /// [`Host::string_call`]: the row's rule in `nagi_runtime::strings`, on the interpreter's values.

@@ -65,4 +65,9 @@ pub trait Host {
     /// `http.fail(status, message)`: records the failure for the answer of the request being
     /// handled. The interpreter runs no requests, so nothing ever answers one.
     fn fail(&mut self, status: i64, message: &str);
+
+    /// `http.set_header(name, value)`: sets a header of the answer of the request being
+    /// handled, or the message of the trap it raises (always, in the interpreter, which runs no
+    /// requests).
+    fn set_header(&mut self, name: &str, value: &str) -> Result<(), String>;
 }

@@ -26,13 +26,7 @@ impl Machine<'_, '_> {
                 return Err(fault(format!("the interpreter does not support `rtcall {}`", func.name())));
             }
             RowGroup::Print | RowGroup::Format | RowGroup::Json => self.scalar_row(func, class, args)?,
-            RowGroup::Http => {
-                let status = self.i64_arg(args.first().ok_or_else(|| fault("`rtcall http.fail` lacks its status"))?)?;
-                let message = args.get(1).ok_or_else(|| fault("`rtcall http.fail` lacks its message"))?;
-                let text = as_str(self.stack.read(local_arg(message)?)?)?.to_owned();
-                self.host.fail(status, &text);
-                Value::Unit
-            }
+            RowGroup::Http => self.http_row(func, args)?,
         };
         match dest {
             Some(dest) => self.stack.set(dest, result),
@@ -51,6 +45,22 @@ impl Machine<'_, '_> {
             });
         }
         self.host.string_call(func, &values).map_err(Stop::Trap)
+    }
+
+    /// `http.fail` and `http.set_header`, answered by the host.
+    fn http_row(&mut self, func: RuntimeFn, args: &[Operand]) -> Result<Value, Stop> {
+        let arg = |i: usize| args.get(i).ok_or_else(|| fault(format!("`rtcall {}` lacks an argument", func.name())));
+        let text =
+            |m: &Self, i: usize| -> Result<String, Stop> { Ok(as_str(m.stack.read(local_arg(arg(i)?)?)?)?.to_owned()) };
+        if func == RuntimeFn::HttpFail {
+            let status = self.i64_arg(arg(0)?)?;
+            let message = text(self, 1)?;
+            self.host.fail(status, &message);
+        } else {
+            let (name, value) = (text(self, 0)?, text(self, 1)?);
+            self.host.set_header(&name, &value).map_err(Stop::Trap)?;
+        }
+        Ok(Value::Unit)
     }
 
     /// A printing, formatting or JSON row.

@@ -79,6 +79,10 @@ impl Host for Recorder {
     }
 
     fn fail(&mut self, _: i64, _: &str) {}
+
+    fn set_header(&mut self, name: &str, _: &str) -> Result<(), String> {
+        Err(format!("the tests' host sets no header {name}"))
+    }
 }
 
 fn module(text: &str) -> Module {

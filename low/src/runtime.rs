@@ -207,6 +207,8 @@ runtime_functions! {
     // returns none, and the route's reply answers the recorded status and message.
     HttpFail = "http.fail", generic: false, params: [I64, Str], variadic: None, ret: Unit, async: false,
         doc: "Records the failure of the request being handled: its status (400-599; another is answered 500) and message.";
+    HttpSetHeader = "http.set_header", generic: false, params: [Str, Str], variadic: None, ret: Unit, async: false,
+        doc: "Sets a header of the successful answer of the request being handled; traps on an invalid or server-owned name, a value that is not visible ASCII, or outside a request.";
     // Typed JSON, straight between text and a class (serde, no intermediate tree).
     JsonEncode = "json.encode", generic: true, params: [ClassRef], variadic: None, ret: String, async: false,
         doc: "Encodes a class value as a JSON object.";
@@ -261,7 +263,7 @@ impl RuntimeFn {
             StrContains | StrStartsWith | StrEndsWith | StrFind | StrSplit | StrTrim | StrToLower | StrToUpper
             | StrReplace | StrJoin | StrSlice | StrParseI64 | StrParseF64 => RowGroup::Strings,
             JsonEncode | JsonDecode => RowGroup::Json,
-            HttpFail => RowGroup::Http,
+            HttpFail | HttpSetHeader => RowGroup::Http,
             DbExec | DbExecCommit | DbQuery | DbQueryOne | DbBegin | DbCommit | DbRollback => RowGroup::Database,
         }
     }
@@ -328,7 +330,7 @@ mod tests {
 
     #[test]
     fn every_variant_spelling_parses_back_to_it() {
-        assert_eq!(RuntimeFn::all().count(), 32);
+        assert_eq!(RuntimeFn::all().count(), 33);
         for (i, row) in RUNTIME_FUNCTIONS.iter().enumerate() {
             assert_eq!(row.func as usize, i, "row {} is out of variant order", row.name);
             assert_eq!(RuntimeFn::from_name(row.name), Some(row.func), "{}", row.name);

@@ -394,6 +394,22 @@ pub unsafe extern "C" fn nagi_rt_http_fail(status: i64, ptr: *const u8, len: usi
     crate::failure::fail(status, &unsafe { text(ptr, len) });
 }
 
+/// `http.set_header`: sets the response header with the name at `name..name+name_len` to the
+/// value at `value..value+value_len` ([`crate::http::set_header`]).
+///
+/// # Safety
+/// Both pointers must point to their lengths of readable bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nagi_rt_http_set_header(name: *const u8, name_len: usize, value: *const u8, value_len: usize) {
+    // SAFETY: forwarded from the caller.
+    let (name, value) = unsafe { (text(name, name_len), text(value, value_len)) };
+    // The message is made before `fail`, which may jump over this frame.
+    if let Err(message) = crate::http::try_set_header(&name, &value) {
+        drop((name, value));
+        fail(message);
+    }
+}
+
 /// Writes the decimal text of an `i32` into `out`.
 ///
 /// # Safety

@@ -6,8 +6,10 @@
 //! has request id 0 and uses the process's default database, if [`crate::http::serve`] opened one.
 
 use std::future::Future;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use axum::http::{HeaderName, HeaderValue};
 
 use crate::db::DbHandle;
 
@@ -21,6 +23,26 @@ pub(crate) struct RequestContext {
     /// Set once the request has begun a transaction, so that the wrapper knows it must tell the
     /// database thread when the request ends (which rolls back a transaction left open).
     pub(crate) began: Arc<AtomicBool>,
+    /// The headers the handler set for its answer ([`crate::http::set_header`]), in the order
+    /// set, a name set again replacing its value.
+    pub(crate) headers: ResponseHeaders,
+}
+
+/// The headers a handler sets for its answer, shared between the request's context and the
+/// wrapper that sends the answer.
+pub(crate) type ResponseHeaders = Arc<Mutex<Vec<(HeaderName, HeaderValue)>>>;
+
+/// Sets the response header `name` of the current request; `false` outside a request.
+pub(crate) fn set_header(name: HeaderName, value: HeaderValue) -> bool {
+    CONTEXT
+        .try_with(|c| {
+            let mut headers = c.headers.lock().unwrap_or_else(PoisonError::into_inner);
+            match headers.iter_mut().find(|(n, _)| *n == name) {
+                Some(entry) => entry.1 = value,
+                None => headers.push((name, value)),
+            }
+        })
+        .is_ok()
 }
 
 tokio::task_local! {

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Bytes;
-use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -324,6 +324,38 @@ pub fn reply_option<T: Serialize>(status: u16, value: &Option<T>) -> Reply {
             Some(failure) => Reply::failure(&failure),
             None => Reply::not_found(),
         },
+    }
+}
+
+/// Sets the response header `name: value` of the request being handled (the `http.set_header`
+/// row), sent with its successful answer; setting a name again replaces its value. Traps on a
+/// name that is not an HTTP token, one the server owns (`content-type`, `content-length`,
+/// `transfer-encoding`, `connection`), a value that is not visible ASCII (spaces and tabs
+/// allowed), or a call outside a request.
+pub fn set_header(name: &str, value: &str) {
+    if let Err(message) = try_set_header(name, value) {
+        crate::trap(&message);
+    }
+}
+
+/// [`set_header`], with the trap's message as the error.
+pub fn try_set_header(name: &str, value: &str) -> Result<(), String> {
+    const OWNED: [&str; 4] = ["content-type", "content-length", "transfer-encoding", "connection"];
+    let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+        format!("invalid response header name {name:?}: a header name is a token (letters, digits, !#$%&'*+-.^_`|~)")
+    })?;
+    if OWNED.contains(&header.as_str()) {
+        return Err(format!("the response header {name:?} is set by the server"));
+    }
+    let visible = value.bytes().all(|b| b == b'\t' || (b' '..=b'~').contains(&b));
+    let value = HeaderValue::from_str(value)
+        .ok()
+        .filter(|_| visible)
+        .ok_or_else(|| format!("invalid value for the response header {name:?}: it must be visible ASCII text"))?;
+    if crate::context::set_header(header, value) {
+        Ok(())
+    } else {
+        Err(format!("set_header({name:?}) outside a request"))
     }
 }
 

@@ -113,6 +113,7 @@ impl Body<'_, '_> {
                 Some(mk(ExprKind::Builtin { builtin: Builtin::Abs, args: vec![value] }, ty, span))
             }
             "fail" => self.fail_call(args, span),
+            "set_header" => self.set_header_call(args, span),
             _ => self.program_call(callee, args, span),
         }
     }

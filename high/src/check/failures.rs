@@ -1,5 +1,6 @@
-//! Expected failures: `fail(status, message)`, functions declared `fails`, and `try`, which
-//! marks the expressions whose failing calls pass a failure on to the caller.
+//! The answer of a request: expected failures (`fail(status, message)`, functions declared
+//! `fails`, and `try`, which marks the expressions whose failing calls pass a failure on to the
+//! caller), and `set_header(name, value)`.
 //!
 //! The rules: only a function declared `fails` and a route handler may fail or pass a failure
 //! on (H413); every call of a failing function lies inside a `try` (H411), and every `try`
@@ -9,7 +10,7 @@
 use nagi_syntax::ast::{self, Span};
 
 use super::expr::mk;
-use super::{Body, H408, H411, H412, H413, H414, error};
+use super::{Body, H408, H411, H412, H413, H414, H415, error};
 use crate::tir::{Builtin, Expr, ExprKind, Ty};
 
 impl Body<'_, '_> {
@@ -94,5 +95,25 @@ impl Body<'_, '_> {
             return None;
         }
         Some(mk(ExprKind::Builtin { builtin: Builtin::Fail, args: vec![status?, message?] }, Ty::Unit, span))
+    }
+}
+
+impl Body<'_, '_> {
+    /// `set_header(name, value)`: both `String`s, in a route handler's own body (H415), where
+    /// the answer it adds to is known. The runtime checks the name and the value.
+    pub(super) fn set_header_call(&mut self, args: &[ast::Expr], span: Span) -> Option<Expr> {
+        if !self.arity("set_header", 2, args, span) {
+            return None;
+        }
+        let name = self.check_expr(&args[0], &Ty::String);
+        let value = self.check_expr(&args[1], &Ty::String);
+        if self.items.fns[self.fn_idx].route.is_none() {
+            self.report(
+                error(H415, span, format!("{} cannot set a response header", self.display_name), "not a route handler")
+                    .note("`set_header` belongs in the route handler; return the value to it instead"),
+            );
+            return None;
+        }
+        Some(mk(ExprKind::Builtin { builtin: Builtin::SetHeader, args: vec![name?, value?] }, Ty::Unit, span))
     }
 }

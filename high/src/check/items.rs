@@ -13,7 +13,7 @@ use super::{
 use crate::tir::{self, ClassIdx, EnumIdx, FnIdx, Literal, ParamMode, Ty};
 
 /// The builtin functions, which user functions may not shadow.
-pub(super) const BUILTIN_FNS: [&str; 6] = ["print", "min", "max", "abs", "to_string", "fail"];
+pub(super) const BUILTIN_FNS: [&str; 7] = ["print", "min", "max", "abs", "to_string", "fail", "set_header"];
 
 /// The written names of the built-in types.
 const BUILTIN_TYPES: [&str; 5] = ["i32", "i64", "f64", "bool", "String"];

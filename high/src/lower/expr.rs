@@ -27,6 +27,7 @@ impl FnCx<'_> {
             ExprKind::Call { func, args } => self.call(*func, args, None),
             ExprKind::Builtin { builtin: Builtin::Print, args } => self.print(&args[0]),
             ExprKind::Builtin { builtin: Builtin::Fail, args } => self.fail(&args[0], &args[1]),
+            ExprKind::Builtin { builtin: Builtin::SetHeader, args } => self.set_header(&args[0], &args[1]),
             ExprKind::Push { array, value } => {
                 let value = self.operand(value);
                 let array = self.place_base(array, true, expr.span);
@@ -463,6 +464,10 @@ impl FnCx<'_> {
                 self.emit(OpKind::Const { dest, value: Constant::Unit });
             }
             Builtin::Fail => self.fail(&args[0], &args[1]),
+            Builtin::SetHeader => {
+                self.set_header(&args[0], &args[1]);
+                self.emit(OpKind::Const { dest, value: Constant::Unit });
+            }
             Builtin::Min | Builtin::Max => {
                 self.pin_clobbered(&[&args[0], &args[1]]);
                 let ty = args[0].ty.scalar().unwrap_or(ScalarType::I64);

@@ -55,6 +55,14 @@ impl FnCx<'_> {
         self.return_failure();
     }
 
+    /// `set_header(name, value)`: the `http.set_header` row with both strings borrowed.
+    pub(super) fn set_header(&mut self, name: &Expr, value: &Expr) {
+        self.pin_clobbered(&[name, value]);
+        let name = self.borrow_arg(name);
+        let value = self.borrow_arg(value);
+        self.runtime_call(RuntimeFn::HttpSetHeader, None, vec![Operand::Local(name), Operand::Local(value)], None);
+    }
+
     /// After a call of a failing function into `result`: returns `none` when it failed, and
     /// otherwise unwraps its value into `dest` (when the caller wants it).
     pub(super) fn pass_failure_on(&mut self, result: LocalId, dest: Option<LocalId>) {

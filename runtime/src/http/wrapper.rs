@@ -83,7 +83,9 @@ pub(crate) async fn handle(
     request: hyper::Request<Incoming>,
 ) -> Answer {
     let began = Arc::new(AtomicBool::new(false));
-    let context = RequestContext { id, db: shared.db.clone(), began: Arc::clone(&began) };
+    let headers = context::ResponseHeaders::default();
+    let context =
+        RequestContext { id, db: shared.db.clone(), began: Arc::clone(&began), headers: Arc::clone(&headers) };
     let mut guard = EndGuard { id, db: shared.db.clone(), armed: true };
     let response = context::scope(context, run(shared, handler, params, request)).await;
     // Only a request that wrote (or began a transaction) has a transaction to end; a read-only
@@ -99,6 +101,14 @@ pub(crate) async fn handle(
         response
     };
     guard.armed = false;
+    // The headers a handler set belong to its answer, not to an error answer in its place.
+    let mut response = response;
+    if response.status().is_success() {
+        let set = std::mem::take(&mut *headers.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+        for (name, value) in set {
+            response.headers_mut().insert(name, value);
+        }
+    }
     response
 }
 
