@@ -52,7 +52,13 @@ fn load_one(path: &Path) -> Result<Loaded, Failure> {
     match path.extension().and_then(|e| e.to_str()) {
         Some("low") => {}
         Some("nagi") => {
-            let module = nagi_high::compile(&text, &module_name(path)).map_err(|d| report(&d, &name, &text))?;
+            let mut loader = FileLoader { dir: path.parent().map(Path::to_path_buf).unwrap_or_default() };
+            let module = nagi_high::compile_program(&name, &text, &module_name(path), &mut loader).map_err(
+                |(diagnostics, sources)| {
+                    eprint!("{}", sources.render(&diagnostics));
+                    Failure::Input
+                },
+            )?;
             return Ok(Loaded { module, source: SourceMap::default() });
         }
         _ => {
@@ -63,6 +69,23 @@ fn load_one(path: &Path) -> Result<Loaded, Failure> {
     let (module, source) = nagi_low::parse(&text).map_err(|d| report(&[d], &name, &text))?;
     nagi_low::verifier::verify(&module, Some(&source)).map_err(|d| report(&d, &name, &text))?;
     Ok(Loaded { module, source })
+}
+
+/// Reads the modules a High Nagi file imports: `import billing/invoices` is the file
+/// `billing/invoices.nagi` in the main file's directory.
+struct FileLoader {
+    dir: PathBuf,
+}
+
+impl nagi_high::modules::Loader for FileLoader {
+    fn load(&mut self, module: &str) -> Result<(String, String), String> {
+        let path = self.dir.join(format!("{module}.nagi"));
+        let name = path.display().to_string();
+        let bytes = std::fs::read(&path).map_err(|e| format!("cannot read {name}: {e}"))?;
+        let text = String::from_utf8(bytes)
+            .map_err(|e| format!("{name} is not UTF-8 (at byte {})", e.utf8_error().valid_up_to()))?;
+        Ok((name, text))
+    }
 }
 
 /// Reports a source file that is not UTF-8 at its first bad byte (`H101` for High Nagi, `L104`

@@ -1,6 +1,6 @@
 //! Rust spellings of Low names and types.
 //!
-//! Low names are `[A-Za-z0-9_]+`; Rust keywords become raw identifiers (`r#loop`) and names
+//! Low names are `[A-Za-z0-9_]+`, with `.` in qualified names; Rust keywords become raw identifiers (`r#loop`) and names
 //! that cannot be raw (`self`, `crate`, `super`, `Self`, `_`) or that start with a digit get a
 //! prefix. Generated code names everything outside `program` by full path (`::std::…`,
 //! `nagi_runtime::…`) and calls program functions as `self::f`, so no Low name can shadow
@@ -17,8 +17,12 @@ const KEYWORDS: &[&str] = &[
     "override", "priv", "try", "typeof", "unsized", "virtual", "yield",
 ];
 
-/// A Rust identifier for the Low name `name`.
+/// A Rust identifier for the Low name `name`. The `.` of a qualified name (`accounts.find`,
+/// an item of a module) is written `__`, which High reserves for that in item names.
 pub fn ident(name: &str) -> String {
+    if name.contains('.') {
+        return ident(&name.replace('.', "__"));
+    }
     if matches!(name, "self" | "crate" | "super" | "Self" | "_") || name.starts_with(|c: char| c.is_ascii_digit()) {
         format!("n_{name}")
     } else if KEYWORDS.contains(&name) {

@@ -6,30 +6,52 @@
 
 pub mod check;
 pub mod lower;
+pub mod modules;
 pub mod sql;
 mod sql_text;
 pub mod tir;
 
-use nagi_low::{Diagnostic, Module, Span};
+use nagi_low::{Diagnostic, Module};
 
 /// Compiles High Nagi source text into a verified Low module called `module_name`: parse,
-/// check (with SQL prepared against the declared tables), lower, verify.
+/// check (with SQL prepared against the declared tables), lower, verify. The text may not
+/// `import` (see [`compile_program`]).
 ///
 /// Errors: every diagnostic found, in source order within each phase; a syntax error stops
 /// before checking, and checking errors stop before lowering. A lowered module that fails the
 /// Low verifier is a compiler bug, reported as `H900` with the verifier's messages as notes.
 pub fn compile(text: &str, module_name: &str) -> Result<Module, Vec<Diagnostic>> {
-    let file = nagi_syntax::parse(text).map_err(|e| {
-        vec![Diagnostic::new("H100", e.message).at(Some(Span { start: e.span.start, end: e.span.end })).label(e.label)]
-    })?;
-    let program = check::check(&file, &|classes, tables| sql::sqlite_checker(classes, tables))?;
-    let module = lower::lower(&program, module_name)?;
+    compile_program("<input>", text, module_name, &mut modules::NoImports).map_err(|(diagnostics, _)| diagnostics)
+}
+
+/// Compiles a program whose main file is `main_text` (named `main_name` in messages) and the
+/// modules it imports, read through `loader`, into one verified Low module called
+/// `module_name` ([`modules`] has the rules).
+///
+/// Errors: as [`compile`], with the program's files, against which the diagnostics render
+/// ([`modules::Sources::render`]).
+pub fn compile_program(
+    main_name: &str,
+    main_text: &str,
+    module_name: &str,
+    loader: &mut dyn modules::Loader,
+) -> Result<Module, (Vec<Diagnostic>, modules::Sources)> {
+    let (file, sources) = modules::load_program(main_name, main_text, loader)?;
+    let checked = check::check(&file, &|classes, tables| sql::sqlite_checker(classes, tables));
+    let program = match checked {
+        Ok(program) => program,
+        Err(diagnostics) => return Err((diagnostics, sources)),
+    };
+    let module = match lower::lower(&program, module_name) {
+        Ok(module) => module,
+        Err(diagnostics) => return Err((diagnostics, sources)),
+    };
     if let Err(errors) = nagi_low::verify(&module, None) {
         let mut bug = Diagnostic::new("H900", "internal compiler error: lowering produced Low that does not verify");
         for error in errors {
             bug = bug.note(error.message);
         }
-        return Err(vec![bug.note("please report this with the input file")]);
+        return Err((vec![bug.note("please report this with the input file")], sources));
     }
     Ok(module)
 }

@@ -148,7 +148,8 @@ pub fn lex(text: &str, start: usize) -> Result<Vec<Token>, Diagnostic> {
                 i = end;
             }
             '%' | '$' | '@' => {
-                let end = name_end(text, i + 1, false);
+                // Function names may be qualified (`$billing.invoices.total`, a module's item).
+                let end = name_end(text, i + 1, c == '$');
                 if end == i + 1 {
                     return Err(Diagnostic::new("L103", format!("expected a name after `{c}`"))
                         .at(Some(Span::new(i, i + 1)))

@@ -215,7 +215,7 @@ fn expand(func: &mut FunctionData, call: OpId, callee: &FunctionData, names: &mu
                 local_map.insert(param, *a);
             }
             _ => {
-                let name = fresh(&format!("{}_{}", callee.name, callee.locals[param].name), &mut names.locals);
+                let name = fresh(&format!("{}_{}", plain(&callee.name), callee.locals[param].name), &mut names.locals);
                 let fresh_local = func.locals.alloc(LocalData { name, ty: ty.clone() });
                 local_map.insert(param, fresh_local);
                 bindings.push(match arg {
@@ -228,7 +228,7 @@ fn expand(func: &mut FunctionData, call: OpId, callee: &FunctionData, names: &mu
     }
     for (id, local) in callee.locals.iter() {
         if !local_map.contains_idx(id) {
-            let name = fresh(&format!("{}_{}", callee.name, local.name), &mut names.locals);
+            let name = fresh(&format!("{}_{}", plain(&callee.name), local.name), &mut names.locals);
             local_map.insert(id, func.locals.alloc(LocalData { name, ty: local.ty.clone() }));
         }
     }
@@ -237,7 +237,7 @@ fn expand(func: &mut FunctionData, call: OpId, callee: &FunctionData, names: &mu
         let name = fresh(&label.name, &mut names.labels);
         label_map.insert(id, func.labels.alloc(LabelData { name }));
     }
-    let exit_name = fresh(&format!("inl_{}", callee.name), &mut names.labels);
+    let exit_name = fresh(&format!("inl_{}", plain(&callee.name)), &mut names.labels);
     let exit = func.labels.alloc(LabelData { name: exit_name });
 
     // Blocks: the callee's body maps to the wrapper's body, every other block to a new one.
@@ -321,4 +321,10 @@ fn remap_structure(
         *block = *blocks.get(*block)?;
     }
     Some(())
+}
+
+/// A function's name as part of a local or label name, which are plain names: the `.` of a
+/// qualified name (`accounts.find`, a module's function) becomes `_`.
+fn plain(name: &str) -> String {
+    name.replace('.', "_")
 }

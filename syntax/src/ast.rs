@@ -33,15 +33,28 @@ pub struct SourceFile {
 pub enum Item {
     Class(ClassDecl),
     Enum(EnumDecl),
+    Import(ImportDecl),
     Table(TableDecl),
     Route(RouteDecl),
     Function(FnDecl),
 }
 
-/// `class Name { field: Type … }`
+/// `import a/b` or `import a/b.{x, y}`: the module at path `a/b` (the file `a/b.nagi` beside the
+/// importing file), used as `b.x`, and with `names` also as `x`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ImportDecl {
+    /// The path's segments: `billing`, `invoices`.
+    pub path: Vec<Ident>,
+    pub names: Option<Vec<Ident>>,
+    pub span: Span,
+}
+
+/// `[pub] class Name { field: Type … }`
 #[derive(Clone, Debug, PartialEq)]
 pub struct ClassDecl {
     pub name: Ident,
+    /// Written `pub`: other modules may use it.
+    pub public: bool,
     pub fields: Vec<FieldDecl>,
     pub span: Span,
 }
@@ -50,6 +63,8 @@ pub struct ClassDecl {
 #[derive(Clone, Debug, PartialEq)]
 pub struct EnumDecl {
     pub name: Ident,
+    /// Written `pub`: other modules may use it.
+    pub public: bool,
     pub variants: Vec<VariantDecl>,
     pub span: Span,
 }
@@ -92,6 +107,8 @@ pub struct RouteDecl {
 #[derive(Clone, Debug, PartialEq)]
 pub struct FnDecl {
     pub name: Ident,
+    /// Written `pub`: other modules may call it.
+    pub public: bool,
     pub params: Vec<Param>,
     /// Written `fails`: the function may stop with `fail(status, message)`, and its callers
     /// must mark calls of it with `try`.
@@ -132,7 +149,8 @@ pub struct TypeExpr {
 /// The shapes a written type can have.
 #[derive(Clone, Debug, PartialEq)]
 pub enum TypeExprKind {
-    /// `i32`, `i64`, `f64`, `bool`, `String` or a class name.
+    /// `i32`, `i64`, `f64`, `bool`, `String`, a class or enum name, or one of another module
+    /// (`accounts.Account`, one string).
     Named(String),
     /// `[T]`
     Array(Box<TypeExpr>),
@@ -268,7 +286,7 @@ pub enum ExprKind {
     Name(Ident),
     /// `[a, b, …]`
     Array(Vec<Expr>),
-    /// `Class { field: e, … }`
+    /// `Class { field: e, … }`, or `module.Class { … }` (the class's name is then `module.Class`).
     ClassLit {
         class: Ident,
         fields: Vec<(Ident, Expr)>,

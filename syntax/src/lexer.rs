@@ -22,6 +22,8 @@ pub enum Tok {
     Enum,
     Match,
     Try,
+    Import,
+    Pub,
     Fn,
     Table,
     Route,
@@ -109,6 +111,8 @@ impl Tok {
             Tok::Enum => "enum",
             Tok::Match => "match",
             Tok::Try => "try",
+            Tok::Import => "import",
+            Tok::Pub => "pub",
             Tok::Fn => "fn",
             Tok::Table => "table",
             Tok::Route => "route",
@@ -209,6 +213,8 @@ enum Bracket {
     Square,
     Brace,
     ClassLit,
+    /// The `{…}` of `import m.{a, b}`, a list, where line breaks end nothing.
+    List,
 }
 
 fn keyword(word: &str) -> Option<Tok> {
@@ -217,6 +223,8 @@ fn keyword(word: &str) -> Option<Tok> {
         "enum" => Tok::Enum,
         "match" => Tok::Match,
         "try" => Tok::Try,
+        "import" => Tok::Import,
+        "pub" => Tok::Pub,
         "fn" => Tok::Fn,
         "table" => Tok::Table,
         "route" => Tok::Route,
@@ -276,7 +284,8 @@ impl Lexer<'_> {
     }
 
     fn insert_semi(&mut self, at: usize) {
-        let inside = matches!(self.brackets.last(), Some(Bracket::Paren | Bracket::Square | Bracket::ClassLit));
+        let inside =
+            matches!(self.brackets.last(), Some(Bracket::Paren | Bracket::Square | Bracket::ClassLit | Bracket::List));
         if !inside && self.out.last().is_some_and(|(_, t, _)| t.ends_statement()) {
             self.out.push((at, Tok::Semi, at));
         }
@@ -451,6 +460,9 @@ impl Lexer<'_> {
                 if self.opens_class_literal(start) {
                     self.brackets.push(Bracket::ClassLit);
                     one(Tok::LitBrace)
+                } else if matches!(self.out.last(), Some((_, Tok::Dot, _))) {
+                    self.brackets.push(Bracket::List);
+                    one(Tok::LBrace)
                 } else {
                     self.brackets.push(Bracket::Brace);
                     one(Tok::LBrace)

@@ -31,8 +31,20 @@ pub struct SyntaxError {
 /// Errors: the first lexical or syntax error (what follows a syntax error is rarely
 /// meaningful, so parsing stops there).
 pub fn parse(text: &str) -> Result<SourceFile, SyntaxError> {
-    let tokens =
-        lexer::lex(text).map_err(|e| SyntaxError { label: "here".into(), message: e.message, span: e.span })?;
+    parse_at(text, 0)
+}
+
+/// Parses a file whose text starts at byte `base` of a larger source set: every span of the
+/// result (and of the error) is `base` plus the offset in `text`, so that the files of a program
+/// can share one span space and a span names its file.
+pub fn parse_at(text: &str, base: usize) -> Result<SourceFile, SyntaxError> {
+    let shift = |span: Span| Span::new(span.start as usize + base, span.end as usize + base);
+    let tokens = lexer::lex(text)
+        .map_err(|e| SyntaxError { label: "here".into(), message: e.message, span: shift(e.span) })?
+        .into_iter()
+        .map(|(l, tok, r)| (l + base, tok, r + base))
+        .collect::<Vec<_>>();
+    let text_len = text.len() + base;
     let unclosed = unclosed_brace(&tokens);
     let parser = grammar::FileParser::new();
     parser.parse(tokens.into_iter().map(Ok::<_, LexError>)).map_err(|e| match (e, unclosed) {
@@ -47,7 +59,7 @@ pub fn parse(text: &str) -> Result<SourceFile, SyntaxError> {
             label: "no `if` block ends right before this".into(),
             span: Span::new(l, r),
         },
-        (e, _) => convert(e, text.len()),
+        (e, _) => convert(e, text_len),
     })
 }
 

@@ -1,7 +1,7 @@
 //! Small helpers the grammar's actions call, kept out of the grammar file so they are
 //! ordinary, type-checked Rust.
 
-use crate::ast::{Block, Ident, PatternKind, Span, Stmt};
+use crate::ast::{Block, Expr, ExprKind, Ident, PatternKind, Span, Stmt};
 use crate::lexer::LexError;
 
 /// The span between two byte offsets.
@@ -38,5 +38,19 @@ pub fn pattern_name(name: Ident) -> PatternKind {
         PatternKind::Wildcard
     } else {
         PatternKind::Variant { enum_name: None, variant: name, binding: None }
+    }
+}
+
+/// The class of `module.Class { … }`, named `module.Class`; `module` must be a plain name.
+pub fn qualified_class(module: Expr, class: Ident) -> Result<Ident, LexError> {
+    match module.kind {
+        ExprKind::Name(module) => Ok(Ident {
+            name: format!("{}.{}", module.name, class.name),
+            span: Span { start: module.span.start, end: class.span.end },
+        }),
+        _ => Err(LexError {
+            message: "a class literal names a class, or a module and a class (`accounts.Account { … }`)".into(),
+            span: module.span,
+        }),
     }
 }

@@ -144,7 +144,7 @@ pub(super) fn collect<'f>(file: &'f SourceFile, diags: &mut Vec<Diagnostic>) -> 
         match item {
             Item::Function(f) => items.collect_fn(f, diags),
             Item::Route(r) => items.collect_route(r, diags),
-            Item::Class(_) | Item::Enum(_) | Item::Table(_) => {}
+            Item::Class(_) | Item::Enum(_) | Item::Table(_) | Item::Import(_) => {}
         }
     }
     items.name_handlers();

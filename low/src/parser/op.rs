@@ -121,7 +121,8 @@ impl Parser {
 
     /// The enum and variant of an `Enum.Variant` word.
     fn enum_variant(&self, path: &str, span: Span) -> PResult<(EnumId, VariantIndex)> {
-        let Some((enum_name, variant)) = path.split_once('.') else {
+        // The variant follows the last `.`: the enum's name may be qualified (`accounts.Role`).
+        let Some((enum_name, variant)) = path.rsplit_once('.') else {
             return Err(Diagnostic::new("L110", format!("expected `Enum.Variant`, found `{path}`"))
                 .at(Some(span))
                 .label("name the enum and the variant"));
