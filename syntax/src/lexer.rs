@@ -439,6 +439,10 @@ impl Lexer<'_> {
         if n >= 2 && matches!(self.out[n - 2].1, Tok::Class | Tok::Enum | Tok::Arrow) {
             return false;
         }
+        // `-> module.Name {` opens a function body too.
+        if n >= 4 && self.out[n - 2].1 == Tok::Dot && self.out[n - 4].1 == Tok::Arrow {
+            return false;
+        }
         if !name.starts_with(|c: char| c.is_ascii_uppercase()) {
             return false;
         }

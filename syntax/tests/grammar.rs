@@ -528,7 +528,8 @@ fn misplaced_tokens_name_what_was_expected_and_found() {
     assert_eq!(
         e,
         SyntaxError {
-            message: "expected one of `class`, `enum`, `fn`, `route`, `table`, end of statement, found `let`".into(),
+            message: "expected one of `class`, `enum`, `fn`, `import`, `pub`, `route`, `table`, end of statement, found `let`"
+                .into(),
             label: "unexpected `let`".into(),
             span: span(0, 3),
         }
@@ -668,4 +669,27 @@ fn fails_marks_a_function_and_try_binds_like_a_prefix_operator() {
     assert_eq!(expr("try f(1).len()"), "(try (.len() (call f 1)))");
     let err = parse_err("fn f() throws {}");
     assert!(err.message.contains("fails"), "{err:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Modules.
+
+#[test]
+fn imports_pub_items_and_qualified_names_parse() {
+    let file = parse_ok(
+        "import accounts\nimport billing/invoices.{total,\n    Invoice}\npub class A {}\npub enum E { X }\npub fn f(a: accounts.Account) -> billing.Invoice {}\n",
+    );
+    let [Item::Import(a), Item::Import(b), Item::Class(c), Item::Enum(e), Item::Function(f)] = file.items.as_slice()
+    else {
+        panic!("{file:?}")
+    };
+    assert_eq!(a.path.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["accounts"]);
+    assert!(a.names.is_none());
+    assert_eq!(b.path.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["billing", "invoices"]);
+    let names: Vec<&str> = b.names.iter().flatten().map(|n| n.name.as_str()).collect();
+    assert_eq!(names, ["total", "Invoice"]);
+    assert!(c.public && e.public && f.public);
+    assert_eq!(ty(&f.params[0].ty), "accounts.Account");
+    assert_eq!(expr("accounts.Account { id: 1 }"), "(accounts.Account id:1)");
+    assert_eq!(expr("accounts.find(1)"), "(.find() accounts 1)");
 }
