@@ -71,6 +71,22 @@ fn load_one(path: &Path) -> Result<Loaded, Failure> {
     Ok(Loaded { module, source })
 }
 
+/// Reads the High Nagi program at `path` as a test build (`nagic test`): its module, whose
+/// `main` runs the test `NAGI_TEST` names, and its tests in that order. Diagnostics go to stderr.
+pub(crate) fn load_tests(path: &Path) -> Result<(Module, Vec<nagi_high::TestCase>), Failure> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| {
+        eprintln!("{name}: error: cannot read the file: {e}");
+        Failure::Input
+    })?;
+    let text = String::from_utf8(bytes).map_err(|e| invalid_utf8(&name, e, false))?;
+    let mut loader = FileLoader { dir: path.parent().map(Path::to_path_buf).unwrap_or_default() };
+    nagi_high::compile_tests(&name, &text, &module_name(path), &mut loader).map_err(|(diagnostics, sources)| {
+        eprint!("{}", sources.render(&diagnostics));
+        Failure::Input
+    })
+}
+
 /// Reads the modules a High Nagi file imports: `import billing/invoices` is the file
 /// `billing/invoices.nagi` in the main file's directory.
 struct FileLoader {

@@ -23,6 +23,7 @@ mod passes;
 mod pipeline;
 mod runtime_lib;
 mod rust_build;
+mod testing;
 mod timer;
 
 use crate::backend::{Backend, Target};
@@ -100,6 +101,17 @@ enum Command {
         #[arg(long, value_enum, default_value = "rust")]
         backend: Backend,
     },
+    /// Build every program's tests (`test "name" { … }`) and run each in a process of its own,
+    /// reporting as cargo does; exit 1 if any fails.
+    Test {
+        /// Programs (`.nagi`), or directories whose programs are their `.nagi` files that no
+        /// other one imports (default: the current directory).
+        #[arg(value_name = "FILE|DIR")]
+        inputs: Vec<PathBuf>,
+        /// The code generator.
+        #[arg(long, value_enum, default_value = "rust")]
+        backend: Backend,
+    },
     /// Build and run (or, with `--backend=interp`, interpret); arguments after `--` go to the
     /// program (e.g. a service's `--listen`).
     Run {
@@ -150,6 +162,10 @@ fn run() -> ExitCode {
             commands::build(input, output.as_deref(), *backend, &front, &target)
         }
         (Some(Command::Run { input, args, backend }), _, _) => commands::run(input, args, *backend, &front, &target),
+        (Some(Command::Test { inputs, backend }), _, _) => {
+            let inputs = if inputs.is_empty() { vec![PathBuf::from(".")] } else { inputs.clone() };
+            testing::test(&inputs, *backend, &options.passes, &target)
+        }
         (None, Some(emit), Some(input)) => commands::emit(emit, input, cli.output.as_deref(), &front, &target),
         _ => {
             eprintln!("nagic: nothing to do; try `nagic check FILE` or `nagic --emit=low FILE` (see `nagic --help`)");

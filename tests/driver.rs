@@ -86,3 +86,33 @@ fn the_interpreter_reports_a_trap_as_a_compiled_program_does_and_refuses_what_it
         stderr(&out)
     );
 }
+
+#[test]
+fn nagic_test_reports_each_test_and_a_failed_assertion_with_its_place_on_both_emitters() {
+    for backend in ["--backend=rust", "--backend=llvm"] {
+        let out = nagic(&["test", backend, "tests/fixtures/tested"]);
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert_eq!(out.status.code(), Some(1), "{backend}: {stdout}{}", stderr(&out));
+        for line in [
+            "running 4 tests",
+            "test \"addition\" ... ok",
+            "test \"a deliberately failing assert_eq\" ... FAILED",
+            "test \"a deliberately failing assert\" ... FAILED",
+            "test \"slugs are lower case with dashes\" ... ok",
+            "---- \"a deliberately failing assert_eq\" (tests/fixtures/tested/app.nagi:14:1) ----",
+            "before the assertion",
+            "error: assertion failed at tests/fixtures/tested/app.nagi:16:5: the values differ",
+            "  left: a-b",
+            " right: a_b",
+            "error: assertion failed at tests/fixtures/tested/app.nagi:20:5",
+            "test result: FAILED. 2 passed; 2 failed",
+        ] {
+            assert!(stdout.lines().any(|l| l == line), "{backend}: no line {line:?} in:\n{stdout}");
+        }
+    }
+    // A single file, whose tests all pass, exits 0.
+    let out = nagic(&["test", "tests/fixtures/tested/text.nagi"]);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{stdout}{}", stderr(&out));
+    assert!(stdout.contains("test result: ok. 1 passed; 0 failed"), "{stdout}");
+}

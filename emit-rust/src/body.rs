@@ -399,6 +399,8 @@ impl Cx<'_> {
             RuntimeFn::StrParseI64 => format!("nagi_runtime::strings::parse_i64({}.as_str())", a[0]),
             RuntimeFn::StrParseF64 => format!("nagi_runtime::strings::parse_f64({}.as_str())", a[0]),
             RuntimeFn::HttpFail => format!("nagi_runtime::http::fail({}, {}.as_str())", a[0], a[1]),
+            RuntimeFn::TestSelected => "nagi_runtime::program::selected_test()".into(),
+            RuntimeFn::TestAssertFailed => format!("nagi_runtime::program::assert_failed({}.as_str())", a[0]),
             RuntimeFn::HttpSetHeader => {
                 format!("nagi_runtime::http::set_header({}.as_str(), {}.as_str())", a[0], a[1])
             }

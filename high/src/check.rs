@@ -73,6 +73,8 @@
 //! | H413 | `fail` or `try` in a function that is not declared `fails` (nor a route) |
 //! | H414 | `fail` with a status outside 400–599 |
 //! | H415 | `set_header` outside a route handler's own body |
+//! | H240 | test declared twice |
+//! | H241 | a test that uses the database (not supported yet) |
 //! | H501 | SQL rejected by the SQL checker (unknown table or column, syntax, result shape) |
 //! | H502 | SQL that is not a string literal |
 //! | H503 | `?` placeholder count differs from the argument count |
@@ -120,9 +122,12 @@ pub type SqlCheck = Box<dyn FnMut(&SqlRequest) -> Result<(), String>>;
 /// [`no_sql_check`] accepts everything.
 ///
 /// Errors: every diagnostic of the file, sorted by position.
+///
+/// `locate` words a span as `file:line:col`, for the messages of failed assertions.
 pub fn check(
     file: &SourceFile,
     make_sql: &dyn Fn(&[tir::Class], &[tir::Table]) -> SqlCheck,
+    locate: &dyn Fn(Span) -> String,
 ) -> Result<tir::Program, Vec<Diagnostic>> {
     let mut diags = Vec::new();
     let items = items::collect(file, &mut diags);
@@ -136,13 +141,26 @@ pub fn check(
     let mut functions = Vec::with_capacity(items.fns.len());
     let mut effects = Vec::with_capacity(items.fns.len());
     for idx in 0..items.fns.len() {
-        let (function, effect) = check_function(&items, idx, &mut diags, sql.as_mut(), sql_enabled);
+        let (function, effect) = check_function(&items, idx, &mut diags, sql.as_mut(), sql_enabled, locate);
         functions.push(function);
         effects.push(effect);
     }
 
     let is_async = propagate_async(&effects);
     check_main(&items, &effects, &is_async, &mut diags);
+    for (name, idx, span) in &items.tests {
+        if is_async[*idx] {
+            diags.push(
+                error(
+                    H241,
+                    *span,
+                    format!("test {name:?} uses the database, which tests cannot do yet"),
+                    "uses the database",
+                )
+                .note("test the functions that compute, and the routes over HTTP"),
+            );
+        }
+    }
 
     if !diags.is_empty() {
         // A stable sort keeps the order of diagnostics at one position as they were found.
@@ -157,6 +175,11 @@ pub fn check(
         enums: items.tir_enums().unwrap_or_default(),
         tables: items.tables.clone(),
         routes: items.routes.clone(),
+        tests: items
+            .tests
+            .iter()
+            .map(|(name, idx, span)| tir::Test { name: name.clone(), function: *idx, location: locate(*span) })
+            .collect(),
         functions,
     })
 }
@@ -227,6 +250,8 @@ struct Body<'a, 'f> {
     items: &'a Items<'f>,
     /// The function being checked, an index into `items.fns`.
     fn_idx: FnIdx,
+    /// Words a span as `file:line:col`.
+    locate: &'a dyn Fn(Span) -> String,
     diags: &'a mut Vec<Diagnostic>,
     sql: &'a mut dyn FnMut(&SqlRequest) -> Result<(), String>,
     /// False when the schema had errors, so SQL is not sent to the SQL checker.
@@ -266,11 +291,13 @@ fn check_function(
     diags: &mut Vec<Diagnostic>,
     sql: &mut dyn FnMut(&SqlRequest) -> Result<(), String>,
     sql_enabled: bool,
+    locate: &dyn Fn(Span) -> String,
 ) -> (tir::Function, Effects) {
     let info = &items.fns[idx];
     let mut body = Body {
         items,
         fn_idx: idx,
+        locate,
         diags,
         sql,
         sql_enabled,
@@ -472,6 +499,8 @@ const H412: &str = "H412";
 const H413: &str = "H413";
 const H414: &str = "H414";
 const H415: &str = "H415";
+const H240: &str = "H240";
+const H241: &str = "H241";
 const H501: &str = "H501";
 const H502: &str = "H502";
 const H503: &str = "H503";

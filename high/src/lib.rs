@@ -36,13 +36,44 @@ pub fn compile_program(
     module_name: &str,
     loader: &mut dyn modules::Loader,
 ) -> Result<Module, (Vec<Diagnostic>, modules::Sources)> {
+    compile_inner(main_name, main_text, module_name, loader, false).map(|(module, _)| module)
+}
+
+/// A test of a test build: its name as written and its `file:line:col`, in the order of the
+/// indices `rtcall test.selected` takes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TestCase {
+    pub name: String,
+    pub location: String,
+}
+
+/// [`compile_program`] as a test build (`nagic test`): the module's `main` runs the test whose
+/// index the `NAGI_TEST` environment variable gives, and the tests come back in that order.
+pub fn compile_tests(
+    main_name: &str,
+    main_text: &str,
+    module_name: &str,
+    loader: &mut dyn modules::Loader,
+) -> Result<(Module, Vec<TestCase>), (Vec<Diagnostic>, modules::Sources)> {
+    compile_inner(main_name, main_text, module_name, loader, true)
+}
+
+fn compile_inner(
+    main_name: &str,
+    main_text: &str,
+    module_name: &str,
+    loader: &mut dyn modules::Loader,
+    tests: bool,
+) -> Result<(Module, Vec<TestCase>), (Vec<Diagnostic>, modules::Sources)> {
     let (file, sources) = modules::load_program(main_name, main_text, loader)?;
-    let checked = check::check(&file, &|classes, tables| sql::sqlite_checker(classes, tables));
+    let locate = |span: nagi_syntax::ast::Span| sources.locate(span.start as usize);
+    let checked = check::check(&file, &|classes, tables| sql::sqlite_checker(classes, tables), &locate);
     let program = match checked {
         Ok(program) => program,
         Err(diagnostics) => return Err((diagnostics, sources)),
     };
-    let module = match lower::lower(&program, module_name) {
+    let cases = program.tests.iter().map(|t| TestCase { name: t.name.clone(), location: t.location.clone() }).collect();
+    let module = match lower::lower_for(&program, module_name, tests) {
         Ok(module) => module,
         Err(diagnostics) => return Err((diagnostics, sources)),
     };
@@ -53,5 +84,5 @@ pub fn compile_program(
         }
         return Err((vec![bug.note("please report this with the input file")], sources));
     }
-    Ok(module)
+    Ok((module, cases))
 }

@@ -27,6 +27,7 @@ mod failures;
 mod order;
 mod patterns;
 mod stmt;
+mod testing;
 
 use std::collections::{HashMap, HashSet};
 
@@ -44,6 +45,12 @@ use crate::tir::{self, LocalKind, ParamMode, Program, Ty};
 /// Errors: ownership errors the type checker cannot see (use after move, move out of a
 /// borrow, move inside a loop), all of them, in source order per function.
 pub fn lower(program: &Program, module_name: &str) -> Result<Module, Vec<Diagnostic>> {
+    lower_for(program, module_name, false)
+}
+
+/// [`lower`], or, when `tests` is set, a test build: the same functions, with a `main` that
+/// runs the test `rtcall test.selected` names (the program's own `main` is `main.program`).
+pub fn lower_for(program: &Program, module_name: &str, tests: bool) -> Result<Module, Vec<Diagnostic>> {
     let mut module = Module::new(module_name);
     let classes: Vec<ClassId> = program
         .classes
@@ -94,7 +101,14 @@ pub fn lower(program: &Program, module_name: &str) -> Result<Module, Vec<Diagnos
         module.functions[functions[index]] = data;
         errors.append(&mut errs);
     }
-    if errors.is_empty() { Ok(module) } else { Err(errors) }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    if tests {
+        let ids: Vec<FuncId> = program.tests.iter().map(|t| functions[t.function]).collect();
+        testing::test_main(&mut module, &ids);
+    }
+    Ok(module)
 }
 
 /// Maps High types to Low types.

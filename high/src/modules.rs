@@ -76,6 +76,16 @@ impl Sources {
         self.files.is_empty()
     }
 
+    /// `file:line:col` of the byte `at` of the span space (columns count characters, from 1).
+    pub fn locate(&self, at: usize) -> String {
+        let Some(file) = self.files.iter().rev().find(|f| f.base <= at) else { return format!("byte {at}") };
+        let offset = (at - file.base).min(file.text.len());
+        let before = &file.text[..offset];
+        let line = before.matches('\n').count() + 1;
+        let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        format!("{}:{line}:{col}", file.name)
+    }
+
     /// Renders each diagnostic against the file its span lies in (the first file for one
     /// without a span), as `file:line:col: error[CODE]: …`.
     pub fn render(&self, diagnostics: &[Diagnostic]) -> String {
@@ -157,6 +167,19 @@ pub fn load_program(
     }
     let merged = program.merge();
     if program.diags.is_empty() { Ok((merged, sources)) } else { Err((program.diags, sources)) }
+}
+
+/// The paths a file's text imports (`billing/invoices`), relative to its directory; none when
+/// the text does not parse.
+pub fn imports_of(text: &str) -> Vec<String> {
+    let Ok(file) = nagi_syntax::parse(text) else { return Vec::new() };
+    file.items
+        .iter()
+        .filter_map(|item| match item {
+            Item::Import(import) => Some(import.path.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join("/")),
+            _ => None,
+        })
+        .collect()
 }
 
 fn parse(text: &str, base: usize) -> Result<SourceFile, Diagnostic> {
@@ -408,6 +431,7 @@ impl Rewriter<'_> {
     fn item(&mut self, item: &mut Item) -> bool {
         match item {
             Item::Import(_) => return false,
+            Item::Test(t) => self.block(&mut t.body),
             Item::Class(c) => {
                 c.name.name = self.this().qualified(&c.name.name);
                 for field in &mut c.fields {

@@ -29,8 +29,19 @@ pub struct Program {
     pub enums: Vec<Enum>,
     pub tables: Vec<Table>,
     pub routes: Vec<Route>,
-    /// Plain functions and route handlers, in source order.
+    /// Plain functions, route handlers and tests, in source order.
     pub functions: Vec<Function>,
+    /// The tests (`test "name" { … }`), in source order.
+    pub tests: Vec<Test>,
+}
+
+/// A test: its name, its function (no parameters, no result) and where it is written.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Test {
+    pub name: String,
+    pub function: FnIdx,
+    /// `file:line:col` of the test.
+    pub location: String,
 }
 
 /// A High type.
@@ -425,6 +436,10 @@ pub enum Builtin {
     Fail,
     /// `set_header(name, value)` in a route handler: a header of its successful answer.
     SetHeader,
+    /// `assert(cond)`: the condition, then the assertion's location (a string literal).
+    Assert,
+    /// `assert_eq(a, b)`: both values (scalars or strings of one type), then the location.
+    AssertEq,
     /// A method of the string library (`s.contains(t)`, `s.split(sep)`, `parts.join(sep)`, …),
     /// which is one row of the runtime interface: the receiver, then the arguments, strings
     /// and arrays borrowed and integers by value.

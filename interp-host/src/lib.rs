@@ -94,6 +94,10 @@ impl Host for RuntimeHost {
         nagi_runtime::failure::fail(status, message);
     }
 
+    fn selected_test(&mut self) -> i64 {
+        nagi_runtime::program::selected_test()
+    }
+
     fn set_header(&mut self, name: &str, value: &str) -> Result<(), String> {
         nagi_runtime::http::try_set_header(name, value)
     }

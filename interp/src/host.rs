@@ -70,4 +70,7 @@ pub trait Host {
     /// handled, or the message of the trap it raises (always, in the interpreter, which runs no
     /// requests).
     fn set_header(&mut self, name: &str, value: &str) -> Result<(), String>;
+
+    /// `test.selected`: the index of the test a test build runs, -1 for none.
+    fn selected_test(&mut self) -> i64;
 }

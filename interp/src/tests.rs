@@ -80,6 +80,10 @@ impl Host for Recorder {
 
     fn fail(&mut self, _: i64, _: &str) {}
 
+    fn selected_test(&mut self) -> i64 {
+        -1
+    }
+
     fn set_header(&mut self, name: &str, _: &str) -> Result<(), String> {
         Err(format!("the tests' host sets no header {name}"))
     }

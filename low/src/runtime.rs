@@ -209,6 +209,12 @@ runtime_functions! {
         doc: "Records the failure of the request being handled: its status (400-599; another is answered 500) and message.";
     HttpSetHeader = "http.set_header", generic: false, params: [Str, Str], variadic: None, ret: Unit, async: false,
         doc: "Sets a header of the successful answer of the request being handled; traps on an invalid or server-owned name, a value that is not visible ASCII, or outside a request.";
+    // Tests in the language (`nagic test`): which test a test build runs, and a failed
+    // assertion whose message is computed (`assert_eq` shows both values).
+    TestSelected = "test.selected", generic: false, params: [], variadic: None, ret: I64, async: false,
+        doc: "The index of the test to run, from the NAGI_TEST environment variable; -1 when it is unset.";
+    TestAssertFailed = "test.assert_failed", generic: false, params: [Str], variadic: None, ret: Unit, async: false,
+        doc: "Ends the program with the message, as a trap: a failed assertion.";
     // Typed JSON, straight between text and a class (serde, no intermediate tree).
     JsonEncode = "json.encode", generic: true, params: [ClassRef], variadic: None, ret: String, async: false,
         doc: "Encodes a class value as a JSON object.";
@@ -264,6 +270,7 @@ impl RuntimeFn {
             | StrReplace | StrJoin | StrSlice | StrParseI64 | StrParseF64 => RowGroup::Strings,
             JsonEncode | JsonDecode => RowGroup::Json,
             HttpFail | HttpSetHeader => RowGroup::Http,
+            TestSelected | TestAssertFailed => RowGroup::Test,
             DbExec | DbExecCommit | DbQuery | DbQueryOne | DbBegin | DbCommit | DbRollback => RowGroup::Database,
         }
     }
@@ -288,6 +295,8 @@ pub enum RowGroup {
     Json,
     /// `http.*`: the answer of the request being handled.
     Http,
+    /// `test.*`: tests in the language.
+    Test,
     /// `db.*`: SQLite through the runtime's database thread.
     Database,
 }
@@ -330,7 +339,7 @@ mod tests {
 
     #[test]
     fn every_variant_spelling_parses_back_to_it() {
-        assert_eq!(RuntimeFn::all().count(), 33);
+        assert_eq!(RuntimeFn::all().count(), 35);
         for (i, row) in RUNTIME_FUNCTIONS.iter().enumerate() {
             assert_eq!(row.func as usize, i, "row {} is out of variant order", row.name);
             assert_eq!(RuntimeFn::from_name(row.name), Some(row.func), "{}", row.name);

@@ -410,6 +410,23 @@ pub unsafe extern "C" fn nagi_rt_http_set_header(name: *const u8, name_len: usiz
     }
 }
 
+/// `test.selected`: the index of the test a test build runs ([`crate::program::selected_test`]).
+#[unsafe(no_mangle)]
+pub extern "C" fn nagi_rt_test_selected() -> i64 {
+    crate::program::selected_test()
+}
+
+/// `test.assert_failed`: ends the test with the message at `ptr..ptr+len`, a trap.
+///
+/// # Safety
+/// `ptr` must point to `len` readable bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nagi_rt_test_assert_failed(ptr: *const u8, len: usize) {
+    // SAFETY: forwarded from the caller.
+    let message = unsafe { text(ptr, len) }.into_owned();
+    fail(message);
+}
+
 /// Writes the decimal text of an `i32` into `out`.
 ///
 /// # Safety

@@ -21,3 +21,17 @@ pub fn run_main(main: fn()) -> ! {
         Err(_) => process::exit(101),
     }
 }
+
+/// The environment variable that selects the test a test build runs (`nagic test` sets it).
+pub const TEST_VARIABLE: &str = "NAGI_TEST";
+
+/// The `test.selected` row: the index of the test to run, from [`TEST_VARIABLE`]; -1 when it
+/// is unset or not a number, which runs none.
+pub fn selected_test() -> i64 {
+    std::env::var(TEST_VARIABLE).ok().and_then(|v| v.parse().ok()).unwrap_or(-1)
+}
+
+/// The `test.assert_failed` row: ends the test with `message` (a trap, so the report shows it).
+pub fn assert_failed(message: &str) {
+    crate::trap(message)
+}

@@ -34,6 +34,7 @@ pub enum Item {
     Class(ClassDecl),
     Enum(EnumDecl),
     Import(ImportDecl),
+    Test(TestDecl),
     Table(TableDecl),
     Route(RouteDecl),
     Function(FnDecl),
@@ -46,6 +47,14 @@ pub struct ImportDecl {
     /// The path's segments: `billing`, `invoices`.
     pub path: Vec<Ident>,
     pub names: Option<Vec<Ident>>,
+    pub span: Span,
+}
+
+/// `test "name" { body }`: a test, run by `nagic test`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TestDecl {
+    pub name: StrLit,
+    pub body: Block,
     pub span: Span,
 }
 

@@ -114,6 +114,25 @@ impl Body<'_, '_> {
             }
             "fail" => self.fail_call(args, span),
             "set_header" => self.set_header_call(args, span),
+            "assert" => {
+                if !self.arity(name, 1, args, span) {
+                    return None;
+                }
+                let cond = self.check_expr(&args[0], &Ty::Bool)?;
+                let at = mk(ExprKind::Str((self.locate)(span)), Ty::String, span);
+                Some(mk(ExprKind::Builtin { builtin: Builtin::Assert, args: vec![cond, at] }, Ty::Unit, span))
+            }
+            "assert_eq" => {
+                if !self.arity(name, 2, args, span) {
+                    return None;
+                }
+                let (a, b) = self.infer_pair(&args[0], &args[1], hint, span, "`assert_eq`")?;
+                if a.ty.scalar().is_none() && a.ty != Ty::String {
+                    return self.not_applicable(name, &a.ty, span, "i32, i64, f64, bool and String");
+                }
+                let at = mk(ExprKind::Str((self.locate)(span)), Ty::String, span);
+                Some(mk(ExprKind::Builtin { builtin: Builtin::AssertEq, args: vec![a, b, at] }, Ty::Unit, span))
+            }
             _ => self.program_call(callee, args, span),
         }
     }

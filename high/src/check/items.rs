@@ -7,13 +7,14 @@ use nagi_low::{Diagnostic, HttpMethod};
 use nagi_syntax::ast::{self, Ident, Item, SourceFile, Span, TypeExpr, TypeExprKind};
 
 use super::{
-    H203, H204, H205, H206, H207, H208, H210, H212, H220, H221, H222, H223, H224, H225, H226, H227, H303, H309, H310,
-    H311, error,
+    H203, H204, H205, H206, H207, H208, H210, H212, H220, H221, H222, H223, H224, H225, H226, H227, H240, H303, H309,
+    H310, H311, error,
 };
 use crate::tir::{self, ClassIdx, EnumIdx, FnIdx, Literal, ParamMode, Ty};
 
 /// The builtin functions, which user functions may not shadow.
-pub(super) const BUILTIN_FNS: [&str; 7] = ["print", "min", "max", "abs", "to_string", "fail", "set_header"];
+pub(super) const BUILTIN_FNS: [&str; 9] =
+    ["print", "min", "max", "abs", "to_string", "fail", "set_header", "assert", "assert_eq"];
 
 /// The written names of the built-in types.
 const BUILTIN_TYPES: [&str; 5] = ["i32", "i64", "f64", "bool", "String"];
@@ -68,14 +69,17 @@ pub(super) struct FnInfo<'f> {
     pub route: Option<(String, String)>,
     /// Declared `fails` (a route may always fail).
     pub fails: bool,
+    /// For a test: its name as written.
+    pub test: Option<String>,
 }
 
 impl FnInfo<'_> {
     /// How messages name the function: `` `f` `` or `` route `GET /users` ``.
     pub fn display_name(&self) -> String {
-        match &self.route {
-            Some((method, path)) => format!("route `{method} {path}`"),
-            None => format!("function `{}`", self.name),
+        match (&self.route, &self.test) {
+            (Some((method, path)), _) => format!("route `{method} {path}`"),
+            (None, Some(test)) => format!("test {test:?}"),
+            (None, None) => format!("function `{}`", self.name),
         }
     }
 }
@@ -94,6 +98,8 @@ pub(super) struct Items<'f> {
     pub fn_by_name: HashMap<String, FnIdx>,
     /// The first plain function called `main`.
     pub main: Option<FnIdx>,
+    /// The tests, in source order: their names and functions.
+    pub tests: Vec<(String, FnIdx, Span)>,
     /// Whether classes and tables checked without errors, so SQL can be checked against them.
     pub schema_ok: bool,
 }
@@ -110,6 +116,7 @@ pub(super) fn collect<'f>(file: &'f SourceFile, diags: &mut Vec<Diagnostic>) -> 
         fns: Vec::new(),
         fn_by_name: HashMap::new(),
         main: None,
+        tests: Vec::new(),
         schema_ok: false,
     };
     let schema_start = diags.len();
@@ -144,6 +151,7 @@ pub(super) fn collect<'f>(file: &'f SourceFile, diags: &mut Vec<Diagnostic>) -> 
         match item {
             Item::Function(f) => items.collect_fn(f, diags),
             Item::Route(r) => items.collect_route(r, diags),
+            Item::Test(t) => items.collect_test(t, diags),
             Item::Class(_) | Item::Enum(_) | Item::Table(_) | Item::Import(_) => {}
         }
     }
@@ -579,6 +587,29 @@ impl<'f> Items<'f> {
             span: decl.span,
             route: None,
             fails: decl.fails,
+            test: None,
+        });
+    }
+
+    /// A test: a function without parameters or result, named `test.N` (which no written name
+    /// can be), whose name must be unique (H240).
+    fn collect_test(&mut self, decl: &'f ast::TestDecl, diags: &mut Vec<Diagnostic>) {
+        let name = decl.name.value.clone();
+        if self.tests.iter().any(|(n, _, _)| *n == name) {
+            diags.push(error(H240, decl.name.span, format!("test {name:?} is declared twice"), "declared again here"));
+        }
+        let idx = self.fns.len();
+        self.tests.push((name.clone(), idx, decl.span));
+        self.fns.push(FnInfo {
+            name: format!("test.{}", self.tests.len() - 1),
+            params: Vec::new(),
+            ret: Some(Ty::Unit),
+            defaults: Vec::new(),
+            body: &decl.body,
+            span: decl.span,
+            route: None,
+            fails: false,
+            test: Some(name),
         });
     }
 
@@ -728,6 +759,7 @@ impl<'f> Items<'f> {
             span: decl.span,
             route: Some((decl.method.name.clone(), decl.path.value.clone())),
             fails: true,
+            test: None,
         });
     }
 

@@ -53,7 +53,7 @@ fn main() {
 
 fn run(src: &str) -> Result<Program, Vec<Diagnostic>> {
     let file = nagi_syntax::parse(src).unwrap_or_else(|e| panic!("parse error: {e:?}"));
-    check(&file, &no_sql_check)
+    check(&file, &no_sql_check, &|span| format!("byte {}", span.start))
 }
 
 fn ok(src: &str) -> Program {
@@ -159,7 +159,7 @@ table us: U key id
 route GET "/u" () -> [U] { return db.query<U>("SELECT nope FROM us") }
 "#;
     let file = nagi_syntax::parse(src).unwrap();
-    let diags = check(&file, &make).expect_err("expected the SQL error");
+    let diags = check(&file, &make, &|span| format!("byte {}", span.start)).expect_err("expected the SQL error");
     assert_eq!(diags.len(), 1);
     assert_eq!(diags[0].code, "H501");
     assert!(diags[0].message.contains("no such column"));
@@ -484,7 +484,7 @@ fn mutated_programs_never_panic() {
             let text: String = w.concat();
             if let Ok(file) = nagi_syntax::parse(&text) {
                 parsed += 1;
-                let _ = check(&file, &no_sql_check);
+                let _ = check(&file, &no_sql_check, &|span| format!("byte {}", span.start));
             }
         }
     }

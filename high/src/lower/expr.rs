@@ -28,6 +28,8 @@ impl FnCx<'_> {
             ExprKind::Builtin { builtin: Builtin::Print, args } => self.print(&args[0]),
             ExprKind::Builtin { builtin: Builtin::Fail, args } => self.fail(&args[0], &args[1]),
             ExprKind::Builtin { builtin: Builtin::SetHeader, args } => self.set_header(&args[0], &args[1]),
+            ExprKind::Builtin { builtin: Builtin::Assert, args } => self.assert(&args[0], &args[1]),
+            ExprKind::Builtin { builtin: Builtin::AssertEq, args } => self.assert_eq(&args[0], &args[1], &args[2]),
             ExprKind::Push { array, value } => {
                 let value = self.operand(value);
                 let array = self.place_base(array, true, expr.span);
@@ -464,8 +466,12 @@ impl FnCx<'_> {
                 self.emit(OpKind::Const { dest, value: Constant::Unit });
             }
             Builtin::Fail => self.fail(&args[0], &args[1]),
-            Builtin::SetHeader => {
-                self.set_header(&args[0], &args[1]);
+            Builtin::SetHeader | Builtin::Assert | Builtin::AssertEq => {
+                match builtin {
+                    Builtin::SetHeader => self.set_header(&args[0], &args[1]),
+                    Builtin::Assert => self.assert(&args[0], &args[1]),
+                    _ => self.assert_eq(&args[0], &args[1], &args[2]),
+                }
                 self.emit(OpKind::Const { dest, value: Constant::Unit });
             }
             Builtin::Min | Builtin::Max => {

@@ -1,0 +1,135 @@
+//! Lowering of tests in the language: `assert` and `assert_eq` (a trap naming the assertion's
+//! `file:line:col`, and for `assert_eq` both values), and the `main` of a test build, which runs
+//! the test that `rtcall test.selected` names (`nagic test` runs each in a process of its own).
+
+use nagi_low::{BinaryOp, Constant, FuncId, FunctionData, LocalData, LocalId, Module, OpData, OpKind, Operand};
+use nagi_low::{RuntimeFn, ScalarType, Type, UnaryOp};
+
+use super::FnCx;
+use crate::tir::{Expr, ExprKind};
+
+impl FnCx<'_> {
+    /// `assert(cond)`: traps with `assertion failed at LOCATION` when `cond` is false.
+    pub(super) fn assert(&mut self, cond: &Expr, location: &Expr) {
+        let cond = self.operand(cond);
+        let failed = self.temp(Type::Bool);
+        self.emit(OpKind::Unary { dest: failed, op: UnaryOp::Not, ty: ScalarType::Bool, arg: cond });
+        let (then_block, _) = self.emit_if(Operand::Local(failed), false);
+        let message = format!("assertion failed at {}", literal(location));
+        self.in_block(then_block, |cx| cx.emit(OpKind::Trap { message }));
+    }
+
+    /// `assert_eq(a, b)`: when the values differ, ends the program with the location and both
+    /// values (`rtcall test.assert_failed`).
+    pub(super) fn assert_eq(&mut self, a: &Expr, b: &Expr, location: &Expr) {
+        self.pin_clobbered(&[a, b]);
+        let equal = self.temp(Type::Bool);
+        let (left, right) = match a.ty.scalar() {
+            Some(ty) => {
+                let (lhs, rhs) = (self.operand(a), self.operand(b));
+                self.emit(OpKind::Binary { dest: equal, op: BinaryOp::Eq, ty, lhs, rhs });
+                (Side::Scalar(ty, lhs), Side::Scalar(ty, rhs))
+            }
+            None => {
+                let (lhs, rhs) = (self.read(a), self.read(b));
+                self.emit(OpKind::StrEq { dest: equal, lhs, rhs });
+                (Side::Text(lhs), Side::Text(rhs))
+            }
+        };
+        let differ = self.temp(Type::Bool);
+        self.emit(OpKind::Unary { dest: differ, op: UnaryOp::Not, ty: ScalarType::Bool, arg: Operand::Local(equal) });
+        let (then_block, _) = self.emit_if(Operand::Local(differ), false);
+        let head = format!("assertion failed at {}: the values differ\n  left: ", literal(location));
+        self.in_block(then_block, |cx| {
+            cx.statement(|cx| {
+                let mut message = cx.text(head);
+                message = cx.append(message, left);
+                let mid = cx.text("\n right: ".to_string());
+                message = cx.append(message, Side::Text(mid));
+                message = cx.append(message, right);
+                let text = cx.temp(Type::reference(false, Type::String));
+                cx.emit(OpKind::Borrow { dest: text, src: message, mutable: false });
+                cx.runtime_call(RuntimeFn::TestAssertFailed, None, vec![Operand::Local(text)], None);
+            });
+        });
+    }
+
+    /// A new string temporary holding `text`.
+    fn text(&mut self, text: String) -> LocalId {
+        let dest = self.temp(Type::String);
+        self.emit(OpKind::StringLit { dest, value: text });
+        dest
+    }
+
+    /// `message` followed by `side` (a value formatted as `print` writes it), as a new string.
+    fn append(&mut self, message: LocalId, side: Side) -> LocalId {
+        let tail = match side {
+            Side::Text(local) => local,
+            Side::Scalar(ty, value) => {
+                let row = match ty {
+                    ScalarType::I32 => RuntimeFn::FmtI32,
+                    ScalarType::I64 => RuntimeFn::FmtI64,
+                    ScalarType::F64 => RuntimeFn::FmtF64,
+                    ScalarType::Bool => RuntimeFn::FmtBool,
+                };
+                let dest = self.temp(Type::String);
+                self.runtime_call(row, Some(dest), vec![value], None);
+                dest
+            }
+        };
+        let dest = self.temp(Type::String);
+        self.emit(OpKind::StrConcat { dest, lhs: message, rhs: tail });
+        dest
+    }
+}
+
+/// One side of `assert_eq`.
+#[derive(Clone, Copy)]
+enum Side {
+    Scalar(ScalarType, Operand),
+    Text(LocalId),
+}
+
+/// The text of a string literal the checker put there (an assertion's location).
+fn literal(e: &Expr) -> &str {
+    match &e.kind {
+        ExprKind::Str(text) => text,
+        _ => "?",
+    }
+}
+
+/// Makes `module` a test build: its `main` (if any) becomes `main.program`, and a new `main`
+/// calls the test whose index `rtcall test.selected` gives, in `tests` order, or none.
+pub(super) fn test_main(module: &mut Module, tests: &[FuncId]) {
+    if let Some(main) = module.function_by_name("main") {
+        module.functions[main].name = "main.program".to_string();
+    }
+    let mut f = FunctionData::new("main".to_string(), Type::Unit);
+    let selected = f.locals.alloc(LocalData { name: "selected".into(), ty: Type::I64 });
+    let body = f.body;
+    let push = |f: &mut FunctionData, block: nagi_low::BlockId, kind: OpKind| {
+        let op = f.ops.alloc(OpData { kind });
+        f.blocks[block].ops.push(op);
+    };
+    push(
+        &mut f,
+        body,
+        OpKind::RuntimeCall {
+            dest: Some(selected),
+            func: RuntimeFn::TestSelected,
+            class: None,
+            args: Vec::new(),
+            awaited: false,
+        },
+    );
+    for (i, &test) in tests.iter().enumerate() {
+        let is = f.locals.alloc(LocalData { name: format!("is_{i}"), ty: Type::Bool });
+        let (lhs, rhs) = (Operand::Local(selected), Operand::Const(Constant::I64(i as i64)));
+        push(&mut f, body, OpKind::Binary { dest: is, op: BinaryOp::Eq, ty: ScalarType::I64, lhs, rhs });
+        let then_block = f.blocks.alloc(Default::default());
+        push(&mut f, body, OpKind::If { cond: Operand::Local(is), then_block, else_block: None });
+        push(&mut f, then_block, OpKind::Call { dest: None, callee: test, args: Vec::new(), awaited: false });
+    }
+    push(&mut f, body, OpKind::Return { value: None });
+    module.functions.alloc(f);
+}
