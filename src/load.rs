@@ -52,7 +52,8 @@ fn load_one(path: &Path) -> Result<Loaded, Failure> {
     match path.extension().and_then(|e| e.to_str()) {
         Some("low") => {}
         Some("nagi") => {
-            let mut loader = FileLoader { dir: path.parent().map(Path::to_path_buf).unwrap_or_default() };
+            let mut loader =
+                nagi_high::modules::Directory { dir: path.parent().map(Path::to_path_buf).unwrap_or_default() };
             let module = nagi_high::compile_program(&name, &text, &module_name(path), &mut loader).map_err(
                 |(diagnostics, sources)| {
                     eprint!("{}", sources.render(&diagnostics));
@@ -80,28 +81,11 @@ pub(crate) fn load_tests(path: &Path) -> Result<(Module, Vec<nagi_high::TestCase
         Failure::Input
     })?;
     let text = String::from_utf8(bytes).map_err(|e| invalid_utf8(&name, e, false))?;
-    let mut loader = FileLoader { dir: path.parent().map(Path::to_path_buf).unwrap_or_default() };
+    let mut loader = nagi_high::modules::Directory { dir: path.parent().map(Path::to_path_buf).unwrap_or_default() };
     nagi_high::compile_tests(&name, &text, &module_name(path), &mut loader).map_err(|(diagnostics, sources)| {
         eprint!("{}", sources.render(&diagnostics));
         Failure::Input
     })
-}
-
-/// Reads the modules a High Nagi file imports: `import billing/invoices` is the file
-/// `billing/invoices.nagi` in the main file's directory.
-struct FileLoader {
-    dir: PathBuf,
-}
-
-impl nagi_high::modules::Loader for FileLoader {
-    fn load(&mut self, module: &str) -> Result<(String, String), String> {
-        let path = self.dir.join(format!("{module}.nagi"));
-        let name = path.display().to_string();
-        let bytes = std::fs::read(&path).map_err(|e| format!("cannot read {name}: {e}"))?;
-        let text = String::from_utf8(bytes)
-            .map_err(|e| format!("{name} is not UTF-8 (at byte {})", e.utf8_error().valid_up_to()))?;
-        Ok((name, text))
-    }
 }
 
 /// Reports a source file that is not UTF-8 at its first bad byte (`H101` for High Nagi, `L104`

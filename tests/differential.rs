@@ -25,6 +25,7 @@ use support::{Backend, Server, build, root, temp_dir};
 /// The services: every example and golden service, and the test fixtures.
 const SERVICES: &[&str] = &[
     "examples/users.nagi",
+    "examples/blog/blog.nagi",
     "golden/high/query_params.nagi",
     "golden/high/select_star.nagi",
     "golden/high/todo_service.nagi",
@@ -57,7 +58,10 @@ fn module(source: &str) -> Module {
     if source.ends_with(".low") {
         nagi_low::parse(&text).expect("the golden Low parses").0
     } else {
-        nagi_high::compile(&text, "service").unwrap_or_else(|e| panic!("{source} compiles: {e:?}"))
+        let dir = root().join(source).parent().map(Path::to_path_buf).unwrap_or_default();
+        let mut loader = nagi_high::modules::Directory { dir };
+        nagi_high::compile_program(source, &text, "service", &mut loader)
+            .unwrap_or_else(|(d, sources)| panic!("{source} compiles: {}", sources.render(&d)))
     }
 }
 

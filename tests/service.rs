@@ -422,6 +422,87 @@ fn fail_answers_its_status_and_message_and_a_failed_request_writes_nothing(backe
     assert_eq!(send("POST", "/accounts", "cy", r#"{"id":3,"name":"gamma","owner":"x"}"#).0, 201);
 }
 
+/// examples/blog: accounts with a token header, posts only their author changes, comments,
+/// validation errors with messages, pagination and search.
+fn the_blog_example_serves_its_walkthrough(backend: Backend) {
+    let exe = build("examples/blog/blog.nagi", backend);
+    let db = temp_dir("blog").join("blog.db");
+    let server = Server::start(&exe, &db, Stdio::null(), &[]);
+    let send = |method: &str, path: &str, token: Option<&str>, body: &str| {
+        let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+        let request = format!(
+            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        let (status, text) = server.raw(request.as_bytes());
+        (status, if text.is_empty() { serde_json::Value::Null } else { json(&text) })
+    };
+    let detail = |answer: (u16, serde_json::Value)| (answer.0, answer.1["detail"].as_str().unwrap_or("").to_string());
+    assert_eq!(
+        send("POST", "/accounts", None, r#"{"name":"ann","token":"secret-ann"}"#),
+        (201, serde_json::json!({"id": 1, "name": "ann"}))
+    );
+    assert_eq!(
+        detail(send("POST", "/accounts", None, r#"{"name":"ann","token":"other-token"}"#)),
+        (409, "the name ann is taken".into())
+    );
+    assert_eq!(
+        detail(send("POST", "/accounts", None, r#"{"name":"b!","token":"secret-b"}"#)),
+        (422, "a name has 3 to 20 characters".into())
+    );
+    assert_eq!(
+        detail(send("POST", "/accounts", None, r#"{"name":"bo!b","token":"secret-b"}"#)),
+        (422, "a name has only letters, digits, _ and -".into())
+    );
+    assert_eq!(send("POST", "/accounts", None, r#"{"name":"bob","token":"secret-bob"}"#).0, 201);
+    let first = r#"{"title":"Hello world","body":"first post, 50% off"}"#;
+    assert_eq!(
+        send("POST", "/posts", Some("secret-ann"), first),
+        (201, serde_json::json!({"id": 1, "author": 1, "title": "Hello world", "body": "first post, 50% off"}))
+    );
+    assert_eq!(
+        detail(send("POST", "/posts", Some("secret-ann"), r#"{"title":"  ","body":"x"}"#)),
+        (422, "the title is empty".into())
+    );
+    assert_eq!(
+        detail(send("POST", "/posts", Some("wrong"), r#"{"title":"t","body":"x"}"#)),
+        (401, "no account has this token".into())
+    );
+    assert_eq!(
+        detail(send("POST", "/posts", None, r#"{"title":"t","body":"x"}"#)),
+        (400, "missing header `authorization`".into())
+    );
+    assert_eq!(send("POST", "/posts", Some("secret-bob"), r#"{"title":"Second","body":"by bob"}"#).0, 201);
+    // Someone else's post: 403, and nothing changes.
+    assert_eq!(
+        detail(send("PUT", "/posts/1", Some("secret-bob"), r#"{"title":"mine now","body":"x"}"#)),
+        (403, "post 1 belongs to another account".into())
+    );
+    assert_eq!(send("GET", "/posts/1", None, "").1["title"], "Hello world");
+    // Pagination, newest first, and a search whose `%` is literal.
+    let titles = |answer: (u16, serde_json::Value)| -> Vec<String> {
+        answer
+            .1
+            .as_array()
+            .map_or(Vec::new(), |a| a.iter().map(|p| p["title"].as_str().unwrap_or("").to_string()).collect())
+    };
+    assert_eq!(titles(send("GET", "/posts?limit=1", None, "")), ["Second"]);
+    assert_eq!(titles(send("GET", "/posts?limit=1&offset=1", None, "")), ["Hello world"]);
+    assert_eq!(titles(send("GET", "/search?q=50%25", None, "")), ["Hello world"]);
+    assert_eq!(titles(send("GET", "/search?q=5%25%25", None, "")), Vec::<String>::new());
+    assert_eq!(detail(send("GET", "/posts?limit=0", None, "")), (422, "limit is 1 to 100".into()));
+    // Comments, then the author deletes the post and its comments.
+    assert_eq!(send("POST", "/posts/1/comments", Some("secret-bob"), r#"{"text":"nice"}"#).0, 201);
+    assert_eq!(send("GET", "/posts/1/comments", None, "").1.as_array().map(Vec::len), Some(1));
+    assert_eq!(
+        detail(send("POST", "/posts/9/comments", Some("secret-bob"), r#"{"text":"?"}"#)),
+        (404, "no post 9".into())
+    );
+    assert_eq!(send("DELETE", "/posts/1", Some("secret-ann"), ""), (204, serde_json::Value::Null));
+    assert_eq!(detail(send("GET", "/posts/1", None, "")), (404, "no post 1".into()));
+    assert_eq!(detail(send("GET", "/posts/1/comments", None, "")), (404, "no post 1".into()));
+}
+
 fn a_table_rebuilt_with_another_column_type_stops_the_service_with_status_2(backend: Backend) {
     let exe = build(USERS, backend);
     let db = temp_dir("schema").join("users.db");
@@ -664,6 +745,7 @@ crate::on_every_backend!(
     header_parameters_bind_and_a_missing_or_malformed_one_is_400,
     enums_in_bodies_use_the_externally_tagged_form_and_an_unknown_variant_is_422,
     fail_answers_its_status_and_message_and_a_failed_request_writes_nothing,
+    the_blog_example_serves_its_walkthrough,
     a_table_rebuilt_with_another_column_type_stops_the_service_with_status_2,
     a_request_that_fails_after_writing_leaves_no_row,
     a_database_locked_by_another_process_answers_503_within_the_busy_budget,

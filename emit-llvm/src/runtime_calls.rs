@@ -115,6 +115,7 @@ fn row_signature(func: RuntimeFn) -> Signature {
         RuntimeFn::HttpFail => ("nagi_rt_http_fail", &[I64, Bytes, I64], None, false),
         RuntimeFn::HttpSetHeader => ("nagi_rt_http_set_header", &[Bytes, I64, Bytes, I64], None, false),
         RuntimeFn::TestSelected => ("nagi_rt_test_selected", &[], Some(I64), false),
+        RuntimeFn::TestFailed => ("nagi_rt_test_failed", &[], None, false),
         RuntimeFn::TestAssertFailed => ("nagi_rt_test_assert_failed", &[Bytes, I64], None, false),
         RuntimeFn::FmtI32 => ("nagi_rt_fmt_i32", &[Str, I32], None, false),
         RuntimeFn::FmtI64 => ("nagi_rt_fmt_i64", &[Str, I64], None, false),
@@ -238,6 +239,10 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
             RowGroup::Strings => return self.string_call(dest, func, args),
             RowGroup::Database => return self.database_call(op, dest, func, class, args),
             RowGroup::Http => return self.http_call(dest, func, args),
+            RowGroup::Test if func == RuntimeFn::TestFailed => {
+                call(cx, Rt::Row(func), &[])?;
+                return self.store_unit(dest);
+            }
             RowGroup::Test if func == RuntimeFn::TestSelected => {
                 let dest = dest.ok_or_else(|| Error::internal("test.selected without a destination"))?;
                 let index = call(cx, Rt::Row(func), &[])?.ok_or_else(|| Error::internal("test.selected returns"))?;

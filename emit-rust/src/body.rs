@@ -400,6 +400,7 @@ impl Cx<'_> {
             RuntimeFn::StrParseF64 => format!("nagi_runtime::strings::parse_f64({}.as_str())", a[0]),
             RuntimeFn::HttpFail => format!("nagi_runtime::http::fail({}, {}.as_str())", a[0], a[1]),
             RuntimeFn::TestSelected => "nagi_runtime::program::selected_test()".into(),
+            RuntimeFn::TestFailed => "nagi_runtime::program::test_failed()".into(),
             RuntimeFn::TestAssertFailed => format!("nagi_runtime::program::assert_failed({}.as_str())", a[0]),
             RuntimeFn::HttpSetHeader => {
                 format!("nagi_runtime::http::set_header({}.as_str(), {}.as_str())", a[0], a[1])

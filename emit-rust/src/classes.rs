@@ -19,7 +19,14 @@ pub fn structs(out: &mut String, module: &Module) {
         // interpreter, also where a name had to change to be a Rust identifier (`n_self`).
         let name = ident(&class.name);
         if name != class.name {
-            let _ = writeln!(out, "    #[serde(rename = {:?})]", class.name);
+            // The derive words its messages with the Rust name (`expected struct n_self`)
+            // unless told otherwise; the other executors use the Low name.
+            let _ = writeln!(
+                out,
+                "    #[serde(rename = {:?}, expecting = {:?})]",
+                class.name,
+                format!("struct {}", class.name)
+            );
         }
         let _ = writeln!(out, "    pub struct {name} {{");
         for field in &class.fields {
@@ -44,7 +51,12 @@ pub fn enums(out: &mut String, module: &Module) {
         out.push_str("    #[serde(crate = \"nagi_runtime::serde\")]\n");
         let name = ident(&data.name);
         if name != data.name {
-            let _ = writeln!(out, "    #[serde(rename = {:?})]", data.name);
+            let _ = writeln!(
+                out,
+                "    #[serde(rename = {:?}, expecting = {:?})]",
+                data.name,
+                format!("enum {}", data.name)
+            );
         }
         let _ = writeln!(out, "    pub enum {name} {{");
         for variant in &data.variants {

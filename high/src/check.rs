@@ -344,7 +344,7 @@ fn check_function(
         body: block,
         is_async: false,
         is_route: info.route.is_some(),
-        fails: if info.route.is_some() { body.effects.fails_at.is_some() } else { info.fails },
+        fails: if info.route.is_some() || info.test.is_some() { body.effects.fails_at.is_some() } else { info.fails },
         span: info.span,
     };
     (function, body.effects)

@@ -98,6 +98,10 @@ impl Host for RuntimeHost {
         nagi_runtime::program::selected_test()
     }
 
+    fn test_failure(&mut self) -> String {
+        nagi_runtime::program::failed_test_message()
+    }
+
     fn set_header(&mut self, name: &str, value: &str) -> Result<(), String> {
         nagi_runtime::http::try_set_header(name, value)
     }

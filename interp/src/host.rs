@@ -73,4 +73,7 @@ pub trait Host {
 
     /// `test.selected`: the index of the test a test build runs, -1 for none.
     fn selected_test(&mut self) -> i64;
+
+    /// `test.failed`: the trap's message for a test that failed with the recorded failure.
+    fn test_failure(&mut self) -> String;
 }

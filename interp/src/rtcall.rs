@@ -28,6 +28,7 @@ impl Machine<'_, '_> {
             RowGroup::Print | RowGroup::Format | RowGroup::Json => self.scalar_row(func, class, args)?,
             RowGroup::Http => self.http_row(func, args)?,
             RowGroup::Test if func == RuntimeFn::TestSelected => Value::I64(self.host.selected_test()),
+            RowGroup::Test if func == RuntimeFn::TestFailed => return Err(Stop::Trap(self.host.test_failure())),
             RowGroup::Test => {
                 let message = args.first().ok_or_else(|| fault("`rtcall test.assert_failed` lacks its message"))?;
                 return Err(Stop::Trap(as_str(self.stack.read(local_arg(message)?)?)?.to_owned()));

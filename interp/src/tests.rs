@@ -84,6 +84,10 @@ impl Host for Recorder {
         -1
     }
 
+    fn test_failure(&mut self) -> String {
+        "the test failed".into()
+    }
+
     fn set_header(&mut self, name: &str, _: &str) -> Result<(), String> {
         Err(format!("the tests' host sets no header {name}"))
     }

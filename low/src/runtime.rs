@@ -213,6 +213,8 @@ runtime_functions! {
     // assertion whose message is computed (`assert_eq` shows both values).
     TestSelected = "test.selected", generic: false, params: [], variadic: None, ret: I64, async: false,
         doc: "The index of the test to run, from the NAGI_TEST environment variable; -1 when it is unset.";
+    TestFailed = "test.failed", generic: false, params: [], variadic: None, ret: Unit, async: false,
+        doc: "Ends the program with the failure a test recorded (its status and message), as a trap.";
     TestAssertFailed = "test.assert_failed", generic: false, params: [Str], variadic: None, ret: Unit, async: false,
         doc: "Ends the program with the message, as a trap: a failed assertion.";
     // Typed JSON, straight between text and a class (serde, no intermediate tree).
@@ -270,7 +272,7 @@ impl RuntimeFn {
             | StrReplace | StrJoin | StrSlice | StrParseI64 | StrParseF64 => RowGroup::Strings,
             JsonEncode | JsonDecode => RowGroup::Json,
             HttpFail | HttpSetHeader => RowGroup::Http,
-            TestSelected | TestAssertFailed => RowGroup::Test,
+            TestSelected | TestFailed | TestAssertFailed => RowGroup::Test,
             DbExec | DbExecCommit | DbQuery | DbQueryOne | DbBegin | DbCommit | DbRollback => RowGroup::Database,
         }
     }
@@ -339,7 +341,7 @@ mod tests {
 
     #[test]
     fn every_variant_spelling_parses_back_to_it() {
-        assert_eq!(RuntimeFn::all().count(), 35);
+        assert_eq!(RuntimeFn::all().count(), 36);
         for (i, row) in RUNTIME_FUNCTIONS.iter().enumerate() {
             assert_eq!(row.func as usize, i, "row {} is out of variant order", row.name);
             assert_eq!(RuntimeFn::from_name(row.name), Some(row.func), "{}", row.name);

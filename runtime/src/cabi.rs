@@ -416,6 +416,12 @@ pub extern "C" fn nagi_rt_test_selected() -> i64 {
     crate::program::selected_test()
 }
 
+/// `test.failed`: ends a test that failed with the recorded failure, as a trap.
+#[unsafe(no_mangle)]
+pub extern "C" fn nagi_rt_test_failed() {
+    fail(crate::program::failed_test_message());
+}
+
 /// `test.assert_failed`: ends the test with the message at `ptr..ptr+len`, a trap.
 ///
 /// # Safety

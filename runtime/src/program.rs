@@ -35,3 +35,18 @@ pub fn selected_test() -> i64 {
 pub fn assert_failed(message: &str) {
     crate::trap(message)
 }
+
+/// The `test.failed` row: ends a test whose body failed (a `try` it called failed) with the
+/// recorded failure's status and message, as a trap.
+pub fn test_failed() {
+    crate::trap(&failed_test_message())
+}
+
+/// The message of `test.failed`: the recorded failure (which is cleared), `the test failed with
+/// 422: the name is empty`.
+pub fn failed_test_message() -> String {
+    match crate::failure::take() {
+        Some(f) => format!("the test failed with {}: {}", f.status, f.message),
+        None => "the test failed".to_string(),
+    }
+}

@@ -406,6 +406,11 @@ struct Elements<S>(S);
 
 impl<S: Shape> Expected for Elements<S> {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        // A class of a module (`accounts.User`) is derived with `expecting = "struct NAME"` on
+        // the Rust path (its name is no Rust identifier), and the derive then says only that.
+        if self.0.class_name().contains('.') {
+            return write!(f, "struct {}", self.0.class_name());
+        }
         match self.0.field_count() {
             1 => write!(f, "struct {} with 1 element", self.0.class_name()),
             n => write!(f, "struct {} with {n} elements", self.0.class_name()),

@@ -608,7 +608,8 @@ impl<'f> Items<'f> {
             body: &decl.body,
             span: decl.span,
             route: None,
-            fails: false,
+            // A test may `try` failing functions: a failure ends it as failed.
+            fails: true,
             test: Some(name),
         });
     }

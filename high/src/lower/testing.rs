@@ -98,9 +98,15 @@ fn literal(e: &Expr) -> &str {
     }
 }
 
-/// Makes `module` a test build: its `main` (if any) becomes `main.program`, and a new `main`
+/// Makes `module` a test build: without routes and tables, its `main` (if any) becomes
+/// `main.program`, and a new `main`
 /// calls the test whose index `rtcall test.selected` gives, in `tests` order, or none.
 pub(super) fn test_main(module: &mut Module, tests: &[FuncId]) {
+    // A test build of a service is a program: it serves nothing (tests do not use the
+    // database), so its handlers are plain functions.
+    module.routes.clear();
+    module.tables.clear();
+    // A test that may fail returns an option; `none` ends it with its failure (`test.failed`).
     if let Some(main) = module.function_by_name("main") {
         module.functions[main].name = "main.program".to_string();
     }
@@ -128,7 +134,27 @@ pub(super) fn test_main(module: &mut Module, tests: &[FuncId]) {
         push(&mut f, body, OpKind::Binary { dest: is, op: BinaryOp::Eq, ty: ScalarType::I64, lhs, rhs });
         let then_block = f.blocks.alloc(Default::default());
         push(&mut f, body, OpKind::If { cond: Operand::Local(is), then_block, else_block: None });
-        push(&mut f, then_block, OpKind::Call { dest: None, callee: test, args: Vec::new(), awaited: false });
+        if module.functions[test].ret == Type::Unit {
+            push(&mut f, then_block, OpKind::Call { dest: None, callee: test, args: Vec::new(), awaited: false });
+            continue;
+        }
+        let result = f.locals.alloc(LocalData { name: format!("result_{i}"), ty: module.functions[test].ret.clone() });
+        let passed = f.locals.alloc(LocalData { name: format!("passed_{i}"), ty: Type::Bool });
+        let failed = f.locals.alloc(LocalData { name: format!("failed_{i}"), ty: Type::Bool });
+        push(&mut f, then_block, OpKind::Call { dest: Some(result), callee: test, args: Vec::new(), awaited: false });
+        push(&mut f, then_block, OpKind::OptionIsSome { dest: passed, option: result });
+        let arg = Operand::Local(passed);
+        push(&mut f, then_block, OpKind::Unary { dest: failed, op: UnaryOp::Not, ty: ScalarType::Bool, arg });
+        let report = f.blocks.alloc(Default::default());
+        push(&mut f, then_block, OpKind::If { cond: Operand::Local(failed), then_block: report, else_block: None });
+        let call = OpKind::RuntimeCall {
+            dest: None,
+            func: RuntimeFn::TestFailed,
+            class: None,
+            args: Vec::new(),
+            awaited: false,
+        };
+        push(&mut f, report, call);
     }
     push(&mut f, body, OpKind::Return { value: None });
     module.functions.alloc(f);

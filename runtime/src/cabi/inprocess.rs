@@ -42,6 +42,7 @@ pub fn symbol(name: &str) -> Option<usize> {
         "nagi_rt_http_fail" => nagi_rt_http_fail as *const () as usize,
         "nagi_rt_http_set_header" => nagi_rt_http_set_header as *const () as usize,
         "nagi_rt_test_selected" => nagi_rt_test_selected as *const () as usize,
+        "nagi_rt_test_failed" => nagi_rt_test_failed as *const () as usize,
         "nagi_rt_test_assert_failed" => nagi_rt_test_assert_failed as *const () as usize,
         "nagi_rt_fmt_i32" => nagi_rt_fmt_i32 as *const () as usize,
         "nagi_rt_fmt_i64" => nagi_rt_fmt_i64 as *const () as usize,
