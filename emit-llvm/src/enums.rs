@@ -43,7 +43,18 @@ pub(crate) fn build_new<'ctx>(
     let tag = cx.context.i64_type().const_int(u64::from(variant), false);
     b.build_store(ir::field(b, cx.layouts.enum_struct(e), dest, 0, "tag")?, tag)?;
     if let (Some(value), Some(ty)) = (payload, payload_type(cx, e, variant)) {
-        b.build_store(payload_ptr(cx, e, dest, ty)?, value)?;
+        let at = payload_ptr(cx, e, dest, ty)?;
+        if *ty == Type::Bool {
+            // An `i1` store leaves the byte's other bits unspecified, and the optimizer may set
+            // them (the whole value is later copied as words); a byte 0 or 1 is what loads of
+            // `i1`, the runtime's JSON and the clone glue read.
+            let byte = cx.context.i8_type();
+            let at = b.build_pointer_cast(at, byte.ptr_type(inkwell::AddressSpace::default()), "payload.byte")?;
+            let value = b.build_int_z_extend(value.into_int_value(), byte, "payload.bool")?;
+            b.build_store(at, value)?;
+        } else {
+            b.build_store(at, value)?;
+        }
     }
     Ok(())
 }

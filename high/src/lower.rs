@@ -20,7 +20,7 @@
 //!
 //! Error codes: `H420` use after move, `H421` move out of a borrowed parameter or loop
 //! variable, `H422` move inside a loop of a value declared outside it, `H423` move out of a
-//! field or an element.
+//! field or an element, `H424` move of a value while a `match` arm borrows its payload.
 
 mod expr;
 mod failures;
@@ -205,6 +205,8 @@ struct FnCx<'a> {
     broken: HashSet<LabelId>,
     /// Operands that a later operand may change, read into a temporary at their turn.
     pinned: order::Pinned,
+    /// Locals whose payload a `match` arm being lowered borrows, which may not move meanwhile.
+    matched: Vec<LocalId>,
     errors: Vec<Diagnostic>,
 }
 
@@ -229,6 +231,7 @@ impl<'a> FnCx<'a> {
             next_label: 0,
             broken: HashSet::new(),
             pinned: order::Pinned::default(),
+            matched: Vec::new(),
             errors: Vec::new(),
         };
         cx.declare_locals();

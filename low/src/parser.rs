@@ -226,7 +226,10 @@ impl Parser {
                     if is_reserved_type_name(name) {
                         return Err(Diagnostic::new(
                             "L127",
-                            format!("`{name}` is a built-in type name; a {kw} cannot be called that"),
+                            format!(
+                                "`{name}` is a built-in type name; {} cannot be called that",
+                                if is_class { "a class" } else { "an enum" }
+                            ),
                         )
                         .at(Some(next.span))
                         .label("reserved name"));

@@ -195,7 +195,7 @@ impl Body<'_, '_> {
         if covered.wildcard {
             self.report(
                 error(H318, span, "this pattern is unreachable", "never reached")
-                    .note("an earlier `_` arm matches every value"),
+                    .note("an earlier `_` matches every value"),
             );
             return None;
         }

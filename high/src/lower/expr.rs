@@ -100,6 +100,15 @@ impl FnCx<'_> {
                 return;
             }
         }
+        if self.matched.contains(&low) {
+            self.error(
+                "H424",
+                format!("`{name}` cannot move while a `match` arm borrows its payload; move a `.clone()` instead"),
+                expr.span,
+                "moved inside the arm",
+            );
+            return;
+        }
         let declared_depth = self.loop_depth_of.get(&low).copied().unwrap_or(0);
         if self.loop_depth() > declared_depth {
             self.error(

@@ -12,9 +12,14 @@ use crate::tir::{Block, Expr, ExprKind, MatchArm, Pattern};
 impl FnCx<'_> {
     /// `match scrutinee { arms }`, in a scope of its own that owns a computed scrutinee.
     pub(super) fn match_stmt(&mut self, scrutinee: &Expr, arms: &[MatchArm]) {
+        // The local an arm's borrowed payload comes from, which must not move inside the arm.
+        let root = match &scrutinee.kind {
+            ExprKind::Place(place) if !self.bindings[place.root()].is_ref => Some(self.bindings[place.root()].low),
+            _ => None,
+        };
         self.scoped(ScopeKind::Block, |cx| {
             let subject = cx.match_subject(scrutinee);
-            cx.match_arms(subject, arms);
+            cx.match_arms(subject, root, arms);
         });
     }
 
@@ -44,25 +49,35 @@ impl FnCx<'_> {
     }
 
     /// Arm `arms[0]`, then the rest in its `else`.
-    fn match_arms(&mut self, subject: Operand, arms: &[MatchArm]) {
+    fn match_arms(&mut self, subject: Operand, root: Option<LocalId>, arms: &[MatchArm]) {
         let Some((arm, rest)) = arms.split_first() else { return };
         if rest.is_empty() || arm.patterns.contains(&Pattern::Wildcard) {
             // The last arm (or a `_` arm, which the checker made last) matches whatever is left.
             self.scoped(ScopeKind::Block, |cx| {
-                cx.bind_payload(subject, arm);
+                let borrowed = cx.bind_payload(subject, root, arm);
                 cx.arm_body(&arm.body);
+                if borrowed {
+                    cx.matched.pop();
+                }
             });
             return;
         }
         let cond = self.arm_condition(subject, arm);
         let empty = Block::default();
+        let borrowed = std::cell::Cell::new(false);
         self.if_else(
             cond,
             &arm.body,
             Some(&empty),
             false,
-            |cx| cx.bind_payload(subject, arm),
-            |cx| cx.match_arms(subject, rest),
+            |cx| borrowed.set(cx.bind_payload(subject, root, arm)),
+            |cx| {
+                // The then-arm has been lowered: its borrow has ended.
+                if borrowed.get() {
+                    cx.matched.pop();
+                }
+                cx.match_arms(subject, root, rest)
+            },
         );
     }
 
@@ -128,19 +143,25 @@ impl FnCx<'_> {
         dest
     }
 
-    /// At the top of an arm: the binding takes a copy of the payload, or a borrow of it.
-    fn bind_payload(&mut self, subject: Operand, arm: &MatchArm) {
+    /// At the top of an arm: the binding takes a copy of the payload, or a borrow of it. A
+    /// borrow of `root`'s payload marks `root` as not to move (returns whether it did; the
+    /// caller unmarks it after the arm).
+    fn bind_payload(&mut self, subject: Operand, root: Option<LocalId>, arm: &MatchArm) -> bool {
         let (Some(local), Some(Pattern::Variant(variant)), Operand::Local(value)) =
             (arm.binding, arm.patterns.first(), subject)
         else {
-            return;
+            return false;
         };
         let binding = self.bindings[local];
-        let kind = if binding.is_ref {
-            OpKind::EnumRef { dest: binding.low, value, variant: *variant }
+        if binding.is_ref {
+            self.emit(OpKind::EnumRef { dest: binding.low, value, variant: *variant });
+            if let Some(root) = root {
+                self.matched.push(root);
+                return true;
+            }
         } else {
-            OpKind::EnumGet { dest: binding.low, value, variant: *variant }
-        };
-        self.emit(kind);
+            self.emit(OpKind::EnumGet { dest: binding.low, value, variant: *variant });
+        }
+        false
     }
 }
