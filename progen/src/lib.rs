@@ -4,13 +4,20 @@
 //! [`program`] draws a program from [`arbitrary::Unstructured`] bytes, so the same generator
 //! serves a cargo-fuzz target (bytes from libFuzzer) and a seeded batch mode ([`from_seed`]).
 //! Every program checks: the generator is type-directed and keeps to the ownership rules
-//! (non-copy values are cloned, never moved, arrays are not changed while iterated). What the
+//! (non-copy values are cloned, never moved; an enum is passed to a helper, which borrows it,
+//! matched in place or cloned; arrays are not changed while iterated, nor a place while a
+//! `match` arm borrows its payload) and to the pattern rules (a payload is bound only in an arm
+//! of one pattern, no variant or literal is matched twice, every `match` is exhaustive). What the
 //! programs exercise: `i32`/`i64`/`f64` arithmetic with edge constants (MIN, MAX, −1, 0, NaN,
 //! ±inf, ±0.0, subnormals, 1e308), shifts by any count, casts, comparisons, `min`/`max`/`abs`,
 //! `&&`/`||` with a printing right side, `inout` calls inside expressions, class literals with
 //! fields in any order, bounded loops, arrays indexed in and out of range, strings, options,
-//! and recursion. Traps (division by zero, an index out of range) are part of the behaviour to
-//! compare, not failures.
+//! recursion, and enums: locals, arrays and a class field of three prelude enums (payloads of
+//! `i64`, `String`, `bool`, `f64`, `i32` and a class, and none), `match` on them with copied and
+//! borrowed bindings, `|`, `_`, qualified and unqualified patterns in any order, `match` on
+//! integers (edge literals), strings and booleans, and `break`/`continue` inside arms in loops.
+//! Every arm prints, so a wrong branch shows in the output. Traps (division by zero, an index
+//! out of range) are part of the behaviour to compare, not failures.
 
 use arbitrary::{Result, Unstructured};
 
@@ -24,6 +31,27 @@ enum Ty {
     F64,
     Bool,
     Str,
+    /// The prelude's enums: `Tok` (payloads `i64`, `String`, `bool`, none), `Light` (no
+    /// payloads) and `Item` (payloads `P`, `f64`, `i32`, none).
+    Tok,
+    Light,
+    Item,
+}
+
+/// What a variant carries.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Payload {
+    Nothing,
+    Of(Ty),
+    /// A `P`, which the generator writes only as a literal.
+    ClassP,
+}
+
+impl Payload {
+    /// Whether a binding of this payload is a borrow (of a `String` or a `P`) rather than a copy.
+    fn borrowed(self) -> bool {
+        matches!(self, Payload::Of(Ty::Str) | Payload::ClassP)
+    }
 }
 
 impl Ty {
@@ -34,10 +62,52 @@ impl Ty {
             Ty::F64 => "f64",
             Ty::Bool => "bool",
             Ty::Str => "String",
+            Ty::Tok => "Tok",
+            Ty::Light => "Light",
+            Ty::Item => "Item",
+        }
+    }
+
+    /// Whether this is one of the prelude's enums.
+    fn is_enum(self) -> bool {
+        matches!(self, Ty::Tok | Ty::Light | Ty::Item)
+    }
+
+    /// An enum's variants in declaration order, with what each carries.
+    fn variants(self) -> &'static [(&'static str, Payload)] {
+        match self {
+            Ty::Tok => &[
+                ("Num", Payload::Of(Ty::I64)),
+                ("Word", Payload::Of(Ty::Str)),
+                ("Flag", Payload::Of(Ty::Bool)),
+                ("End", Payload::Nothing),
+            ],
+            Ty::Light => &[("Red", Payload::Nothing), ("Amber", Payload::Nothing), ("Green", Payload::Nothing)],
+            Ty::Item => &[
+                ("Boxed", Payload::ClassP),
+                ("Ratio", Payload::Of(Ty::F64)),
+                ("Small", Payload::Of(Ty::I32)),
+                ("Nothing", Payload::Nothing),
+            ],
+            _ => &[],
         }
     }
 
     const SCALARS: [Ty; 5] = [Ty::I32, Ty::I64, Ty::F64, Ty::Bool, Ty::Str];
+    const ENUMS: [Ty; 3] = [Ty::Tok, Ty::Light, Ty::Item];
+    /// What arrays hold.
+    const ELEMENTS: [Ty; 8] = [Ty::I32, Ty::I64, Ty::F64, Ty::Bool, Ty::Str, Ty::Tok, Ty::Light, Ty::Item];
+}
+
+/// How a `match` reaches the value it inspects, which decides what its arms may not change
+/// while they borrow a payload.
+enum Scrutinee {
+    /// A local (`match t`): the arm may not assign it or pass it `inout`.
+    Local(String),
+    /// An element of an array local (`match ts[i]`): the arm may not push to the array.
+    Element(String),
+    /// A temporary, a clone or a field of a literal nobody changes: no restriction.
+    Free,
 }
 
 /// A local in scope: its name, type, whether it is `var`, and whether it is an array of `ty`.
@@ -56,19 +126,55 @@ struct Gen<'a, 'b> {
     indent: usize,
     scopes: Vec<Vec<Var>>,
     next_name: usize,
-    /// Arrays being iterated by an enclosing `for`, which may not be changed.
+    /// Arrays being iterated by an enclosing `for`, or whose element a `match` arm borrows a
+    /// payload of, which may not be changed.
     iterating: Vec<String>,
+    /// Enum locals whose payload a `match` arm borrows, which may not be assigned or passed
+    /// `inout`.
+    frozen: Vec<String>,
+    /// How many loops enclose the statement being written (`break` and `continue` need one).
+    loops: u32,
     /// Statements left in this program, so that it stays small and ends.
     budget: u32,
 }
 
-/// The helper functions every program declares: `tap_T` prints its argument and returns it
+/// The declarations every program has: the classes `P` and `Q` (which holds a `Tok`), the
+/// enums `Tok`, `Light` and `Item`, and helpers: `tap_T` prints its argument and returns it
 /// (a visible side effect inside expressions), `bump_T` changes an `inout` argument and
-/// returns the new value, `rec` recurses `n` levels.
+/// returns the new value, `rec` recurses `n` levels, `half` returns an option, and the enum
+/// helpers `match` on a borrowed parameter (`tok_score`, `tok_text`, `light_code`,
+/// `light_name`, `item_value`, `item_of`), make a variant from an integer (`tok_of`), change an
+/// `inout` enum inside an arm (`tok_bump`), and return, `break` and `continue` from a `match`
+/// inside a loop (`first_word`).
 const PRELUDE: &str = "class P {
     a: i64
     b: f64
     c: String
+}
+
+class Q {
+    tag: Tok
+    n: i64
+}
+
+enum Tok {
+    Num(i64)
+    Word(String)
+    Flag(bool)
+    End
+}
+
+enum Light {
+    Red
+    Amber
+    Green
+}
+
+enum Item {
+    Boxed(P)
+    Ratio(f64)
+    Small(i32)
+    Nothing
 }
 
 fn tap_i32(x: i32) -> i32 {
@@ -122,6 +228,116 @@ fn half(o: i64?) -> i64? {
     return none
 }
 
+fn tok_score(t: Tok) -> i64 {
+    match t {
+        Num(n) => { return n }
+        Tok.Word(s) => { return s.len() * 10 }
+        Flag(b) => {
+            if b {
+                return 1
+            }
+            return 0
+        }
+        End => { return -1 }
+    }
+}
+
+fn tok_text(t: Tok) -> String {
+    match t {
+        Word(s) => { return \"w:\" + s }
+        Num(n) => { return \"n:\" + to_string(n) }
+        Flag(_) | Tok.End => { return \"other\" }
+    }
+}
+
+fn tok_of(n: i64) -> Tok {
+    match n % 4 {
+        0 => { return Tok.Num(n) }
+        1 | -1 => { return Tok.Word(to_string(n)) }
+        2 | -2 => { return Tok.Flag(n > 0) }
+        _ => { return Tok.End }
+    }
+}
+
+fn tok_bump(inout t: Tok) -> i64 {
+    match t {
+        Num(n) => {
+            t = Tok.Num(n + 1)
+            return n
+        }
+        Word(_) => {
+            t = Tok.End
+            return 100
+        }
+        _ => { return 0 }
+    }
+}
+
+fn first_word(ts: [Tok]) -> String {
+    for t in ts {
+        match t {
+            Word(s) => { return s.clone() }
+            End => { break }
+            _ => { continue }
+        }
+    }
+    return \"-\"
+}
+
+fn light_next(l: Light) -> Light {
+    match l {
+        Red => { return Light.Green }
+        Light.Green => { return Light.Amber }
+        Amber => { return Light.Red }
+    }
+}
+
+fn light_code(l: Light) -> i32 {
+    match l {
+        Amber => { return 1 }
+        Light.Red => { return 0 }
+        _ => { return -1 }
+    }
+}
+
+fn light_name(l: Light) -> String {
+    match l {
+        Red => { return \"red\" }
+        Amber | Light.Green => {
+            if light_code(l) == 1 {
+                return \"amber\"
+            }
+            return \"green\"
+        }
+    }
+}
+
+fn item_value(it: Item) -> f64 {
+    match it {
+        Boxed(p) => {
+            print(p.c)
+            return p.b + (p.a as f64)
+        }
+        Ratio(r) => { return r }
+        Small(k) => { return k as f64 }
+        Nothing => { return -0.5 }
+    }
+}
+
+fn item_of(t: Tok) -> Item {
+    match t {
+        Num(n) => { return Item.Small(n as i32) }
+        Word(s) => { return Item.Boxed(P { a: s.len(), b: 0.25, c: s + \"!\" }) }
+        Flag(b) => {
+            if b {
+                return Item.Ratio(1.5)
+            }
+            return Item.Nothing
+        }
+        _ => { return Item.Nothing }
+    }
+}
+
 ";
 
 /// A program drawn from `u`: the prelude's helpers and a `main` of random statements.
@@ -135,6 +351,8 @@ pub fn program(u: &mut Unstructured) -> Result<String> {
         scopes: vec![Vec::new()],
         next_name: 0,
         iterating: Vec::new(),
+        frozen: Vec::new(),
+        loops: 0,
         budget: 40,
     };
     let count = g.u.int_in_range(4..=14)?;
@@ -201,7 +419,7 @@ impl Gen<'_, '_> {
             return Ok(());
         }
         self.budget -= 1;
-        let choice = self.u.int_in_range(0..=13)?;
+        let choice = self.u.int_in_range(0..=16)?;
         match choice {
             0..=2 => self.declare_scalar(),
             3 => self.declare_array(),
@@ -213,6 +431,9 @@ impl Gen<'_, '_> {
             10 => self.push(),
             11 => self.class_literal(),
             12 => self.option_stmt(),
+            13 | 14 => self.enum_local(),
+            15 if depth < 3 => self.enum_match(depth),
+            16 if depth < 3 => self.literal_match(depth),
             _ => self.print_expr(),
         }
     }
@@ -229,7 +450,7 @@ impl Gen<'_, '_> {
     }
 
     fn declare_array(&mut self) -> Result<()> {
-        let ty = *self.u.choose(&Ty::SCALARS)?;
+        let ty = *self.u.choose(&Ty::ELEMENTS)?;
         let len = self.u.int_in_range(0..=4)?;
         let mut items = Vec::new();
         for _ in 0..len {
@@ -249,9 +470,12 @@ impl Gen<'_, '_> {
     }
 
     fn assign(&mut self) -> Result<()> {
-        let Some(var) = self.pick_var(|v| v.mutable && !v.array)? else { return self.print_expr() };
+        let frozen = self.frozen.clone();
+        let Some(var) = self.pick_var(|v| v.mutable && !v.array && !frozen.contains(&v.name))? else {
+            return self.print_expr();
+        };
         let value = self.expr(var.ty, 3)?;
-        let compound = var.ty != Ty::Bool && self.u.ratio(1, 3)?;
+        let compound = var.ty != Ty::Bool && !var.ty.is_enum() && self.u.ratio(1, 3)?;
         let op = match (compound, var.ty) {
             (false, _) => "=",
             (true, Ty::Str) => "+=",
@@ -286,15 +510,22 @@ impl Gen<'_, '_> {
             self.line(&format!("for {i} in {start}..{} {{", start + n));
             self.block(|g| {
                 g.declare(Var { name: i.clone(), ty: Ty::I64, mutable: false, array: false });
-                (0..body).try_for_each(|_| g.stmt(depth + 1))
+                g.loops += 1;
+                let result = (0..body).try_for_each(|_| g.stmt(depth + 1));
+                g.loops -= 1;
+                result
             })?;
         } else {
             let k = self.fresh("k");
             self.line(&format!("var {k}: i64 = 0"));
             self.line(&format!("while {k} < {n} {{"));
             self.block(|g| {
+                // The counter goes up first, so a `continue` in the body cannot loop forever.
                 g.line(&format!("{k} += 1"));
-                (0..body).try_for_each(|_| g.stmt(depth + 1))
+                g.loops += 1;
+                let result = (0..body).try_for_each(|_| g.stmt(depth + 1));
+                g.loops -= 1;
+                result
             })?;
             self.line("}");
             return Ok(());
@@ -311,7 +542,10 @@ impl Gen<'_, '_> {
         let n = self.u.int_in_range(1..=2)?;
         let result = self.block(|g| {
             g.declare(Var { name: x.clone(), ty: array.ty, mutable: false, array: false });
-            (0..n).try_for_each(|_| g.stmt(depth + 1))
+            g.loops += 1;
+            let result = (0..n).try_for_each(|_| g.stmt(depth + 1));
+            g.loops -= 1;
+            result
         });
         self.iterating.pop();
         result?;
@@ -329,17 +563,30 @@ impl Gen<'_, '_> {
         Ok(())
     }
 
-    /// A `P` literal with its fields in a random order (evaluated as written), then reads of
-    /// its fields.
-    fn class_literal(&mut self) -> Result<()> {
-        let mut fields = [("a", self.expr(Ty::I64, 2)?), ("b", self.expr(Ty::F64, 2)?), ("c", self.expr(Ty::Str, 2)?)];
-        for i in (1..fields.len()).rev() {
-            let j = self.u.int_in_range(0..=i)?;
-            fields.swap(i, j);
-        }
-        let name = self.fresh("p");
+    /// A `P` literal with its fields in a random order (evaluated as written), each at most
+    /// `depth` operators deep.
+    fn p_literal(&mut self, depth: u32) -> Result<String> {
+        let mut fields =
+            [("a", self.expr(Ty::I64, depth)?), ("b", self.expr(Ty::F64, depth)?), ("c", self.expr(Ty::Str, depth)?)];
+        self.shuffle(&mut fields)?;
         let text: Vec<String> = fields.iter().map(|(f, v)| format!("{f}: {v}")).collect();
-        self.line(&format!("var {name} = P {{ {} }}", text.join(", ")));
+        Ok(format!("P {{ {} }}", text.join(", ")))
+    }
+
+    /// A random permutation of `items` (Fisher–Yates).
+    fn shuffle<T>(&mut self, items: &mut [T]) -> Result<()> {
+        for i in (1..items.len()).rev() {
+            let j = self.u.int_in_range(0..=i)?;
+            items.swap(i, j);
+        }
+        Ok(())
+    }
+
+    /// A `P` literal, then reads of its fields.
+    fn class_literal(&mut self) -> Result<()> {
+        let literal = self.p_literal(2)?;
+        let name = self.fresh("p");
+        self.line(&format!("var {name} = {literal}"));
         let field = *self.u.choose(&["a", "b", "c"])?;
         self.line(&format!("print({name}.{field})"));
         if self.u.ratio(1, 2)? {
@@ -370,6 +617,305 @@ impl Gen<'_, '_> {
         Ok(())
     }
 
+    /// `let` or `var` of an enum local, from a random variant or a helper, with or without its
+    /// type written; sometimes read at once through a helper that borrows it.
+    fn enum_local(&mut self) -> Result<()> {
+        let ty = *self.u.choose(&Ty::ENUMS)?;
+        let value = self.expr(ty, 3)?;
+        let mutable = self.u.ratio(2, 3)?;
+        let name = self.fresh("e");
+        let keyword = if mutable { "var" } else { "let" };
+        if self.u.arbitrary()? {
+            self.line(&format!("{keyword} {name}: {} = {value}", ty.name()));
+        } else {
+            self.line(&format!("{keyword} {name} = {value}"));
+        }
+        self.declare(Var { name: name.clone(), ty, mutable, array: false });
+        if self.u.ratio(1, 2)? {
+            let read = match ty {
+                Ty::Tok => format!("tok_text({name})"),
+                Ty::Light => format!("light_name({name})"),
+                _ => format!("item_value({name})"),
+            };
+            self.line(&format!("print({read})"));
+        }
+        Ok(())
+    }
+
+    /// A `match` on an enum value: a local, an element of an enum array (maybe out of range),
+    /// a clone, the field of a `Q` or a temporary. The arms take the variants in a random
+    /// order, some together with `|`, payloads bound or ignored with `_`, each pattern
+    /// qualified (`Tok.End`) or not, and a `_` arm for the variants left out (rarely one after
+    /// all of them).
+    fn enum_match(&mut self, depth: u32) -> Result<()> {
+        let id = self.fresh("m");
+        let local = self.pick_var(|v| v.ty.is_enum() && !v.array)?;
+        let array = self.pick_var(|v| v.ty.is_enum() && v.array)?;
+        let (ty, text, scrutinee) = match (self.u.int_in_range(0..=5)?, local, array) {
+            (0..=2, Some(var), _) => (var.ty, var.name.clone(), Scrutinee::Local(var.name)),
+            (3, _, Some(array)) => {
+                // In range most of the time; sometimes any index (it may trap).
+                let index = if self.u.ratio(4, 5)? {
+                    format!("(abs({}) % max({}.len(), 1))", self.expr(Ty::I64, 1)?, array.name)
+                } else {
+                    self.expr(Ty::I64, 1)?
+                };
+                (array.ty, format!("{}[{index}]", array.name), Scrutinee::Element(array.name))
+            }
+            (4, _, _) => {
+                // The field of a class literal, its fields in either order.
+                let q = self.fresh("q");
+                let tag = self.expr(Ty::Tok, 2)?;
+                let n = self.expr(Ty::I64, 1)?;
+                let fields =
+                    if self.u.arbitrary()? { format!("tag: {tag}, n: {n}") } else { format!("n: {n}, tag: {tag}") };
+                self.line(&format!("let {q} = Q {{ {fields} }}"));
+                if self.u.arbitrary()? {
+                    self.line(&format!("print({q}.n + tok_score({q}.tag))"));
+                }
+                (Ty::Tok, format!("{q}.tag"), Scrutinee::Free)
+            }
+            (5, Some(var), _) => (var.ty, format!("{}.clone()", var.name), Scrutinee::Free),
+            _ => {
+                let ty = *self.u.choose(&Ty::ENUMS)?;
+                (ty, self.expr(ty, 2)?, Scrutinee::Free)
+            }
+        };
+        let variants = ty.variants();
+        let mut order: Vec<usize> = (0..variants.len()).collect();
+        self.shuffle(&mut order)?;
+        let wild = if self.u.ratio(1, 3)? { self.u.int_in_range(1..=order.len())? } else { 0 };
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        for &index in &order[..order.len() - wild] {
+            match groups.last_mut() {
+                Some(last) if self.u.ratio(1, 3)? => last.push(index),
+                _ => groups.push(vec![index]),
+            }
+        }
+        let mut arms = Vec::new();
+        for group in &groups {
+            let mut patterns = Vec::new();
+            let mut binding = None;
+            for &index in group {
+                let (variant, payload) = variants[index];
+                let written =
+                    if self.u.ratio(1, 3)? { format!("{}.{variant}", ty.name()) } else { variant.to_string() };
+                patterns.push(match payload {
+                    Payload::Nothing => written,
+                    // A name is bound only in an arm of one pattern (H317 otherwise).
+                    _ if group.len() == 1 && self.u.ratio(3, 4)? => {
+                        let name = self.fresh("b");
+                        let pattern = format!("{written}({name})");
+                        binding = Some((name, payload));
+                        pattern
+                    }
+                    _ => format!("{written}(_)"),
+                });
+            }
+            arms.push((patterns.join(" | "), binding));
+        }
+        match arms.last_mut() {
+            // `_` as the last alternative of the last arm.
+            Some((patterns, None)) if wild > 0 && self.u.ratio(1, 6)? => patterns.push_str(" | _"),
+            _ if wild > 0 || self.u.ratio(1, 10)? => arms.push(("_".to_string(), None)),
+            _ => {}
+        }
+        self.match_arms(&id, &text, arms, &scrutinee, depth)
+    }
+
+    /// A `match` on an `i32`, `i64`, `String` or `bool` (an expression or a local) with
+    /// distinct literal patterns, edge values among them, some together with `|`, and the `_`
+    /// arm that integers and strings need.
+    fn literal_match(&mut self, depth: u32) -> Result<()> {
+        const SMALL: [&str; 5] = ["0", "1", "-1", "2", "-2"];
+        const I32: [&str; 9] = ["0", "1", "-1", "2", "7", "31", "100", "2147483647", "-2147483648"];
+        const I64: [&str; 10] = [
+            "0",
+            "1",
+            "-1",
+            "3",
+            "-7",
+            "64",
+            "1000",
+            "9223372036854775807",
+            "-9223372036854775808",
+            "-9223372036854775807",
+        ];
+        const STR: [&str; 10] =
+            ["\"\"", "\"a\"", "\"nagi\"", "\"x y\"", "\"A\"", "\"NAGI\"", "\"0\"", "\"-1\"", "\"true\"", "\"w:a\""];
+        let id = self.fresh("m");
+        let ty = *self.u.choose(&[Ty::I32, Ty::I64, Ty::I64, Ty::Str, Ty::Bool])?;
+        let mut text = self.expr(ty, 2)?;
+        let mut pool: Vec<&str> = match ty {
+            Ty::I32 | Ty::I64 if self.u.ratio(1, 3)? => {
+                // A remainder, so that the small patterns are hit often.
+                text = format!("({text} % 3)");
+                SMALL.to_vec()
+            }
+            Ty::I32 => I32.to_vec(),
+            Ty::I64 => I64.to_vec(),
+            _ => STR.to_vec(),
+        };
+        if self.u.ratio(1, 3)?
+            && let Some(var) = self.pick_var(|v| v.ty == ty && !v.array)?
+        {
+            text = var.name;
+        }
+        let mut arms: Vec<(String, Option<(String, Payload)>)> = Vec::new();
+        if ty == Ty::Bool {
+            let first = self.u.arbitrary()?;
+            let patterns: &[&str] = match self.u.int_in_range(0..=3)? {
+                0 if first => &["true", "false"],
+                0 => &["false", "true"],
+                1 if first => &["true", "_"],
+                1 => &["false", "_"],
+                2 if first => &["true | false"],
+                2 => &["false | true"],
+                _ => &["_"],
+            };
+            arms.extend(patterns.iter().map(|p| (p.to_string(), None)));
+        } else {
+            // Distinct literals only: a repeated one is unreachable (H318).
+            self.shuffle(&mut pool)?;
+            let count = self.u.int_in_range(1..=4)?;
+            for literal in &pool[..count] {
+                match arms.last_mut() {
+                    Some((patterns, _)) if self.u.ratio(1, 3)? => {
+                        patterns.push_str(" | ");
+                        patterns.push_str(literal);
+                    }
+                    _ => arms.push((literal.to_string(), None)),
+                }
+            }
+            arms.push(("_".to_string(), None));
+        }
+        self.match_arms(&id, &text, arms, &Scrutinee::Free, depth)
+    }
+
+    /// `match text { … }` with `arms` (the patterns, and the name each binds with its payload).
+    /// Every arm prints `id` and its number, then what it bound, then up to two statements;
+    /// inside a loop it may end with `break` or `continue`. A quarter of the matches are written
+    /// one arm to a line (`Red => { print("m3 arm 0") },`), with nothing but the prints. While an
+    /// arm borrows a payload (a `String` or a `P`), the place matched is not changed.
+    fn match_arms(
+        &mut self,
+        id: &str,
+        text: &str,
+        arms: Vec<(String, Option<(String, Payload)>)>,
+        scrutinee: &Scrutinee,
+        depth: u32,
+    ) -> Result<()> {
+        let compact = self.u.ratio(1, 4)?;
+        self.line(&format!("match {text} {{"));
+        self.indent += 1;
+        for (number, (pattern, binding)) in arms.into_iter().enumerate() {
+            let mut prints = vec![format!("print(\"{id} arm {number}\")")];
+            if let Some((name, payload)) = &binding {
+                prints.push(self.binding_print(name, *payload)?);
+            }
+            let exit = if self.loops > 0 && self.u.ratio(1, 5)? {
+                Some(if self.u.arbitrary()? { "break" } else { "continue" })
+            } else {
+                None
+            };
+            if compact {
+                prints.extend(exit.map(str::to_string));
+                let separator = if self.u.arbitrary()? { "," } else { "" };
+                self.line(&format!("{pattern} => {{ {} }}{separator}", prints.join("; ")));
+                continue;
+            }
+            self.line(&format!("{pattern} => {{"));
+            let guard = binding.as_ref().is_some_and(|(_, payload)| payload.borrowed());
+            self.block(|g| {
+                if let Some((name, Payload::Of(ty))) = &binding {
+                    g.declare(Var { name: name.clone(), ty: *ty, mutable: false, array: false });
+                }
+                for line in &prints {
+                    g.line(line);
+                }
+                let (frozen, iterating) = match (guard, scrutinee) {
+                    (true, Scrutinee::Local(name)) => (Some(name.clone()), None),
+                    (true, Scrutinee::Element(array)) => (None, Some(array.clone())),
+                    _ => (None, None),
+                };
+                g.frozen.extend(frozen.clone());
+                g.iterating.extend(iterating.clone());
+                let n = g.u.int_in_range(0..=2)?;
+                let result = (0..n).try_for_each(|_| g.stmt(depth + 1));
+                if frozen.is_some() {
+                    g.frozen.pop();
+                }
+                if iterating.is_some() {
+                    g.iterating.pop();
+                }
+                result?;
+                if let Some(word) = exit {
+                    g.line(word);
+                }
+                Ok(())
+            })?;
+            self.line("}");
+        }
+        self.indent -= 1;
+        self.line("}");
+        Ok(())
+    }
+
+    /// A `print` of a value read from the binding `name` of a `payload`.
+    fn binding_print(&mut self, name: &str, payload: Payload) -> Result<String> {
+        let value = match payload {
+            Payload::ClassP => match self.u.int_in_range(0..=3)? {
+                0 => format!("{name}.a"),
+                1 => format!("{name}.b"),
+                2 => format!("{name}.c"),
+                _ => format!("({name}.a + {name}.c.len())"),
+            },
+            Payload::Of(Ty::Str) => match self.u.int_in_range(0..=2)? {
+                0 => format!("{name}.len()"),
+                1 => format!("({name} + \"|\")"),
+                _ => name.to_string(),
+            },
+            Payload::Of(Ty::I64) if self.u.ratio(1, 3)? => format!("({name} * 3 + 1)"),
+            _ => name.to_string(),
+        };
+        Ok(format!("print({value})"))
+    }
+
+    /// An enum value: mostly a variant with a payload expression, sometimes a helper's result.
+    fn enum_expr(&mut self, ty: Ty, d: u32) -> Result<String> {
+        if self.u.ratio(3, 4)? {
+            let index = self.u.choose_index(ty.variants().len())?;
+            return self.variant_value(ty, index, d);
+        }
+        Ok(match ty {
+            Ty::Tok => format!("tok_of({})", self.expr(Ty::I64, d)?),
+            Ty::Light => format!("light_next({})", self.enum_arg(Ty::Light, d)?),
+            _ => format!("item_of({})", self.enum_arg(Ty::Tok, d)?),
+        })
+    }
+
+    /// `Enum.Variant` or `Enum.Variant(payload)`, the payload at most `d` operators deep.
+    fn variant_value(&mut self, ty: Ty, index: usize, d: u32) -> Result<String> {
+        let (variant, payload) = ty.variants()[index];
+        let enum_name = ty.name();
+        Ok(match payload {
+            Payload::Nothing => format!("{enum_name}.{variant}"),
+            Payload::Of(t) => format!("{enum_name}.{variant}({})", self.expr(t, d)?),
+            Payload::ClassP => format!("{enum_name}.{variant}({})", self.p_literal(d.min(1))?),
+        })
+    }
+
+    /// An enum argument of a helper, which borrows it: a local as it is (not cloned), or an
+    /// enum expression.
+    fn enum_arg(&mut self, ty: Ty, d: u32) -> Result<String> {
+        if self.u.ratio(1, 2)?
+            && let Some(var) = self.pick_var(|v| v.ty == ty && !v.array)?
+        {
+            return Ok(var.name);
+        }
+        self.expr(ty, d)
+    }
+
     /// An expression of type `ty`, at most `depth` operators deep.
     fn expr(&mut self, ty: Ty, depth: u32) -> Result<String> {
         if depth == 0 || self.u.ratio(1, 4)? {
@@ -381,6 +927,7 @@ impl Gen<'_, '_> {
             Ty::F64 => self.float_expr(d),
             Ty::Bool => self.bool_expr(d),
             Ty::Str => self.str_expr(d),
+            Ty::Tok | Ty::Light | Ty::Item => self.enum_expr(ty, d),
         }
     }
 
@@ -388,8 +935,8 @@ impl Gen<'_, '_> {
         if self.u.ratio(1, 2)?
             && let Some(var) = self.pick_var(|v| v.ty == ty && !v.array)?
         {
-            // A String is never moved: reading a clone keeps every later use valid.
-            return Ok(if ty == Ty::Str { format!("{}.clone()", var.name) } else { var.name });
+            // A String or an enum is never moved: reading a clone keeps every later use valid.
+            return Ok(if ty == Ty::Str || ty.is_enum() { format!("{}.clone()", var.name) } else { var.name });
         }
         self.literal(ty)
     }
@@ -423,12 +970,16 @@ impl Gen<'_, '_> {
             }
             Ty::Bool => (if self.u.arbitrary()? { "true" } else { "false" }).to_string(),
             Ty::Str => (*self.u.choose(&["\"\"", "\"a\"", "\"nagi\"", "\"x y\""])?).to_string(),
+            Ty::Tok | Ty::Light | Ty::Item => {
+                let index = self.u.choose_index(ty.variants().len())?;
+                self.variant_value(ty, index, 0)?
+            }
         })
     }
 
     fn int_expr(&mut self, ty: Ty, d: u32) -> Result<String> {
         let t = ty.name();
-        Ok(match self.u.int_in_range(0..=11)? {
+        Ok(match self.u.int_in_range(0..=13)? {
             0 => {
                 let op = *self.u.choose(&["+", "-", "*", "&", "|", "^"])?;
                 format!("({} {op} {})", self.expr(ty, d)?, self.expr(ty, d)?)
@@ -477,14 +1028,24 @@ impl Gen<'_, '_> {
                 _ => self.leaf(ty)?,
             },
             10 if ty == Ty::I64 => format!("rec({} % 20)", self.expr(Ty::I64, d)?),
+            12 if ty == Ty::I64 => format!("tok_score({})", self.enum_arg(Ty::Tok, d)?),
+            12 | 13 if ty == Ty::I32 => format!("light_code({})", self.enum_arg(Ty::Light, d)?),
             11 if ty == Ty::I64 && self.u.arbitrary()? => format!("{}.split(\"a\").len()", self.expr(Ty::Str, d)?),
+            11 if ty == Ty::I64 => {
+                // An `inout` enum changed inside an arm, read before and after: evaluation order.
+                let frozen = self.frozen.clone();
+                match self.pick_var(|v| v.ty == Ty::Tok && v.mutable && !v.array && !frozen.contains(&v.name))? {
+                    Some(var) => format!("(tok_score({0}) + tok_bump({0}))", var.name),
+                    None => format!("tok_score(tok_of({}))", self.expr(Ty::I64, d)?),
+                }
+            }
             _ if ty == Ty::I64 => format!("{}.len()", self.expr(Ty::Str, d)?),
             _ => self.leaf(ty)?,
         })
     }
 
     fn float_expr(&mut self, d: u32) -> Result<String> {
-        Ok(match self.u.int_in_range(0..=7)? {
+        Ok(match self.u.int_in_range(0..=8)? {
             0 | 1 => {
                 let op = *self.u.choose(&["+", "-", "*", "/", "%"])?;
                 format!("({} {op} {})", self.expr(Ty::F64, d)?, self.expr(Ty::F64, d)?)
@@ -500,6 +1061,7 @@ impl Gen<'_, '_> {
                 format!("({} as f64)", self.expr(from, d)?)
             }
             6 => format!("tap_f64({})", self.expr(Ty::F64, d)?),
+            7 => format!("item_value({})", self.enum_arg(Ty::Item, d)?),
             _ => match self.pick_var(|v| v.ty == Ty::F64 && v.mutable && !v.array)? {
                 Some(var) => format!("({} - bump_f64({}))", var.name, var.name),
                 None => self.leaf(Ty::F64)?,
@@ -537,7 +1099,7 @@ impl Gen<'_, '_> {
     }
 
     fn str_expr(&mut self, d: u32) -> Result<String> {
-        Ok(match self.u.int_in_range(0..=6)? {
+        Ok(match self.u.int_in_range(0..=8)? {
             0 | 1 => format!("({} + {})", self.expr(Ty::Str, d)?, self.expr(Ty::Str, d)?),
             2 => {
                 let from = *self.u.choose(&[Ty::I32, Ty::I64, Ty::F64, Ty::Bool])?;
@@ -556,6 +1118,11 @@ impl Gen<'_, '_> {
                 let to = *self.u.choose(&["\"\"", "\"-\"", "\"xy\""])?;
                 format!("{s}.replace({from}, {to})")
             }
+            6 => format!("tok_text({})", self.enum_arg(Ty::Tok, d)?),
+            7 => match self.pick_var(|v| v.ty == Ty::Tok && v.array)? {
+                Some(array) => format!("first_word({})", array.name),
+                None => format!("light_name({})", self.enum_arg(Ty::Light, d)?),
+            },
             5 => match self.pick_var(|v| v.ty == Ty::Str && !v.array)? {
                 Some(var) => format!("{0}.slice({0}.len() / 3, {0}.len() / 2)", var.name),
                 None => format!("{}.split(\" \").join(\",\")", self.expr(Ty::Str, d)?),
@@ -602,6 +1169,52 @@ mod tests {
         ] {
             let count = texts.iter().filter(|text| text.contains(method)).count();
             assert!(count > 0, "no program of the first 300 calls `{method}`");
+        }
+    }
+
+    /// Enums and every kind of `match` the generator writes appear in the `main` of one of the
+    /// first 300 programs (the prelude's helpers do not count), so the differential runs
+    /// exercise each form.
+    #[test]
+    fn enums_and_match_are_generated() {
+        let mains: Vec<String> = (0..300)
+            .map(|seed| {
+                let text = from_seed(seed, 4096);
+                text[text.find("fn main() {").expect("a main")..].to_string()
+            })
+            .collect();
+        let lines = |main: &String| main.lines().map(str::trim).map(str::to_owned).collect::<Vec<String>>();
+        let arms: Vec<String> = mains.iter().flat_map(lines).filter(|line| line.contains(" => {")).collect();
+        let all: Vec<String> = mains.iter().flat_map(lines).collect();
+        let is_int = |arm: &String| arm.trim_start_matches('-').starts_with(|c: char| c.is_ascii_digit());
+        let checks: [(&str, &dyn Fn() -> bool); 14] = [
+            ("an enum local", &|| all.iter().any(|l| l.starts_with("let e") || l.starts_with("var e"))),
+            ("an enum array", &|| {
+                all.iter().any(|l| [": [Tok]", ": [Light]", ": [Item]"].iter().any(|t| l.contains(t)))
+            }),
+            ("a match on an enum local", &|| all.iter().any(|l| l.starts_with("match e") && l.ends_with(" {"))),
+            ("a match on a field", &|| all.iter().any(|l| l.starts_with("match q") && l.contains(".tag {"))),
+            ("a bound payload", &|| arms.iter().any(|a| a.contains("(b") && !a.contains(" | "))),
+            ("a borrowed class payload", &|| {
+                arms.iter().any(|a| a.starts_with("Boxed(b") || a.starts_with("Item.Boxed(b"))
+            }),
+            ("an ignored payload", &|| arms.iter().any(|a| a.contains("(_)"))),
+            ("a `|` pattern", &|| arms.iter().any(|a| a.contains(" | "))),
+            ("a qualified pattern", &|| {
+                arms.iter().any(|a| ["Tok.", "Light.", "Item."].iter().any(|e| a.starts_with(e)))
+            }),
+            ("a `_` arm", &|| arms.iter().any(|a| a.starts_with("_ =>"))),
+            ("an integer match with an edge value", &|| {
+                arms.iter().any(|a| is_int(a) && (a.contains("9223372036854775808") || a.contains("2147483648")))
+            }),
+            ("a string match", &|| arms.iter().any(|a| a.starts_with('"'))),
+            ("a bool match", &|| arms.iter().any(|a| a.starts_with("true") || a.starts_with("false"))),
+            ("`break` and `continue` in an arm", &|| {
+                ["break", "continue"].iter().all(|w| all.iter().any(|l| l == w || l.contains(&format!("; {w} }}"))))
+            }),
+        ];
+        for (what, found) in checks {
+            assert!(found(), "no program of the first 300 has {what}");
         }
     }
 
