@@ -318,21 +318,31 @@ impl Body<'_, '_> {
             self.report(error(H401, span, message, "not mutable").note(note));
             return false;
         }
-        if let Some((_, iterated, by_match)) = self.iterating.iter().find(|(p, _, _)| overlaps(p, place)) {
+        // A loop or an arm borrows from the whole of its place's root local (Low tracks a
+        // borrow by the local it comes from), so any part of that local is off limits.
+        if let Some((borrowed, iterated, by_match)) = self.iterating.iter().find(|(p, _, _)| root_local(p) == root) {
             let (iterated, by_match) = (iterated.clone(), *by_match);
+            // A part of the borrowed place itself is named as the place (`xs`, not `xs[…]`).
+            let text = if overlaps(borrowed, place) { iterated.clone() } else { self.place_text(place) };
             let diagnostic = if by_match {
+                let payload =
+                    if text == iterated { "its payload".to_string() } else { format!("the payload of `{iterated}`") };
                 error(
                     H406,
                     span,
-                    format!("cannot modify `{iterated}` while a `match` arm borrows its payload"),
+                    format!("cannot modify `{text}` while a `match` arm borrows {payload}"),
                     "modified inside the arm",
                 )
                 .note(format!("match on a copy with `match {iterated}.clone()`, or change it after the `match`"))
             } else {
-                error(H406, span, format!("cannot modify `{iterated}` while iterating over it"), "modified inside the loop")
-                    .note(format!(
-                        "iterate over a copy with `for … in {iterated}.clone()`, or collect the changes and apply them after the loop"
-                    ))
+                let message = if text == iterated {
+                    format!("cannot modify `{text}` while iterating over it")
+                } else {
+                    format!("cannot modify `{text}` while iterating over `{iterated}`")
+                };
+                error(H406, span, message, "modified inside the loop").note(format!(
+                    "iterate over a copy with `for … in {iterated}.clone()`, or collect the changes and apply them after the loop"
+                ))
             };
             self.report(diagnostic);
             return false;

@@ -297,9 +297,11 @@ fn places_are_named_as_written() {
     fails("class P { x: i64 }\nfn f(p: P) { p.x = 1 }", "H401", "cannot assign to `p.x`: `p` is a read-only parameter");
     let src = "class B { xs: [i64], n: i64 }\nfn f() { var b = B { xs: [], n: 0 }\n for x in b.xs { b.n += x\n b.xs[0] = 1 } }";
     fails(src, "H406", "cannot modify `b.xs` while iterating over it");
-    // A different field of the same variable may change during the loop.
+    // The loop borrows from all of `b` (Low tracks a borrow by its local), so another field of
+    // it may not change either.
+    fails(src, "H406", "cannot modify `b.n` while iterating over `b.xs`");
     let diags = run(src).expect_err("errors");
-    assert_eq!(diags.len(), 1, "{diags:?}");
+    assert_eq!(diags.len(), 2, "{diags:?}");
 }
 
 #[test]
