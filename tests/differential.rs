@@ -37,6 +37,7 @@ const SERVICES: &[&str] = &[
     "golden/high/headers.nagi",
     "golden/high/enum_service.nagi",
     "golden/high/failures.nagi",
+    "golden/high/optional_query.nagi",
     "tests/fixtures/calc.nagi",
     "tests/fixtures/context.nagi",
     "tests/fixtures/ledger.nagi",

@@ -828,19 +828,22 @@ impl<'f> Items<'f> {
     }
 
     /// Path and query parameters arrive as text and are parsed into a scalar or kept as a
-    /// `String`.
+    /// `String`; a query parameter may be an option of one (absent: `none`).
     fn check_request_scalar(&self, info: &ParamInfo, kind: &str, diags: &mut Vec<Diagnostic>) {
         let Some(ty) = &info.ty else { return };
-        if matches!(ty, Ty::I32 | Ty::I64 | Ty::F64 | Ty::Bool | Ty::String) {
+        let scalar = |t: &Ty| matches!(t, Ty::I32 | Ty::I64 | Ty::F64 | Ty::Bool | Ty::String);
+        // A query parameter may also be optional (`q: String?`): `none` when it is absent.
+        if scalar(ty) || (kind == "query" && matches!(ty, Ty::Option(inner) if scalar(inner))) {
             return;
         }
         let mut d = error(
             H310,
             info.name.span,
             format!(
-                "{kind} parameter `{}` has type `{}`; {kind} parameters must be i32, i64, f64, bool or String",
+                "{kind} parameter `{}` has type `{}`; {kind} parameters must be i32, i64, f64, bool or String{}",
                 info.name.name,
-                self.ty_name(ty)
+                self.ty_name(ty),
+                if kind == "query" { ", or an option of one" } else { "" }
             ),
             "not allowed here",
         );
