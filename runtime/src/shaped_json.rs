@@ -243,7 +243,7 @@ impl<'de, S: Shape> Visitor<'de> for EnumVisitor<S> {
     fn visit_enum<A: de::EnumAccess<'de>>(self, data: A) -> Result<Value, A::Error> {
         use serde::de::VariantAccess;
         let shape = self.0;
-        let (i, variant) = data.variant_seed(VariantSeed(shape))?;
+        let (i, variant) = data.variant_seed(FieldSeed(shape, Identifier::Variant))?;
         let payload = shape.field(i);
         if payload.kind() == Kind::Unit {
             variant.unit_variant()?;
@@ -251,59 +251,6 @@ impl<'de, S: Shape> Visitor<'de> for EnumVisitor<S> {
         } else {
             Ok(Value::Enum(i, Box::new(variant.newtype_variant_seed(Seed(payload))?)))
         }
-    }
-}
-
-/// An enum's variant name, decoded into its index as the derive's `__Field` is.
-struct VariantSeed<S>(S);
-
-impl<'de, S: Shape> DeserializeSeed<'de> for VariantSeed<S> {
-    type Value = usize;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<usize, D::Error> {
-        d.deserialize_identifier(VariantVisitor(self.0))
-    }
-}
-
-/// The derive's `__FieldVisitor` for an enum's variants.
-struct VariantVisitor<S>(S);
-
-impl<S: Shape> VariantVisitor<S> {
-    fn find(&self, key: &[u8]) -> Option<usize> {
-        (0..self.0.field_count()).find(|&i| self.0.field_name(i).as_bytes() == key)
-    }
-}
-
-impl<'de, S: Shape> Visitor<'de> for VariantVisitor<S> {
-    type Value = usize;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("variant identifier")
-    }
-
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<usize, E> {
-        let count = self.0.field_count();
-        match usize::try_from(v) {
-            Ok(i) if i < count => Ok(i),
-            _ => Err(E::invalid_value(Unexpected::Unsigned(v), &VariantIndex(count))),
-        }
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<usize, E> {
-        self.find(v.as_bytes()).ok_or_else(|| E::unknown_variant(v, static_names(self.0)))
-    }
-
-    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<usize, E> {
-        self.find(v).ok_or_else(|| E::unknown_variant(&String::from_utf8_lossy(v), static_names(self.0)))
-    }
-}
-
-/// What a variant index was expected to be: the derive's `variant index 0 <= i < N`.
-struct VariantIndex(usize);
-
-impl Expected for VariantIndex {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(f, "variant index 0 <= i < {}", self.0)
     }
 }
 
@@ -383,7 +330,7 @@ impl<'de, S: Shape> Visitor<'de> for ClassVisitor<S> {
         let shape = self.0;
         let count = shape.field_count();
         let mut values: Vec<Option<Value>> = (0..count).map(|_| None).collect();
-        while let Some(i) = map.next_key_seed(FieldSeed(shape))? {
+        while let Some(i) = map.next_key_seed(FieldSeed(shape, Identifier::Field))? {
             if values[i].is_some() {
                 return Err(de::Error::duplicate_field(static_names(shape)[i]));
             }
@@ -418,23 +365,48 @@ impl<S: Shape> Expected for Elements<S> {
     }
 }
 
-/// A class's key, decoded into its field's index as the derive's `__Field` is.
-struct FieldSeed<S>(S);
+/// What an identifier names: a class's field (a key of its object form) or an enum's variant.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Identifier {
+    Field,
+    Variant,
+}
+
+impl Identifier {
+    fn word(self) -> &'static str {
+        match self {
+            Identifier::Field => "field",
+            Identifier::Variant => "variant",
+        }
+    }
+}
+
+/// A class's key or an enum's variant name, decoded into its index as the derive's `__Field`
+/// is.
+struct FieldSeed<S>(S, Identifier);
 
 impl<'de, S: Shape> DeserializeSeed<'de> for FieldSeed<S> {
     type Value = usize;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<usize, D::Error> {
-        d.deserialize_identifier(FieldVisitor(self.0))
+        d.deserialize_identifier(FieldVisitor(self.0, self.1))
     }
 }
 
-/// The derive's `__FieldVisitor` for a struct with `deny_unknown_fields`.
-struct FieldVisitor<S>(S);
+/// The derive's `__FieldVisitor` for a struct with `deny_unknown_fields`, or for an enum's
+/// variants.
+struct FieldVisitor<S>(S, Identifier);
 
 impl<S: Shape> FieldVisitor<S> {
     fn find(&self, key: &[u8]) -> Option<usize> {
         (0..self.0.field_count()).find(|&i| self.0.field_name(i).as_bytes() == key)
+    }
+
+    fn unknown<E: de::Error>(&self, name: &str) -> E {
+        match self.1 {
+            Identifier::Field => E::unknown_field(name, static_names(self.0)),
+            Identifier::Variant => E::unknown_variant(name, static_names(self.0)),
+        }
     }
 }
 
@@ -442,32 +414,33 @@ impl<'de, S: Shape> Visitor<'de> for FieldVisitor<S> {
     type Value = usize;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("field identifier")
+        write!(f, "{} identifier", self.1.word())
     }
 
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<usize, E> {
         let count = self.0.field_count();
         match usize::try_from(v) {
             Ok(i) if i < count => Ok(i),
-            _ => Err(E::invalid_value(Unexpected::Unsigned(v), &FieldIndex(count))),
+            _ => Err(E::invalid_value(Unexpected::Unsigned(v), &IdentifierIndex(self.1, count))),
         }
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<usize, E> {
-        self.find(v.as_bytes()).ok_or_else(|| E::unknown_field(v, static_names(self.0)))
+        self.find(v.as_bytes()).ok_or_else(|| self.unknown(v))
     }
 
     fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<usize, E> {
-        self.find(v).ok_or_else(|| E::unknown_field(&String::from_utf8_lossy(v), static_names(self.0)))
+        self.find(v).ok_or_else(|| self.unknown(&String::from_utf8_lossy(v)))
     }
 }
 
-/// What a field index was expected to be: the derive's `field index 0 <= i < N`.
-struct FieldIndex(usize);
+/// What an identifier's index was expected to be: the derive's `field index 0 <= i < N` (or
+/// `variant index …`).
+struct IdentifierIndex(Identifier, usize);
 
-impl Expected for FieldIndex {
+impl Expected for IdentifierIndex {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(f, "field index 0 <= i < {}", self.0)
+        write!(f, "{} index 0 <= i < {}", self.0.word(), self.1)
     }
 }
 
