@@ -238,17 +238,7 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
             RowGroup::Json => return self.json_call(dest, func, class, args),
             RowGroup::Strings => return self.string_call(dest, func, args),
             RowGroup::Database => return self.database_call(op, dest, func, class, args),
-            RowGroup::Http => return self.http_call(dest, func, args),
-            RowGroup::Test if func == RuntimeFn::TestFailed => {
-                call(cx, Rt::Row(func), &[])?;
-                return self.store_unit(dest);
-            }
-            RowGroup::Test if func == RuntimeFn::TestSelected => {
-                let dest = dest.ok_or_else(|| Error::internal("test.selected without a destination"))?;
-                let index = call(cx, Rt::Row(func), &[])?.ok_or_else(|| Error::internal("test.selected returns"))?;
-                return self.store_local(dest, index);
-            }
-            RowGroup::Test => return self.http_call(dest, func, args),
+            RowGroup::Http | RowGroup::Test => return self.bytes_call(dest, func, args),
             RowGroup::Print => false,
             RowGroup::Format => true,
         };
@@ -277,9 +267,9 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
         }
     }
 
-    /// `http.fail(i64, &str)` and `http.set_header(&str, &str)`: an `i64` by value, each string
-    /// as its bytes (pointer and length).
-    fn http_call(&mut self, dest: Option<nagi_low::LocalId>, func: RuntimeFn, args: &[Operand]) -> Result<(), Error> {
+    /// A row whose C function takes each `i64` by value and each string as its bytes (pointer
+    /// and length), and returns nothing or an `i64`: `http.*` and `test.*`.
+    fn bytes_call(&mut self, dest: Option<nagi_low::LocalId>, func: RuntimeFn, args: &[Operand]) -> Result<(), Error> {
         let cx = self.cx;
         let mut values: Vec<BasicMetadataValueEnum<'ctx>> = Vec::with_capacity(4);
         for (i, param) in func.data().params.iter().enumerate() {
@@ -294,8 +284,10 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
                 values.push(crate::ir::load_field(&cx.builder, string, place, 1, "s.len")?.into());
             }
         }
-        call(cx, Rt::Row(func), &values)?;
-        self.store_unit(dest)
+        match (call(cx, Rt::Row(func), &values)?, dest) {
+            (Some(result), Some(dest)) => self.store_local(dest, result),
+            (_, dest) => self.store_unit(dest),
+        }
     }
 
     /// `json.encode<C>(&C) -> String` and `json.decode<C>(&str) -> Option<C>`, through the
