@@ -13,21 +13,7 @@ use crate::names::{ident, rust_type};
 pub fn structs(out: &mut String, module: &Module) {
     let queried = queried_classes(module);
     for (id, class) in module.classes.iter() {
-        out.push_str("    #[derive(::std::clone::Clone, ::std::fmt::Debug, nagi_runtime::serde::Serialize, nagi_runtime::serde::Deserialize)]\n");
-        out.push_str("    #[serde(crate = \"nagi_runtime::serde\", deny_unknown_fields)]\n");
-        // JSON keys and the decoder's messages use the Low names, as on the LLVM path and in the
-        // interpreter, also where a name had to change to be a Rust identifier (`n_self`).
-        let name = ident(&class.name);
-        if name != class.name {
-            // The derive words its messages with the Rust name (`expected struct n_self`)
-            // unless told otherwise; the other executors use the Low name.
-            let _ = writeln!(
-                out,
-                "    #[serde(rename = {:?}, expecting = {:?})]",
-                class.name,
-                format!("struct {}", class.name)
-            );
-        }
+        let name = serde_header(out, &class.name, "struct", ", deny_unknown_fields");
         let _ = writeln!(out, "    pub struct {name} {{");
         for field in &class.fields {
             let field_name = ident(&field.name);
@@ -47,17 +33,7 @@ pub fn structs(out: &mut String, module: &Module) {
 /// the LLVM path's descriptors and the interpreter reproduce (`shaped_json`).
 pub fn enums(out: &mut String, module: &Module) {
     for (_, data) in module.enums.iter() {
-        out.push_str("    #[derive(::std::clone::Clone, ::std::fmt::Debug, nagi_runtime::serde::Serialize, nagi_runtime::serde::Deserialize)]\n");
-        out.push_str("    #[serde(crate = \"nagi_runtime::serde\")]\n");
-        let name = ident(&data.name);
-        if name != data.name {
-            let _ = writeln!(
-                out,
-                "    #[serde(rename = {:?}, expecting = {:?})]",
-                data.name,
-                format!("enum {}", data.name)
-            );
-        }
+        let name = serde_header(out, &data.name, "enum", "");
         let _ = writeln!(out, "    pub enum {name} {{");
         for variant in &data.variants {
             let variant_name = ident(&variant.name);
@@ -75,6 +51,26 @@ pub fn enums(out: &mut String, module: &Module) {
         }
         out.push_str("    }\n\n");
     }
+}
+
+/// The derives and serde attributes of a class (`kind` "struct") or enum ("enum") with the Low
+/// name `low`, `extra` added to its `serde` attribute; returns the Rust name.
+///
+/// JSON keys and the decoder's messages use the Low names, as on the LLVM path and in the
+/// interpreter, also where a name had to change to be a Rust identifier (`n_self`): `rename`
+/// gives the name. A module's item (`accounts.User`) also gets `expecting`, since the derive
+/// words "expected struct NAME" with the Rust name (`accounts__User`) otherwise; with
+/// `expecting` it says no more for a short sequence, which `shaped_json` words alike.
+fn serde_header(out: &mut String, low: &str, kind: &str, extra: &str) -> String {
+    out.push_str("    #[derive(::std::clone::Clone, ::std::fmt::Debug, nagi_runtime::serde::Serialize, nagi_runtime::serde::Deserialize)]\n");
+    let _ = writeln!(out, "    #[serde(crate = \"nagi_runtime::serde\"{extra})]");
+    let name = ident(low);
+    if low.contains('.') {
+        let _ = writeln!(out, "    #[serde(rename = {low:?}, expecting = {:?})]", format!("{kind} {low}"));
+    } else if name != low {
+        let _ = writeln!(out, "    #[serde(rename = {low:?})]");
+    }
+    name
 }
 
 /// Classes that `db.query` / `db.query_one` decode rows into.
