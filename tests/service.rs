@@ -363,11 +363,7 @@ fn fail_answers_its_status_and_message_and_a_failed_request_writes_nothing(backe
     let db = temp_dir("failures").join("failures.db");
     let server = Server::start(&exe, &db, Stdio::null(), &[]);
     let send = |method: &str, path: &str, token: &str, body: &str| {
-        let request = format!(
-            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: {token}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        );
-        let (status, text) = server.raw(request.as_bytes());
+        let (status, text) = server.send_json_with(method, path, &format!("Authorization: {token}\r\n"), body);
         (status, if text.is_empty() { serde_json::Value::Null } else { json(&text) })
     };
     let error =
@@ -375,14 +371,7 @@ fn fail_answers_its_status_and_message_and_a_failed_request_writes_nothing(backe
     let account = |name: &str| serde_json::json!({"id": 1, "name": name, "owner": "ann"});
     assert_eq!(send("POST", "/accounts", "ann", r#"{"id":1,"name":"alpha","owner":"x"}"#), (201, account("alpha")));
     let head = |method: &str, path: &str, token: &str, body: &str| {
-        server.raw_head(
-            format!(
-                "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: {token}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            )
-            .as_bytes(),
-        )
-        .to_ascii_lowercase()
+        server.head_json_with(method, path, &format!("Authorization: {token}\r\n"), body).to_ascii_lowercase()
     };
     let created = head("POST", "/accounts", "dee", r#"{"id":4,"name":"delta","owner":"x"}"#);
     assert!(created.starts_with("http/1.1 201") && created.contains("\r\nlocation: /accounts/4\r\n"), "{created}");
@@ -430,11 +419,7 @@ fn the_blog_example_serves_its_walkthrough(backend: Backend) {
     let server = Server::start(&exe, &db, Stdio::null(), &[]);
     let send = |method: &str, path: &str, token: Option<&str>, body: &str| {
         let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
-        let request = format!(
-            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        );
-        let (status, text) = server.raw(request.as_bytes());
+        let (status, text) = server.send_json_with(method, path, &auth, body);
         (status, if text.is_empty() { serde_json::Value::Null } else { json(&text) })
     };
     let detail = |answer: (u16, serde_json::Value)| (answer.0, answer.1["detail"].as_str().unwrap_or("").to_string());

@@ -147,15 +147,18 @@ impl Server {
 
     /// Sends one request and returns the status and body.
     pub fn request(&self, method: &str, path: &str, content_type: Option<&str>, body: &str) -> (u16, String) {
-        let mut head = format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n");
-        if let Some(ct) = content_type {
-            head.push_str(&format!("Content-Type: {ct}\r\n"));
-        }
-        if !body.is_empty() || matches!(method, "POST" | "PUT" | "PATCH") {
-            head.push_str(&format!("Content-Length: {}\r\n", body.len()));
-        }
-        head.push_str("\r\n");
-        self.raw(format!("{head}{body}").as_bytes())
+        self.raw(&request_bytes(method, path, "", content_type, body))
+    }
+
+    /// Sends `json` as [`Server::send_json`] does, with the further header lines `headers`
+    /// (each `Name: value\r\n`).
+    pub fn send_json_with(&self, method: &str, path: &str, headers: &str, json: &str) -> (u16, String) {
+        self.raw(&request_bytes(method, path, headers, Some("application/json"), json))
+    }
+
+    /// Like [`Server::send_json_with`], returning the answer's head (status line and headers).
+    pub fn head_json_with(&self, method: &str, path: &str, headers: &str, json: &str) -> String {
+        self.raw_head(&request_bytes(method, path, headers, Some("application/json"), json))
     }
 
     /// GET `path`.
@@ -196,6 +199,19 @@ impl Server {
             None => (0, String::new()),
         }
     }
+}
+
+/// An HTTP/1.1 request that closes its connection, with the further header lines `headers`.
+fn request_bytes(method: &str, path: &str, headers: &str, content_type: Option<&str>, body: &str) -> Vec<u8> {
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{headers}Connection: close\r\n");
+    if let Some(ct) = content_type {
+        head.push_str(&format!("Content-Type: {ct}\r\n"));
+    }
+    if !body.is_empty() || matches!(method, "POST" | "PUT" | "PATCH") {
+        head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    head.push_str("\r\n");
+    format!("{head}{body}").into_bytes()
 }
 
 impl Drop for Server {
