@@ -84,6 +84,12 @@ pub(crate) fn clone_into<'ctx>(
     Ok(())
 }
 
+/// The clone glue of `ty`, for a runtime function that clones values it cannot see into
+/// (`array.slice`); `None` for a type that owns nothing, whose values are copied as bytes.
+pub(crate) fn clone_fn<'ctx>(cx: &Cx<'ctx, '_>, ty: &Type) -> Option<FunctionValue<'ctx>> {
+    ty.owns_heap(cx.low).then(|| glue_fn(cx, Kind::Clone, ty))
+}
+
 /// The element size and alignment of `ty` as `i64` constants, for the runtime's allocator.
 pub(crate) fn size_align<'ctx>(cx: &Cx<'ctx, '_>, ty: &Type) -> (IntValue<'ctx>, IntValue<'ctx>) {
     let i64t = cx.context.i64_type();

@@ -19,6 +19,7 @@
 //! float comparisons ordered; `min`/`max` of floats exactly as the runtime's `fmin`/`fmax`;
 //! printing and formatting through the runtime, so output is byte-identical to the Rust path.
 
+mod arrays;
 mod database;
 mod descriptors;
 mod enums;

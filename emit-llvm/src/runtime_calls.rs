@@ -53,6 +53,9 @@ pub(crate) enum Rt {
     OpPoll,
     OpFinish,
     OpDrop,
+    /// `array.contains` on floats and on strings (the row's own function takes integers).
+    ArrayContainsF64,
+    ArrayContainsStr,
 }
 
 /// Parameter and result kinds of the C signatures.
@@ -98,6 +101,8 @@ impl Rt {
             Rt::OpPoll => ("nagi_rt_op_poll", &[Bytes, Bytes], Some(I32), false),
             Rt::OpFinish => ("nagi_rt_op_finish", &[Bytes, Bytes], None, false),
             Rt::OpDrop => ("nagi_rt_op_drop", &[Bytes], None, false),
+            Rt::ArrayContainsF64 => ("nagi_rt_array_contains_f64", &[Bytes, F64], Some(I32), false),
+            Rt::ArrayContainsStr => ("nagi_rt_array_contains_str", &[Bytes, Str], Some(I32), false),
         }
     }
 }
@@ -135,6 +140,13 @@ fn row_signature(func: RuntimeFn) -> Signature {
         RuntimeFn::StrSlice => ("nagi_rt_str_slice", &[Str, Str, I64, I64], None, false),
         RuntimeFn::StrParseI64 => ("nagi_rt_str_parse_i64", &[Bytes, Str], None, false),
         RuntimeFn::StrParseF64 => ("nagi_rt_str_parse_f64", &[Bytes, Str], None, false),
+        // The array library: the array by pointer, then what the runtime needs to know of its
+        // elements (a kind, a size, a key offset), a bool returned as an i32.
+        RuntimeFn::ArraySort => ("nagi_rt_array_sort", &[Bytes, I32], None, false),
+        RuntimeFn::ArraySortBy => ("nagi_rt_array_sort_by", &[Bytes, I64, I64, I32], None, false),
+        RuntimeFn::ArrayReverse => ("nagi_rt_array_reverse", &[Bytes, I64], None, false),
+        RuntimeFn::ArrayContains => ("nagi_rt_array_contains_int", &[Bytes, I32, I64], Some(I32), false),
+        RuntimeFn::ArraySlice => ("nagi_rt_array_slice", &[Bytes, Bytes, I64, I64, I64, I64, Bytes], None, false),
         RuntimeFn::JsonEncode => ("nagi_rt_json_encode", &[Str, Bytes, Bytes], None, false),
         RuntimeFn::JsonDecode => ("nagi_rt_json_decode", &[Bytes, Bytes, I64, Bytes], None, false),
         RuntimeFn::DbExec => ("nagi_rt_db_exec", &[Bytes, I64, Bytes], Some(Bytes), false),
@@ -237,6 +249,7 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
         let is_fmt = match func.group() {
             RowGroup::Json => return self.json_call(dest, func, class, args),
             RowGroup::Strings => return self.string_call(dest, func, args),
+            RowGroup::Arrays => return self.array_call(dest, func, class, args),
             RowGroup::Database => return self.database_call(op, dest, func, class, args),
             RowGroup::Http | RowGroup::Test => return self.bytes_call(dest, func, args),
             RowGroup::Print => false,

@@ -351,6 +351,20 @@ impl Cx<'_> {
         }
     }
 
+    /// The Rust name of field `index` of class `class` (the verifier has checked that it exists).
+    fn class_field(&self, class: Option<nagi_low::ClassId>, index: i64) -> String {
+        let fields = class
+            .and_then(|c| nagi_low::ArenaGet::get(&self.module.classes, c))
+            .map(|c| &c.fields[..])
+            .unwrap_or_default();
+        usize::try_from(index).ok().and_then(|i| fields.get(i)).map(|f| ident(&f.name)).unwrap_or_else(|| "0".into())
+    }
+
+    /// Whether `operand` is a `&String` local.
+    fn is_string_ref(&self, operand: &Operand) -> bool {
+        operand.as_local().is_some_and(|l| matches!(self.ty(l), Type::Ref { pointee, .. } if **pointee == Type::String))
+    }
+
     /// `a[checked index]`, with Nagi's out-of-range trap.
     fn element(&self, array: LocalId, index: &Operand) -> String {
         let a = self.l(array);
@@ -365,6 +379,7 @@ impl Cx<'_> {
         awaited: bool,
     ) -> String {
         let a: Vec<String> = args.iter().map(|o| self.operand(o)).collect();
+        let class_id = class;
         let class = class.map(|c| ident(&self.module.classes[c].name));
         let turbofish = class.map(|c| format!("::<{c}>")).unwrap_or_default();
         let sql_args = || {
@@ -398,6 +413,21 @@ impl Cx<'_> {
             RuntimeFn::StrSlice => format!("nagi_runtime::strings::slice({}.as_str(), {}, {})", a[0], a[1], a[2]),
             RuntimeFn::StrParseI64 => format!("nagi_runtime::strings::parse_i64({}.as_str())", a[0]),
             RuntimeFn::StrParseF64 => format!("nagi_runtime::strings::parse_f64({}.as_str())", a[0]),
+            RuntimeFn::ArraySort => format!("nagi_runtime::arrays::sort({}.as_mut_slice())", a[0]),
+            RuntimeFn::ArraySortBy => {
+                let field = match args.get(1) {
+                    Some(Operand::Const(Constant::I64(i))) => self.class_field(class_id, *i),
+                    _ => "0".into(),
+                };
+                format!("nagi_runtime::arrays::sort_by({}.as_mut_slice(), |e| &e.{field})", a[0])
+            }
+            RuntimeFn::ArrayReverse => format!("nagi_runtime::arrays::reverse({}.as_mut_slice())", a[0]),
+            RuntimeFn::ArrayContains => {
+                let value =
+                    if self.is_string_ref(&args[1]) { format!("{}.as_str()", a[1]) } else { format!("&{}", a[1]) };
+                format!("nagi_runtime::arrays::contains({}.as_slice(), {value})", a[0])
+            }
+            RuntimeFn::ArraySlice => format!("nagi_runtime::arrays::slice({}.as_slice(), {}, {})", a[0], a[1], a[2]),
             RuntimeFn::HttpFail => format!("nagi_runtime::http::fail({}, {}.as_str())", a[0], a[1]),
             RuntimeFn::TestSelected => "nagi_runtime::program::selected_test()".into(),
             RuntimeFn::TestFailed => "nagi_runtime::program::test_failed()".into(),

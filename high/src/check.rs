@@ -81,6 +81,7 @@
 //! | H504 | SQL argument of a type that cannot be bound |
 //! | H505 | a `*` result column other than a lone `SELECT *` of a query |
 
+mod arrays;
 mod builtins;
 mod enums;
 mod expr;

@@ -334,6 +334,7 @@ impl Expr {
                     array.push_indices(&mut stack);
                     stack.push(value);
                 }
+                ExprKind::Reorder { array, .. } => array.push_indices(&mut stack),
             }
         }
     }
@@ -352,7 +353,7 @@ impl Expr {
                     .any(|(i, arg)| is_inout(*func, i) && matches!(&arg.kind, ExprKind::Place(p) if p.root() == local));
                 found |= writes;
             }
-            ExprKind::Push { array, .. } => found |= array.root() == local,
+            ExprKind::Push { array, .. } | ExprKind::Reorder { array, .. } => found |= array.root() == local,
             _ => {}
         });
         found
@@ -371,7 +372,7 @@ impl Expr {
         let mut roots = Vec::new();
         self.walk(&mut |e| match &e.kind {
             ExprKind::Place(place) => roots.push(place.root()),
-            ExprKind::Push { array, .. } => roots.push(array.root()),
+            ExprKind::Push { array, .. } | ExprKind::Reorder { array, .. } => roots.push(array.root()),
             _ => {}
         });
         roots
@@ -523,6 +524,13 @@ pub enum ExprKind {
     Push {
         array: Place,
         value: Box<Expr>,
+    },
+    /// `xs.sort()`, `xs.sort_by(field)` or `xs.reverse()` (the runtime row `row`): `xs` is a
+    /// mutable place; `key` is the field of `sort_by`.
+    Reorder {
+        row: nagi_low::RuntimeFn,
+        array: Place,
+        key: Option<FieldIdx>,
     },
     /// `db.exec/query/query_one` with the SQL text (a literal the checker prepared against
     /// the declared tables) and the placeholder arguments.

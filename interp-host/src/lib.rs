@@ -8,6 +8,7 @@ mod json;
 
 use nagi_interp::{Host, Value};
 use nagi_low::{ClassId, Module, RuntimeFn};
+use nagi_runtime::arrays::{self, Key};
 use nagi_runtime::{ops, rt, strings};
 
 /// The interpreter's host: `nagi_runtime` itself.
@@ -102,9 +103,34 @@ impl Host for RuntimeHost {
         nagi_runtime::program::failed_test_message()
     }
 
+    fn sorted_order(&mut self, keys: &[Value]) -> Result<Vec<usize>, String> {
+        let keys = keys.iter().map(key).collect::<Result<Vec<Key>, String>>()?;
+        Ok(arrays::sorted_order(&keys.iter().collect::<Vec<_>>()))
+    }
+
+    fn array_contains(&mut self, xs: &[Value], x: &Value) -> Result<bool, String> {
+        let keys = xs.iter().map(key).collect::<Result<Vec<Key>, String>>()?;
+        Ok(arrays::contains(&keys, &key(x)?))
+    }
+
+    fn slice_range(&self, len: usize, start: i64, end: i64) -> Result<std::ops::Range<usize>, String> {
+        arrays::slice_range(len, start, end)
+    }
+
     fn set_header(&mut self, name: &str, value: &str) -> Result<(), String> {
         nagi_runtime::http::try_set_header(name, value)
     }
+}
+
+/// An element or key the array library orders, as the interpreter holds it.
+fn key(value: &Value) -> Result<Key<'_>, String> {
+    Ok(match value {
+        Value::I32(v) => Key::I32(*v),
+        Value::I64(v) => Key::I64(*v),
+        Value::F64(v) => Key::F64(*v),
+        Value::Str(s) => Key::Str(s),
+        _ => return Err("the array library orders only i32, i64, f64 and String values".into()),
+    })
 }
 
 /// [`Host::string_call`]: the row's rule in `nagi_runtime::strings`, on the interpreter's values.

@@ -62,6 +62,16 @@ pub trait Host {
     /// trap it raises.
     fn string_call(&mut self, func: RuntimeFn, args: &[Value]) -> Result<Value, String>;
 
+    /// The order in which `keys` stand once sorted by the array library (`array.sort`,
+    /// `array.sort_by`): position `i` of the result is the index of the key that goes to `i`.
+    /// The keys are `i32`, `i64`, `f64` or strings, all of one kind.
+    fn sorted_order(&mut self, keys: &[Value]) -> Result<Vec<usize>, String>;
+    /// `array.contains`: whether an element of `xs` equals `x` as the array library compares.
+    fn array_contains(&mut self, xs: &[Value], x: &Value) -> Result<bool, String>;
+    /// `array.slice`: the indexes `start..end` of an array of `len` elements, or the message of
+    /// the trap when they are not `0 <= start <= end <= len`.
+    fn slice_range(&self, len: usize, start: i64, end: i64) -> Result<std::ops::Range<usize>, String>;
+
     /// `http.fail(status, message)`: records the failure for the answer of the request being
     /// handled. The interpreter runs no requests, so nothing ever answers one.
     fn fail(&mut self, status: i64, message: &str);

@@ -22,6 +22,7 @@ impl Machine<'_, '_> {
     ) -> Result<(), Stop> {
         let result = match func.group() {
             RowGroup::Strings => self.string_row(func, args)?,
+            RowGroup::Arrays => self.array_row(func, args)?,
             RowGroup::Database => {
                 return Err(fault(format!("the interpreter does not support `rtcall {}`", func.name())));
             }
@@ -51,6 +52,65 @@ impl Machine<'_, '_> {
             });
         }
         self.host.string_call(func, &values).map_err(Stop::Trap)
+    }
+
+    /// A row of the array library: the order and the comparisons are the host's, the moving of
+    /// elements the interpreter's own.
+    fn array_row(&mut self, func: RuntimeFn, args: &[Operand]) -> Result<Value, Stop> {
+        let arg = |i: usize| args.get(i).ok_or_else(|| fault(format!("`rtcall {}` lacks an argument", func.name())));
+        let array = local_arg(arg(0)?)?;
+        let items = |value: &Value| match value {
+            Value::Array(items) => Ok(items.len()),
+            other => Err(fault(format!("`rtcall {}` takes an array, not {}", func.name(), other.kind()))),
+        };
+        let len = items(self.stack.read(array)?)?;
+        match func {
+            RuntimeFn::ArraySort | RuntimeFn::ArraySortBy => {
+                let field = match func {
+                    RuntimeFn::ArraySortBy => {
+                        Some(usize::try_from(self.i64_arg(arg(1)?)?).map_err(|_| fault("a negative field"))?)
+                    }
+                    _ => None,
+                };
+                let Value::Array(xs) = self.stack.read(array)? else { return Err(fault("not an array")) };
+                let keys = xs
+                    .iter()
+                    .map(|x| match (field, x) {
+                        (None, x) => Ok(x.clone()),
+                        (Some(f), Value::Object(fields)) => {
+                            fields.get(f).cloned().ok_or_else(|| fault("no such field"))
+                        }
+                        _ => Err(fault("`rtcall array.sort_by` on an element that is not an object")),
+                    })
+                    .collect::<Result<Vec<Value>, Stop>>()?;
+                let order = self.host.sorted_order(&keys).map_err(Stop::Trap)?;
+                let Value::Array(xs) = self.stack.read_mut(array)? else { return Err(fault("not an array")) };
+                let mut old: Vec<Option<Value>> = std::mem::take(xs).into_iter().map(Some).collect();
+                *xs = order.iter().map(|&i| old.get_mut(i).and_then(Option::take).unwrap_or(Value::Unset)).collect();
+                Ok(Value::Unit)
+            }
+            RuntimeFn::ArrayReverse => {
+                if let Value::Array(xs) = self.stack.read_mut(array)? {
+                    xs.reverse();
+                }
+                Ok(Value::Unit)
+            }
+            RuntimeFn::ArrayContains => {
+                let wanted = match arg(1)? {
+                    Operand::Local(l) => self.stack.read(*l)?.clone(),
+                    Operand::Const(c) => Value::constant(c),
+                };
+                let Value::Array(xs) = self.stack.read(array)? else { return Err(fault("not an array")) };
+                Ok(Value::Bool(self.host.array_contains(xs, &wanted).map_err(Stop::Trap)?))
+            }
+            RuntimeFn::ArraySlice => {
+                let (start, end) = (self.i64_arg(arg(1)?)?, self.i64_arg(arg(2)?)?);
+                let range = self.host.slice_range(len, start, end).map_err(Stop::Trap)?;
+                let Value::Array(xs) = self.stack.read(array)? else { return Err(fault("not an array")) };
+                Ok(Value::Array(xs[range].to_vec()))
+            }
+            other => Err(fault(format!("`rtcall {}` is not a row of the array library", other.name()))),
+        }
     }
 
     /// `http.fail` and `http.set_header`, answered by the host.

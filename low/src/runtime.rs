@@ -13,8 +13,10 @@
 use crate::types::Type;
 
 /// A parameter or result type in a runtime signature. Generic rows take one class argument,
-/// written `name<Class>` in Low, which `ClassRef`, `Class`, `ClassArray` and `ClassOption`
-/// refer to.
+/// written `name<Class>` in Low, which `ClassRef`, `Class`, `ClassArray`, `ClassOption` and
+/// `ClassArrayMut` refer to. The array library's rows are instead generic in the element type
+/// `T` of their first argument (an array reference), which `ArrayRef`, `ArrayMut`, `Element`
+/// and `Array` refer to; the element type is read off that argument, never written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RtType {
     I32,
@@ -42,16 +44,38 @@ pub enum RtType {
     Strings,
     /// `&[String]`.
     StringsRef,
+    /// `&mut [C]` for the class argument `C`.
+    ClassArrayMut,
+    /// `&[T]` for any element type `T`.
+    ArrayRef,
+    /// `&mut [T]` for any element type `T`.
+    ArrayMut,
+    /// `&[T]` for an element type the library compares: `i32`, `i64`, `f64` or `String`.
+    ComparableArrayRef,
+    /// `&mut [T]` for an element type the library compares: `i32`, `i64`, `f64` or `String`.
+    ComparableArrayMut,
+    /// An element of the first argument's array, as a runtime function takes it: a scalar by
+    /// value, a `String` as `&String`.
+    Element,
+    /// `[T]`, owned, for the first argument's element type `T`.
+    Array,
+    /// An `i64` constant naming a field of the class argument whose type the library compares
+    /// (`i32`, `i64`, `f64` or `String`): the key of `array.sort_by`.
+    FieldKey,
     /// A value bound to a SQL `?` placeholder: `i32`, `i64`, `f64`, `bool`, `&str`, an
     /// `Option` of a scalar, or `&Option<String>`. `None` binds SQL `NULL`.
     SqlValue,
 }
 
 impl RtType {
-    /// The concrete Low type, given the call's class argument; `None` for [`RtType::SqlValue`],
-    /// which is a set of types (see [`RtType::accepts`]).
-    pub fn to_type(self, class: Option<&Type>) -> Option<Type> {
+    /// The concrete Low type, given the call's class argument and the element type of its first
+    /// argument (see [`element_type`]); `None` for the rows that accept a set of types
+    /// ([`RtType::SqlValue`], the comparable arrays; see [`RtType::accepts`]) and when the
+    /// class or element the type needs is missing.
+    pub fn to_type(self, class: Option<&Type>, elem: Option<&Type>) -> Option<Type> {
         let class = || class.cloned();
+        let elem = || elem.cloned();
+        let array = |mutable: bool, t: Type| Type::reference(mutable, Type::Array(Box::new(t)));
         Some(match self {
             RtType::I32 => Type::I32,
             RtType::I64 => Type::I64,
@@ -68,16 +92,49 @@ impl RtType {
             RtType::OptF64 => Type::Option(Box::new(Type::F64)),
             RtType::Strings => Type::Array(Box::new(Type::String)),
             RtType::StringsRef => Type::reference(false, Type::Array(Box::new(Type::String))),
-            RtType::SqlValue => return None,
+            RtType::ClassArrayMut => array(true, class()?),
+            RtType::ArrayRef => array(false, elem()?),
+            RtType::ArrayMut => array(true, elem()?),
+            RtType::Element => match elem()? {
+                Type::String => Type::reference(false, Type::String),
+                scalar => scalar,
+            },
+            RtType::Array => Type::Array(Box::new(elem()?)),
+            RtType::FieldKey => Type::I64,
+            RtType::SqlValue | RtType::ComparableArrayRef | RtType::ComparableArrayMut => return None,
         })
     }
 
-    /// Whether an argument of type `ty` may be passed for this parameter.
-    pub fn accepts(self, ty: &Type, class: Option<&Type>) -> bool {
+    /// Whether an argument of type `ty` may be passed for this parameter, given the call's class
+    /// argument and the element type of its first argument.
+    pub fn accepts(self, ty: &Type, class: Option<&Type>, elem: Option<&Type>) -> bool {
         match self {
             RtType::SqlValue => is_sql_value(ty),
-            other => other.to_type(class).as_ref() == Some(ty),
+            RtType::ComparableArrayRef | RtType::ComparableArrayMut => {
+                let mutable = self == RtType::ComparableArrayMut;
+                matches!(ty, Type::Ref { mutable: m, pointee } if *m == mutable
+                    && matches!(&**pointee, Type::Array(t) if is_comparable(t)))
+            }
+            other => other.to_type(class, elem).as_ref() == Some(ty),
         }
+    }
+}
+
+/// Whether the array library orders and compares values of `ty`: `i32`, `i64`, `f64` (`-0.0`
+/// before `0.0` and every NaN last when sorting) and `String` (by bytes).
+pub fn is_comparable(ty: &Type) -> bool {
+    matches!(ty, Type::I32 | Type::I64 | Type::F64 | Type::String)
+}
+
+/// The element type of an array reference `&[T]` or `&mut [T]`: what the array library's
+/// generic rows take their `T` from (the first argument's type).
+pub fn element_type(ty: &Type) -> Option<&Type> {
+    match ty {
+        Type::Ref { pointee, .. } => match &**pointee {
+            Type::Array(t) => Some(t),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
@@ -203,6 +260,19 @@ runtime_functions! {
         doc: "The string as a decimal i64 (an optional sign, then digits, in range), or none.";
     StrParseF64 = "str.parse_f64", generic: false, params: [Str], variadic: None, ret: OptF64, async: false,
         doc: "The string as an f64 (decimal with an optional exponent, inf, infinity or NaN), or none.";
+    // The array library (runtime/src/arrays.rs holds each rule), generic in the element type
+    // of the first argument. Sorting is stable and ascending: integers by value, f64 with -0.0
+    // before 0.0 and every NaN last, strings by their bytes.
+    ArraySort = "array.sort", generic: false, params: [ComparableArrayMut], variadic: None, ret: Unit, async: false,
+        doc: "Sorts the array in place, stably and ascending.";
+    ArraySortBy = "array.sort_by", generic: true, params: [ClassArrayMut, FieldKey], variadic: None, ret: Unit, async: false,
+        doc: "Sorts an array of the class in place, stably and ascending by the field the constant index names.";
+    ArrayReverse = "array.reverse", generic: false, params: [ArrayMut], variadic: None, ret: Unit, async: false,
+        doc: "Reverses the order of the array's elements in place.";
+    ArrayContains = "array.contains", generic: false, params: [ComparableArrayRef, Element], variadic: None, ret: Bool, async: false,
+        doc: "Whether an element equals the value (f64 by IEEE `==`, so NaN is never found).";
+    ArraySlice = "array.slice", generic: false, params: [ArrayRef, I64, I64], variadic: None, ret: Array, async: false,
+        doc: "The elements start..end as a new array, cloned; traps unless 0 <= start <= end <= len.";
     // Expected failures of a request (runtime/src/failure.rs): the failing function then
     // returns none, and the route's reply answers the recorded status and message.
     HttpFail = "http.fail", generic: false, params: [I64, Str], variadic: None, ret: Unit, async: false,
@@ -270,6 +340,7 @@ impl RuntimeFn {
             FmtI32 | FmtI64 | FmtF64 | FmtBool => RowGroup::Format,
             StrContains | StrStartsWith | StrEndsWith | StrFind | StrSplit | StrTrim | StrToLower | StrToUpper
             | StrReplace | StrJoin | StrSlice | StrParseI64 | StrParseF64 => RowGroup::Strings,
+            ArraySort | ArraySortBy | ArrayReverse | ArrayContains | ArraySlice => RowGroup::Arrays,
             JsonEncode | JsonDecode => RowGroup::Json,
             HttpFail | HttpSetHeader => RowGroup::Http,
             TestSelected | TestFailed | TestAssertFailed => RowGroup::Test,
@@ -293,6 +364,8 @@ pub enum RowGroup {
     Format,
     /// `str.*`: the string library (`runtime/src/strings.rs`).
     Strings,
+    /// `array.*`: the array library (`runtime/src/arrays.rs`).
+    Arrays,
     /// `json.*`: typed JSON of a class.
     Json,
     /// `http.*`: the answer of the request being handled.
@@ -341,7 +414,7 @@ mod tests {
 
     #[test]
     fn every_variant_spelling_parses_back_to_it() {
-        assert_eq!(RuntimeFn::all().count(), 36);
+        assert_eq!(RuntimeFn::all().count(), 41);
         for (i, row) in RUNTIME_FUNCTIONS.iter().enumerate() {
             assert_eq!(row.func as usize, i, "row {} is out of variant order", row.name);
             assert_eq!(RuntimeFn::from_name(row.name), Some(row.func), "{}", row.name);

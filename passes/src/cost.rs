@@ -24,8 +24,8 @@
 use std::fmt::Write;
 
 use nagi_low::printer::{print_module_with_lines, print_op_head};
-use nagi_low::runtime::RtType;
-use nagi_low::{ArenaGet, FunctionData, Module, OpKind, Type};
+
+use nagi_low::{ArenaGet, FunctionData, Module, OpKind, Operand, Type};
 
 use crate::body::preorder;
 
@@ -125,12 +125,15 @@ fn classify(module: &Module, func: &FunctionData, kind: &OpKind) -> [bool; 5] {
             let ty = func.locals.get(*src).map(|l| l.ty.through_ref().0.clone());
             k[0] = ty.is_some_and(|t| t.owns_heap(module));
         }
-        OpKind::RuntimeCall { func: rt, class, awaited, .. } => {
+        OpKind::RuntimeCall { func: rt, class, awaited, args, .. } => {
             k[2] = true;
             k[3] = *awaited;
             let class_ty = class.map(Type::Class);
             let ret = rt.data().ret;
-            k[0] = ret != RtType::SqlValue && ret.to_type(class_ty.as_ref()).is_some_and(|t| t.owns_heap(module));
+            // The array library's generic rows take their element type from the first argument.
+            let first = args.first().and_then(Operand::as_local).and_then(|l| func.locals.get(l));
+            let elem = first.and_then(|l| nagi_low::runtime::element_type(&l.ty));
+            k[0] = ret.to_type(class_ty.as_ref(), elem).is_some_and(|t| t.owns_heap(module));
         }
         OpKind::Call { awaited, .. } => {
             k[3] = *awaited;

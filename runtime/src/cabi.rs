@@ -35,6 +35,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::trap::{HookMode, install_hook};
 
+pub mod arrays;
 pub mod db;
 pub mod guard;
 pub mod inprocess;

@@ -16,6 +16,7 @@
 
 #[cfg(feature = "counting-alloc")]
 pub mod alloc_count;
+pub mod arrays;
 pub mod cabi;
 pub mod config;
 mod context;

@@ -278,16 +278,24 @@ impl Body<'_, '_> {
                 Some(mk(ExprKind::Builtin { builtin: Builtin::Clone, args: vec![value] }, ty, span))
             }
             "push" => self.push(receiver, method, args, span),
+            "sort" | "sort_by" | "reverse" => self.reorder(receiver, method, args, span),
             other => {
                 if let Some(signature) = library_method(other) {
-                    return self.library_call(receiver, method, signature, args, span);
+                    let value = self.infer_value(receiver, Some(&signature.receiver));
+                    if let Some(Ty::Array(elem)) = value.as_ref().map(|v| &v.ty)
+                        && matches!(other, "contains" | "slice")
+                    {
+                        let elem = (**elem).clone();
+                        return self.array_library_call(value?, elem, method, args, span);
+                    }
+                    return self.library_call(value, method, signature, args, span);
                 }
                 let value = self.infer(receiver, None)?;
                 let name = self.ty_name(&value.ty);
                 self.report(
                     error(H211, method.span, format!("`{name}` has no method `{other}`"), "unknown method").note(
-                        "the methods are `len` (arrays and Strings), `push` (arrays), `clone`, and the string \
-                         library's (docs/language.md, \"Methods\")",
+                        "the methods are `len` (arrays and Strings), `push` (arrays), `clone`, and those of the \
+                         string and array libraries (docs/language.md, \"Methods\")",
                     ),
                 );
                 None
@@ -295,45 +303,34 @@ impl Body<'_, '_> {
         }
     }
 
-    /// A method of the string library: the receiver must be of the method's receiver type (it
-    /// is borrowed, as the arguments are), each argument of its parameter's type.
+    /// A method of the string library: the receiver (`value`, checked already) must be of the
+    /// method's receiver type (it is borrowed, as the arguments are), each argument of its
+    /// parameter's type.
     fn library_call(
         &mut self,
-        receiver: &ast::Expr,
+        value: Option<Expr>,
         method: &Ident,
         signature: LibraryMethod,
         args: &[ast::Expr],
         span: Span,
     ) -> Option<Expr> {
         let LibraryMethod { row, receiver: receiver_ty, params, ret } = signature;
-        let value = self.infer_value(receiver, Some(&receiver_ty));
         if !self.arity(&method.name, params.len(), args, span) {
             return None;
         }
-        let checked: Vec<Option<Expr>> = args.iter().zip(&params).map(|(arg, ty)| self.check_expr(arg, ty)).collect();
+        let checked = self.check_args(args, &params);
         let value = value?;
         if value.ty != receiver_ty {
-            let (name, wanted) = (self.ty_name(&value.ty), self.ty_name(&receiver_ty));
-            self.report(
-                error(
-                    H211,
-                    method.span,
-                    format!("`{name}` has no method `{}`", method.name),
-                    format!("receiver is `{name}`"),
-                )
-                .note(format!("`{}` works on `{wanted}`", method.name)),
-            );
-            return None;
+            let wanted = format!("`{}`", self.ty_name(&receiver_ty));
+            return self.no_such_method(&value.ty, method, &wanted);
         }
-        let mut operands = vec![value];
-        for arg in checked {
-            operands.push(arg?);
-        }
-        Some(mk(ExprKind::Builtin { builtin: Builtin::Runtime(row), args: operands }, ret, span))
+        self.row_call(row, value, checked, ret, span)
     }
 
-    fn push(&mut self, receiver: &ast::Expr, method: &Ident, args: &[ast::Expr], span: Span) -> Option<Expr> {
-        let target = match self.place_expr(receiver) {
+    /// The place a method that changes its receiver (`push`, `sort`, …) acts on; a temporary
+    /// is H402 (`verb` says what the method does).
+    pub(super) fn mutable_receiver(&mut self, receiver: &ast::Expr, verb: &str) -> Option<(Place, Ty)> {
+        match self.place_expr(receiver) {
             Ok(p) => Some(p),
             Err(NotPlace::Reported) => None,
             Err(NotPlace::Value) => {
@@ -342,14 +339,40 @@ impl Body<'_, '_> {
                     error(
                         H402,
                         receiver.span,
-                        "can only push to an array variable, field or element",
+                        format!("can only {verb} an array variable, field or element"),
                         "a temporary value",
                     )
                     .note("bind the array with `var xs = …` first"),
                 );
                 None
             }
-        };
+        }
+    }
+
+    /// Each of `args` checked against its parameter type in `params`.
+    pub(super) fn check_args(&mut self, args: &[ast::Expr], params: &[Ty]) -> Vec<Option<Expr>> {
+        args.iter().zip(params).map(|(arg, ty)| self.check_expr(arg, ty)).collect()
+    }
+
+    /// A call of the runtime row `row` on `receiver` and the checked arguments (none if one
+    /// failed its check).
+    pub(super) fn row_call(
+        &self,
+        row: RuntimeFn,
+        receiver: Expr,
+        checked: Vec<Option<Expr>>,
+        ret: Ty,
+        span: Span,
+    ) -> Option<Expr> {
+        let mut operands = vec![receiver];
+        for arg in checked {
+            operands.push(arg?);
+        }
+        Some(mk(ExprKind::Builtin { builtin: Builtin::Runtime(row), args: operands }, ret, span))
+    }
+
+    fn push(&mut self, receiver: &ast::Expr, method: &Ident, args: &[ast::Expr], span: Span) -> Option<Expr> {
+        let target = self.mutable_receiver(receiver, "push to");
         if !self.arity("push", 1, args, span) {
             return None;
         }

@@ -12,6 +12,8 @@ use crate::tir::{Block, Expr, ExprKind, LocalKind, ParamMode, Place, Stmt, StmtK
 pub(super) enum Mutation {
     Assign,
     Push,
+    /// `sort`, `sort_by` or `reverse`, by their row.
+    Reorder(nagi_low::RuntimeFn),
     Inout,
 }
 
@@ -299,6 +301,8 @@ impl Body<'_, '_> {
             let message = match how {
                 Mutation::Assign => format!("cannot assign to `{text}`{because}"),
                 Mutation::Push => format!("cannot push to `{text}`{because}"),
+                Mutation::Reorder(nagi_low::RuntimeFn::ArrayReverse) => format!("cannot reverse `{text}`{because}"),
+                Mutation::Reorder(_) => format!("cannot sort `{text}`{because}"),
                 Mutation::Inout => format!("cannot pass `{text}` as an `inout` argument{because}"),
             };
             let note = match local.kind {
@@ -544,7 +548,9 @@ pub(super) fn overlaps(a: &Place, b: &Place) -> bool {
 fn has_effect(e: &ast::Expr) -> bool {
     match &e.kind {
         ast::ExprKind::Call { callee, .. } => !matches!(callee.name.as_str(), "min" | "max" | "abs" | "to_string"),
-        ast::ExprKind::MethodCall { method, .. } => method.name == "push",
+        ast::ExprKind::MethodCall { method, .. } => {
+            matches!(method.name.as_str(), "push" | "sort" | "sort_by" | "reverse")
+        }
         ast::ExprKind::Db { .. } => true,
         ast::ExprKind::Try(inner) => has_effect(inner),
         _ => false,

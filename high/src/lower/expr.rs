@@ -35,6 +35,17 @@ impl FnCx<'_> {
                 let array = self.place_base(array, true, expr.span);
                 self.emit(OpKind::ArrayPush { array, value });
             }
+            ExprKind::Reorder { row, array, key } => {
+                let array = self.borrow_mut_arg(array, expr.span);
+                let mut args = vec![Operand::Local(array)];
+                // `sort_by` names its class and the key field, a constant the verifier checks.
+                let class = match self.element_type(array) {
+                    Type::Class(class) if key.is_some() => Some(class),
+                    _ => None,
+                };
+                args.extend(key.map(|k| Operand::Const(Constant::I64(k as i64))));
+                self.runtime_call(*row, None, args, class);
+            }
             _ => {
                 let dest = self.temp(Type::Unit);
                 self.eval_into(expr, dest);
@@ -346,7 +357,7 @@ impl FnCx<'_> {
             }
             ExprKind::Call { func, args } => self.call(*func, args, Some(dest)),
             ExprKind::Builtin { builtin, args } => self.builtin(*builtin, args, dest),
-            ExprKind::Push { .. } => {
+            ExprKind::Push { .. } | ExprKind::Reorder { .. } => {
                 self.eval_unit(expr);
                 self.emit(OpKind::Const { dest, value: Constant::Unit });
             }

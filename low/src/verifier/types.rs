@@ -755,6 +755,8 @@ impl<'a> OpCheck<'_, 'a> {
                 format!("`{}` passes {} arguments, but it takes {at_least}{}", self.name, args.len(), row.params.len());
             self.error(code::OPERAND_COUNT, message);
         }
+        // The array library's rows take their element type from the first argument.
+        let elem = types.first().and_then(|t| t.as_deref()).and_then(crate::runtime::element_type).cloned();
         for (i, (arg, found)) in args.iter().zip(&types).enumerate() {
             let Some(param) = row.params.get(i).copied().or(row.variadic) else { continue };
             let Some(found) = found else { continue };
@@ -762,23 +764,62 @@ impl<'a> OpCheck<'_, 'a> {
                 RtType::SqlValue => {
                     "a SQL value (i32, i64, f64, bool, an Option of one of those, &str or &Option<String>)".to_string()
                 }
+                RtType::ComparableArrayRef | RtType::ComparableArrayMut => {
+                    let r = if param == RtType::ComparableArrayMut { "&mut" } else { "&" };
+                    format!("{r} [i32], {r} [i64], {r} [f64] or {r} [String]")
+                }
                 // A class-dependent type without a usable class argument was reported above.
-                other => match other.to_type(class_ty.as_ref()) {
+                other => match other.to_type(class_ty.as_ref(), elem.as_ref()) {
                     Some(t) => self.show(&t),
                     None => continue,
                 },
             };
-            if !param.accepts(found, class_ty.as_ref()) {
+            if !param.accepts(found, class_ty.as_ref(), elem.as_ref()) {
                 let what = format!("argument {} ({})", i + 1, self.describe(arg));
                 self.mismatch(&what, found, &expected);
+            } else if param == RtType::FieldKey {
+                self.field_key(arg, class);
             }
         }
-        if let Some(ret) = row.ret.to_type(class_ty.as_ref()) {
+        if let Some(ret) = row.ret.to_type(class_ty.as_ref(), elem.as_ref()) {
             let callee = format!("`{}`", row.name);
             self.call_result(dest, &ret, &callee);
         }
         let callee = format!("`{}`", row.name);
         self.check_await(awaited, row.is_async, &callee);
+    }
+
+    /// The key of `array.sort_by<C>`: an `i64` constant naming a field of `C` that the array
+    /// library compares.
+    fn field_key(&mut self, arg: &Operand, class: Option<ClassId>) {
+        let Some(data) = class.and_then(|c| self.cx.module.classes.get(c)) else { return };
+        let Operand::Const(crate::types::Constant::I64(index)) = arg else {
+            let message = format!("`{}`: the sort key must be an i64 constant naming a field", self.name);
+            self.error(code::FIELD_INDEX, message);
+            return;
+        };
+        match usize::try_from(*index).ok().and_then(|i| data.fields.get(i)) {
+            Some(field) if crate::runtime::is_comparable(&field.ty) => {}
+            Some(field) => {
+                let message = format!(
+                    "`{}`: field `{}` of `{}` is {}, which the array library does not order (i32, i64, f64, String)",
+                    self.name,
+                    field.name,
+                    data.name,
+                    self.show(&field.ty)
+                );
+                self.error(code::FIELD_INDEX, message);
+            }
+            None => {
+                let message = format!(
+                    "`{}`: `{}` has {} fields, so there is no field {index}",
+                    self.name,
+                    data.name,
+                    data.fields.len()
+                );
+                self.error(code::FIELD_INDEX, message);
+            }
+        }
     }
 
     fn ret(&mut self, value: Option<&Operand>) {

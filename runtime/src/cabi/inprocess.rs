@@ -17,6 +17,7 @@ unsafe extern "C" {
 
 /// The address of the C-ABI function `name`, or `None` for a name the runtime does not export.
 pub fn symbol(name: &str) -> Option<usize> {
+    use super::arrays::*;
     use super::db::*;
     use super::guard::*;
     use super::json::*;
@@ -63,6 +64,13 @@ pub fn symbol(name: &str) -> Option<usize> {
         "nagi_rt_str_slice" => nagi_rt_str_slice as *const () as usize,
         "nagi_rt_str_parse_i64" => nagi_rt_str_parse_i64 as *const () as usize,
         "nagi_rt_str_parse_f64" => nagi_rt_str_parse_f64 as *const () as usize,
+        "nagi_rt_array_sort" => nagi_rt_array_sort as *const () as usize,
+        "nagi_rt_array_sort_by" => nagi_rt_array_sort_by as *const () as usize,
+        "nagi_rt_array_reverse" => nagi_rt_array_reverse as *const () as usize,
+        "nagi_rt_array_contains_int" => nagi_rt_array_contains_int as *const () as usize,
+        "nagi_rt_array_contains_f64" => nagi_rt_array_contains_f64 as *const () as usize,
+        "nagi_rt_array_contains_str" => nagi_rt_array_contains_str as *const () as usize,
+        "nagi_rt_array_slice" => nagi_rt_array_slice as *const () as usize,
         "nagi_rt_main" => nagi_rt_main as *const () as usize,
         "nagi_rt_guard_enter" => nagi_rt_guard_enter as *const () as usize,
         "nagi_rt_guard_leave" => nagi_rt_guard_leave as *const () as usize,
