@@ -1,9 +1,10 @@
 //! The driver's own diagnostics: input files that are not UTF-8, `--print-low-after` options
-//! that can print nothing, and what `--backend=interp` refuses or reports.
+//! that can print nothing, and what `--backend=interp` refuses or reports; and `nagic test`,
+//! with tests that compute and tests that use the database, on both emitters.
 
 mod support;
 
-use support::{nagic, temp_dir};
+use support::{Backend, nagic, nagic_with_env, temp_dir};
 
 fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
@@ -85,6 +86,12 @@ fn the_interpreter_reports_a_trap_as_a_compiled_program_does_and_refuses_what_it
         "{}",
         stderr(&out)
     );
+    // An async `main` runs with the runtime's database, which the JIT does not start.
+    let low = temp_dir("jit").join("waits.low");
+    std::fs::write(&low, "nagi-low 1\nmodule waits\n\nasync fn $main() -> unit {\n  return\n}\n").unwrap();
+    let out = nagic(&["run", "--backend=jit", low.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("error[M109]: --backend=jit runs a `main` that is not async"), "{}", stderr(&out));
 }
 
 #[test]
@@ -116,3 +123,62 @@ fn nagic_test_reports_each_test_and_a_failed_assertion_with_its_place_on_both_em
     assert!(out.status.success(), "{stdout}{}", stderr(&out));
     assert!(stdout.contains("test result: ok. 1 passed; 0 failed"), "{stdout}");
 }
+
+/// The lines of `nagic test`'s report for `tests/fixtures/tested_db`, in order.
+const DATABASE_REPORT: &[&str] = &[
+    "running 6 tests",
+    "test \"a note is found after it is added\" ... ok",
+    "test \"every test starts with an empty database\" ... ok",
+    "test \"a transaction commits its writes\" ... ok",
+    "test \"a deliberately failing assertion inside a transaction\" ... FAILED",
+    "test \"a deliberately conflicting insert\" ... FAILED",
+    "test \"a deliberately missing note\" ... FAILED",
+    "---- \"a deliberately failing assertion inside a transaction\" (tests/fixtures/tested_db/notes.nagi:63:1) ----",
+    "error: assertion failed at tests/fixtures/tested_db/notes.nagi:66:9: the values differ",
+    "  left: 1",
+    " right: 2",
+    "---- \"a deliberately conflicting insert\" (tests/fixtures/tested_db/notes.nagi:70:1) ----",
+    "inserted once",
+    "error: 409 conflict: UNIQUE constraint failed: notes.id",
+    "---- \"a deliberately missing note\" (tests/fixtures/tested_db/notes.nagi:76:1) ----",
+    "error: the test failed with 404: no note 9",
+    "test result: FAILED. 3 passed; 3 failed",
+];
+
+/// Tests that use the database: each runs with the program's table in a fresh in-memory
+/// database (two tests insert the same key, and each counts one row), a transaction commits, and
+/// an assertion inside a transaction, a conflict and a failure each fail only their test. No
+/// database file is opened, not even the one `NAGI_DB` names.
+fn nagic_test_gives_each_test_an_empty_database(backend: Backend) {
+    let dir = temp_dir("tested-db");
+    let named = dir.join("service.db");
+    let out = nagic_with_env(&["test", backend.flag(), "tests/fixtures/tested_db"], &[("NAGI_DB", &named)]);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{stdout}{}", stderr(&out));
+    let lines: Vec<&str> = stdout.lines().collect();
+    let mut at = 0;
+    for line in DATABASE_REPORT {
+        match lines[at..].iter().position(|l| l == line) {
+            Some(found) => at += found + 1,
+            None => panic!("{backend:?}: no line {line:?} after line {at} in:\n{stdout}"),
+        }
+    }
+    assert!(!named.exists(), "{backend:?}: the test build opened NAGI_DB");
+}
+
+/// `nagic test examples/blog`: the blog's tests, one of which opens an account in the database
+/// and authenticates with its token.
+fn nagic_test_runs_the_blog_tests(backend: Backend) {
+    let out = nagic(&["test", backend.flag(), "examples/blog"]);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{backend:?}: {stdout}{}", stderr(&out));
+    for line in [
+        "running 6 tests",
+        "test \"opening an account, then authenticating with its token\" ... ok",
+        "test result: ok. 6 passed; 0 failed",
+    ] {
+        assert!(stdout.lines().any(|l| l == line), "{backend:?}: no line {line:?} in:\n{stdout}");
+    }
+}
+
+crate::on_every_backend!(nagic_test_gives_each_test_an_empty_database, nagic_test_runs_the_blog_tests);

@@ -21,8 +21,9 @@ const ENTRY: &str = "nagi.jit.main";
 /// goes to the runtime's buffered stdout; the caller flushes it.
 ///
 /// Errors: the module has no `main` (M100) or has routes (M107: a service needs the runtime's
-/// server, `--backend=llvm`), a runtime function `resolve` does not know (M108), or LLVM's
-/// JIT cannot be created (M110).
+/// server, `--backend=llvm`), its `main` is async (M109: it needs the runtime's database,
+/// `--backend=llvm`), a runtime function `resolve` does not know (M108), or LLVM's JIT cannot
+/// be created (M110).
 pub fn run_main(
     module: &Module,
     options: &Options,
@@ -37,6 +38,13 @@ pub fn run_main(
                 route.method.name(),
                 route.path
             ),
+        ));
+    }
+    if module.function_by_name("main").is_some_and(|main| module.functions[main].is_async) {
+        return Err(Diagnostic::new(
+            "M109",
+            "--backend=jit runs a `main` that is not async; a program whose `main` is async runs with a database: \
+             build it with --backend=llvm",
         ));
     }
     let options = Options { export: Vec::new(), ..options.clone() };

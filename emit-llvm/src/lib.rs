@@ -7,8 +7,9 @@
 //! `ops.rs`, runtime calls in `runtime_calls.rs` and the database in `database.rs`; an async
 //! function becomes a heap frame with a `poll` function, `frames.rs`) with its drop and clone
 //! glue (`glue.rs`), the layout descriptors JSON and the database need (`descriptors.rs`), and
-//! the C `main`: one that hands Nagi's `main` to `nagi_rt_main`, or for a service one that hands
-//! the route and table tables to `nagi_rt_serve` (`service.rs`); then verify the result with LLVM's verifier, and optimize it
+//! the C `main`: one that hands Nagi's `main` to `nagi_rt_main`, for an async `main` one that
+//! hands its frame functions and the tables to `nagi_rt_main_async`, or for a service one that
+//! hands the route and table tables to `nagi_rt_serve` (`service.rs`); then verify the result with LLVM's verifier, and optimize it
 //! with LLVM's new pass manager (`default<ON>`). `ir.rs` holds the few builder calls that differ
 //! between LLVM versions. The emitter does no IO: it returns text or bytes and reports phases
 //! through a callback, so the driver can time them.
@@ -332,9 +333,13 @@ fn generate<'ctx>(
 }
 
 /// `int main(int argc, char **argv)`: hands Nagi's `main` to the runtime, which starts it,
-/// flushes stdout and gives the exit status.
+/// flushes stdout and gives the exit status. An async `main` goes to the runtime with the
+/// module's tables instead (`service::database_main`).
 fn entry_point(cx: &Cx<'_, '_>) -> Result<(), Error> {
     let main_id = cx.low.function_by_name("main").ok_or_else(|| Error::internal("no main"))?;
+    if let Some(frame) = cx.frames.get(main_id) {
+        return service::database_main(cx, frame);
+    }
     let nagi_main = cx.functions[main_id];
     let i32t = cx.context.i32_type();
     let argv = cx.layouts.byte_ptr().ptr_type(inkwell::AddressSpace::default());

@@ -33,6 +33,8 @@ pub(crate) enum Rt {
     IndexOutOfRange,
     StackSlow,
     Main,
+    /// `nagi_rt_main_async`, the entry of a program whose `main` is async.
+    MainAsync,
     /// `nagi_rt_serve`, the entry of a service.
     Serve,
     /// The handler guard around every poll of a route's frame (docs/c-abi.md, "Services").
@@ -88,6 +90,7 @@ impl Rt {
             Rt::IndexOutOfRange => ("nagi_rt_index_out_of_range", &[I64, I64], None, true),
             Rt::StackSlow => ("nagi_rt_stack_slow", &[I64, Bytes], None, false),
             Rt::Main => ("nagi_rt_main", &[MainFn], Some(I32), false),
+            Rt::MainAsync => ("nagi_rt_main_async", &[Bytes], Some(I32), false),
             Rt::Serve => ("nagi_rt_serve", &[Bytes], Some(I32), false),
             Rt::GuardEnter => ("nagi_rt_guard_enter", &[Bytes], Some(Bytes), false),
             Rt::GuardLeave => ("nagi_rt_guard_leave", &[Bytes], None, false),

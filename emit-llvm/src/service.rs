@@ -1,5 +1,7 @@
 //! A service on the LLVM path: the constant tables the runtime serves from, the handler guard,
-//! and the C `main` that hands them to `nagi_rt_serve` (docs/c-abi.md, "Services").
+//! and the C `main` that hands them to `nagi_rt_serve` (docs/c-abi.md, "Services"); and the C
+//! `main` of a program whose `main` is async, which hands the tables and `main`'s frame to
+//! `nagi_rt_main_async` ([`database_main`]).
 //!
 //! Per route the emitter writes an argument block type (the handler's parameters in order), a
 //! parameter table (name, where the runtime binds it from — [`nagi_low::ParamSource`], the one
@@ -51,17 +53,51 @@ pub(crate) fn emit(cx: &Cx<'_, '_>) -> Result<(), Error> {
         ],
     );
     let global = constant(cx, "nagi.service", service);
-    let i32t = cx.context.i32_type();
-    let argv = cx.layouts.byte_ptr().ptr_type(inkwell::AddressSpace::default());
-    let params: [BasicMetadataTypeEnum; 2] = [i32t.into(), argv.into()];
-    let c_main = cx.module.add_function("main", i32t.fn_type(&params, false), Some(Linkage::External));
-    cx.nounwind(c_main);
+    let c_main = c_main(cx);
     cx.builder.position_at_end(cx.context.append_basic_block(c_main, "entry"));
     let pointer = cx.builder.build_pointer_cast(global.as_pointer_value(), cx.layouts.byte_ptr(), "service")?;
     let status = runtime_calls::call(cx, Rt::Serve, &[pointer.into()])?
         .ok_or_else(|| Error::internal("nagi_rt_serve returns nothing"))?;
     cx.builder.build_return(Some(&status))?;
     Ok(())
+}
+
+/// The C `main` of a program whose `main` is async (a test build whose tests use the
+/// database): the constant `nagi.program` (`ProgramDesc`: the tables, then `main`'s frame
+/// functions `new`, `poll`, `drop` and `free`) handed to `nagi_rt_main_async`, which opens the
+/// tables in an in-memory database and runs the frame (docs/c-abi.md, "A program whose `main`
+/// is async").
+pub(crate) fn database_main<'ctx>(cx: &Cx<'ctx, '_>, main: &frames::Frame<'ctx>) -> Result<(), Error> {
+    let tables: Vec<BasicValueEnum> = cx.low.tables.iter().map(|t| table_desc(cx, t)).collect::<Result<_, _>>()?;
+    let program = struct_of(
+        cx,
+        &[
+            array_global(cx, "nagi.tables", &tables, table_type(cx))?.into(),
+            int(cx, tables.len() as u64),
+            fn_ptr(cx, main.new).into(),
+            fn_ptr(cx, main.poll).into(),
+            fn_ptr(cx, main.drop).into(),
+            fn_ptr(cx, main.free).into(),
+        ],
+    );
+    let global = constant(cx, "nagi.program", program);
+    let c_main = c_main(cx);
+    cx.builder.position_at_end(cx.context.append_basic_block(c_main, "entry"));
+    let pointer = cx.builder.build_pointer_cast(global.as_pointer_value(), cx.layouts.byte_ptr(), "program")?;
+    let status = runtime_calls::call(cx, Rt::MainAsync, &[pointer.into()])?
+        .ok_or_else(|| Error::internal("nagi_rt_main_async returns nothing"))?;
+    cx.builder.build_return(Some(&status))?;
+    Ok(())
+}
+
+/// Declares the C `int main(int argc, char **argv)`.
+fn c_main<'ctx>(cx: &Cx<'ctx, '_>) -> FunctionValue<'ctx> {
+    let i32t = cx.context.i32_type();
+    let argv = cx.layouts.byte_ptr().ptr_type(inkwell::AddressSpace::default());
+    let params: [BasicMetadataTypeEnum; 2] = [i32t.into(), argv.into()];
+    let c_main = cx.module.add_function("main", i32t.fn_type(&params, false), Some(Linkage::External));
+    cx.nounwind(c_main);
+    c_main
 }
 
 /// `i32 nagi.guarded_poll(i32 (i8*, i8*)* poll, i8* frame, i8* cx)`, as the module doc says.

@@ -1,5 +1,6 @@
 //! The emitted crate root: the module `program` (classes, functions, route handlers) and the
-//! process entry, `run_main` for a program or `serve` for a service.
+//! process entry: `run_main` for a program, `run_main_with_database` for a program whose `main`
+//! is async (with the module's tables in an in-memory database), or `serve` for a service.
 //!
 //! The generated crate instantiates no Axum or Tokio generics itself: handlers are plain
 //! `fn(Request) -> HandlerFuture` values and routes a table the runtime registers at start, so
@@ -35,12 +36,24 @@ pub fn crate_root(module: &Module) -> Result<String, Diagnostic> {
     let _ = writeln!(out, "#![allow({ALLOWED_LINTS})]\n");
     out.push_str(&program_module(module));
     out.push('\n');
-    if module.routes.is_empty() {
-        let _ = writeln!(out, "fn main() {{\n    nagi_runtime::program::run_main(program::{});\n}}", ident("main"));
-    } else {
-        routes::service_main(&mut out, module);
+    match main {
+        _ if !module.routes.is_empty() => routes::service_main(&mut out, module),
+        Some(main) if module.functions[main].is_async => database_main(&mut out, module),
+        _ => {
+            let _ = writeln!(out, "fn main() {{\n    nagi_runtime::program::run_main(program::{});\n}}", ident("main"));
+        }
     }
     Ok(out)
+}
+
+/// `fn main` of a program whose `main` is async: the runtime creates the module's tables in a
+/// fresh in-memory database and awaits `main`.
+fn database_main(out: &mut String, module: &Module) {
+    out.push_str("fn main() {\n    nagi_runtime::program::run_main_with_database(\n        &[\n");
+    for table in &module.tables {
+        let _ = writeln!(out, "            {:?},", routes::create_sql(module, table));
+    }
+    let _ = writeln!(out, "        ],\n        program::{}(),\n    )\n}}", ident("main"));
 }
 
 /// The module `program` alone: `mod program { … }` with the classes, the functions (`pub fn`,

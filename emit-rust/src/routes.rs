@@ -42,6 +42,16 @@ pub fn route_handler(out: &mut String, module: &Module, index: usize, route: &Ro
     out.push_str("        })\n    }\n\n");
 }
 
+/// The `CREATE TABLE IF NOT EXISTS` statement the runtime runs for `table` at start.
+pub fn create_sql(module: &Module, table: &nagi_low::TableDecl) -> String {
+    let class = &module.classes[table.class];
+    nagi_low::runtime::create_table_sql(
+        &table.name,
+        class.fields.iter().map(|f| (f.name.as_str(), &f.ty)),
+        &class.fields[table.key as usize].name,
+    )
+}
+
 /// `fn main`: the service's tables (with their `CREATE TABLE` statements) and routes, served by
 /// the runtime.
 pub fn service_main(out: &mut String, module: &Module) {
@@ -49,12 +59,7 @@ pub fn service_main(out: &mut String, module: &Module) {
     let _ = writeln!(out, "        name: {:?},", module.name);
     out.push_str("        tables: ::std::vec![\n");
     for table in &module.tables {
-        let class = &module.classes[table.class];
-        let sql = nagi_low::runtime::create_table_sql(
-            &table.name,
-            class.fields.iter().map(|f| (f.name.as_str(), &f.ty)),
-            &class.fields[table.key as usize].name,
-        );
+        let sql = create_sql(module, table);
         let _ =
             writeln!(out, "            nagi_runtime::http::Table {{ name: {:?}, create_sql: {sql:?} }},", table.name);
     }

@@ -74,7 +74,6 @@
 //! | H414 | `fail` with a status outside 400–599 |
 //! | H415 | `set_header` outside a route handler's own body |
 //! | H240 | test declared twice |
-//! | H241 | a test that uses the database (not supported yet) |
 //! | H501 | SQL rejected by the SQL checker (unknown table or column, syntax, result shape) |
 //! | H502 | SQL that is not a string literal |
 //! | H503 | `?` placeholder count differs from the argument count |
@@ -149,19 +148,6 @@ pub fn check(
 
     let is_async = propagate_async(&effects);
     check_main(&items, &effects, &is_async, &mut diags);
-    for (name, idx, span) in &items.tests {
-        if is_async[*idx] {
-            diags.push(
-                error(
-                    H241,
-                    *span,
-                    format!("test {name:?} uses the database, which tests cannot do yet"),
-                    "uses the database",
-                )
-                .note("test the functions that compute, and the routes over HTTP"),
-            );
-        }
-    }
 
     if !diags.is_empty() {
         // A stable sort keeps the order of diagnostics at one position as they were found.
@@ -229,7 +215,7 @@ fn check_main(items: &Items, effects: &[Effects], is_async: &[bool], diags: &mut
     if let Some(span) = effect.db_use {
         diags.push(
             error(H409, span, "`main` cannot use the database", "database used here")
-                .note("the database is available to routes and the functions they call"),
+                .note("the database is available to routes, tests and the functions they call"),
         );
     } else if let Some((callee, span)) = effect.calls.iter().find(|(c, _)| is_async.get(*c) == Some(&true)) {
         let name = &items.fns[*callee].name;
@@ -240,7 +226,7 @@ fn check_main(items: &Items, effects: &[Effects], is_async: &[bool], diags: &mut
                 format!("`main` cannot call `{name}`, which uses the database"),
                 "this call uses the database",
             )
-            .note("the database is available to routes and the functions they call"),
+            .note("the database is available to routes, tests and the functions they call"),
         );
     }
 }
@@ -501,7 +487,6 @@ const H413: &str = "H413";
 const H414: &str = "H414";
 const H415: &str = "H415";
 const H240: &str = "H240";
-const H241: &str = "H241";
 const H501: &str = "H501";
 const H502: &str = "H502";
 const H503: &str = "H503";

@@ -32,7 +32,8 @@
 //! Function signature and locals:
 //! - V201 Local names and label names are unique within the function.
 //! - V207 The parameters are exactly the first `params.len()` locals, in order.
-//! - V208 A function called `main` takes no parameters, returns `unit` and is not async.
+//! - V208 A function called `main` takes no parameters and returns `unit`. (It may be async: the
+//!   program then runs with a database, the module's tables in a fresh in-memory SQLite.)
 //! - V202 The result type holds no reference; a local's type holds a reference only at its root
 //!   (`&T` and `&mut T` are fine, `[&T]`, `Option<&T>` and `&&T` are not).
 //!
@@ -725,9 +726,6 @@ fn check_signature(cx: &mut FnCx<'_>) {
         }
         if func.ret != Type::Unit {
             cx.error(code::BAD_MAIN, format!("`main` returns {}, expected unit", cx.show(&func.ret)));
-        }
-        if func.is_async {
-            cx.error(code::BAD_MAIN, "`main` is async; it must not be (the runtime starts async work itself)");
         }
     }
 }

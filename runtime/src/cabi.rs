@@ -22,7 +22,8 @@
 //! - JSON ([`json`]) is driven by a layout descriptor per type that the emitter writes as a
 //!   constant, in place of the serde derives the Rust path generates per class.
 //! - Services: [`service`] describes routes and serves them ([`service::nagi_rt_serve`]), [`db`]
-//!   runs statements as pending operations that handler frames poll.
+//!   runs statements as pending operations that handler frames poll. A program whose `main` is
+//!   async (a test build whose tests use the database) starts with [`program::nagi_rt_main_async`].
 //! - Printing goes through the same buffered stdout as the Rust path's `rt::print_*`, and
 //!   [`nagi_rt_main`] flushes it at exit, so output is byte-identical between the emitters.
 //!
@@ -40,6 +41,7 @@ pub mod db;
 pub mod guard;
 pub mod inprocess;
 pub mod json;
+pub mod program;
 pub mod service;
 pub mod strings;
 #[cfg(test)]

@@ -1,8 +1,14 @@
-//! The entry point of a compiled Nagi program that is not a service.
+//! The entry points of a compiled Nagi program that is not a service: [`run_main`] for a `main`
+//! that is not async, [`run_main_with_database`] for one that is (a test build whose tests use
+//! the database), and the rows of tests in the language.
 
+use std::future::Future;
 use std::panic::{self, AssertUnwindSafe};
 use std::process;
+use std::time::Duration;
 
+use crate::config::Config;
+use crate::db::{self, Database};
 use crate::trap::{HookMode, install_hook};
 
 /// Runs a Nagi program's `main` and exits the process.
@@ -20,6 +26,60 @@ pub fn run_main(main: fn()) -> ! {
         // The hook has already printed the message, after flushing stdout.
         Err(_) => process::exit(101),
     }
+}
+
+/// The database a program whose `main` is async runs with: SQLite's in-memory database, one
+/// connection on the database thread, so it lives exactly as long as the process and starts
+/// empty in each. Neither `--db` nor `NAGI_DB` is read: a test build must never open a
+/// service's database file, whatever the environment of whoever runs it says.
+pub const PROGRAM_DATABASE: &str = ":memory:";
+
+/// Runs a Nagi program's async `main` with a database and exits the process.
+///
+/// The database is [`PROGRAM_DATABASE`], holding the program's tables (`tables` are their
+/// `CREATE TABLE IF NOT EXISTS` statements), opened on its own thread as a service opens its
+/// file; code outside a request reaches it as the default database, so its statements are
+/// not part of any request's transaction and `db.begin` … `db.commit` are real transactions.
+/// `main` runs on this thread under a single-threaded Tokio runtime. Then the database is
+/// closed, stdout flushed, and the exit status is 0. A trap or a failed statement (reported
+/// by the panic hook as `error: <message>`, as in [`run_main`]) exits with 101 at once, without
+/// closing anything, so a trap inside a transaction cannot wait on the database. A database
+/// that cannot be opened prints `error: <message>` and exits with 1.
+pub fn run_main_with_database(tables: &[&str], main: impl Future<Output = ()>) -> ! {
+    install_hook(HookMode::Program);
+    let (runtime, database) = open_database(tables);
+    let outcome = panic::catch_unwind(AssertUnwindSafe(|| runtime.block_on(main)));
+    finish_with_database(outcome.is_ok(), runtime, database)
+}
+
+/// The Tokio runtime and the database of a program whose `main` is async, the database set as
+/// the default one; on failure, reports it and exits with 1. Shared by both paths' entries.
+pub(crate) fn open_database(tables: &[&str]) -> (tokio::runtime::Runtime, Database) {
+    let fail = |message: String| -> ! {
+        crate::rt::flush_stdout();
+        eprintln!("error: {message}");
+        process::exit(1)
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| fail(format!("cannot start Tokio: {e}")));
+    let busy = Duration::from_millis(Config::new(PROGRAM_DATABASE).busy_timeout_ms);
+    let database = Database::open(PROGRAM_DATABASE, tables, busy).unwrap_or_else(|e| fail(e.to_string()));
+    db::set_default(Some(database.handle()));
+    (runtime, database)
+}
+
+/// Ends a program whose `main` is async: when `main` returned (`returned`), closes the database
+/// and exits with 0; when it trapped or a statement failed (the panic hook has reported it),
+/// exits with 101 at once.
+pub(crate) fn finish_with_database(returned: bool, runtime: tokio::runtime::Runtime, database: Database) -> ! {
+    if returned {
+        db::set_default(None);
+        runtime.block_on(database.close());
+    }
+    crate::rt::flush_stdout();
+    process::exit(if returned { 0 } else { 101 })
 }
 
 /// The environment variable that selects the test a test build runs (`nagic test` sets it).

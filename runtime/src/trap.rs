@@ -95,7 +95,8 @@ pub(crate) fn payload_text(payload: &(dyn Any + Send)) -> String {
 pub(crate) enum HookMode {
     /// A library user (for example a test binary): non-Nagi panics go to the previous hook.
     Library = 0,
-    /// A Nagi program under [`crate::program::run_main`]: every panic prints one `error:` line.
+    /// A Nagi program under [`crate::program::run_main`] or
+    /// [`crate::program::run_main_with_database`]: every panic prints one `error:` line.
     Program = 1,
     /// A Nagi service under [`crate::http::serve`]: every panic is logged through `tracing`.
     Serve = 2,
@@ -137,7 +138,9 @@ fn report(info: &PanicHookInfo<'_>, previous: &(dyn Fn(&PanicHookInfo<'_>) + Sen
         // Flushing first keeps the program's printed output before the error line when both go
         // to one terminal.
         crate::rt::flush_stdout();
-        if payload.is::<Trap>() {
+        // A failed statement of a program with a database (a test) is the program's own error,
+        // worded as the answer a request would get (`409 conflict: UNIQUE constraint failed: …`).
+        if payload.is::<Trap>() || payload.is::<HttpError>() {
             eprintln!("error: {text}");
         } else {
             eprintln!("error: internal error: {text}");

@@ -30,7 +30,18 @@ pub fn temp_dir(tag: &str) -> PathBuf {
 
 /// Runs `nagic` with `args` from the workspace root.
 pub fn nagic(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_nagic")).args(args).current_dir(root()).output().expect("nagic starts")
+    nagic_with_env(args, &[])
+}
+
+/// Runs `nagic` with `args` from the workspace root, with the environment variables `vars` set
+/// (for it and the processes it starts).
+pub fn nagic_with_env(args: &[&str], vars: &[(&str, &Path)]) -> std::process::Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_nagic"));
+    command.args(args).current_dir(root());
+    for (name, value) in vars {
+        command.env(name, value);
+    }
+    command.output().expect("nagic starts")
 }
 
 /// A backend that builds services: the tests of compiled services run on each, from one list

@@ -1,6 +1,7 @@
 //! Lowering of tests in the language: `assert` and `assert_eq` (a trap naming the assertion's
 //! `file:line:col`, and for `assert_eq` both values), and the `main` of a test build, which runs
-//! the test that `rtcall test.selected` names (`nagic test` runs each in a process of its own).
+//! the test that `rtcall test.selected` names (`nagic test` runs each in a process of its own),
+//! awaiting it when it uses the database.
 
 use nagi_low::{BinaryOp, Constant, FuncId, FunctionData, LocalData, LocalId, Module, OpData, OpKind, Operand};
 use nagi_low::{RuntimeFn, ScalarType, Type, UnaryOp};
@@ -98,19 +99,21 @@ fn literal(e: &Expr) -> &str {
     }
 }
 
-/// Makes `module` a test build: without routes and tables, its `main` (if any) becomes
-/// `main.program`, and a new `main`
-/// calls the test whose index `rtcall test.selected` gives, in `tests` order, or none.
+/// Makes `module` a test build: without routes, its `main` (if any) becomes `main.program`, and
+/// a new `main` calls the test whose index `rtcall test.selected` gives, in `tests` order, or
+/// none. When a test is async (it uses the database), so is the new `main`, which awaits it:
+/// the program then runs with the module's tables, which the build keeps, in a fresh in-memory
+/// database (Low's rule for an async `main`), so every test process starts empty.
 pub(super) fn test_main(module: &mut Module, tests: &[FuncId]) {
-    // A test build of a service is a program: it serves nothing (tests do not use the
-    // database), so its handlers are plain functions.
+    // A test build of a service is a program: it serves nothing, so its handlers are plain
+    // functions.
     module.routes.clear();
-    module.tables.clear();
     // A test that may fail returns an option; `none` ends it with its failure (`test.failed`).
     if let Some(main) = module.function_by_name("main") {
         module.functions[main].name = "main.program".to_string();
     }
     let mut f = FunctionData::new("main".to_string(), Type::Unit);
+    f.is_async = tests.iter().any(|&test| module.functions[test].is_async);
     let selected = f.locals.alloc(LocalData { name: "selected".into(), ty: Type::I64 });
     let body = f.body;
     let push = |f: &mut FunctionData, block: nagi_low::BlockId, kind: OpKind| {
@@ -134,14 +137,15 @@ pub(super) fn test_main(module: &mut Module, tests: &[FuncId]) {
         push(&mut f, body, OpKind::Binary { dest: is, op: BinaryOp::Eq, ty: ScalarType::I64, lhs, rhs });
         let then_block = f.blocks.alloc(Default::default());
         push(&mut f, body, OpKind::If { cond: Operand::Local(is), then_block, else_block: None });
+        let awaited = module.functions[test].is_async;
         if module.functions[test].ret == Type::Unit {
-            push(&mut f, then_block, OpKind::Call { dest: None, callee: test, args: Vec::new(), awaited: false });
+            push(&mut f, then_block, OpKind::Call { dest: None, callee: test, args: Vec::new(), awaited });
             continue;
         }
         let result = f.locals.alloc(LocalData { name: format!("result_{i}"), ty: module.functions[test].ret.clone() });
         let passed = f.locals.alloc(LocalData { name: format!("passed_{i}"), ty: Type::Bool });
         let failed = f.locals.alloc(LocalData { name: format!("failed_{i}"), ty: Type::Bool });
-        push(&mut f, then_block, OpKind::Call { dest: Some(result), callee: test, args: Vec::new(), awaited: false });
+        push(&mut f, then_block, OpKind::Call { dest: Some(result), callee: test, args: Vec::new(), awaited });
         push(&mut f, then_block, OpKind::OptionIsSome { dest: passed, option: result });
         let arg = Operand::Local(passed);
         push(&mut f, then_block, OpKind::Unary { dest: failed, op: UnaryOp::Not, ty: ScalarType::Bool, arg });
@@ -158,4 +162,71 @@ pub(super) fn test_main(module: &mut Module, tests: &[FuncId]) {
     }
     push(&mut f, body, OpKind::Return { value: None });
     module.functions.alloc(f);
+}
+
+#[cfg(test)]
+mod tests {
+    use nagi_low::{Module, OpKind};
+
+    /// A test build of `text`, verified.
+    fn test_build(text: &str) -> Module {
+        match crate::compile_tests("app.nagi", text, "app", &mut crate::modules::NoImports) {
+            Ok((module, _)) => module,
+            Err((diagnostics, sources)) => panic!("{}", sources.render(&diagnostics)),
+        }
+    }
+
+    /// The calls of `main`, by callee name, with whether each is awaited.
+    fn main_calls(module: &Module) -> Vec<(String, bool)> {
+        let main = module.function_by_name("main").expect("a test build has a main");
+        let calls = module.functions[main].ops.values().filter_map(|op| match &op.kind {
+            OpKind::Call { callee, awaited, .. } => Some((module.functions[*callee].name.clone(), *awaited)),
+            _ => None,
+        });
+        calls.collect()
+    }
+
+    const NOTES: &str = r#"
+class Note {
+    id: i64
+    text: String
+}
+
+table notes: Note key id
+
+route GET "/notes" () -> [Note] {
+    return db.query<Note>("SELECT id, text FROM notes")
+}
+
+fn add(id: i64) {
+    db.exec("INSERT INTO notes (id, text) VALUES (?, 'a')", id)
+}
+
+test "computes" {
+    assert(1 + 1 == 2)
+}
+
+test "writes" {
+    add(1)
+    assert_eq(db.query<Note>("SELECT id, text FROM notes").len(), 1)
+}
+"#;
+
+    #[test]
+    fn a_test_build_whose_tests_use_the_database_keeps_the_tables_and_awaits_them() {
+        let module = test_build(NOTES);
+        assert!(module.routes.is_empty());
+        assert_eq!(module.tables.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["notes"]);
+        let main = module.function_by_name("main").expect("main");
+        assert!(module.functions[main].is_async);
+        assert_eq!(main_calls(&module), [("test.0".to_string(), false), ("test.1".to_string(), true)]);
+    }
+
+    #[test]
+    fn a_test_build_whose_tests_compute_has_a_main_that_is_not_async() {
+        let module = test_build("fn main() {\n    print(1)\n}\n\ntest \"computes\" {\n    assert(1 + 1 == 2)\n}\n");
+        let main = module.function_by_name("main").expect("main");
+        assert!(!module.functions[main].is_async);
+        assert_eq!(main_calls(&module), [("test.0".to_string(), false)]);
+    }
 }

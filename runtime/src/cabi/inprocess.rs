@@ -21,6 +21,7 @@ pub fn symbol(name: &str) -> Option<usize> {
     use super::db::*;
     use super::guard::*;
     use super::json::*;
+    use super::program::nagi_rt_main_async;
     use super::service::nagi_rt_serve;
     use super::strings::*;
     use super::*;
@@ -72,6 +73,7 @@ pub fn symbol(name: &str) -> Option<usize> {
         "nagi_rt_array_contains_str" => nagi_rt_array_contains_str as *const () as usize,
         "nagi_rt_array_slice" => nagi_rt_array_slice as *const () as usize,
         "nagi_rt_main" => nagi_rt_main as *const () as usize,
+        "nagi_rt_main_async" => nagi_rt_main_async as *const () as usize,
         "nagi_rt_guard_enter" => nagi_rt_guard_enter as *const () as usize,
         "nagi_rt_guard_leave" => nagi_rt_guard_leave as *const () as usize,
         "nagi_rt_sql_args" => nagi_rt_sql_args as *const () as usize,
@@ -118,6 +120,7 @@ mod tests {
             include_str!("db.rs"),
             include_str!("guard.rs"),
             include_str!("json.rs"),
+            include_str!("program.rs"),
             include_str!("service.rs"),
             include_str!("strings.rs"),
         ];

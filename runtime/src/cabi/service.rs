@@ -151,7 +151,7 @@ unsafe impl Sync for ServiceDesc {}
 ///
 /// # Safety
 /// For `len > 0`, `ptr` points to `len` items that live for `'a`.
-unsafe fn items<'a, T>(ptr: *const T, len: usize) -> &'a [T] {
+pub(super) unsafe fn items<'a, T>(ptr: *const T, len: usize) -> &'a [T] {
     if len == 0 {
         &[]
     } else {
@@ -166,7 +166,7 @@ unsafe fn items<'a, T>(ptr: *const T, len: usize) -> &'a [T] {
 ///
 /// # Safety
 /// `ptr` points to `len` bytes that live for the rest of the process.
-unsafe fn static_text(ptr: *const u8, len: usize) -> &'static str {
+pub(super) unsafe fn static_text(ptr: *const u8, len: usize) -> &'static str {
     // SAFETY: forwarded from the caller.
     match String::from_utf8_lossy(unsafe { super::bytes(ptr, len) }) {
         std::borrow::Cow::Borrowed(text) => text,
