@@ -125,6 +125,12 @@ pub(crate) fn emit_pending(cx: &Cx<'_, '_>) -> Result<(), Error> {
             Type::Unit => (4, None, 0, fields_null, 0),
             Type::String => (5, None, 0, fields_null, 0),
             Type::Array(elem) => (6, Some(global(cx, elem)), 0, fields_null, 0),
+            // A map: 10 with `i64` keys, 11 with `String` keys; the value type is the inner one,
+            // and the values array starts at the payload offset.
+            Type::Map(k, v) => {
+                let offset = cx.layouts.offset_of(cx.layouts.map(k, v), 1);
+                (if **k == Type::String { 11 } else { 10 }, Some(global(cx, v)), offset, fields_null, 0)
+            }
             Type::Option(inner) => {
                 let st = cx.layouts.llvm(&ty).into_struct_type();
                 let offset = cx.layouts.offset_of(st, 1);

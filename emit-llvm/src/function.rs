@@ -371,7 +371,7 @@ impl<'a, 'ctx, 'm> FnEmitter<'a, 'ctx, 'm> {
 
     /// The address of element `index` of the array at `array`, trapping with Nagi's message
     /// when the index is outside `0..len`.
-    fn element_ptr(
+    pub(crate) fn element_ptr(
         &mut self,
         array: PointerValue<'ctx>,
         elem: &Type,
@@ -459,6 +459,12 @@ impl<'a, 'ctx, 'm> FnEmitter<'a, 'ctx, 'm> {
                 glue::drop_in_place(cx, self.field_type(class, *field)?, at)?;
                 b.build_store(at, v)?;
             }
+            OpKind::MapNew { .. }
+            | OpKind::MapLen { .. }
+            | OpKind::MapFind { .. }
+            | OpKind::MapRef { .. }
+            | OpKind::MapInsert { .. }
+            | OpKind::MapRemove { .. } => self.map_op(&self.func.ops[op].kind)?,
             OpKind::ArrayNew { dest } => {
                 let zero = cx.layouts.llvm(self.ty(*dest)).const_zero();
                 self.store_local(*dest, zero)?;

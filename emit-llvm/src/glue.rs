@@ -140,6 +140,13 @@ fn drop_body<'ctx>(cx: &Cx<'ctx, '_>, f: FunctionValue<'ctx>, ty: &Type, p: Poin
             }
             free_buffer(cx, f, data, cap, elem)?;
         }
+        Type::Map(k, v) => {
+            let st = cx.layouts.map(k, v);
+            drop_in_place(cx, &Type::Array(k.clone()), ir::field(b, st, p, 0, "keys")?)?;
+            drop_in_place(cx, &Type::Array(v.clone()), ir::field(b, st, p, 1, "values")?)?;
+            let index = ir::load_field(b, st, p, 2, "index")?;
+            runtime_calls::call(cx, Rt::MapIndexFree, &[index.into()])?;
+        }
         Type::Option(inner) => {
             let st = cx.layouts.llvm(ty).into_struct_type();
             let tag = ir::load_field(b, st, p, 0, "tag")?.into_int_value();
@@ -241,6 +248,16 @@ fn clone_body<'ctx>(
             b.build_store(ir::field(b, st, dst, 0, "data")?, copy)?;
             b.build_store(ir::field(b, st, dst, 1, "len")?, len)?;
             b.build_store(ir::field(b, st, dst, 2, "cap")?, len)?;
+        }
+        Type::Map(k, v) => {
+            let st = cx.layouts.map(k, v);
+            for (field, entries) in [(0, Type::Array(k.clone())), (1, Type::Array(v.clone()))] {
+                clone_into(cx, &entries, ir::field(b, st, dst, field, "to")?, ir::field(b, st, src, field, "from")?)?;
+            }
+            let index = ir::load_field(b, st, src, 2, "index")?;
+            let copy = runtime_calls::call(cx, Rt::MapIndexClone, &[index.into()])?
+                .ok_or_else(|| Error::internal("nagi_rt_map_index_clone returns nothing"))?;
+            b.build_store(ir::field(b, st, dst, 2, "index")?, copy)?;
         }
         Type::Option(inner) => {
             let st = cx.layouts.llvm(ty).into_struct_type();

@@ -29,6 +29,7 @@ mod function;
 mod glue;
 mod ir;
 mod jit;
+mod maps;
 mod ops;
 mod runtime_calls;
 mod service;

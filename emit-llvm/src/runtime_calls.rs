@@ -58,6 +58,15 @@ pub(crate) enum Rt {
     /// `array.contains` on floats and on strings (the row's own function takes integers).
     ArrayContainsF64,
     ArrayContainsStr,
+    /// The maps' index (runtime `cabi::maps`): lookups, insertion, removal, drop and clone.
+    MapFindInt,
+    MapFindStr,
+    MapInsertInt,
+    MapInsertStr,
+    MapRemoveInt,
+    MapRemoveStr,
+    MapIndexFree,
+    MapIndexClone,
 }
 
 /// Parameter and result kinds of the C signatures.
@@ -106,6 +115,14 @@ impl Rt {
             Rt::OpDrop => ("nagi_rt_op_drop", &[Bytes], None, false),
             Rt::ArrayContainsF64 => ("nagi_rt_array_contains_f64", &[Bytes, F64], Some(I32), false),
             Rt::ArrayContainsStr => ("nagi_rt_array_contains_str", &[Bytes, Str], Some(I32), false),
+            Rt::MapFindInt => ("nagi_rt_map_find_int", &[Bytes, I64], Some(I64), false),
+            Rt::MapFindStr => ("nagi_rt_map_find_str", &[Bytes, Str], Some(I64), false),
+            Rt::MapInsertInt => ("nagi_rt_map_insert_int", &[Bytes, I64, I64, I64], Some(I64), false),
+            Rt::MapInsertStr => ("nagi_rt_map_insert_str", &[Bytes, Str, I64, I64], Some(I64), false),
+            Rt::MapRemoveInt => ("nagi_rt_map_remove_int", &[Bytes, I64, Bytes, I64], Some(I32), false),
+            Rt::MapRemoveStr => ("nagi_rt_map_remove_str", &[Bytes, Str, Bytes, I64], Some(I32), false),
+            Rt::MapIndexFree => ("nagi_rt_map_index_free", &[Bytes], None, false),
+            Rt::MapIndexClone => ("nagi_rt_map_index_clone", &[Bytes], Some(Bytes), false),
         }
     }
 }

@@ -88,6 +88,7 @@ impl<'ctx> Layouts<'ctx> {
             Type::Unit => self.unit().into(),
             Type::String => self.string.into(),
             Type::Array(elem) => self.array(elem).into(),
+            Type::Map(k, v) => self.map(k, v).into(),
             Type::Option(inner) => cx.struct_type(&[cx.bool_type().into(), self.llvm(inner)], false).into(),
             // The verifier has checked every class id; an empty struct keeps a bad one harmless.
             Type::Class(c) => self.classes.get(*c).copied().unwrap_or_else(|| self.unit()).into(),
@@ -110,6 +111,12 @@ impl<'ctx> Layouts<'ctx> {
     pub(crate) fn array(&self, elem: &Type) -> StructType<'ctx> {
         let i64t = self.context.i64_type();
         self.context.struct_type(&[self.pointer(elem).into(), i64t.into(), i64t.into()], false)
+    }
+
+    /// `{ [K], [V], i8* }` for `Map<K, V>`: the keys and the values in position order, and the
+    /// runtime's index (runtime `cabi::maps`).
+    pub(crate) fn map(&self, k: &Type, v: &Type) -> StructType<'ctx> {
+        self.context.struct_type(&[self.array(k).into(), self.array(v).into(), self.byte_ptr().into()], false)
     }
 
     /// `T*`.

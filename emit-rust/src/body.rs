@@ -196,6 +196,21 @@ impl Cx<'_> {
             OpKind::ArrayPush { array, value } => {
                 let _ = writeln!(out, "{}.push({});", self.l(*array), self.operand(value));
             }
+            OpKind::MapNew { dest } => assign(out, *dest, "nagi_runtime::map::Map::new()".into()),
+            OpKind::MapLen { dest, map } => assign(out, *dest, format!("({}.len() as i64)", self.l(*map))),
+            OpKind::MapFind { dest, map, key } => {
+                assign(out, *dest, format!("{}.find({})", self.l(*map), self.key(key)))
+            }
+            OpKind::MapRef { dest, map, index, value } => {
+                let method = if *value { "value_at" } else { "key_at" };
+                assign(out, *dest, format!("{}.{method}({})", self.l(*map), self.operand(index)))
+            }
+            OpKind::MapInsert { map, key, value } => {
+                let _ = writeln!(out, "{}.insert({}, {});", self.l(*map), self.operand(key), self.operand(value));
+            }
+            OpKind::MapRemove { dest, map, key } => {
+                assign(out, *dest, format!("{}.remove({})", self.l(*map), self.key(key)))
+            }
             OpKind::StringLit { dest, value } => assign(out, *dest, format!("::std::string::String::from({value:?})")),
             OpKind::StrLen { dest, string } => assign(out, *dest, format!("({}.len() as i64)", self.l(*string))),
             OpKind::StrConcat { dest, lhs, rhs } => assign(
@@ -358,6 +373,15 @@ impl Cx<'_> {
             .map(|c| &c.fields[..])
             .unwrap_or_default();
         usize::try_from(index).ok().and_then(|i| fields.get(i)).map(|f| ident(&f.name)).unwrap_or_else(|| "0".into())
+    }
+
+    /// A key looked up in a map: `&str` for a `&String`, a reference to an `i64`.
+    fn key(&self, key: &Operand) -> String {
+        if self.is_string_ref(key) {
+            format!("{}.as_str()", self.operand(key))
+        } else {
+            format!("&{}", self.operand(key))
+        }
     }
 
     /// Whether `operand` is a `&String` local.

@@ -3,6 +3,7 @@
 //! a [`Shape`], with the interpreter's values converted to and from the runtime's value tree.
 
 use nagi_interp::Value;
+use nagi_interp::value::MapKey;
 use nagi_low::{ArenaGet, ClassId, Module, Type};
 use nagi_runtime::shaped_json::{self, Kind, Shape};
 
@@ -49,6 +50,8 @@ impl Shape for LowShape<'_> {
             Type::Unit | Type::Ref { .. } => Kind::Unit,
             Type::String => Kind::String,
             Type::Array(_) => Kind::Array,
+            Type::Map(k, _) if **k == Type::String => Kind::MapString,
+            Type::Map(..) => Kind::MapI64,
             Type::Option(_) => Kind::Option,
             Type::Class(_) => Kind::Class,
             Type::Enum(_) => Kind::Enum,
@@ -57,7 +60,7 @@ impl Shape for LowShape<'_> {
 
     fn inner(&self) -> Self {
         match self.ty {
-            Type::Array(t) | Type::Option(t) => self.at(t),
+            Type::Array(t) | Type::Option(t) | Type::Map(_, t) => self.at(t),
             _ => *self,
         }
     }
@@ -118,6 +121,9 @@ fn to_runtime(value: &Value) -> Result<shaped_json::Value, String> {
         Value::Option(o) => J::Option(o.as_deref().map(to_runtime).transpose()?.map(Box::new)),
         Value::Object(fields) => J::Class(all(fields)?),
         Value::Enum(variant, payload) => J::Enum(*variant as usize, Box::new(to_runtime(payload)?)),
+        Value::Map(entries) => J::Map(
+            entries.values().map(|(k, v)| Ok((to_runtime(k)?, to_runtime(v)?))).collect::<Result<Vec<_>, String>>()?,
+        ),
         Value::Unset | Value::Ref(_) => return Err("cannot encode JSON: a value that is not data".to_string()),
     })
 }
@@ -136,5 +142,14 @@ fn from_runtime(value: shaped_json::Value) -> Value {
         J::Option(o) => Value::Option(o.map(|v| Box::new(from_runtime(*v)))),
         J::Class(fields) => Value::Object(fields.into_iter().map(from_runtime).collect()),
         J::Enum(variant, payload) => Value::Enum(variant as u32, Box::new(from_runtime(*payload))),
+        J::Map(entries) => Value::Map(
+            entries
+                .into_iter()
+                .filter_map(|(k, v)| {
+                    let key = from_runtime(k);
+                    Some((MapKey::of(&key)?, (key, from_runtime(v))))
+                })
+                .collect(),
+        ),
     }
 }

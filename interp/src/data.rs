@@ -40,6 +40,12 @@ impl Machine<'_, '_> {
             | OpKind::ArrayRef { .. }
             | OpKind::ArraySet { .. }
             | OpKind::ArrayPush { .. } => self.array_op(kind),
+            OpKind::MapNew { .. }
+            | OpKind::MapLen { .. }
+            | OpKind::MapFind { .. }
+            | OpKind::MapRef { .. }
+            | OpKind::MapInsert { .. }
+            | OpKind::MapRemove { .. } => self.map_op(kind),
             OpKind::StringLit { .. } | OpKind::StrLen { .. } | OpKind::StrConcat { .. } | OpKind::StrEq { .. } => {
                 self.string_op(kind)
             }

@@ -22,6 +22,7 @@
 mod data;
 mod host;
 mod machine;
+mod maps;
 mod rtcall;
 mod scalar;
 mod stack;

@@ -10,6 +10,8 @@
 
 use std::rc::Rc;
 
+use indexmap::IndexMap;
+
 use nagi_low::Constant;
 
 /// A Nagi value as the interpreter holds it.
@@ -40,8 +42,31 @@ pub enum Value {
     /// A value of an enum: the variant's index and its payload (`Unit` for a variant without
     /// one; the enum is known from the types).
     Enum(u32, Box<Value>),
+    /// A map: per key, the key as a value (so that `map.key_ref` can lend it) and the value, in
+    /// insertion order, with `indexmap`'s rules as the runtime's `Map` has them.
+    Map(IndexMap<MapKey, (Value, Value)>),
     /// A reference (`&T` or `&mut T`) to a place.
     Ref(Rc<Place>),
+}
+
+/// A map key as the interpreter hashes it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum MapKey {
+    /// An `i64` key.
+    I64(i64),
+    /// A `String` key.
+    Str(String),
+}
+
+impl MapKey {
+    /// The key a value is, if it is an `i64` or a string.
+    pub fn of(value: &Value) -> Option<MapKey> {
+        match value {
+            Value::I64(v) => Some(MapKey::I64(*v)),
+            Value::Str(s) => Some(MapKey::Str(s.clone())),
+            _ => None,
+        }
+    }
 }
 
 /// Where a reference points: a local of a frame, then fields and elements inside it. The root
@@ -65,6 +90,9 @@ pub(crate) enum Proj {
     Index(usize),
     /// The payload of an enum value, whose variant was checked when the reference was made.
     Payload,
+    /// The key (`false`) or the value (`true`) of a map's entry at a position, checked against
+    /// the length when the reference was made.
+    Entry(usize, bool),
 }
 
 impl Place {
@@ -95,6 +123,9 @@ impl Value {
             (Value::Object(fields), Proj::Field(i)) => fields.get(i),
             (Value::Array(items), Proj::Index(i)) => items.get(i),
             (Value::Enum(_, payload), Proj::Payload) => Some(payload),
+            (Value::Map(entries), Proj::Entry(i, value)) => {
+                entries.get_index(i).map(|(_, (k, v))| if value { v } else { k })
+            }
             _ => None,
         }
     }
@@ -105,6 +136,7 @@ impl Value {
             (Value::Object(fields), Proj::Field(i)) => fields.get_mut(i),
             (Value::Array(items), Proj::Index(i)) => items.get_mut(i),
             (Value::Enum(_, payload), Proj::Payload) => Some(payload),
+            (Value::Map(entries), Proj::Entry(i, true)) => entries.get_index_mut(i).map(|(_, (_, v))| v),
             _ => None,
         }
     }
@@ -123,6 +155,7 @@ impl Value {
             Value::Option(_) => "an option",
             Value::Object(_) => "an object",
             Value::Enum(..) => "an enum value",
+            Value::Map(_) => "a map",
             Value::Ref(_) => "a reference",
         }
     }

@@ -19,7 +19,8 @@ pub struct BorrowOrigins {
 
 impl BorrowOrigins {
     /// Computes the origins from the operations `ops` of `func` (those the caller considers
-    /// part of the body): a reference made by `borrow`, `field.ref`, `enum.ref`, `array.ref` or `for` from
+    /// part of the body): a reference made by `borrow`, `field.ref`, `enum.ref`, `array.ref`, `map.key_ref`,
+    /// `map.value_ref` or `for` from
     /// an owned local borrows from it, and one made from another reference (also by `copy`)
     /// borrows from whatever that one does. Ids out of range are skipped.
     pub fn compute(func: &FunctionData, ops: impl IntoIterator<Item = OpId>) -> BorrowOrigins {
@@ -39,7 +40,9 @@ impl BorrowOrigins {
                 OpKind::Borrow { dest, src, .. } | OpKind::Copy { dest, src } => (index(*dest), index(*src)),
                 OpKind::FieldRef { dest, object, .. } => (index(*dest), index(*object)),
                 OpKind::EnumRef { dest, value, .. } => (index(*dest), index(*value)),
-                OpKind::ArrayRef { dest, array, .. } => (index(*dest), index(*array)),
+                OpKind::ArrayRef { dest, array, .. } | OpKind::MapRef { dest, map: array, .. } => {
+                    (index(*dest), index(*array))
+                }
                 OpKind::ForEach { var, seq, .. } => (index(*var), index(*seq)),
                 _ => continue,
             };

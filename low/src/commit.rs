@@ -140,6 +140,11 @@ pub fn cannot_fail(kind: &OpKind) -> bool {
         | OpKind::ArrayNew { .. }
         | OpKind::ArrayLen { .. }
         | OpKind::ArrayPush { .. }
+        | OpKind::MapNew { .. }
+        | OpKind::MapLen { .. }
+        | OpKind::MapFind { .. }
+        | OpKind::MapInsert { .. }
+        | OpKind::MapRemove { .. }
         | OpKind::StringLit { .. }
         | OpKind::StrLen { .. }
         | OpKind::StrConcat { .. }
@@ -165,6 +170,7 @@ pub fn cannot_fail(kind: &OpKind) -> bool {
         | OpKind::ArrayGet { .. }
         | OpKind::ArrayRef { .. }
         | OpKind::ArraySet { .. }
+        | OpKind::MapRef { .. }
         | OpKind::OptionUnwrap { .. }
         | OpKind::EnumGet { .. }
         | OpKind::EnumRef { .. }

@@ -72,6 +72,20 @@ name_table! {
         ArraySet => "array.set",
         /// `array.push %a, x`
         ArrayPush => "array.push",
+        /// `%d = map.new`
+        MapNew => "map.new",
+        /// `%d = map.len %m`
+        MapLen => "map.len",
+        /// `%d = map.find %m, k`
+        MapFind => "map.find",
+        /// `%d = map.key_ref %m, i`
+        MapKeyRef => "map.key_ref",
+        /// `%d = map.value_ref %m, i`
+        MapValueRef => "map.value_ref",
+        /// `map.insert %m, k, v`
+        MapInsert => "map.insert",
+        /// `%d = map.remove %m, k`
+        MapRemove => "map.remove",
         /// `%d = string "text"`
         String => "string",
         /// `%d = str.len %s`
@@ -237,7 +251,8 @@ pub enum ScopeKind {
 
 /// What an operation does. Field names follow one convention: `dest` is the local written;
 /// every other `LocalId` or [`Operand`] is read. Operands in consuming positions (arguments to
-/// owned parameters, `new` fields, `array.push`/`array.set`/`field.set`/`store` values,
+/// owned parameters, `new` fields, `array.push`/`array.set`/`field.set`/`store` values, the key
+/// and value of `map.insert`,
 /// `option.some`, `enum.new` payloads, `move`, `drop`, `option.unwrap`, `return`) move a non-copy local; every other
 /// read borrows it for the duration of the operation.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -342,6 +357,44 @@ pub enum OpKind {
     ArrayPush {
         array: LocalId,
         value: Operand,
+    },
+    /// An empty map; the key and value types are the destination's.
+    MapNew {
+        dest: LocalId,
+    },
+    /// The number of entries as `i64`.
+    MapLen {
+        dest: LocalId,
+        map: LocalId,
+    },
+    /// The position (`i64`, from 0 in insertion order) of the entry with key `key`, or -1. The
+    /// key is an `i64` or a `&String`.
+    MapFind {
+        dest: LocalId,
+        map: LocalId,
+        key: Operand,
+    },
+    /// Borrows the key (`value: false`) or the value (`value: true`) of the entry at position
+    /// `index`; a position outside `0..len` traps.
+    MapRef {
+        dest: LocalId,
+        map: LocalId,
+        index: Operand,
+        value: bool,
+    },
+    /// Inserts `value` under `key` (both consumed). A key that is already there keeps its
+    /// position, and its old value is dropped; a new key goes last.
+    MapInsert {
+        map: LocalId,
+        key: Operand,
+        value: Operand,
+    },
+    /// Removes the entry with key `key` (an `i64` or a `&String`): its value as `some`, or
+    /// `none`. The entries after it move up one position, keeping their order.
+    MapRemove {
+        dest: LocalId,
+        map: LocalId,
+        key: Operand,
     },
     /// A new owned `String` holding `value` (allocates).
     StringLit {
@@ -543,6 +596,13 @@ impl OpKind {
             OpKind::ArrayRef { mutable: true, .. } => Opcode::ArrayRefMut,
             OpKind::ArraySet { .. } => Opcode::ArraySet,
             OpKind::ArrayPush { .. } => Opcode::ArrayPush,
+            OpKind::MapNew { .. } => Opcode::MapNew,
+            OpKind::MapLen { .. } => Opcode::MapLen,
+            OpKind::MapFind { .. } => Opcode::MapFind,
+            OpKind::MapRef { value: false, .. } => Opcode::MapKeyRef,
+            OpKind::MapRef { value: true, .. } => Opcode::MapValueRef,
+            OpKind::MapInsert { .. } => Opcode::MapInsert,
+            OpKind::MapRemove { .. } => Opcode::MapRemove,
             OpKind::StringLit { .. } => Opcode::String,
             OpKind::StrLen { .. } => Opcode::StrLen,
             OpKind::StrConcat { .. } => Opcode::StrConcat,
@@ -589,6 +649,11 @@ impl OpKind {
             | OpKind::ArrayLen { dest, .. }
             | OpKind::ArrayGet { dest, .. }
             | OpKind::ArrayRef { dest, .. }
+            | OpKind::MapNew { dest }
+            | OpKind::MapLen { dest, .. }
+            | OpKind::MapFind { dest, .. }
+            | OpKind::MapRef { dest, .. }
+            | OpKind::MapRemove { dest, .. }
             | OpKind::StringLit { dest, .. }
             | OpKind::StrLen { dest, .. }
             | OpKind::StrConcat { dest, .. }
@@ -610,6 +675,7 @@ impl OpKind {
             OpKind::FieldSet { .. }
             | OpKind::ArraySet { .. }
             | OpKind::ArrayPush { .. }
+            | OpKind::MapInsert { .. }
             | OpKind::Drop { .. }
             | OpKind::Store { .. }
             | OpKind::If { .. }

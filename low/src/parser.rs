@@ -482,6 +482,7 @@ impl Parser {
         enum Wrap {
             Array,
             Option,
+            Map(Type),
             Ref(bool),
         }
         let mut wraps = Vec::new();
@@ -517,6 +518,17 @@ impl Parser {
                             self.expect(TokenKind::Lt, "`<`")?;
                             wraps.push(Wrap::Option);
                         }
+                        "Map" => {
+                            self.expect(TokenKind::Lt, "`<`")?;
+                            let key = match self.peek().clone() {
+                                TokenKind::Ident(k) if k == "i64" => Type::I64,
+                                TokenKind::Ident(k) if k == "String" => Type::String,
+                                _ => return Err(self.error("a map key type, `i64` or `String`")),
+                            };
+                            self.bump();
+                            self.expect(TokenKind::Comma, "`,`")?;
+                            wraps.push(Wrap::Map(key));
+                        }
                         _ => match self.enums.get(&name) {
                             Some(&id) => break Type::Enum(id),
                             None => break Type::Class(self.class_id(&name, span)?),
@@ -536,6 +548,10 @@ impl Parser {
                 Wrap::Option => {
                     self.expect(TokenKind::Gt, "`>`")?;
                     Type::Option(Box::new(ty))
+                }
+                Wrap::Map(key) => {
+                    self.expect(TokenKind::Gt, "`>`")?;
+                    Type::Map(Box::new(key), Box::new(ty))
                 }
                 Wrap::Ref(mutable) => Type::reference(mutable, ty),
             };

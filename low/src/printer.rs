@@ -398,9 +398,12 @@ impl<'a> Printer<'a> {
                 let _ = write!(self.out, ", {}, ", self.field_name(f, *object, *field));
                 self.operand(f, value);
             }
-            OpKind::ArrayNew { dest } | OpKind::OptionNone { dest } => self.head(f, *dest, name),
+            OpKind::ArrayNew { dest } | OpKind::MapNew { dest } | OpKind::OptionNone { dest } => {
+                self.head(f, *dest, name)
+            }
             OpKind::Copy { dest, src: x }
             | OpKind::ArrayLen { dest, array: x }
+            | OpKind::MapLen { dest, map: x }
             | OpKind::StrLen { dest, string: x }
             | OpKind::OptionIsSome { dest, option: x }
             | OpKind::OptionUnwrap { dest, option: x }
@@ -412,14 +415,18 @@ impl<'a> Printer<'a> {
                 self.out.push(' ');
                 self.local(f, *x);
             }
-            OpKind::ArrayGet { dest, array, index } | OpKind::ArrayRef { dest, array, index, .. } => {
+            OpKind::ArrayGet { dest, array, index }
+            | OpKind::ArrayRef { dest, array, index, .. }
+            | OpKind::MapFind { dest, map: array, key: index }
+            | OpKind::MapRemove { dest, map: array, key: index }
+            | OpKind::MapRef { dest, map: array, index, .. } => {
                 self.head(f, *dest, name);
                 self.out.push(' ');
                 self.local(f, *array);
                 self.out.push_str(", ");
                 self.operand(f, index);
             }
-            OpKind::ArraySet { array, index, value } => {
+            OpKind::ArraySet { array, index, value } | OpKind::MapInsert { map: array, key: index, value } => {
                 self.out.push_str(name);
                 self.out.push(' ');
                 self.local(f, *array);

@@ -3,7 +3,8 @@
 //! Text spellings (the printer and the parser both go through [`TypeDisplay`] and
 //! `parser::parse_type`): `i32 i64 f64 bool unit String`, `[T]` (owned array), `Option<T>`,
 //! class names, and references `&T` / `&mut T`. A reference to a `String` is spelled `&str` /
-//! `&mut str`, and a reference to an array `&[T]` / `&mut [T]`, as in Rust. `&mut [T]` is a
+//! `&mut str`, and a reference to an array `&[T]` / `&mut [T]`, as in Rust. `Map<K, V>` is a
+//! map with `i64` or `String` keys. `&mut [T]` is a
 //! mutable borrow of the whole owned array, so it may also grow (`array.push`); Rust code sees
 //! it as `&mut Vec<T>`.
 
@@ -31,6 +32,9 @@ pub enum Type {
     Array(Box<Type>),
     /// `Option<T>`: a `T` or nothing.
     Option(Box<Type>),
+    /// `Map<K, V>`: an owned map from keys `K` (`i64` or `String`) to values `V`, in insertion
+    /// order (docs/low.md, "Maps").
+    Map(Box<Type>, Box<Type>),
     /// A class of the module, owned by value.
     Class(ClassId),
     /// An enum of the module, owned by value. Enums move like classes, whatever their payloads.
@@ -55,7 +59,7 @@ impl Type {
         match self {
             Type::I32 | Type::I64 | Type::F64 | Type::Bool | Type::Unit | Type::Ref { .. } => true,
             Type::Option(inner) => inner.is_copy(),
-            Type::String | Type::Array(_) | Type::Class(_) | Type::Enum(_) => false,
+            Type::String | Type::Array(_) | Type::Map(..) | Type::Class(_) | Type::Enum(_) => false,
         }
     }
 
@@ -70,7 +74,7 @@ impl Type {
         let mut stack = vec![self];
         while let Some(t) = stack.pop() {
             match t {
-                Type::String | Type::Array(_) => return true,
+                Type::String | Type::Array(_) | Type::Map(..) => return true,
                 Type::Option(inner) => stack.push(inner),
                 Type::Class(c) => {
                     if !seen.contains(c)
@@ -104,6 +108,7 @@ impl Type {
         match self {
             Type::Ref { .. } => true,
             Type::Array(t) | Type::Option(t) => t.contains_ref(),
+            Type::Map(k, v) => k.contains_ref() || v.contains_ref(),
             _ => false,
         }
     }
@@ -154,6 +159,7 @@ impl fmt::Display for TypeDisplay<'_> {
             Type::String => f.write_str("String"),
             Type::Array(t) => write!(f, "[{}]", t.display(m)),
             Type::Option(t) => write!(f, "Option<{}>", t.display(m)),
+            Type::Map(k, v) => write!(f, "Map<{}, {}>", k.display(m), v.display(m)),
             Type::Class(c) => match m.classes.get(*c) {
                 Some(class) => f.write_str(&class.name),
                 None => write!(f, "<class #{}>", c.into_raw()),

@@ -406,6 +406,7 @@ fn scan_type(module: &Module, ty: &Type) -> TypeScan {
                 stack.push((pointee, false));
             }
             Type::Array(inner) | Type::Option(inner) => stack.push((inner, false)),
+            Type::Map(k, v) => stack.extend([(&**k, false), (&**v, false)]),
             Type::Class(c) => {
                 if module.classes.get(*c).is_none() {
                     scan.unknown_classes.push(format!(

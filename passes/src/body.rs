@@ -37,12 +37,14 @@ macro_rules! visit_locals {
         match $kind {
             OpKind::Const { dest, .. }
             | OpKind::ArrayNew { dest }
+            | OpKind::MapNew { dest }
             | OpKind::StringLit { dest, .. }
             | OpKind::OptionNone { dest } => $f(dest, Write),
             OpKind::Copy { dest, src: x }
             | OpKind::FieldGet { dest, object: x, .. }
             | OpKind::FieldRef { dest, object: x, .. }
             | OpKind::ArrayLen { dest, array: x }
+            | OpKind::MapLen { dest, map: x }
             | OpKind::StrLen { dest, string: x }
             | OpKind::OptionIsSome { dest, option: x }
             | OpKind::OptionUnwrap { dest, option: x }
@@ -85,12 +87,16 @@ macro_rules! visit_locals {
                 $f(target, Read);
                 operand!(value);
             }
-            OpKind::ArrayGet { dest, array, index } | OpKind::ArrayRef { dest, array, index, .. } => {
+            OpKind::ArrayGet { dest, array, index }
+            | OpKind::ArrayRef { dest, array, index, .. }
+            | OpKind::MapFind { dest, map: array, key: index }
+            | OpKind::MapRef { dest, map: array, index, .. }
+            | OpKind::MapRemove { dest, map: array, key: index } => {
                 $f(array, Read);
                 operand!(index);
                 $f(dest, Write);
             }
-            OpKind::ArraySet { array, index, value } => {
+            OpKind::ArraySet { array, index, value } | OpKind::MapInsert { map: array, key: index, value } => {
                 $f(array, Read);
                 operand!(index);
                 operand!(value);
@@ -157,8 +163,12 @@ pub fn for_each_operand_mut(kind: &mut OpKind, mut f: impl FnMut(&mut Operand)) 
         | OpKind::Store { value, .. }
         | OpKind::OptionSome { value, .. }
         | OpKind::EnumNew { payload: Some(value), .. } => f(value),
-        OpKind::ArrayGet { index, .. } | OpKind::ArrayRef { index, .. } => f(index),
-        OpKind::ArraySet { index, value, .. } => {
+        OpKind::ArrayGet { index, .. }
+        | OpKind::ArrayRef { index, .. }
+        | OpKind::MapFind { key: index, .. }
+        | OpKind::MapRef { index, .. }
+        | OpKind::MapRemove { key: index, .. } => f(index),
+        OpKind::ArraySet { index, value, .. } | OpKind::MapInsert { key: index, value, .. } => {
             f(index);
             f(value);
         }
@@ -489,6 +499,9 @@ pub fn has_effect(kind: &OpKind) -> bool {
         | OpKind::FieldRef { .. }
         | OpKind::ArrayNew { .. }
         | OpKind::ArrayLen { .. }
+        | OpKind::MapNew { .. }
+        | OpKind::MapLen { .. }
+        | OpKind::MapFind { .. }
         | OpKind::StringLit { .. }
         | OpKind::StrLen { .. }
         | OpKind::StrConcat { .. }
@@ -510,6 +523,9 @@ pub fn has_effect(kind: &OpKind) -> bool {
         | OpKind::ArrayRef { .. }
         | OpKind::ArraySet { .. }
         | OpKind::ArrayPush { .. }
+        | OpKind::MapRef { .. }
+        | OpKind::MapInsert { .. }
+        | OpKind::MapRemove { .. }
         | OpKind::OptionUnwrap { .. }
         | OpKind::EnumGet { .. }
         | OpKind::EnumRef { .. }

@@ -41,6 +41,7 @@ pub mod db;
 pub mod guard;
 pub mod inprocess;
 pub mod json;
+pub mod maps;
 pub mod program;
 pub mod service;
 pub mod strings;

@@ -25,6 +25,7 @@ pub mod failure;
 pub mod http;
 mod json;
 pub mod logging;
+pub mod map;
 pub mod ops;
 pub mod program;
 pub mod rt;

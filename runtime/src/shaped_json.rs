@@ -42,6 +42,10 @@ pub enum Kind {
     Array,
     /// `Option<T>`; [`Shape::inner`] is `T`.
     Option,
+    /// `Map<i64, V>`; [`Shape::inner`] is `V`.
+    MapI64,
+    /// `Map<String, V>`; [`Shape::inner`] is `V`.
+    MapString,
     /// A class; [`Shape::field_count`], [`Shape::field_name`] and [`Shape::field`] describe
     /// its fields in declaration order.
     Class,
@@ -91,6 +95,8 @@ pub enum Value {
     Array(Vec<Value>),
     /// An option.
     Option(Option<Box<Value>>),
+    /// A map's entries in position order: each key (an `I64` or a `Str`) and its value.
+    Map(Vec<(Value, Value)>),
     /// A class's fields, in declaration order.
     Class(Vec<Value>),
     /// An enum's variant (its index) and payload (`Unit` for a variant without one).
@@ -167,6 +173,18 @@ impl<S: Shape> Serialize for Shaped<'_, S> {
                 }
                 seq.end()
             }
+            (Kind::MapI64 | Kind::MapString, Value::Map(entries)) => {
+                let mut map = s.serialize_map(Some(entries.len()))?;
+                for (key, v) in entries {
+                    let value = Shaped { value: v, shape: shape.inner() };
+                    match key {
+                        Value::I64(k) => map.serialize_entry(k, &value)?,
+                        Value::Str(k) => map.serialize_entry(k, &value)?,
+                        _ => return Err(Z::Error::custom("a map key that is not an i64 or a string")),
+                    }
+                }
+                map.end()
+            }
             (Kind::Option, Value::Option(None)) => s.serialize_none(),
             (Kind::Option, Value::Option(Some(v))) => s.serialize_some(&Shaped { value: v, shape: shape.inner() }),
             (Kind::Class, Value::Class(fields)) if fields.len() == shape.field_count() => {
@@ -219,6 +237,7 @@ impl<'de, S: Shape> DeserializeSeed<'de> for Seed<S> {
             Kind::String => Value::Str(String::deserialize(d)?),
             Kind::Array => d.deserialize_seq(ArrayVisitor(shape.inner()))?,
             Kind::Option => d.deserialize_option(OptionVisitor(shape.inner()))?,
+            Kind::MapI64 | Kind::MapString => d.deserialize_map(MapVisitor(shape))?,
             // The derive passes the struct's name and field list here; serde_json ignores both
             // (they only word other formats' errors), so the empty ones cost no difference.
             Kind::Class => d.deserialize_struct("", &[], ClassVisitor(shape))?,
@@ -271,6 +290,46 @@ impl<'de, S: Shape> Visitor<'de> for ArrayVisitor<S> {
         }
         Ok(Value::Array(items))
     }
+}
+
+/// `Map<K, V>`'s visitor, as `indexmap`'s own (the Rust path's map, runtime/src/map.rs): the
+/// keys read as `i64`s or strings, a repeated key keeping its first position and its last value.
+struct MapVisitor<S>(S);
+
+impl<'de, S: Shape> Visitor<'de> for MapVisitor<S> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a map")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut entries: indexmap::IndexMap<MapKey, Value> = indexmap::IndexMap::new();
+        loop {
+            let key = match self.0.kind() {
+                Kind::MapI64 => map.next_key::<i64>()?.map(MapKey::I64),
+                _ => map.next_key::<String>()?.map(MapKey::Str),
+            };
+            let Some(key) = key else { break };
+            let value = map.next_value_seed(Seed(self.0.inner()))?;
+            entries.insert(key, value);
+        }
+        let entries = entries
+            .into_iter()
+            .map(|(k, v)| match k {
+                MapKey::I64(k) => (Value::I64(k), v),
+                MapKey::Str(k) => (Value::Str(k), v),
+            })
+            .collect();
+        Ok(Value::Map(entries))
+    }
+}
+
+/// A decoded map key, hashed while the entries are collected.
+#[derive(PartialEq, Eq, Hash)]
+enum MapKey {
+    I64(i64),
+    Str(String),
 }
 
 /// `Option<T>`'s visitor, as serde's own.

@@ -247,6 +247,12 @@ impl Parser {
                 | Opcode::ArrayGet
                 | Opcode::ArrayRef
                 | Opcode::ArrayRefMut
+                | Opcode::MapNew
+                | Opcode::MapLen
+                | Opcode::MapFind
+                | Opcode::MapKeyRef
+                | Opcode::MapValueRef
+                | Opcode::MapRemove
                 | Opcode::String
                 | Opcode::StrLen
                 | Opcode::StrConcat
@@ -380,6 +386,26 @@ impl Parser {
                     Opcode::ArrayGet => OpKind::ArrayGet { dest, array, index },
                     _ => OpKind::ArrayRef { dest, array, index, mutable: opcode == Opcode::ArrayRefMut },
                 }
+            }
+            Opcode::MapNew => OpKind::MapNew { dest: d()? },
+            Opcode::MapLen => OpKind::MapLen { dest: d()?, map: self.local_ref(cx)? },
+            Opcode::MapFind | Opcode::MapRemove | Opcode::MapKeyRef | Opcode::MapValueRef => {
+                let dest = d()?;
+                let map = self.local_ref(cx)?;
+                self.expect(TokenKind::Comma, "`,`")?;
+                let operand = self.operand(cx)?;
+                match opcode {
+                    Opcode::MapFind => OpKind::MapFind { dest, map, key: operand },
+                    Opcode::MapRemove => OpKind::MapRemove { dest, map, key: operand },
+                    _ => OpKind::MapRef { dest, map, index: operand, value: opcode == Opcode::MapValueRef },
+                }
+            }
+            Opcode::MapInsert => {
+                let map = self.local_ref(cx)?;
+                self.expect(TokenKind::Comma, "`,`")?;
+                let key = self.operand(cx)?;
+                self.expect(TokenKind::Comma, "`,`")?;
+                OpKind::MapInsert { map, key, value: self.operand(cx)? }
             }
             Opcode::ArraySet => {
                 let array = self.local_ref(cx)?;

@@ -277,6 +277,7 @@ impl Analysis for Flow<'_, '_> {
         match kind {
             OpKind::Const { dest, .. }
             | OpKind::ArrayNew { dest }
+            | OpKind::MapNew { dest }
             | OpKind::StringLit { dest, .. }
             | OpKind::OptionNone { dest } => self.write(s, op, *dest, true),
             OpKind::Borrow { dest, src: x, mutable: true }
@@ -291,6 +292,7 @@ impl Analysis for Flow<'_, '_> {
             | OpKind::FieldGet { dest, object: x, .. }
             | OpKind::FieldRef { dest, object: x, .. }
             | OpKind::ArrayLen { dest, array: x }
+            | OpKind::MapLen { dest, map: x }
             | OpKind::StrLen { dest, string: x }
             | OpKind::OptionIsSome { dest, option: x }
             | OpKind::EnumIs { dest, value: x, .. }
@@ -313,6 +315,23 @@ impl Analysis for Flow<'_, '_> {
                 self.read_operand(s, op, lhs);
                 self.read_operand(s, op, rhs);
                 self.write(s, op, *dest, true);
+            }
+            OpKind::MapFind { dest, map: array, key: index } | OpKind::MapRef { dest, map: array, index, .. } => {
+                self.read(s, op, *array);
+                self.read_operand(s, op, index);
+                self.write(s, op, *dest, true);
+            }
+            OpKind::MapRemove { dest, map, key } => {
+                self.read(s, op, *map);
+                self.read_operand(s, op, key);
+                self.mutate(s, op, *map);
+                self.write(s, op, *dest, true);
+            }
+            OpKind::MapInsert { map, key, value } => {
+                self.read(s, op, *map);
+                self.consume_operand(s, op, key);
+                self.consume_operand(s, op, value);
+                self.mutate(s, op, *map);
             }
             OpKind::ArrayGet { dest, array, index } | OpKind::ArrayRef { dest, array, index, .. } => {
                 self.read(s, op, *array);

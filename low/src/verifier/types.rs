@@ -14,6 +14,8 @@ use crate::types::{ScalarType, Type};
 
 use super::{FnCx, code, mnemonic};
 
+mod maps;
+
 /// Checks the types and ids of one operation.
 pub(super) fn check_op(cx: &mut FnCx<'_>, op: OpId, kind: &OpKind) {
     let mut c = OpCheck { name: mnemonic(kind), cx, op, invalid: Vec::new() };
@@ -431,6 +433,12 @@ impl<'a> OpCheck<'_, 'a> {
                     self.expect(&what, &found, element);
                 }
             }
+            OpKind::MapNew { .. }
+            | OpKind::MapLen { .. }
+            | OpKind::MapFind { .. }
+            | OpKind::MapRef { .. }
+            | OpKind::MapInsert { .. }
+            | OpKind::MapRemove { .. } => self.map_op(kind),
             OpKind::StringLit { dest, .. } => self.expect_dest(*dest, &Type::String),
             OpKind::StrLen { dest, string } => {
                 self.expect_string("operand", *string);

@@ -21,6 +21,7 @@ pub fn symbol(name: &str) -> Option<usize> {
     use super::db::*;
     use super::guard::*;
     use super::json::*;
+    use super::maps::*;
     use super::program::nagi_rt_main_async;
     use super::service::nagi_rt_serve;
     use super::strings::*;
@@ -72,6 +73,14 @@ pub fn symbol(name: &str) -> Option<usize> {
         "nagi_rt_array_contains_f64" => nagi_rt_array_contains_f64 as *const () as usize,
         "nagi_rt_array_contains_str" => nagi_rt_array_contains_str as *const () as usize,
         "nagi_rt_array_slice" => nagi_rt_array_slice as *const () as usize,
+        "nagi_rt_map_find_int" => nagi_rt_map_find_int as *const () as usize,
+        "nagi_rt_map_find_str" => nagi_rt_map_find_str as *const () as usize,
+        "nagi_rt_map_insert_int" => nagi_rt_map_insert_int as *const () as usize,
+        "nagi_rt_map_insert_str" => nagi_rt_map_insert_str as *const () as usize,
+        "nagi_rt_map_remove_int" => nagi_rt_map_remove_int as *const () as usize,
+        "nagi_rt_map_remove_str" => nagi_rt_map_remove_str as *const () as usize,
+        "nagi_rt_map_index_free" => nagi_rt_map_index_free as *const () as usize,
+        "nagi_rt_map_index_clone" => nagi_rt_map_index_clone as *const () as usize,
         "nagi_rt_main" => nagi_rt_main as *const () as usize,
         "nagi_rt_main_async" => nagi_rt_main_async as *const () as usize,
         "nagi_rt_guard_enter" => nagi_rt_guard_enter as *const () as usize,

@@ -86,6 +86,8 @@ impl TypeDesc {
             6 => Kind::Array,
             7 => Kind::Option,
             9 => Kind::Enum,
+            10 => Kind::MapI64,
+            11 => Kind::MapString,
             _ => Kind::Class,
         }
     }
@@ -224,7 +226,7 @@ impl<'a> Typed<'a> {
                 // are UTF-8 by construction (docs/c-abi.md, "Conventions").
                 Scalar::Str(unsafe { super::text_unchecked(raw.ptr, raw.len) })
             }
-            Kind::Array | Kind::Option | Kind::Class | Kind::Enum => return None,
+            Kind::Array | Kind::Option | Kind::Class | Kind::Enum | Kind::MapI64 | Kind::MapString => return None,
         })
     }
 }
@@ -244,6 +246,21 @@ impl Serialize for Typed<'_> {
                     seq.serialize_element(&Typed { ptr: raw.ptr.wrapping_add(i * elem.size), ty: elem })?;
                 }
                 seq.end()
+            }
+            Kind::MapI64 | Kind::MapString => {
+                let raw = unsafe { self.read::<super::maps::RawMap>(0) };
+                let value = self.ty.inner();
+                let mut map = s.serialize_map(Some(raw.keys.len))?;
+                for i in 0..raw.keys.len {
+                    let v = Typed { ptr: raw.values.ptr.wrapping_add(i * value.size), ty: value };
+                    if self.ty.kind() == Kind::MapI64 {
+                        map.serialize_entry(&unsafe { raw.keys.ptr.cast::<i64>().add(i).read() }, &v)?;
+                    } else {
+                        let key = unsafe { raw.keys.ptr.cast::<RawString>().add(i).read() };
+                        map.serialize_entry(unsafe { super::text_unchecked(key.ptr, key.len) }, &v)?;
+                    }
+                }
+                map.end()
             }
             Kind::Option => {
                 if unsafe { self.read::<u8>(0) } & 1 != 0 {
@@ -332,6 +349,15 @@ pub(crate) unsafe fn write(value: Value, ty: &TypeDesc, dst: *mut u8) {
             Value::Unit => {}
             Value::Str(s) => dst.cast::<RawString>().write(into_raw(s.into_bytes())),
             Value::Array(items) => write_array(items, ty.inner(), dst),
+            Value::Map(entries) => {
+                let (keys, values): (Vec<Value>, Vec<Value>) = entries.into_iter().unzip();
+                let map = dst.cast::<super::maps::RawMap>();
+                let index = super::maps::index_of(&keys);
+                let key_desc = if ty.kind() == Kind::MapI64 { &I64_DESC } else { &STRING_DESC };
+                write_array(keys, key_desc, (&raw mut (*map).keys).cast());
+                write_array(values, ty.inner(), (&raw mut (*map).values).cast());
+                (&raw mut (*map).index).write(index);
+            }
             Value::Option(payload) => {
                 std::ptr::write_bytes(dst, 0, ty.size);
                 if let Some(v) = payload {
@@ -352,6 +378,25 @@ pub(crate) unsafe fn write(value: Value, ty: &TypeDesc, dst: *mut u8) {
                 }
             }
         }
+    }
+}
+
+/// The descriptors of a map's keys, for writing its keys array.
+static I64_DESC: TypeDesc = scalar_desc(1, 8);
+static STRING_DESC: TypeDesc = scalar_desc(5, size_of::<RawString>());
+
+/// A descriptor of a scalar or string type of `kind` and `size` bytes, 8-byte aligned.
+const fn scalar_desc(kind: u64, size: usize) -> TypeDesc {
+    TypeDesc {
+        kind,
+        size,
+        align: 8,
+        inner: std::ptr::null(),
+        payload_offset: 0,
+        fields: std::ptr::null(),
+        field_count: 0,
+        name: std::ptr::null(),
+        name_len: 0,
     }
 }
 
