@@ -36,6 +36,7 @@ const SERVICES: &[&str] = &[
     "golden/low/users_service.low",
     "golden/high/headers.nagi",
     "golden/high/enum_service.nagi",
+    "golden/high/map_service.nagi",
     "golden/high/failures.nagi",
     "golden/high/optional_query.nagi",
     "tests/fixtures/calc.nagi",
@@ -88,6 +89,13 @@ fn value(module: &Module, ty: &Type, n: usize) -> serde_json::Value {
         }
         Type::Option(inner) => value(module, inner, n),
         Type::Array(elem) => serde_json::Value::Array((0..n % 3).map(|i| value(module, elem, n + i)).collect()),
+        // A JSON object whose keys are an `i64`'s text or strings, out of key order.
+        Type::Map(k, v) => {
+            let key = |i: usize| {
+                if **k == Type::String { TEXTS[i % TEXTS.len()].to_string() } else { format!("{}", 7 - i as i64) }
+            };
+            serde_json::Value::Object((0..n % 3).map(|i| (key(i), value(module, v, n + i))).collect())
+        }
         Type::Class(c) => {
             let class = module.classes.get(*c).expect("a class");
             let fields = class.fields.iter().map(|f| (f.name.clone(), value(module, &f.ty, n))).collect();

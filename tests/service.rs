@@ -358,6 +358,34 @@ fn enums_in_bodies_use_the_externally_tagged_form_and_an_unknown_variant_is_422(
     assert_eq!(server.get("/priority/7"), (200, "{\"Due\":7}".to_string()));
 }
 
+fn maps_in_bodies_are_json_objects_in_insertion_order(backend: Backend) {
+    let exe = build("golden/high/map_service.nagi", backend);
+    let db = temp_dir("maps").join("maps.db");
+    let server = Server::start(&exe, &db, Stdio::null(), &[]);
+    // The raw text shows the order: first insertion, not hash or key order.
+    let (status, text) = server.send_json("POST", "/tally", r#"{"words":["b","a","b","c","a","b"]}"#);
+    assert_eq!((status, text.as_str()), (201, r#"{"counts":{"b":3,"a":2,"c":1},"distinct":3}"#));
+    let (status, text) = server.send_json("POST", "/best", r#"{"by_id":{"7":0.5,"3":2.5,"10":1.0}}"#);
+    assert_eq!((status, text.as_str()), (201, r#"{"id":3,"score":2.5,"others":{"7":0.5,"10":1.0}}"#));
+    // A repeated key keeps its first place and its last value, as serde's maps do.
+    let (status, text) = server.send_json("POST", "/best", r#"{"by_id":{"1":1.0,"2":0.5,"1":0.25}}"#);
+    assert_eq!((status, text.as_str()), (201, r#"{"id":2,"score":0.5,"others":{"1":0.25}}"#));
+    let (status, body) = server.send_json("POST", "/best", r#"{"by_id":{"x":1.0}}"#);
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(
+        json(&body)["detail"],
+        "by_id.?: invalid value: expected key to be a number in quotes at line 1 column 11",
+        "{body}"
+    );
+    let (status, body) = server.send_json("POST", "/tally", r#"{"words":{"a":1}}"#);
+    assert_eq!(status, 422, "{body}");
+    let (status, body) = server.send_json("POST", "/best", r#"{"by_id":["1"]}"#);
+    assert_eq!(
+        (status, json(&body)["detail"].as_str()),
+        (422, Some("by_id: invalid type: sequence, expected a map at line 1 column 9"))
+    );
+}
+
 fn fail_answers_its_status_and_message_and_a_failed_request_writes_nothing(backend: Backend) {
     let exe = build("golden/high/failures.nagi", backend);
     let db = temp_dir("failures").join("failures.db");
@@ -730,6 +758,7 @@ crate::on_every_backend!(
     a_route_without_a_result_answers_204_with_no_body,
     header_parameters_bind_and_a_missing_or_malformed_one_is_400,
     enums_in_bodies_use_the_externally_tagged_form_and_an_unknown_variant_is_422,
+    maps_in_bodies_are_json_objects_in_insertion_order,
     fail_answers_its_status_and_message_and_a_failed_request_writes_nothing,
     the_blog_example_serves_its_walkthrough,
     a_table_rebuilt_with_another_column_type_stops_the_service_with_status_2,

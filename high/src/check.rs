@@ -58,6 +58,7 @@
 //! | H317 | an unknown variant, or a variant pattern that binds a payload wrongly |
 //! | H318 | an unreachable `match` pattern (after `_`, or matching what an earlier arm does) |
 //! | H319 | a `match` that does not cover every value: the missing variants are named |
+//! | H320 | a map whose key type is not `i64` or `String` |
 //! | H401 | modifying something that is not mutable |
 //! | H402 | assigning to something that is not a place |
 //! | H403 | function can reach its end without returning |
@@ -86,6 +87,7 @@ mod enums;
 mod expr;
 mod failures;
 mod items;
+mod maps;
 mod stmt;
 #[cfg(test)]
 mod tests;
@@ -471,6 +473,7 @@ const H316: &str = "H316";
 const H317: &str = "H317";
 const H318: &str = "H318";
 const H319: &str = "H319";
+const H320: &str = "H320";
 const H401: &str = "H401";
 const H402: &str = "H402";
 const H403: &str = "H403";

@@ -24,6 +24,7 @@
 
 mod expr;
 mod failures;
+mod maps;
 mod order;
 mod patterns;
 mod stmt;
@@ -128,6 +129,7 @@ impl Types<'_> {
             Ty::String => Type::String,
             Ty::Array(t) => Type::Array(Box::new(self.low(t))),
             Ty::Option(t) => Type::Option(Box::new(self.low(t))),
+            Ty::Map(k, v) => Type::Map(Box::new(self.low(k)), Box::new(self.low(v))),
             Ty::Class(c) => Type::Class(self.classes[*c]),
             Ty::Enum(e) => Type::Enum(self.enums[*e]),
         }

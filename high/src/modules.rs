@@ -538,6 +538,10 @@ impl Rewriter<'_> {
                 }
             }
             TypeExprKind::Array(inner) | TypeExprKind::Option(inner) => self.ty(inner),
+            TypeExprKind::Map(key, value) => {
+                self.ty(key);
+                self.ty(value);
+            }
         }
     }
 
@@ -587,6 +591,10 @@ impl Rewriter<'_> {
                         self.expr(b);
                     }
                     ForIter::Each(e) => self.expr(e),
+                    ForIter::Entries(value, e) => {
+                        self.binding(value);
+                        self.expr(e);
+                    }
                 }
                 self.block(body);
             }

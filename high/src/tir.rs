@@ -55,6 +55,8 @@ pub enum Ty {
     String,
     Array(Box<Ty>),
     Option(Box<Ty>),
+    /// `Map<K, V>`, `K` being `i64` or `String`.
+    Map(Box<Ty>, Box<Ty>),
     Class(ClassIdx),
     Enum(EnumIdx),
 }
@@ -66,7 +68,7 @@ impl Ty {
         match self {
             Ty::I32 | Ty::I64 | Ty::F64 | Ty::Bool | Ty::Unit => true,
             Ty::Option(inner) => inner.is_copy(),
-            Ty::String | Ty::Array(_) | Ty::Class(_) | Ty::Enum(_) => false,
+            Ty::String | Ty::Array(_) | Ty::Map(..) | Ty::Class(_) | Ty::Enum(_) => false,
         }
     }
 
@@ -261,6 +263,13 @@ pub enum StmtKind {
         array: Expr,
         body: Block,
     },
+    /// `for key, value in map`, in insertion order.
+    ForEntries {
+        key: LocalIdx,
+        value: LocalIdx,
+        map: Expr,
+        body: Block,
+    },
     /// Leaves the innermost loop.
     Break,
     /// Starts the innermost loop's next iteration.
@@ -335,6 +344,16 @@ impl Expr {
                     stack.push(value);
                 }
                 ExprKind::Reorder { array, .. } => array.push_indices(&mut stack),
+                ExprKind::MapNew => {}
+                ExprKind::MapLookup { map, key, .. } => stack.extend([&**map, &**key]),
+                ExprKind::MapInsert { map, key, value } => {
+                    map.push_indices(&mut stack);
+                    stack.extend([&**key, &**value]);
+                }
+                ExprKind::MapRemove { map, key } => {
+                    map.push_indices(&mut stack);
+                    stack.push(key);
+                }
             }
         }
     }
@@ -353,7 +372,10 @@ impl Expr {
                     .any(|(i, arg)| is_inout(*func, i) && matches!(&arg.kind, ExprKind::Place(p) if p.root() == local));
                 found |= writes;
             }
-            ExprKind::Push { array, .. } | ExprKind::Reorder { array, .. } => found |= array.root() == local,
+            ExprKind::Push { array, .. }
+            | ExprKind::Reorder { array, .. }
+            | ExprKind::MapInsert { map: array, .. }
+            | ExprKind::MapRemove { map: array, .. } => found |= array.root() == local,
             _ => {}
         });
         found
@@ -372,7 +394,10 @@ impl Expr {
         let mut roots = Vec::new();
         self.walk(&mut |e| match &e.kind {
             ExprKind::Place(place) => roots.push(place.root()),
-            ExprKind::Push { array, .. } | ExprKind::Reorder { array, .. } => roots.push(array.root()),
+            ExprKind::Push { array, .. }
+            | ExprKind::Reorder { array, .. }
+            | ExprKind::MapInsert { map: array, .. }
+            | ExprKind::MapRemove { map: array, .. } => roots.push(array.root()),
             _ => {}
         });
         roots
@@ -524,6 +549,26 @@ pub enum ExprKind {
     Push {
         array: Place,
         value: Box<Expr>,
+    },
+    /// `Map.new()`: an empty map of the expression's type.
+    MapNew,
+    /// `m.get(k)` (a copy or clone of the value, as an option) or `m.contains(k)`; `map` is
+    /// borrowed.
+    MapLookup {
+        map: Box<Expr>,
+        key: Box<Expr>,
+        contains: bool,
+    },
+    /// `m.insert(k, v)`: `map` is a mutable place; the key and the value are moved in.
+    MapInsert {
+        map: Place,
+        key: Box<Expr>,
+        value: Box<Expr>,
+    },
+    /// `m.remove(k)`: the value moved out, as an option; `map` is a mutable place.
+    MapRemove {
+        map: Place,
+        key: Box<Expr>,
     },
     /// `xs.sort()`, `xs.sort_by(field)` or `xs.reverse()` (the runtime row `row`): `xs` is a
     /// mutable place; `key` is the field of `sort_by`.

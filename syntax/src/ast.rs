@@ -165,6 +165,8 @@ pub enum TypeExprKind {
     Array(Box<TypeExpr>),
     /// `T?`
     Option(Box<TypeExpr>),
+    /// `Map<K, V>`
+    Map(Box<TypeExpr>, Box<TypeExpr>),
 }
 
 /// `{ statements }`
@@ -215,7 +217,7 @@ pub enum StmtKind {
         cond: Expr,
         body: Block,
     },
-    /// `for x in e { }` or `for i in a..b { }`
+    /// `for x in e { }`, `for i in a..b { }` or `for k, v in m { }`
     For {
         var: Ident,
         iter: ForIter,
@@ -272,6 +274,9 @@ pub enum ForIter {
     Range(Expr, Expr),
     /// An array's elements.
     Each(Expr),
+    /// `for k, v in m`: a map's entries in insertion order, the key in the loop's `var` and the
+    /// value in this name.
+    Entries(Ident, Expr),
 }
 
 /// An expression and its span.

@@ -86,9 +86,9 @@ pub enum Tok {
     AndAnd,
     OrOr,
     Bang,
-    /// The `<` of `db.query<T>`.
+    /// The `<` of `db.query<T>` and `Map<K, V>`.
     TypeArgsOpen,
-    /// The `>` of `db.query<T>`.
+    /// The `>` of `db.query<T>` and `Map<K, V>`.
     TypeArgsClose,
 }
 
@@ -190,6 +190,7 @@ impl Tok {
                 | Tok::RBracket
                 | Tok::RBrace
                 | Tok::Question
+                | Tok::TypeArgsClose
                 | Tok::Return
                 | Tok::Break
                 | Tok::Continue
@@ -253,8 +254,7 @@ fn keyword(word: &str) -> Option<Tok> {
 /// Errors: an unterminated string, an unknown escape, an integer too large for 64 bits, or a
 /// character that starts no token.
 pub fn lex(text: &str) -> Result<Vec<Spanned>, LexError> {
-    let mut lx =
-        Lexer { text, bytes: text.as_bytes(), pos: 0, out: Vec::new(), brackets: Vec::new(), type_args: false };
+    let mut lx = Lexer { text, bytes: text.as_bytes(), pos: 0, out: Vec::new(), brackets: Vec::new(), type_args: 0 };
     lx.run()?;
     Ok(lx.out)
 }
@@ -265,8 +265,9 @@ struct Lexer<'a> {
     pos: usize,
     out: Vec<Spanned>,
     brackets: Vec<Bracket>,
-    /// Inside `db.op<…>`: the next `>` closes the type arguments.
-    type_args: bool,
+    /// How many type argument lists (`db.op<…>`, `Map<…>`) are open: while any is, a `>` closes
+    /// the innermost.
+    type_args: u32,
 }
 
 impl Lexer<'_> {
@@ -512,12 +513,12 @@ impl Lexer<'_> {
             ('/', Some(b'=')) => two(Tok::SlashAssign),
             ('%', Some(b'=')) => two(Tok::PercentAssign),
             ('!', Some(b'=')) => two(Tok::NotEq),
-            ('<', _) if self.after_db_op() => {
-                self.type_args = true;
+            ('<', _) if self.after_db_op() || self.after_map() => {
+                self.type_args += 1;
                 one(Tok::TypeArgsOpen)
             }
-            ('>', _) if self.type_args => {
-                self.type_args = false;
+            ('>', _) if self.type_args > 0 => {
+                self.type_args -= 1;
                 one(Tok::TypeArgsClose)
             }
             ('<', Some(b'<')) => two(Tok::Shl),
@@ -546,6 +547,12 @@ impl Lexer<'_> {
     }
 
     /// Whether the last tokens are `db . name`, so a `<` opens type arguments.
+    /// Whether the last token is the type name `Map`, whose `<` opens its type arguments
+    /// (`Map<String, i64>`): `Map` is the built-in map type, never a value to compare.
+    fn after_map(&self) -> bool {
+        matches!(self.out.last(), Some((_, Tok::Ident(name), _)) if name == "Map")
+    }
+
     fn after_db_op(&self) -> bool {
         let n = self.out.len();
         n >= 3

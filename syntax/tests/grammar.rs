@@ -14,6 +14,7 @@ fn ty(t: &TypeExpr) -> String {
         TypeExprKind::Named(n) => n.clone(),
         TypeExprKind::Array(inner) => format!("[{}]", ty(inner)),
         TypeExprKind::Option(inner) => format!("{}?", ty(inner)),
+        TypeExprKind::Map(k, v) => format!("Map<{}, {}>", ty(k), ty(v)),
     }
 }
 
@@ -80,6 +81,9 @@ fn stmt(s: &Stmt) -> String {
             format!("for {} in {}..{} {}", var.name, sx(a), sx(b), block(body))
         }
         StmtKind::For { var, iter: ForIter::Each(e), body } => format!("for {} in {} {}", var.name, sx(e), block(body)),
+        StmtKind::For { var, iter: ForIter::Entries(value, e), body } => {
+            format!("for {}, {} in {} {}", var.name, value.name, sx(e), block(body))
+        }
         StmtKind::Break => "break".into(),
         StmtKind::Continue => "continue".into(),
         StmtKind::Return(None) => "return".into(),
@@ -282,6 +286,23 @@ return a + 1";
          if let v = opt {(call print v)} else {return}; db.transaction {(db.exec q)}; \
          (call print a); return (+ a 1)}"
     );
+}
+
+#[test]
+fn map_types_and_two_variable_for_loops() {
+    // `Map` opens type arguments, nested ones close one `>` at a time, and a line break after
+    // the closing `>` ends the statement.
+    let src = "var m: Map<String, Map<i64, [f64]>> = Map.new()
+let n: Map<i64, String?> = Map.new()
+for k, v in m { print(k) }
+print(a < b)";
+    assert_eq!(
+        body(src),
+        "{var m: Map<String, Map<i64, [f64]>> = (.new() Map); let n: Map<i64, String?> = (.new() Map); \
+         for k, v in m {(call print k)}; (call print (< a b))}"
+    );
+    let e = parse_err("fn main() { let x: Set<i64, i64> = y }");
+    assert!(e.message.contains("expected"), "{}", e.message);
 }
 
 #[test]

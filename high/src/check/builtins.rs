@@ -253,7 +253,7 @@ impl Body<'_, '_> {
                     return None;
                 }
                 let value = value?;
-                if !matches!(value.ty, Ty::Array(_) | Ty::String) {
+                if !matches!(value.ty, Ty::Array(_) | Ty::String | Ty::Map(..)) {
                     let name = self.ty_name(&value.ty);
                     self.report(
                         error(
@@ -262,7 +262,7 @@ impl Body<'_, '_> {
                             format!("`{name}` has no method `len`"),
                             format!("receiver is `{name}`"),
                         )
-                        .note("`len` works on arrays and Strings"),
+                        .note("`len` works on arrays, maps and Strings"),
                     );
                     return None;
                 }
@@ -279,9 +279,22 @@ impl Body<'_, '_> {
             }
             "push" => self.push(receiver, method, args, span),
             "sort" | "sort_by" | "reverse" => self.reorder(receiver, method, args, span),
+            "new" if matches!(&receiver.kind, ast::ExprKind::Name(n) if n.name == "Map") => {
+                self.map_new(args, hint, span)
+            }
+            "insert" | "remove" => self.map_write(receiver, method, args, span),
+            "get" => {
+                let value = self.infer_value(receiver, None)?;
+                self.map_lookup(value, method, args, span)
+            }
             other => {
                 if let Some(signature) = library_method(other) {
                     let value = self.infer_value(receiver, Some(&signature.receiver));
+                    if let Some(Ty::Map(..)) = value.as_ref().map(|v| &v.ty)
+                        && other == "contains"
+                    {
+                        return self.map_lookup(value?, method, args, span);
+                    }
                     if let Some(Ty::Array(elem)) = value.as_ref().map(|v| &v.ty)
                         && matches!(other, "contains" | "slice")
                     {
@@ -294,8 +307,8 @@ impl Body<'_, '_> {
                 let name = self.ty_name(&value.ty);
                 self.report(
                     error(H211, method.span, format!("`{name}` has no method `{other}`"), "unknown method").note(
-                        "the methods are `len` (arrays and Strings), `push` (arrays), `clone`, and those of the \
-                         string and array libraries (docs/language.md, \"Methods\")",
+                        "the methods are `len`, `clone`, `push` (arrays), `get`, `insert`, `remove` and \
+                         `contains` (maps), and those of the string and array libraries (docs/language.md, \"Methods\")",
                     ),
                 );
                 None

@@ -8,7 +8,7 @@ use nagi_syntax::ast::{self, Ident, Item, SourceFile, Span, TypeExpr, TypeExprKi
 
 use super::{
     H203, H204, H205, H206, H207, H208, H210, H212, H220, H221, H222, H223, H224, H225, H226, H227, H240, H303, H309,
-    H310, H311, error,
+    H310, H311, H320, error,
 };
 use crate::tir::{self, ClassIdx, EnumIdx, FnIdx, Literal, ParamMode, Ty};
 
@@ -229,6 +229,7 @@ impl<'f> Items<'f> {
             Ty::String => "String".into(),
             Ty::Array(inner) => format!("[{}]", self.ty_name(inner)),
             Ty::Option(inner) => format!("{}?", self.ty_name(inner)),
+            Ty::Map(k, v) => format!("Map<{}, {}>", self.ty_name(k), self.ty_name(v)),
             Ty::Class(idx) => self.classes.get(*idx).map_or_else(|| "<class>".into(), |c| c.name.clone()),
             Ty::Enum(idx) => self.enums.get(*idx).map_or_else(|| "<enum>".into(), |e| e.name.clone()),
         }
@@ -260,7 +261,7 @@ impl<'f> Items<'f> {
                         d = d.note(format!("did you mean `{similar}`?"));
                     } else {
                         d = d.note(
-                            "the types are i32, i64, f64, bool, String, arrays `[T]`, options `T?`, and declared classes and enums",
+                            "the types are i32, i64, f64, bool, String, arrays `[T]`, options `T?`, maps `Map<K, V>`, and declared classes and enums",
                         );
                     }
                     diags.push(d);
@@ -268,6 +269,19 @@ impl<'f> Items<'f> {
                 }
             },
             TypeExprKind::Array(inner) => Some(Ty::Array(Box::new(self.resolve_ty(inner, diags)?))),
+            TypeExprKind::Map(key, value) => {
+                let (k, v) = (self.resolve_ty(key, diags), self.resolve_ty(value, diags));
+                let k = k?;
+                if !matches!(k, Ty::I64 | Ty::String) {
+                    let found = self.ty_name(&k);
+                    diags.push(
+                        error(H320, key.span, format!("a map key cannot be `{found}`"), "not a key type")
+                            .note("map keys are i64 or String"),
+                    );
+                    return None;
+                }
+                Some(Ty::Map(Box::new(k), Box::new(v?)))
+            }
             TypeExprKind::Option(inner) => {
                 let resolved = self.resolve_ty(inner, diags)?;
                 if matches!(resolved, Ty::Option(_)) {

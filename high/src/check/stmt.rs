@@ -14,6 +14,8 @@ pub(super) enum Mutation {
     Push,
     /// `sort`, `sort_by` or `reverse`, by their row.
     Reorder(nagi_low::RuntimeFn),
+    /// A map's `insert` or `remove`.
+    Map,
     Inout,
 }
 
@@ -303,6 +305,7 @@ impl Body<'_, '_> {
                 Mutation::Push => format!("cannot push to `{text}`{because}"),
                 Mutation::Reorder(nagi_low::RuntimeFn::ArrayReverse) => format!("cannot reverse `{text}`{because}"),
                 Mutation::Reorder(_) => format!("cannot sort `{text}`{because}"),
+                Mutation::Map => format!("cannot change the map `{text}`{because}"),
                 Mutation::Inout => format!("cannot pass `{text}` as an `inout` argument{because}"),
             };
             let note = match local.kind {
@@ -389,6 +392,7 @@ impl Body<'_, '_> {
 
     fn for_stmt(&mut self, var: &ast::Ident, iter: &ast::ForIter, body: &ast::Block, span: Span) -> Option<StmtKind> {
         match iter {
+            ast::ForIter::Entries(value, map) => self.for_entries(var, value, map, body),
             ast::ForIter::Range(start, end) => {
                 let pair = self.infer_pair(start, end, None, span, "a range");
                 let pair = match pair {
@@ -429,21 +433,27 @@ impl Body<'_, '_> {
                     }
                     None => None,
                 };
-                // While the loop borrows a place's elements, that place must not change.
-                let guarded = match value.as_ref().map(|v| &v.kind) {
-                    Some(ExprKind::Place(place)) => {
-                        let name = self.place_text(place);
-                        self.iterating.push((place.clone(), name, false));
-                        true
-                    }
-                    _ => false,
-                };
+                let guarded = self.guard_iterated(value.as_ref());
                 let (local, body) = self.loop_body(var, elem, body);
                 if guarded {
                     self.iterating.pop();
                 }
                 Some(StmtKind::ForEach { local, array: value?, body })
             }
+        }
+    }
+
+    /// While a loop borrows a place's elements or entries, that place must not change: the
+    /// place `value` is, if it is one, joins the iterated places. True when it did (the caller
+    /// pops it after the body).
+    pub(super) fn guard_iterated(&mut self, value: Option<&Expr>) -> bool {
+        match value.map(|v| &v.kind) {
+            Some(ExprKind::Place(place)) => {
+                let name = self.place_text(place);
+                self.iterating.push((place.clone(), name, false));
+                true
+            }
+            _ => false,
         }
     }
 
@@ -549,7 +559,7 @@ fn has_effect(e: &ast::Expr) -> bool {
     match &e.kind {
         ast::ExprKind::Call { callee, .. } => !matches!(callee.name.as_str(), "min" | "max" | "abs" | "to_string"),
         ast::ExprKind::MethodCall { method, .. } => {
-            matches!(method.name.as_str(), "push" | "sort" | "sort_by" | "reverse")
+            matches!(method.name.as_str(), "push" | "sort" | "sort_by" | "reverse" | "insert" | "remove")
         }
         ast::ExprKind::Db { .. } => true,
         ast::ExprKind::Try(inner) => has_effect(inner),

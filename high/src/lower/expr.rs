@@ -199,7 +199,7 @@ impl FnCx<'_> {
     }
 
     /// A `&mut T` to `place`, for an `inout` argument.
-    fn borrow_mut_arg(&mut self, place: &Place, span: nagi_syntax::ast::Span) -> LocalId {
+    pub(super) fn borrow_mut_arg(&mut self, place: &Place, span: nagi_syntax::ast::Span) -> LocalId {
         let local = self.place_base_checked(place, true, span);
         match self.f.locals[local].ty.clone() {
             Type::Ref { mutable: true, .. } => local,
@@ -357,6 +357,9 @@ impl FnCx<'_> {
             }
             ExprKind::Call { func, args } => self.call(*func, args, Some(dest)),
             ExprKind::Builtin { builtin, args } => self.builtin(*builtin, args, dest),
+            ExprKind::MapNew | ExprKind::MapLookup { .. } | ExprKind::MapInsert { .. } | ExprKind::MapRemove { .. } => {
+                self.map_expr(expr, dest)
+            }
             ExprKind::Push { .. } | ExprKind::Reorder { .. } => {
                 self.eval_unit(expr);
                 self.emit(OpKind::Const { dest, value: Constant::Unit });
@@ -526,6 +529,8 @@ impl FnCx<'_> {
                 let src = self.read(&args[0]);
                 if args[0].ty == Ty::String {
                     self.emit(OpKind::StrLen { dest, string: src });
+                } else if matches!(args[0].ty, Ty::Map(..)) {
+                    self.emit(OpKind::MapLen { dest, map: src });
                 } else {
                     self.emit(OpKind::ArrayLen { dest, array: src });
                 }

@@ -38,7 +38,7 @@ impl FnCx<'_> {
     /// Lowers `block` as the body of the Low block `target` (an arm or a loop body), in a new
     /// scope of `kind`, after `prologue` (which runs inside that scope). Returns whether its
     /// end is reachable; the current block and reachability are restored.
-    fn arm(
+    pub(super) fn arm(
         &mut self,
         target: nagi_low::BlockId,
         kind: ScopeKind,
@@ -127,6 +127,9 @@ impl FnCx<'_> {
                     cx.emit(OpKind::ForRange { var, start, end, label, body: block });
                     cx.loop_body(block, label, body);
                 });
+            }
+            StmtKind::ForEntries { key, value, map, body } => {
+                self.statement(|cx| cx.for_entries(*key, *value, map, body));
             }
             StmtKind::ForEach { local, array, body } => {
                 self.statement(|cx| {
