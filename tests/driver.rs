@@ -181,4 +181,39 @@ fn nagic_test_runs_the_blog_tests(backend: Backend) {
     }
 }
 
-crate::on_every_backend!(nagic_test_gives_each_test_an_empty_database, nagic_test_runs_the_blog_tests);
+/// `nagic test golden/high/failure_in_flight.nagi`: a failure while an operation is still being
+/// given its values (earlier fields of a class literal, a value assigned or pushed while its
+/// place's index fails) ends each test with the failure, after what it printed before.
+fn nagic_test_fails_a_test_whose_failure_leaves_values_in_flight(backend: Backend) {
+    let out = nagic(&["test", backend.flag(), "golden/high/failure_in_flight.nagi"]);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{backend:?}: {stdout}{}", stderr(&out));
+    let lines: Vec<&str> = stdout.lines().collect();
+    let mut at = 0;
+    for line in [
+        "running 6 tests",
+        "---- \"fields before a failing one\" (golden/high/failure_in_flight.nagi:35:1) ----",
+        "a!",
+        "error: the test failed with 400: too big: 3",
+        "error: the test failed with 400: too big: 2",
+        "xy",
+        "error: the test failed with 400: too big: 5",
+        "xy",
+        "error: the test failed with 400: too big: 3",
+        "2",
+        "error: the test failed with 400: too big: 4",
+        "error: the test failed with 400: too big: 2",
+        "test result: FAILED. 0 passed; 6 failed",
+    ] {
+        match lines[at..].iter().position(|l| *l == line) {
+            Some(found) => at += found + 1,
+            None => panic!("{backend:?}: no line {line:?} after line {at} in:\n{stdout}"),
+        }
+    }
+}
+
+crate::on_every_backend!(
+    nagic_test_gives_each_test_an_empty_database,
+    nagic_test_runs_the_blog_tests,
+    nagic_test_fails_a_test_whose_failure_leaves_values_in_flight
+);

@@ -209,6 +209,11 @@ struct FnCx<'a> {
     pinned: order::Pinned,
     /// Locals whose payload a `match` arm being lowered borrows, which may not move meanwhile.
     matched: Vec<LocalId>,
+    /// Values taken for an operation that other expressions are still evaluated for (the
+    /// fields before the last of a class literal, a value assigned or pushed while its place is
+    /// computed): counted as moved, but no operation owns them yet, so a failure on the way
+    /// (`try`) drops them ([`FnCx::held_operand`]).
+    in_flight: Vec<LocalId>,
     errors: Vec<Diagnostic>,
 }
 
@@ -234,6 +239,7 @@ impl<'a> FnCx<'a> {
             broken: HashSet::new(),
             pinned: order::Pinned::default(),
             matched: Vec::new(),
+            in_flight: Vec::new(),
             errors: Vec::new(),
         };
         cx.declare_locals();

@@ -3,26 +3,48 @@
 //!
 //! [`program`] draws a program from [`arbitrary::Unstructured`] bytes, so the same generator
 //! serves a cargo-fuzz target (bytes from libFuzzer) and a seeded batch mode ([`from_seed`]).
-//! Every program checks: the generator is type-directed and keeps to the ownership rules
-//! (non-copy values are cloned, never moved; an enum is passed to a helper, which borrows it,
-//! matched in place or cloned; arrays are not changed while iterated, nor a place while a
-//! `match` arm borrows its payload) and to the pattern rules (a payload is bound only in an arm
-//! of one pattern, no variant or literal is matched twice, every `match` is exhaustive). What the
-//! programs exercise: `i32`/`i64`/`f64` arithmetic with edge constants (MIN, MAX, −1, 0, NaN,
-//! ±inf, ±0.0, subnormals, 1e308), shifts by any count, casts, comparisons, `min`/`max`/`abs`,
-//! `&&`/`||` with a printing right side, `inout` calls inside expressions, class literals with
-//! fields in any order, bounded loops, arrays indexed in and out of range, strings, options,
-//! recursion, and enums: locals, arrays and a class field of three prelude enums (payloads of
-//! `i64`, `String`, `bool`, `f64`, `i32` and a class, and none), `match` on them with copied and
-//! borrowed bindings, `|`, `_`, qualified and unqualified patterns in any order, `match` on
-//! integers (edge literals), strings and booleans, and `break`/`continue` inside arms in loops.
-//! Every arm prints, so a wrong branch shows in the output. Traps (division by zero, an index
-//! out of range) are part of the behaviour to compare, not failures.
+//! Every program checks, as a program and as a test build ([`compile`], [`compile_tests`]): the
+//! generator is type-directed and keeps to the ownership rules (non-copy values are cloned,
+//! never moved; an enum is passed to a helper, which borrows it, matched in place or cloned;
+//! arrays are not changed (pushed, sorted, reversed) while iterated, nor a place while a `match`
+//! arm borrows its payload), to the pattern rules (a payload is bound only in an arm of one
+//! pattern, no variant or literal is matched twice, every `match` is exhaustive) and to the
+//! failure rules (`try` and `fail` only in functions declared `fails` and in tests; a literal
+//! status in 400–599). What the programs exercise: `i32`/`i64`/`f64` arithmetic with edge
+//! constants (MIN, MAX, −1, 0, NaN of either sign, ±inf, ±0.0, subnormals, 1e308), shifts by
+//! any count, casts, comparisons, `min`/`max`/`abs`, `&&`/`||` with a printing right side,
+//! `inout` calls inside expressions, class literals with fields in any order and class locals
+//! whose fields are assigned, bounded loops, arrays indexed in and out of range, strings and the
+//! string library, options, recursion, and enums: locals, arrays and a class field of three
+//! prelude enums (payloads of `i64`, `String`, `bool`, `f64`, `i32` and a class, and none),
+//! `match` on them with copied and borrowed bindings, `|`, `_`, qualified and unqualified
+//! patterns in any order, `match` on integers (edge literals), strings and booleans, and
+//! `break`/`continue` inside arms in loops. Every arm prints, so a wrong branch shows in the
+//! output. Then (`failures.rs`, `testing.rs`, `arrays.rs`, `modules.rs`): generated functions of
+//! random parameters and bodies, half of them declared `fails` and failing on a computed
+//! condition with a literal, computed or out-of-range status, called with `try` (of a call, of
+//! a parenthesized operation, as a statement) and left early with `return`; `test` blocks with
+//! `assert` and `assert_eq` that sometimes fail; the array library (`sort` of numbers with edge
+//! floats and of strings, `sort_by` each field of a class, twice for stability, `reverse`,
+//! `contains`, `slice` in and out of range), with the reordered elements printed; and, in a
+//! third of the programs, a module `lib` holding the prelude, functions and a test, used
+//! qualified and through `import lib.{…}`. Traps (division by zero, an index or a slice out of
+//! range, a failed assertion, a test's failure) are part of the behaviour to compare, not
+//! failures of the run.
 
 use arbitrary::{Result, Unstructured};
 
+mod arrays;
+mod failures;
 mod matching;
+mod modules;
+mod prelude;
 pub mod reduce;
+mod testing;
+
+use failures::{Func, Ret};
+use modules::File;
+pub use modules::{Files, MODULE_LINE, compile, compile_tests, files};
 
 /// A type the generator writes expressions of.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -37,6 +59,8 @@ enum Ty {
     Tok,
     Light,
     Item,
+    /// The prelude's class `P` (`a: i64`, `b: f64`, `c: String`).
+    P,
 }
 
 /// What a variant carries.
@@ -66,7 +90,18 @@ impl Ty {
             Ty::Tok => "Tok",
             Ty::Light => "Light",
             Ty::Item => "Item",
+            Ty::P => "P",
         }
+    }
+
+    /// Whether a value of this type is not a copy (a read that keeps it is a `clone`).
+    fn owned(self) -> bool {
+        matches!(self, Ty::Str | Ty::P) || self.is_enum()
+    }
+
+    /// Whether the array library orders and compares values of this type (`sort`, `contains`).
+    fn ordered(self) -> bool {
+        matches!(self, Ty::I32 | Ty::I64 | Ty::F64 | Ty::Str)
     }
 
     /// Whether this is one of the prelude's enums.
@@ -97,7 +132,7 @@ impl Ty {
     const SCALARS: [Ty; 5] = [Ty::I32, Ty::I64, Ty::F64, Ty::Bool, Ty::Str];
     const ENUMS: [Ty; 3] = [Ty::Tok, Ty::Light, Ty::Item];
     /// What arrays hold.
-    const ELEMENTS: [Ty; 8] = [Ty::I32, Ty::I64, Ty::F64, Ty::Bool, Ty::Str, Ty::Tok, Ty::Light, Ty::Item];
+    const ELEMENTS: [Ty; 9] = [Ty::I32, Ty::I64, Ty::F64, Ty::Bool, Ty::Str, Ty::Tok, Ty::Light, Ty::Item, Ty::P];
 }
 
 /// How a `match` reaches the value it inspects, which decides what its arms may not change
@@ -135,213 +170,34 @@ struct Gen<'a, 'b> {
     frozen: Vec<String>,
     /// How many loops enclose the statement being written (`break` and `continue` need one).
     loops: u32,
-    /// Statements left in this program, so that it stays small and ends.
+    /// Statements left in this item, so that it stays small and ends.
     budget: u32,
+    /// What the body being written is: where it lives and what it may do.
+    body: Body,
+    /// The functions written so far. A body calls only functions written before it, so nothing
+    /// recurses, and a function's body calls none inside a loop, so calls cannot multiply.
+    funcs: Vec<Func>,
+    /// For a program with a module `lib` (which then holds the prelude): the names the main
+    /// file imports unqualified (`import lib.{…}`); every other name of `lib` it qualifies.
+    imports: Option<Vec<String>>,
 }
 
-/// The declarations every program has: the classes `P` and `Q` (which holds a `Tok`), the
-/// enums `Tok`, `Light` and `Item`, and helpers: `tap_T` prints its argument and returns it
-/// (a visible side effect inside expressions), `bump_T` changes an `inout` argument and
-/// returns the new value, `rec` recurses `n` levels, `half` returns an option, and the enum
-/// helpers `match` on a borrowed parameter (`tok_score`, `tok_text`, `light_code`,
-/// `light_name`, `item_value`, `item_of`), make a variant from an integer (`tok_of`), change an
-/// `inout` enum inside an arm (`tok_bump`), and return, `break` and `continue` from a `match`
-/// inside a loop (`first_word`).
-const PRELUDE: &str = "class P {
-    a: i64
-    b: f64
-    c: String
+/// What the body being written is.
+#[derive(Clone, Copy, Debug)]
+struct Body {
+    /// The file it is in, which decides how it names the module's items.
+    file: File,
+    /// Whether it may `fail` and `try`: a function declared `fails`, or a test.
+    fails: bool,
+    /// The function's result, for a `return` inside it; `None` in `main` and tests.
+    ret: Option<Ret>,
 }
 
-class Q {
-    tag: Tok
-    n: i64
-}
-
-enum Tok {
-    Num(i64)
-    Word(String)
-    Flag(bool)
-    End
-}
-
-enum Light {
-    Red
-    Amber
-    Green
-}
-
-enum Item {
-    Boxed(P)
-    Ratio(f64)
-    Small(i32)
-    Nothing
-}
-
-fn tap_i32(x: i32) -> i32 {
-    print(x)
-    return x
-}
-
-fn tap_i64(x: i64) -> i64 {
-    print(x)
-    return x
-}
-
-fn tap_f64(x: f64) -> f64 {
-    print(x)
-    return x
-}
-
-fn tap_bool(x: bool) -> bool {
-    print(x)
-    return x
-}
-
-fn bump_i32(inout n: i32) -> i32 {
-    n += 3
-    return n
-}
-
-fn bump_i64(inout n: i64) -> i64 {
-    n = n * 2 + 1
-    return n
-}
-
-fn bump_f64(inout x: f64) -> f64 {
-    x = x * 0.5 - 1.0
-    return x
-}
-
-fn rec(n: i64) -> i64 {
-    if n <= 0 {
-        return 1
-    }
-    return (rec(n - 1) * 3 + n) % 1000003
-}
-
-fn half(o: i64?) -> i64? {
-    if let v = o {
-        if v % 2 == 0 {
-            return v / 2
-        }
-    }
-    return none
-}
-
-fn tok_score(t: Tok) -> i64 {
-    match t {
-        Num(n) => { return n }
-        Tok.Word(s) => { return s.len() * 10 }
-        Flag(b) => {
-            if b {
-                return 1
-            }
-            return 0
-        }
-        End => { return -1 }
-    }
-}
-
-fn tok_text(t: Tok) -> String {
-    match t {
-        Word(s) => { return \"w:\" + s }
-        Num(n) => { return \"n:\" + to_string(n) }
-        Flag(_) | Tok.End => { return \"other\" }
-    }
-}
-
-fn tok_of(n: i64) -> Tok {
-    match n % 4 {
-        0 => { return Tok.Num(n) }
-        1 | -1 => { return Tok.Word(to_string(n)) }
-        2 | -2 => { return Tok.Flag(n > 0) }
-        _ => { return Tok.End }
-    }
-}
-
-fn tok_bump(inout t: Tok) -> i64 {
-    match t {
-        Num(n) => {
-            t = Tok.Num(n + 1)
-            return n
-        }
-        Word(_) => {
-            t = Tok.End
-            return 100
-        }
-        _ => { return 0 }
-    }
-}
-
-fn first_word(ts: [Tok]) -> String {
-    for t in ts {
-        match t {
-            Word(s) => { return s.clone() }
-            End => { break }
-            _ => { continue }
-        }
-    }
-    return \"-\"
-}
-
-fn light_next(l: Light) -> Light {
-    match l {
-        Red => { return Light.Green }
-        Light.Green => { return Light.Amber }
-        Amber => { return Light.Red }
-    }
-}
-
-fn light_code(l: Light) -> i32 {
-    match l {
-        Amber => { return 1 }
-        Light.Red => { return 0 }
-        _ => { return -1 }
-    }
-}
-
-fn light_name(l: Light) -> String {
-    match l {
-        Red => { return \"red\" }
-        Amber | Light.Green => {
-            if light_code(l) == 1 {
-                return \"amber\"
-            }
-            return \"green\"
-        }
-    }
-}
-
-fn item_value(it: Item) -> f64 {
-    match it {
-        Boxed(p) => {
-            print(p.c)
-            return p.b + (p.a as f64)
-        }
-        Ratio(r) => { return r }
-        Small(k) => { return k as f64 }
-        Nothing => { return -0.5 }
-    }
-}
-
-fn item_of(t: Tok) -> Item {
-    match t {
-        Num(n) => { return Item.Small(n as i32) }
-        Word(s) => { return Item.Boxed(P { a: s.len(), b: 0.25, c: s + \"!\" }) }
-        Flag(b) => {
-            if b {
-                return Item.Ratio(1.5)
-            }
-            return Item.Nothing
-        }
-        _ => { return Item.Nothing }
-    }
-}
-
-";
-
-/// A program drawn from `u`: the prelude's helpers and a `main` of random statements.
+/// A program drawn from `u`: the prelude, random functions (some declared `fails`), a `main` of
+/// random statements and random tests; a third of the programs keep the prelude and some of
+/// the functions and tests in a module `lib`, which the main file imports. The text holds
+/// every file of the program, the main file first, each other one after a [`MODULE_LINE`]
+/// ([`files`] splits it).
 ///
 /// Errors: only `arbitrary`'s own (it never runs out of data: exhausted input reads as zeros).
 pub fn program(u: &mut Unstructured) -> Result<String> {
@@ -354,13 +210,47 @@ pub fn program(u: &mut Unstructured) -> Result<String> {
         iterating: Vec::new(),
         frozen: Vec::new(),
         loops: 0,
-        budget: 40,
+        budget: 0,
+        body: Body { file: File::Main, fails: false, ret: None },
+        funcs: Vec::new(),
+        imports: None,
     };
-    let count = g.u.int_in_range(4..=14)?;
-    for _ in 0..count {
-        g.stmt(0)?;
+    let mut lib = String::new();
+    if g.u.ratio(1, 3)? {
+        g.imports = Some(Vec::new());
+        lib.push_str(&prelude::public());
+        for _ in 0..g.u.int_in_range(0..=2)? {
+            lib.push_str(&g.function(File::Lib)?);
+        }
+        g.imports = Some(g.choose_imports()?);
     }
-    Ok(format!("{PRELUDE}fn main() {{\n{}}}\n", g.out))
+    let mut text = match g.imports.clone() {
+        Some(imports) => g.import_lines(&imports)?,
+        None => prelude::PRELUDE.to_string(),
+    };
+    for _ in 0..g.u.int_in_range(0..=3)? {
+        text.push_str(&g.function(File::Main)?);
+    }
+    let main = g.item_body(Body { file: File::Main, fails: false, ret: None }, Vec::new(), 40, |g| {
+        let count = g.u.int_in_range(4..=14)?;
+        (0..count).try_for_each(|_| g.stmt(0))
+    })?;
+    text.push_str(&format!("fn main() {{\n{main}}}\n"));
+    for _ in 0..g.u.int_in_range(0..=2)? {
+        text.push('\n');
+        text.push_str(&g.test_block(File::Main)?);
+    }
+    if g.imports.is_some() {
+        if g.u.ratio(1, 3)? {
+            lib.push('\n');
+            lib.push_str(&g.test_block(File::Lib)?);
+        }
+        text.push('\n');
+        text.push_str(MODULE_LINE);
+        text.push('\n');
+        text.push_str(&lib);
+    }
+    Ok(text)
 }
 
 /// The program for `seed`: `size` bytes from a splitmix64 stream fed to [`program`].
@@ -384,6 +274,27 @@ impl Gen<'_, '_> {
         }
         self.out.push_str(text);
         self.out.push('\n');
+    }
+
+    /// Writes the body of an item (`main`, a function or a test) with `vars` in scope (its
+    /// parameters) and at most `budget` statements, and returns its text.
+    fn item_body(
+        &mut self,
+        body: Body,
+        vars: Vec<Var>,
+        budget: u32,
+        write: impl FnOnce(&mut Self) -> Result<()>,
+    ) -> Result<String> {
+        self.body = body;
+        self.out.clear();
+        self.indent = 1;
+        self.scopes = vec![vars];
+        self.iterating.clear();
+        self.frozen.clear();
+        self.loops = 0;
+        self.budget = budget;
+        write(self)?;
+        Ok(std::mem::take(&mut self.out))
     }
 
     fn fresh(&mut self, base: &str) -> String {
@@ -420,7 +331,7 @@ impl Gen<'_, '_> {
             return Ok(());
         }
         self.budget -= 1;
-        let choice = self.u.int_in_range(0..=16)?;
+        let choice = self.u.int_in_range(0..=20)?;
         match choice {
             0..=2 => self.declare_scalar(),
             3 => self.declare_array(),
@@ -435,6 +346,9 @@ impl Gen<'_, '_> {
             13 | 14 => self.enum_local(),
             15 if depth < 3 => self.enum_match(depth),
             16 if depth < 3 => self.literal_match(depth),
+            17 | 18 => self.array_stmt(depth),
+            19 => self.exit_stmt(),
+            20 if self.body.fails || self.u.ratio(1, 8)? => self.assertion(),
             _ => self.print_expr(),
         }
     }
@@ -458,7 +372,8 @@ impl Gen<'_, '_> {
             items.push(self.expr(ty, 2)?);
         }
         let name = self.fresh("xs");
-        self.line(&format!("var {name}: [{}] = [{}]", ty.name(), items.join(", ")));
+        let element = self.ty_text(ty)?;
+        self.line(&format!("var {name}: [{element}] = [{}]", items.join(", ")));
         self.declare(Var { name, ty, mutable: true, array: true });
         Ok(())
     }
@@ -475,8 +390,16 @@ impl Gen<'_, '_> {
         let Some(var) = self.pick_var(|v| v.mutable && !v.array && !frozen.contains(&v.name))? else {
             return self.print_expr();
         };
+        if var.ty == Ty::P && self.u.ratio(1, 2)? {
+            // A field of a class local: the place is the field.
+            let (field, ty) = *self.u.choose(&[("a", Ty::I64), ("b", Ty::F64), ("c", Ty::Str)])?;
+            let value = self.expr(ty, 3)?;
+            let op = if ty == Ty::Str { "=" } else { *self.u.choose(&["=", "=", "+=", "*="])? };
+            self.line(&format!("{}.{field} {op} {value}", var.name));
+            return Ok(());
+        }
         let value = self.expr(var.ty, 3)?;
-        let compound = var.ty != Ty::Bool && !var.ty.is_enum() && self.u.ratio(1, 3)?;
+        let compound = var.ty != Ty::Bool && var.ty != Ty::P && !var.ty.is_enum() && self.u.ratio(1, 3)?;
         let op = match (compound, var.ty) {
             (false, _) => "=",
             (true, Ty::Str) => "+=",
@@ -556,7 +479,7 @@ impl Gen<'_, '_> {
 
     fn push(&mut self) -> Result<()> {
         let iterating = self.iterating.clone();
-        let Some(array) = self.pick_var(|v| v.array && !iterating.contains(&v.name))? else {
+        let Some(array) = self.pick_var(|v| v.array && v.mutable && !iterating.contains(&v.name))? else {
             return self.declare_array();
         };
         let value = self.expr(array.ty, 2)?;
@@ -571,7 +494,7 @@ impl Gen<'_, '_> {
             [("a", self.expr(Ty::I64, depth)?), ("b", self.expr(Ty::F64, depth)?), ("c", self.expr(Ty::Str, depth)?)];
         self.shuffle(&mut fields)?;
         let text: Vec<String> = fields.iter().map(|(f, v)| format!("{f}: {v}")).collect();
-        Ok(format!("P {{ {} }}", text.join(", ")))
+        Ok(format!("{} {{ {} }}", self.q("P")?, text.join(", ")))
     }
 
     /// A random permutation of `items` (Fisher–Yates).
@@ -583,27 +506,34 @@ impl Gen<'_, '_> {
         Ok(())
     }
 
-    /// A `P` literal, then reads of its fields.
+    /// A `P` local (a literal, or any `P` value), then reads of its fields.
     fn class_literal(&mut self) -> Result<()> {
-        let literal = self.p_literal(2)?;
+        let value = if self.u.ratio(3, 4)? { self.p_literal(2)? } else { self.expr(Ty::P, 2)? };
         let name = self.fresh("p");
-        self.line(&format!("var {name} = {literal}"));
+        self.line(&format!("var {name} = {value}"));
         let field = *self.u.choose(&["a", "b", "c"])?;
         self.line(&format!("print({name}.{field})"));
         if self.u.ratio(1, 2)? {
             let value = self.expr(Ty::I64, 2)?;
             self.line(&format!("{name}.a = {value}"));
-            self.line(&format!("print({name}.a + bump_i64({name}.a))"));
+            let bump = self.q("bump_i64")?;
+            self.line(&format!("print({name}.a + {bump}({name}.a))"));
         }
+        self.declare(Var { name, ty: Ty::P, mutable: true, array: false });
         Ok(())
     }
 
     fn option_stmt(&mut self) -> Result<()> {
         let name = self.fresh("o");
-        let value = if self.u.ratio(1, 3)? { "none".to_string() } else { self.expr(Ty::I64, 2)? };
+        let value = match self.call(Ret::OptI64, 2)? {
+            Some(call) if self.u.ratio(1, 2)? => call,
+            _ if self.u.ratio(1, 3)? => "none".to_string(),
+            _ => self.expr(Ty::I64, 2)?,
+        };
         self.line(&format!("var {name}: i64? = {value}"));
         if self.u.ratio(1, 2)? {
-            self.line(&format!("{name} = half({name})"));
+            let half = self.q("half")?;
+            self.line(&format!("{name} = {half}({name})"));
         }
         let v = self.fresh("w");
         self.line(&format!("if let {v} = {name} {{"));
@@ -624,12 +554,19 @@ impl Gen<'_, '_> {
             return self.leaf(ty);
         }
         let d = depth - 1;
+        // A call of a function the generator wrote, now and then.
+        if self.u.ratio(1, 10)?
+            && let Some(call) = self.call(Ret::Of(ty), d)?
+        {
+            return Ok(call);
+        }
         match ty {
             Ty::I32 | Ty::I64 => self.int_expr(ty, d),
             Ty::F64 => self.float_expr(d),
             Ty::Bool => self.bool_expr(d),
             Ty::Str => self.str_expr(d),
             Ty::Tok | Ty::Light | Ty::Item => self.enum_expr(ty, d),
+            Ty::P => self.p_literal(d.min(2)),
         }
     }
 
@@ -637,8 +574,20 @@ impl Gen<'_, '_> {
         if self.u.ratio(1, 2)?
             && let Some(var) = self.pick_var(|v| v.ty == ty && !v.array)?
         {
-            // A String or an enum is never moved: reading a clone keeps every later use valid.
-            return Ok(if ty == Ty::Str || ty.is_enum() { format!("{}.clone()", var.name) } else { var.name });
+            // A String, a class or an enum is never moved: reading a clone keeps every later
+            // use valid.
+            return Ok(if ty.owned() { format!("{}.clone()", var.name) } else { var.name });
+        }
+        // A field of a class value: a copy, or a clone of the string.
+        if matches!(ty, Ty::I64 | Ty::F64 | Ty::Str)
+            && self.u.ratio(1, 6)?
+            && let Some(var) = self.pick_var(|v| v.ty == Ty::P && !v.array)?
+        {
+            return Ok(match ty {
+                Ty::I64 => format!("{}.a", var.name),
+                Ty::F64 => format!("{}.b", var.name),
+                _ => format!("{}.c.clone()", var.name),
+            });
         }
         self.literal(ty)
     }
@@ -667,6 +616,7 @@ impl Gen<'_, '_> {
                     "(-1.0 / 0.0)",
                     "0.1",
                     "3.0",
+                    "(-(0.0 / 0.0))",
                 ];
                 self.u.choose(&edges)?.to_string()
             }
@@ -676,12 +626,13 @@ impl Gen<'_, '_> {
                 let index = self.u.choose_index(ty.variants().len())?;
                 self.variant_value(ty, index, 0)?
             }
+            Ty::P => self.p_literal(0)?,
         })
     }
 
     fn int_expr(&mut self, ty: Ty, d: u32) -> Result<String> {
         let t = ty.name();
-        Ok(match self.u.int_in_range(0..=13)? {
+        Ok(match self.u.int_in_range(0..=14)? {
             0 => {
                 let op = *self.u.choose(&["+", "-", "*", "&", "|", "^"])?;
                 format!("({} {op} {})", self.expr(ty, d)?, self.expr(ty, d)?)
@@ -710,10 +661,10 @@ impl Gen<'_, '_> {
                 let from = *self.u.choose(&[Ty::I32, Ty::I64, Ty::F64])?;
                 format!("({} as {t})", self.expr(from, d)?)
             }
-            7 => format!("tap_{t}({})", self.expr(ty, d)?),
+            7 => format!("{}({})", self.q(&format!("tap_{t}"))?, self.expr(ty, d)?),
             8 => match self.pick_var(|v| v.ty == ty && v.mutable && !v.array)? {
                 // A variable read next to an `inout` call that changes it: evaluation order.
-                Some(var) => format!("({} + bump_{t}({}))", var.name, var.name),
+                Some(var) => format!("({} + {}({}))", var.name, self.q(&format!("bump_{t}"))?, var.name),
                 None => self.leaf(ty)?,
             },
             9 => match self.pick_var(|v| v.array)? {
@@ -729,18 +680,22 @@ impl Gen<'_, '_> {
                 }
                 _ => self.leaf(ty)?,
             },
-            10 if ty == Ty::I64 => format!("rec({} % 20)", self.expr(Ty::I64, d)?),
-            12 if ty == Ty::I64 => format!("tok_score({})", self.enum_arg(Ty::Tok, d)?),
-            12 | 13 if ty == Ty::I32 => format!("light_code({})", self.enum_arg(Ty::Light, d)?),
+            10 if ty == Ty::I64 => format!("{}({} % 20)", self.q("rec")?, self.expr(Ty::I64, d)?),
+            12 if ty == Ty::I64 => format!("{}({})", self.q("tok_score")?, self.enum_arg(Ty::Tok, d)?),
+            12 | 13 if ty == Ty::I32 => format!("{}({})", self.q("light_code")?, self.enum_arg(Ty::Light, d)?),
             11 if ty == Ty::I64 && self.u.arbitrary()? => format!("{}.split(\"a\").len()", self.expr(Ty::Str, d)?),
             11 if ty == Ty::I64 => {
                 // An `inout` enum changed inside an arm, read before and after: evaluation order.
                 let frozen = self.frozen.clone();
                 match self.pick_var(|v| v.ty == Ty::Tok && v.mutable && !v.array && !frozen.contains(&v.name))? {
-                    Some(var) => format!("(tok_score({0}) + tok_bump({0}))", var.name),
-                    None => format!("tok_score(tok_of({}))", self.expr(Ty::I64, d)?),
+                    Some(var) => format!("({}({2}) + {}({2}))", self.q("tok_score")?, self.q("tok_bump")?, var.name),
+                    None => format!("{}({}({}))", self.q("tok_score")?, self.q("tok_of")?, self.expr(Ty::I64, d)?),
                 }
             }
+            14 if ty == Ty::I64 => match self.pick_var(|v| v.array)? {
+                Some(array) => format!("{}.len()", self.slice(&array)?),
+                None => format!("{}.len()", self.expr(Ty::Str, d)?),
+            },
             _ if ty == Ty::I64 => format!("{}.len()", self.expr(Ty::Str, d)?),
             _ => self.leaf(ty)?,
         })
@@ -762,17 +717,17 @@ impl Gen<'_, '_> {
                 let from = *self.u.choose(&[Ty::I32, Ty::I64])?;
                 format!("({} as f64)", self.expr(from, d)?)
             }
-            6 => format!("tap_f64({})", self.expr(Ty::F64, d)?),
-            7 => format!("item_value({})", self.enum_arg(Ty::Item, d)?),
+            6 => format!("{}({})", self.q("tap_f64")?, self.expr(Ty::F64, d)?),
+            7 => format!("{}({})", self.q("item_value")?, self.enum_arg(Ty::Item, d)?),
             _ => match self.pick_var(|v| v.ty == Ty::F64 && v.mutable && !v.array)? {
-                Some(var) => format!("({} - bump_f64({}))", var.name, var.name),
+                Some(var) => format!("({} - {}({}))", var.name, self.q("bump_f64")?, var.name),
                 None => self.leaf(Ty::F64)?,
             },
         })
     }
 
     fn bool_expr(&mut self, d: u32) -> Result<String> {
-        Ok(match self.u.int_in_range(0..=5)? {
+        Ok(match self.u.int_in_range(0..=6)? {
             0 | 1 => {
                 let ty = *self.u.choose(&[Ty::I32, Ty::I64, Ty::F64])?;
                 let op = *self.u.choose(&["==", "!=", "<", "<=", ">", ">="])?;
@@ -781,7 +736,8 @@ impl Gen<'_, '_> {
             2 => {
                 // The right side prints, so a wrong short circuit shows.
                 let op = *self.u.choose(&["&&", "||"])?;
-                format!("({} {op} tap_bool({}))", self.expr(Ty::Bool, d)?, self.expr(Ty::Bool, d)?)
+                let (lhs, tap) = (self.expr(Ty::Bool, d)?, self.q("tap_bool")?);
+                format!("({lhs} {op} {tap}({}))", self.expr(Ty::Bool, d)?)
             }
             3 => format!("(!{})", self.expr(Ty::Bool, d)?),
             4 => {
@@ -792,6 +748,10 @@ impl Gen<'_, '_> {
                 let method = *self.u.choose(&["contains", "starts_with", "ends_with"])?;
                 format!("{}.{method}({})", self.expr(Ty::Str, d)?, self.expr(Ty::Str, d)?)
             }
+            6 => match self.pick_var(|v| v.array && v.ty.ordered())? {
+                Some(array) => self.contains(&array, d)?,
+                None => self.leaf(Ty::Bool)?,
+            },
             _ => match self.pick_var(|v| v.ty == Ty::Bool && v.mutable && !v.array)? {
                 // `b = a || b`: the destination read on the right.
                 Some(var) => format!("({} || {})", self.expr(Ty::Bool, d)?, var.name),
@@ -820,10 +780,10 @@ impl Gen<'_, '_> {
                 let to = *self.u.choose(&["\"\"", "\"-\"", "\"xy\""])?;
                 format!("{s}.replace({from}, {to})")
             }
-            6 => format!("tok_text({})", self.enum_arg(Ty::Tok, d)?),
+            6 => format!("{}({})", self.q("tok_text")?, self.enum_arg(Ty::Tok, d)?),
             7 => match self.pick_var(|v| v.ty == Ty::Tok && v.array)? {
-                Some(array) => format!("first_word({})", array.name),
-                None => format!("light_name({})", self.enum_arg(Ty::Light, d)?),
+                Some(array) => format!("{}({})", self.q("first_word")?, array.name),
+                None => format!("{}({})", self.q("light_name")?, self.enum_arg(Ty::Light, d)?),
             },
             5 => match self.pick_var(|v| v.ty == Ty::Str && !v.array)? {
                 Some(var) => format!("{0}.slice({0}.len() / 3, {0}.len() / 2)", var.name),

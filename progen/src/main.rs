@@ -9,22 +9,36 @@
 //! Backends: `rust` (Low passes on), `rust-O0` (passes off), `llvm-O0`, `llvm-O2` (LLVM's
 //! levels, Low passes on), each built into an executable; and in `nagic`'s own process, with no
 //! build: `interp` (the Low interpreter) and `jit-O0`, `jit-O2` (LLVM's JIT at those levels),
-//! Low passes on. The first backend is the reference; a program whose result differs
-//! on another is written to `DIR/seed-S.nagi` with the results side by side in `seed-S.txt`,
-//! and shrunk (`nagi_progen::reduce`) to `DIR/seed-S.min.nagi`.
+//! Low passes on. Each backend runs the program's `main`, then each of its tests: the test build
+//! (`nagi_progen::compile_tests`, the build `nagic test` makes) is written as Low beside the
+//! program and run once per test with `NAGI_TEST` selecting it, so the tests run on the
+//! interpreter and the JIT too, which `nagic test` does not. A module of the program is
+//! written beside it (`lib.nagi`). The first backend is the reference; a program whose result
+//! differs on another is written to `DIR/seed-S.nagi` (all its files, each module after a
+//! `// file:` line) and `DIR/seed-S/` (the files to run) with the results side by side in
+//! `seed-S.txt`, and shrunk (`nagi_progen::reduce`) to `DIR/seed-S.min.nagi` and `seed-S.min/`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// What one executor did with a program.
+/// What one executor did with one run of a program: its `main`, or one of its tests.
 #[derive(Debug, PartialEq, Eq)]
 struct Outcome {
     stdout: String,
     status: Option<i32>,
-    /// The `error: …` line on stderr (a trap), if any.
+    /// Standard error from its first `error: …` line on (a trap, a failed assertion with both
+    /// values, a failed test's failure), if any.
     trap: Option<String>,
 }
+
+/// What one executor did with a program: `main`, then each test in order; or why it could not
+/// build or run it.
+type Runs = Result<Vec<Outcome>, String>;
+
+/// The source file of the program's `main`, and of its test build, in the work directory.
+const PROGRAM: &str = "prog.nagi";
+const TESTS: &str = "prog_tests.low";
 
 fn flags(backend: &str) -> Option<&'static [&'static str]> {
     Some(match backend {
@@ -47,15 +61,27 @@ fn in_process(backend: &str) -> Option<&'static [&'static str]> {
     })
 }
 
-/// Builds `source` for `backend` into `dir` and runs it with a 10 s limit; an in-process
+/// Builds `source` for `backend` into `dir` and runs it once for each of `selections` (with
+/// `NAGI_TEST` set to the test's index, or unset), each with a 10 s limit; an in-process
 /// executor (`interp`, `jit-O0`, `jit-O2`) runs it inside `nagic` instead, with no build.
-fn run(nagic: &Path, backend: &str, source: &Path, dir: &Path) -> Result<Outcome, String> {
+fn run(nagic: &Path, backend: &str, source: &Path, dir: &Path, selections: &[Option<usize>]) -> Runs {
+    let select = |command: &mut Command, selection: Option<usize>| {
+        match selection {
+            Some(test) => command.env("NAGI_TEST", test.to_string()),
+            None => command.env_remove("NAGI_TEST"),
+        };
+    };
     if let Some(flags) = in_process(backend) {
-        let mut command = Command::new(nagic);
-        command.arg("run").args(flags).arg(source);
-        return wait(command, backend);
+        let run_one = |selection: Option<usize>| {
+            let mut command = Command::new(nagic);
+            command.arg("run").args(flags).arg(source);
+            select(&mut command, selection);
+            wait(command, backend)
+        };
+        return selections.iter().map(|&s| run_one(s)).collect();
     }
-    let exe = dir.join(format!("prog-{backend}"));
+    let stem = source.file_stem().and_then(|s| s.to_str()).unwrap_or("prog");
+    let exe = dir.join(format!("{stem}-{backend}"));
     let built = Command::new(nagic)
         .arg("build")
         .args(flags(backend).ok_or_else(|| format!("unknown backend {backend}"))?)
@@ -67,7 +93,68 @@ fn run(nagic: &Path, backend: &str, source: &Path, dir: &Path) -> Result<Outcome
     if !built.status.success() {
         return Err(format!("nagic build failed on {backend}:\n{}", String::from_utf8_lossy(&built.stderr)));
     }
-    wait(Command::new(&exe), backend)
+    let run_one = |selection: Option<usize>| {
+        let mut command = Command::new(&exe);
+        select(&mut command, selection);
+        wait(command, backend)
+    };
+    selections.iter().map(|&s| run_one(s)).collect()
+}
+
+/// Writes the program `text` (its files, and the Low of its test build when it has tests) into
+/// `dir` and runs it on every backend: `main`, then each test.
+fn run_program(o: &Options, dir: &Path, text: &str) -> Vec<(String, Runs)> {
+    let every = |result: &Result<(), String>| {
+        o.backends.iter().map(|b| (b.clone(), result.clone().map(|()| Vec::new()))).collect()
+    };
+    let tests = match write_program(dir, text) {
+        Ok(tests) => tests,
+        Err(e) => return every(&Err(e)),
+    };
+    let (program, low) = (dir.join(PROGRAM), dir.join(TESTS));
+    let each_test: Vec<Option<usize>> = (0..tests).map(Some).collect();
+    let runs = |backend: &String| {
+        let mut outcomes = run(&o.nagic, backend, &program, dir, &[None])?;
+        if tests > 0 {
+            outcomes.extend(run(&o.nagic, backend, &low, dir, &each_test)?);
+        }
+        Ok(outcomes)
+    };
+    o.backends.iter().map(|b| (b.clone(), runs(b))).collect()
+}
+
+/// Writes the files of the program `text` into `dir` (the main file as [`PROGRAM`], each module
+/// beside it) and, when it has tests, the Low of its test build as [`TESTS`]; returns how many
+/// tests it has.
+fn write_program(dir: &Path, text: &str) -> Result<usize, String> {
+    let files = nagi_progen::files(text);
+    let _ = std::fs::remove_file(dir.join("lib.nagi"));
+    let write =
+        |name: &str, text: &str| std::fs::write(dir.join(name), text).map_err(|e| format!("cannot write {name}: {e}"));
+    write(PROGRAM, &files.main)?;
+    for (path, module) in &files.modules {
+        write(&format!("{path}.nagi"), module)?;
+    }
+    let (module, tests) =
+        nagi_progen::compile_tests(text, "prog").map_err(|e| format!("the test build does not compile:\n{e}"))?;
+    if tests > 0 {
+        write(TESTS, &nagi_low::print_module(&module, None))?;
+    }
+    Ok(tests)
+}
+
+/// Saves the program `text` for a person: `OUT/NAME.nagi` (all its files in one text) and the
+/// files to run in `OUT/NAME/`.
+fn save(out: &Path, name: &str, text: &str) {
+    let _ = std::fs::write(out.join(format!("{name}.nagi")), text);
+    let dir = out.join(name);
+    let files = nagi_progen::files(text);
+    if std::fs::create_dir_all(&dir).is_ok() {
+        let _ = std::fs::write(dir.join(PROGRAM), &files.main);
+        for (path, module) in &files.modules {
+            let _ = std::fs::write(dir.join(format!("{path}.nagi")), module);
+        }
+    }
 }
 
 /// Runs `command` with a 10 s limit and collects what it did.
@@ -87,10 +174,11 @@ fn wait(mut command: Command, backend: &str) -> Result<Outcome, String> {
     }
     let output = child.wait_with_output().map_err(|e| e.to_string())?;
     let stderr = String::from_utf8_lossy(&output.stderr);
+    let trap = stderr.find("error:").filter(|&at| at == 0 || stderr[..at].ends_with('\n'));
     Ok(Outcome {
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         status: output.status.code(),
-        trap: stderr.lines().find(|l| l.starts_with("error:")).map(str::to_owned),
+        trap: trap.map(|at| stderr[at..].to_string()),
     })
 }
 
@@ -139,21 +227,19 @@ fn main() -> std::process::ExitCode {
         return std::process::ExitCode::from(2);
     }
     let (mut same, mut differ, mut errors, mut traps) = (0u64, 0u64, 0u64, 0u64);
+    let (mut tests, mut failed_tests) = (0u64, 0u64);
     let started = Instant::now();
     for seed in o.seed..o.seed + o.count {
         let text = nagi_progen::from_seed(seed, 4096);
-        let source = work.join("prog.nagi");
-        if std::fs::write(&source, &text).is_err() {
-            errors += 1;
-            continue;
-        }
-        let results: Vec<(String, Result<Outcome, String>)> =
-            o.backends.iter().map(|b| (b.clone(), run(&o.nagic, b, &source, &work))).collect();
+        let results = run_program(&o, &work, &text);
         let reference = &results[0].1;
-        let all_same = results.iter().all(|(_, r)| r == reference);
-        if all_same && reference.is_ok() {
+        if results.iter().all(|(_, r)| r == reference)
+            && let Ok(runs) = reference
+        {
             same += 1;
-            traps += u64::from(reference.as_ref().is_ok_and(|r| r.trap.is_some()));
+            traps += u64::from(runs[0].trap.is_some());
+            tests += runs.len() as u64 - 1;
+            failed_tests += runs[1..].iter().filter(|r| r.status != Some(0)).count() as u64;
             continue;
         }
         if results.iter().any(|(_, r)| r.is_err()) {
@@ -165,23 +251,21 @@ fn main() -> std::process::ExitCode {
         for (backend, result) in &results {
             report.push_str(&format!("== {backend}\n{result:#?}\n"));
         }
-        let _ = std::fs::write(o.out.join(format!("seed-{seed}.nagi")), &text);
+        save(&o.out, &format!("seed-{seed}"), &text);
         let _ = std::fs::write(o.out.join(format!("seed-{seed}.txt")), &report);
         if results.iter().all(|(_, r)| r.is_ok()) {
             // Shrink to what still makes the executors disagree (each try rebuilds on all).
             let reduced = nagi_progen::reduce::reduce(&text, &mut |candidate| {
-                std::fs::write(&source, candidate).is_ok() && {
-                    let outcomes: Vec<_> = o.backends.iter().map(|b| run(&o.nagic, b, &source, &work)).collect();
-                    outcomes.iter().all(Result::is_ok) && outcomes.iter().any(|r| r != &outcomes[0])
-                }
+                let outcomes = run_program(&o, &work, candidate);
+                outcomes.iter().all(|(_, r)| r.is_ok()) && outcomes.iter().any(|(_, r)| r != &outcomes[0].1)
             });
-            let _ = std::fs::write(o.out.join(format!("seed-{seed}.min.nagi")), &reduced);
+            save(&o.out, &format!("seed-{seed}.min"), &reduced);
         }
         eprintln!("seed {seed}: results differ or an executor failed; see {}/seed-{seed}.txt", o.out.display());
     }
     println!(
-        "{} programs ({}): {same} identical on every backend ({traps} of them trap), {differ} differ, {errors} \
-         failed to build or run; {:.0} s",
+        "{} programs ({}): {same} identical on every backend ({traps} of them trap in `main`; {tests} tests, \
+         {failed_tests} of them fail), {differ} differ, {errors} failed to build or run; {:.0} s",
         o.count,
         o.backends.join(", "),
         started.elapsed().as_secs_f64()

@@ -1,5 +1,7 @@
 //! Enums and `match` in generated programs: enum locals, matches on enums (bindings copied or
 //! borrowed, `|`, `_`, qualified and unqualified patterns) and on integers, strings and bools.
+//! Enum types and values are named as the file may (`lib.Tok.End` where the main file does not
+//! import `Tok`), and patterns name the enum only where it is unqualified.
 
 use arbitrary::Result;
 
@@ -15,17 +17,14 @@ impl Gen<'_, '_> {
         let name = self.fresh("e");
         let keyword = if mutable { "var" } else { "let" };
         if self.u.arbitrary()? {
-            self.line(&format!("{keyword} {name}: {} = {value}", ty.name()));
+            let shown = self.ty_text(ty)?;
+            self.line(&format!("{keyword} {name}: {shown} = {value}"));
         } else {
             self.line(&format!("{keyword} {name} = {value}"));
         }
         self.declare(Var { name: name.clone(), ty, mutable, array: false });
         if self.u.ratio(1, 2)? {
-            let read = match ty {
-                Ty::Tok => format!("tok_text({name})"),
-                Ty::Light => format!("light_name({name})"),
-                _ => format!("item_value({name})"),
-            };
+            let read = self.enum_read(ty, &name)?;
             self.line(&format!("print({read})"));
         }
         Ok(())
@@ -58,9 +57,11 @@ impl Gen<'_, '_> {
                 let n = self.expr(Ty::I64, 1)?;
                 let fields =
                     if self.u.arbitrary()? { format!("tag: {tag}, n: {n}") } else { format!("n: {n}, tag: {tag}") };
-                self.line(&format!("let {q} = Q {{ {fields} }}"));
+                let class = self.q("Q")?;
+                self.line(&format!("let {q} = {class} {{ {fields} }}"));
                 if self.u.arbitrary()? {
-                    self.line(&format!("print({q}.n + tok_score({q}.tag))"));
+                    let score = self.q("tok_score")?;
+                    self.line(&format!("print({q}.n + {score}({q}.tag))"));
                 }
                 (Ty::Tok, format!("{q}.tag"), Scrutinee::Free)
             }
@@ -87,8 +88,12 @@ impl Gen<'_, '_> {
             let mut binding = None;
             for &index in group {
                 let (variant, payload) = variants[index];
-                let written =
-                    if self.u.ratio(1, 3)? { format!("{}.{variant}", ty.name()) } else { variant.to_string() };
+                // A pattern names the enum only as this file may write it unqualified.
+                let written = if self.names_unqualified(ty.name()) && self.u.ratio(1, 3)? {
+                    format!("{}.{variant}", ty.name())
+                } else {
+                    variant.to_string()
+                };
                 patterns.push(match payload {
                     Payload::Nothing => written,
                     // A name is bound only in an arm of one pattern (H317 otherwise).
@@ -216,8 +221,14 @@ impl Gen<'_, '_> {
             self.line(&format!("{pattern} => {{"));
             let guard = binding.as_ref().is_some_and(|(_, payload)| payload.borrowed());
             self.block(|g| {
-                if let Some((name, Payload::Of(ty))) = &binding {
-                    g.declare(Var { name: name.clone(), ty: *ty, mutable: false, array: false });
+                match &binding {
+                    Some((name, Payload::Of(ty))) => {
+                        g.declare(Var { name: name.clone(), ty: *ty, mutable: false, array: false })
+                    }
+                    Some((name, Payload::ClassP)) => {
+                        g.declare(Var { name: name.clone(), ty: Ty::P, mutable: false, array: false })
+                    }
+                    _ => {}
                 }
                 for line in &prints {
                     g.line(line);
@@ -277,21 +288,32 @@ impl Gen<'_, '_> {
             return self.variant_value(ty, index, d);
         }
         Ok(match ty {
-            Ty::Tok => format!("tok_of({})", self.expr(Ty::I64, d)?),
-            Ty::Light => format!("light_next({})", self.enum_arg(Ty::Light, d)?),
-            _ => format!("item_of({})", self.enum_arg(Ty::Tok, d)?),
+            Ty::Tok => format!("{}({})", self.q("tok_of")?, self.expr(Ty::I64, d)?),
+            Ty::Light => format!("{}({})", self.q("light_next")?, self.enum_arg(Ty::Light, d)?),
+            _ => format!("{}({})", self.q("item_of")?, self.enum_arg(Ty::Tok, d)?),
         })
     }
 
     /// `Enum.Variant` or `Enum.Variant(payload)`, the payload at most `d` operators deep.
     pub(super) fn variant_value(&mut self, ty: Ty, index: usize, d: u32) -> Result<String> {
         let (variant, payload) = ty.variants()[index];
-        let enum_name = ty.name();
+        let enum_name = self.q(ty.name())?;
         Ok(match payload {
             Payload::Nothing => format!("{enum_name}.{variant}"),
             Payload::Of(t) => format!("{enum_name}.{variant}({})", self.expr(t, d)?),
             Payload::ClassP => format!("{enum_name}.{variant}({})", self.p_literal(d.min(1))?),
         })
+    }
+
+    /// A call of the prelude helper that reads an enum value `arg` of `ty` into something
+    /// printable (`tok_text`, `light_name`, `item_value`).
+    pub(super) fn enum_read(&mut self, ty: Ty, arg: &str) -> Result<String> {
+        let helper = match ty {
+            Ty::Tok => "tok_text",
+            Ty::Light => "light_name",
+            _ => "item_value",
+        };
+        Ok(format!("{}({arg})", self.q(helper)?))
     }
 
     /// An enum argument of a helper, which borrows it: a local as it is (not cloned), or an

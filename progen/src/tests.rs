@@ -1,15 +1,18 @@
-//! The generator's tests: every seeded program checks and lowers, and the forms each part of
-//! the language should produce appear.
+//! The generator's tests: every seeded program checks and lowers (as a program and as a test
+//! build), and the forms each part of the language should produce appear in the first 300.
 
 use super::*;
 
+/// Every seeded program checks and lowers, as a program and as a test build.
 #[test]
 fn every_seeded_program_checks_and_lowers() {
     for seed in 0..300 {
         let text = from_seed(seed, 4096);
-        if let Err(diagnostics) = nagi_high::compile(&text, "gen") {
-            let rendered = nagi_low::diagnostic::render_all(&diagnostics, "gen.nagi", &text);
+        if let Err(rendered) = compile(&text, "gen") {
             panic!("seed {seed} does not check:\n{rendered}\n{text}");
+        }
+        if let Err(rendered) = compile_tests(&text, "gen") {
+            panic!("seed {seed} does not check as a test build:\n{rendered}\n{text}");
         }
     }
 }
@@ -76,6 +79,104 @@ fn enums_and_match_are_generated() {
     for (what, found) in checks {
         assert!(found(), "no program of the first 300 has {what}");
     }
+}
+
+/// The trimmed lines of the first 300 programs (all their files).
+fn lines_of_first_programs() -> Vec<String> {
+    let texts: Vec<String> = (0..300).map(|seed| from_seed(seed, 4096)).collect();
+    texts.iter().flat_map(|text| text.lines().map(|l| l.trim().to_string()).collect::<Vec<_>>()).collect()
+}
+
+/// Whether some array local of `element` (declared `var NAME: [element] = …`) is reordered by
+/// `method` in one of `lines`.
+fn reordered(lines: &[String], element: &str, method: &str) -> bool {
+    let declared = format!(": [{element}] = ");
+    let names: Vec<&str> = lines
+        .iter()
+        .filter(|l| l.starts_with("var xs") && l.contains(&declared))
+        .filter_map(|l| l.strip_prefix("var ")?.split(':').next())
+        .collect();
+    names.iter().any(|name| lines.iter().any(|l| l.starts_with(&format!("{name}.{method}"))))
+}
+
+/// Failing functions, `try`, `fail`, tests and assertions appear in the first 300 programs.
+#[test]
+fn failures_and_tests_are_generated() {
+    let all = lines_of_first_programs();
+    let any = |pred: &dyn Fn(&String) -> bool| all.iter().any(pred);
+    let checks: [(&str, bool); 14] = [
+        ("a failing function with a result", any(&|l| l.contains(") fails -> ") && l.ends_with('{'))),
+        ("a failing function without a result", any(&|l| l.contains(") fails {"))),
+        ("a failing function returning an option", any(&|l| l.contains(") fails -> i64? {"))),
+        ("`fail` with a literal status", any(&|l| l.starts_with("fail(4") || l.starts_with("fail(5"))),
+        ("`fail` with a status computed in range", any(&|l| l.starts_with("fail(400 + abs("))),
+        ("`fail` with any status", any(&|l| l.starts_with("fail(tap_i64(") || l.starts_with("fail(lib.tap_i64("))),
+        ("`try` of a call", any(&|l| l.contains("(try check") || l.contains("(try lib.check"))),
+        ("`try` of an operation", any(&|l| l.contains("(try ("))),
+        ("`try` as a statement", any(&|l| l.starts_with("try check") || l.starts_with("try lib.check"))),
+        ("an early `return`", any(&|l| l.starts_with("return none"))),
+        ("a test", any(&|l| l.starts_with("test \"") && l.ends_with('{'))),
+        ("`assert`", any(&|l| l.starts_with("assert("))),
+        ("`assert_eq`", any(&|l| l.starts_with("assert_eq("))),
+        ("a call of a generated function", any(&|l| l.contains("calc") && !l.contains("fn calc"))),
+    ];
+    for (what, found) in checks {
+        assert!(found, "no program of the first 300 has {what}");
+    }
+}
+
+/// The array library on every element type it orders, `sort_by` on a class (twice in a row
+/// too), `reverse`, `contains` and `slice` of arrays appear in the first 300 programs.
+#[test]
+fn the_array_library_is_generated() {
+    let all = lines_of_first_programs();
+    for element in ["i32", "i64", "f64", "String"] {
+        assert!(reordered(&all, element, "sort()"), "no array of {element} is sorted");
+    }
+    assert!(
+        reordered(&all, "P", "sort_by(") || reordered(&all, "lib.P", "sort_by("),
+        "no array of P is sorted by a field"
+    );
+    let twice = all.windows(2).any(|w| w[0].contains(".sort_by(") && w[1].contains(".sort_by("));
+    assert!(twice, "no array is sorted by one field, then another");
+    assert!(reordered(&all, "Tok", "reverse()") || reordered(&all, "Item", "reverse()"), "no enum array is reversed");
+    let array_method = |method: &str| {
+        all.iter().any(|l| {
+            l.split(&format!(".{method}(")).next().is_some_and(|before| {
+                before.rsplit(|c: char| !c.is_ascii_alphanumeric()).next().is_some_and(|name| name.starts_with("xs"))
+            })
+        })
+    };
+    assert!(array_method("contains"), "no array's `contains`");
+    assert!(array_method("slice"), "no array's `slice`");
+    assert!(all.iter().any(|l| l.starts_with("for x") && l.contains(".slice(")), "no loop over a slice");
+}
+
+/// Programs with a module `lib` appear in the first 300, using it every way the generator
+/// knows.
+#[test]
+fn modules_are_generated() {
+    let all = lines_of_first_programs();
+    let any = |pred: &dyn Fn(&String) -> bool| all.iter().any(pred);
+    let checks: [(&str, bool); 9] = [
+        ("a module", any(&|l| l == MODULE_LINE)),
+        ("`import lib`", any(&|l| l == "import lib")),
+        ("`import lib.{…}`", any(&|l| l.starts_with("import lib.{"))),
+        ("a `pub` function of the module", any(&|l| l.starts_with("pub fn calc") || l.starts_with("pub fn check"))),
+        ("a private function of the module", any(&|l| l.starts_with("fn calc") || l.starts_with("fn check"))),
+        ("a qualified call", any(&|l| l.contains("lib.calc") || l.contains("lib.check"))),
+        ("a qualified class literal", any(&|l| l.contains("lib.P { "))),
+        ("a qualified variant", any(&|l| l.contains("lib.Tok.") || l.contains("lib.Item."))),
+        ("a qualified type", any(&|l| l.contains(": lib.Tok") || l.contains(": [lib."))),
+    ];
+    for (what, found) in checks {
+        assert!(found, "no program of the first 300 has {what}");
+    }
+    // A test inside the module: its lines come after the module's line in its program.
+    let in_lib = (0..300).map(|seed| from_seed(seed, 4096)).any(|text| {
+        text.split_once(MODULE_LINE).is_some_and(|(_, module)| module.lines().any(|l| l.starts_with("test \"")))
+    });
+    assert!(in_lib, "no module has a test");
 }
 
 #[test]

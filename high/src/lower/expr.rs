@@ -31,9 +31,11 @@ impl FnCx<'_> {
             ExprKind::Builtin { builtin: Builtin::Assert, args } => self.assert(&args[0], &args[1]),
             ExprKind::Builtin { builtin: Builtin::AssertEq, args } => self.assert_eq(&args[0], &args[1], &args[2]),
             ExprKind::Push { array, value } => {
-                let value = self.operand(value);
+                let held = self.in_flight.len();
+                let value = self.held_operand(value);
                 let array = self.place_base(array, true, expr.span);
                 self.emit(OpKind::ArrayPush { array, value });
+                self.in_flight.truncate(held);
             }
             ExprKind::Reorder { row, array, key } => {
                 let array = self.borrow_mut_arg(array, expr.span);
@@ -85,6 +87,19 @@ impl FnCx<'_> {
                 Operand::Local(dest)
             }
         }
+    }
+
+    /// [`FnCx::operand`] for an operation that evaluates other expressions before it is
+    /// emitted: an owned value is kept in flight, so that a failure meanwhile drops it; the
+    /// caller truncates [`FnCx::in_flight`] once the operation has taken it.
+    pub(super) fn held_operand(&mut self, expr: &Expr) -> Operand {
+        let operand = self.operand(expr);
+        if let Operand::Local(local) = operand
+            && !expr.ty.is_copy()
+        {
+            self.in_flight.push(local);
+        }
+        operand
     }
 
     /// A local holding `expr`'s value (see [`FnCx::operand`]).
@@ -283,8 +298,9 @@ impl FnCx<'_> {
                 // Evaluated as written, stored in declaration order.
                 self.pin_clobbered(&fields.iter().map(|(_, value)| value).collect::<Vec<_>>());
                 let mut slots: Vec<Option<Operand>> = vec![None; fields.len()];
+                let held = self.in_flight.len();
                 for (field, value) in fields {
-                    let operand = self.operand(value);
+                    let operand = self.held_operand(value);
                     if let Some(slot) = slots.get_mut(*field) {
                         *slot = Some(operand);
                     }
@@ -292,6 +308,7 @@ impl FnCx<'_> {
                 // The checker gives every field exactly once; a gap would fail verification.
                 let fields = slots.into_iter().map(|s| s.unwrap_or(Operand::Const(Constant::Unit))).collect();
                 self.emit(OpKind::New { dest, class: self.shared.types.classes[*class], fields });
+                self.in_flight.truncate(held);
             }
             ExprKind::Unary { op, operand } => {
                 let ty = operand.ty.scalar().unwrap_or(ScalarType::I64);

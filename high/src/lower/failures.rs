@@ -79,8 +79,13 @@ impl FnCx<'_> {
         }
     }
 
-    /// Drops everything still owned and returns `none`.
+    /// Drops everything still owned (values in flight too) and returns `none`.
     fn return_failure(&mut self) {
+        // Counted as moved, but the operation that takes them comes after this failure: on
+        // this path they are still owned. The states stay as they are for the path that goes on.
+        for local in self.in_flight.clone().into_iter().rev() {
+            self.emit(OpKind::Drop { local });
+        }
         self.unwind_all();
         let none = self.temp(self.f.ret.clone());
         self.emit(OpKind::OptionNone { dest: none });

@@ -275,15 +275,19 @@ impl FnCx<'_> {
                 }
             }
             Place::Field(base, field) => {
-                let value = self.operand(value);
+                let held = self.in_flight.len();
+                let value = self.held_operand(value);
                 let object = self.place_base(base, true, value_span);
                 self.emit(OpKind::FieldSet { object, field: *field as u32, value });
+                self.in_flight.truncate(held);
             }
             Place::Index(base, index) => {
-                let value = self.operand(value);
+                let held = self.in_flight.len();
+                let value = self.held_operand(value);
                 let array = self.place_base(base, true, value_span);
                 let index = self.operand(index);
                 self.emit(OpKind::ArraySet { array, index, value });
+                self.in_flight.truncate(held);
             }
         }
     }

@@ -1,0 +1,146 @@
+//! The array library in generated programs: `sort` of arrays of numbers and strings (floats
+//! with NaN of either sign, ±0.0 and ±inf among them), `sort_by` of arrays of `P` by each of its
+//! fields, sometimes twice in a row (the second keeps the first's order among equal keys, so
+//! stability shows), `reverse` of arrays of any element, `contains`, and `slice` with ranges in
+//! and out of range (out of range traps). A reordered array is usually printed element by
+//! element, so a wrong order shows in the output.
+
+use arbitrary::Result;
+
+use super::*;
+
+impl Gen<'_, '_> {
+    /// A statement of the array library: an array reordered in place and printed, a slice of
+    /// one kept in a new local, or a loop over a slice.
+    pub(super) fn array_stmt(&mut self, depth: u32) -> Result<()> {
+        match self.u.int_in_range(0..=4)? {
+            0..=2 => self.reorder(),
+            4 if depth < 3 => self.slice_loop(depth),
+            _ => self.slice_local(),
+        }
+    }
+
+    /// `sort`, `sort_by` or `reverse` of an array local that may change here (not iterated,
+    /// no element borrowed by a `match` arm), or of a new array of edge values.
+    fn reorder(&mut self) -> Result<()> {
+        let iterating = self.iterating.clone();
+        let array = match self.pick_var(|v| v.array && v.mutable && !iterating.contains(&v.name))? {
+            Some(array) => array,
+            None => self.sortable_array()?,
+        };
+        let xs = array.name.clone();
+        match array.ty {
+            ty if ty.ordered() && self.u.ratio(3, 4)? => self.line(&format!("{xs}.sort()")),
+            Ty::P if self.u.ratio(3, 4)? => {
+                let first = *self.u.choose(&["a", "b", "c"])?;
+                self.line(&format!("{xs}.sort_by({first})"));
+                if self.u.ratio(1, 2)? {
+                    let second = *self.u.choose(&["a", "b", "c"])?;
+                    self.line(&format!("{xs}.sort_by({second})"));
+                }
+            }
+            _ => self.line(&format!("{xs}.reverse()")),
+        }
+        if self.u.ratio(2, 3)? {
+            self.print_elements(&array)?;
+        }
+        Ok(())
+    }
+
+    /// A new array local of a type the library orders, or of `P`, with two to six elements of
+    /// shallow expressions (edge constants repeat, so equal keys are common).
+    fn sortable_array(&mut self) -> Result<Var> {
+        let ty = *self.u.choose(&[Ty::I32, Ty::I64, Ty::F64, Ty::F64, Ty::Str, Ty::P])?;
+        let len = self.u.int_in_range(2..=6)?;
+        let mut items = Vec::new();
+        for _ in 0..len {
+            items.push(self.expr(ty, 1)?);
+        }
+        let name = self.fresh("xs");
+        let element = self.ty_text(ty)?;
+        self.line(&format!("var {name}: [{element}] = [{}]", items.join(", ")));
+        let var = Var { name, ty, mutable: true, array: true };
+        self.declare(var.clone());
+        Ok(var)
+    }
+
+    /// Prints the elements of `array` in order, one line each (a `P` as its three fields), or a
+    /// string array joined on one line.
+    fn print_elements(&mut self, array: &Var) -> Result<()> {
+        let xs = &array.name;
+        if array.ty == Ty::Str && self.u.ratio(1, 2)? {
+            self.line(&format!("print({xs}.join(\",\"))"));
+            return Ok(());
+        }
+        let x = self.fresh("x");
+        let value = match array.ty {
+            Ty::P => format!("to_string({x}.a) + \" \" + to_string({x}.b) + \" \" + {x}.c"),
+            ty if ty.is_enum() => self.enum_read(ty, &x)?,
+            _ => x.clone(),
+        };
+        self.line(&format!("for {x} in {xs} {{"));
+        self.indent += 1;
+        self.line(&format!("print({value})"));
+        self.indent -= 1;
+        self.line("}");
+        Ok(())
+    }
+
+    /// `xs.slice(start, end)` of the array local `array`: mostly a range computed from its
+    /// length (empty, whole, halves, thirds), sometimes one that is out of range when the array
+    /// is empty, or any range (usually out of range, which traps).
+    pub(super) fn slice(&mut self, array: &Var) -> Result<String> {
+        let xs = &array.name;
+        let (start, end) = match self.u.int_in_range(0..=11)? {
+            0 | 1 => ("0".to_string(), format!("{xs}.len()")),
+            2 | 3 => (format!("{xs}.len() / 2"), format!("{xs}.len()")),
+            4 | 5 => ("0".to_string(), format!("{xs}.len() / 2")),
+            6 | 7 => (format!("{xs}.len() / 3"), format!("{xs}.len() - {xs}.len() / 3")),
+            8 => (format!("{xs}.len()"), format!("{xs}.len()")),
+            9 => (format!("min(1, {xs}.len())"), format!("{xs}.len()")),
+            10 => ("1".to_string(), format!("{xs}.len()")),
+            _ => (self.expr(Ty::I64, 1)?, self.expr(Ty::I64, 1)?),
+        };
+        Ok(format!("{xs}.slice({start}, {end})"))
+    }
+
+    /// `var ys: [T] = xs.slice(…)`, sometimes printed.
+    fn slice_local(&mut self) -> Result<()> {
+        let Some(array) = self.pick_var(|v| v.array)? else { return self.reorder() };
+        let slice = self.slice(&array)?;
+        let name = self.fresh("xs");
+        let element = self.ty_text(array.ty)?;
+        self.line(&format!("var {name}: [{element}] = {slice}"));
+        let var = Var { name, ty: array.ty, mutable: true, array: true };
+        self.declare(var.clone());
+        if self.u.ratio(1, 2)? {
+            self.print_elements(&var)?;
+        }
+        Ok(())
+    }
+
+    /// `for x in xs.slice(…) { … }`: the loop runs over a new array, so the body may change `xs`.
+    fn slice_loop(&mut self, depth: u32) -> Result<()> {
+        let Some(array) = self.pick_var(|v| v.array)? else { return self.reorder() };
+        let slice = self.slice(&array)?;
+        let x = self.fresh("x");
+        self.line(&format!("for {x} in {slice} {{"));
+        let n = self.u.int_in_range(1..=2)?;
+        self.block(|g| {
+            g.declare(Var { name: x.clone(), ty: array.ty, mutable: false, array: false });
+            g.loops += 1;
+            let result = (0..n).try_for_each(|_| g.stmt(depth + 1));
+            g.loops -= 1;
+            result
+        })?;
+        self.line("}");
+        Ok(())
+    }
+
+    /// `xs.contains(x)` on an array local of a type the library compares (or on a slice of it).
+    pub(super) fn contains(&mut self, array: &Var, d: u32) -> Result<String> {
+        let x = self.expr(array.ty, d)?;
+        let receiver = if self.u.ratio(1, 4)? { self.slice(array)? } else { array.name.clone() };
+        Ok(format!("{receiver}.contains({x})"))
+    }
+}
