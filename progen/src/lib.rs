@@ -20,13 +20,15 @@
 //! `match` on them with copied and borrowed bindings, `|`, `_`, qualified and unqualified
 //! patterns in any order, `match` on integers (edge literals), strings and booleans, and
 //! `break`/`continue` inside arms in loops. Every arm prints, so a wrong branch shows in the
-//! output. Then (`failures.rs`, `testing.rs`, `arrays.rs`, `modules.rs`): generated functions of
+//! output. Then (`failures.rs`, `testing.rs`, `arrays.rs`, `maps.rs`, `modules.rs`): generated functions of
 //! random parameters and bodies, half of them declared `fails` and failing on a computed
 //! condition with a literal, computed or out-of-range status, called with `try` (of a call, of
 //! a parenthesized operation, as a statement) and left early with `return`; `test` blocks with
 //! `assert` and `assert_eq` that sometimes fail; the array library (`sort` of numbers with edge
 //! floats and of strings, `sort_by` each field of a class, twice for stability, `reverse`,
-//! `contains`, `slice` in and out of range), with the reordered elements printed; and, in a
+//! `contains`, `slice` in and out of range), with the reordered elements printed; maps
+//! (`insert` over repeating keys, `get`, `remove`, `contains`, `len`, clones and
+//! `for k, v in m`, printed in order); and, in a
 //! third of the programs, a module `lib` holding the prelude, functions and a test, used
 //! qualified and through `import lib.{…}`. Traps (division by zero, an index or a slice out of
 //! range, a failed assertion, a test's failure) are part of the behaviour to compare, not
@@ -36,6 +38,7 @@ use arbitrary::{Result, Unstructured};
 
 mod arrays;
 mod failures;
+mod maps;
 mod matching;
 mod modules;
 mod prelude;
@@ -331,7 +334,7 @@ impl Gen<'_, '_> {
             return Ok(());
         }
         self.budget -= 1;
-        let choice = self.u.int_in_range(0..=20)?;
+        let choice = self.u.int_in_range(0..=21)?;
         match choice {
             0..=2 => self.declare_scalar(),
             3 => self.declare_array(),
@@ -349,6 +352,7 @@ impl Gen<'_, '_> {
             17 | 18 => self.array_stmt(depth),
             19 => self.exit_stmt(),
             20 if self.body.fails || self.u.ratio(1, 8)? => self.assertion(),
+            21 => self.map_stmt(),
             _ => self.print_expr(),
         }
     }

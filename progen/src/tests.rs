@@ -186,3 +186,14 @@ fn programs_differ_by_seed_and_repeat_for_one_seed() {
     let text = from_seed(7, 4096);
     assert!(text.contains("fn main() {"), "{text}");
 }
+
+/// Every map operation the generator writes appears in the first 300 programs.
+#[test]
+fn maps_are_generated() {
+    let texts: Vec<String> = (0..300).map(|seed| from_seed(seed, 4096)).collect();
+    for form in ["= Map.new()", ".insert(", ".get(", ".remove(", ".contains(", ".len())", ".clone() {"] {
+        let count = texts.iter().filter(|text| text.contains(form) && text.contains("Map<")).count();
+        assert!(count > 0, "no program of the first 300 with a map has `{form}`");
+    }
+    assert!(texts.iter().any(|t| t.lines().any(|l| l.trim_start().starts_with("for k") && l.contains(", v"))));
+}

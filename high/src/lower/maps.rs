@@ -32,10 +32,14 @@ impl FnCx<'_> {
                 }
             }
             ExprKind::MapInsert { map, key, value } => {
-                let key = self.operand(key);
-                let value = self.operand(value);
+                // The key and the value are in flight until the insert takes them: a failure
+                // while the value or the map's place is computed drops them.
+                let held = self.in_flight.len();
+                let key = self.held_operand(key);
+                let value = self.held_operand(value);
                 let map = self.borrow_mut_arg(map, expr.span);
                 self.emit(OpKind::MapInsert { map, key, value });
+                self.in_flight.truncate(held);
                 self.emit(OpKind::Const { dest, value: Constant::Unit });
             }
             ExprKind::MapRemove { map, key } => {
