@@ -28,14 +28,20 @@ mkdir -p "$corpus"
 shopt -s nullglob globstar
 if [ "$target" = high_check ]; then
   seeds=("$repo"/golden/high/**/*.nagi "$repo"/examples/*.nagi)
-  dict=()
+  flags=()
 elif [ "$target" = progen_run ]; then
-  # The generator reads any bytes; libFuzzer's own inputs are the corpus.
+  # The generator reads any bytes; libFuzzer's own inputs are the corpus. Its inputs start at a
+  # few bytes and grow slowly (14 bytes after 10 minutes, a `main` of a few statements), so the
+  # corpus starts with inputs of random bytes as long as a seeded program's (4 KiB, written
+  # once), and the length limit is max_len at once.
   seeds=()
-  dict=()
+  flags=(-len_control=0)
+  for i in $(seq 1 16); do
+    [ -e "$corpus/random-$i" ] || head -c 4096 /dev/urandom >"$corpus/random-$i"
+  done
 else
   seeds=("$repo"/golden/low/**/*.low "$fuzz_dir"/seeds/*.low)
-  dict=(-dict="$fuzz_dir/low.dict")
+  flags=(-dict="$fuzz_dir/low.dict")
 fi
 for f in "${seeds[@]}"; do
   name="${f#"$repo"/}"
@@ -45,4 +51,4 @@ done
 # cargo fuzz passes -Z flags to rustc: RUSTC_BOOTSTRAP=1 lets the stable compiler take them.
 cd "$repo"
 RUSTC_BOOTSTRAP=1 exec cargo fuzz run --sanitizer "$sanitizer" "$target" "$corpus" -- \
-  -max_total_time="$seconds" -max_len=8192 -timeout=10 "${dict[@]}" -print_final_stats=1 "$@"
+  -max_total_time="$seconds" -max_len=8192 -timeout=10 "${flags[@]}" -print_final_stats=1 "$@"

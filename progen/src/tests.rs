@@ -179,6 +179,17 @@ fn modules_are_generated() {
     assert!(in_lib, "no module has a test");
 }
 
+/// A program's text splits into its files at each `// file:` line, which belongs to neither;
+/// a text without one is a main file alone.
+#[test]
+fn a_program_text_splits_into_its_files() {
+    let split = files("import lib\nfn main() {\n}\n// file: lib.nagi\npub fn f() {\n}\n");
+    assert_eq!(split.main, "import lib\nfn main() {\n}\n");
+    assert_eq!(split.modules, [("lib".to_string(), "pub fn f() {\n}\n".to_string())]);
+    let alone = files("fn main() {\n}\n");
+    assert_eq!((alone.main.as_str(), alone.modules.len()), ("fn main() {\n}\n", 0));
+}
+
 #[test]
 fn programs_differ_by_seed_and_repeat_for_one_seed() {
     assert_eq!(from_seed(7, 4096), from_seed(7, 4096));
