@@ -21,6 +21,16 @@ use serde::{Deserialize, Serialize};
 
 use crate::{ops, trap};
 
+/// A map key whose type is known only when the program runs: what the LLVM path's index
+/// (`cabi::maps`) and the JSON decoder of maps (`shaped_json`) hash.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Key {
+    /// An `i64` key.
+    I64(i64),
+    /// A `String` key.
+    Str(Box<str>),
+}
+
 /// A map from `K` (`i64` or `String`) to `V`, in insertion order ([module docs](self)).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(transparent)]

@@ -23,6 +23,8 @@ use std::sync::{Mutex, PoisonError};
 use serde::de::{self, DeserializeSeed, Deserializer, Expected, MapAccess, SeqAccess, Unexpected, Visitor};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 
+use crate::map::Key;
+
 /// What kind of value a [`Shape`] describes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -304,11 +306,11 @@ impl<'de, S: Shape> Visitor<'de> for MapVisitor<S> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut entries: indexmap::IndexMap<MapKey, Value> = indexmap::IndexMap::new();
+        let mut entries: indexmap::IndexMap<Key, Value> = indexmap::IndexMap::new();
         loop {
             let key = match self.0.kind() {
-                Kind::MapI64 => map.next_key::<i64>()?.map(MapKey::I64),
-                _ => map.next_key::<String>()?.map(MapKey::Str),
+                Kind::MapI64 => map.next_key::<i64>()?.map(Key::I64),
+                _ => map.next_key::<String>()?.map(|k| Key::Str(k.into())),
             };
             let Some(key) = key else { break };
             let value = map.next_value_seed(Seed(self.0.inner()))?;
@@ -317,19 +319,12 @@ impl<'de, S: Shape> Visitor<'de> for MapVisitor<S> {
         let entries = entries
             .into_iter()
             .map(|(k, v)| match k {
-                MapKey::I64(k) => (Value::I64(k), v),
-                MapKey::Str(k) => (Value::Str(k), v),
+                Key::I64(k) => (Value::I64(k), v),
+                Key::Str(k) => (Value::Str(k.into()), v),
             })
             .collect();
         Ok(Value::Map(entries))
     }
-}
-
-/// A decoded map key, hashed while the entries are collected.
-#[derive(PartialEq, Eq, Hash)]
-enum MapKey {
-    I64(i64),
-    Str(String),
 }
 
 /// `Option<T>`'s visitor, as serde's own.

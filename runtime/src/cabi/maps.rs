@@ -11,6 +11,7 @@
 use indexmap::IndexMap;
 
 use super::{RawArray, RawString, nagi_rt_free, nagi_rt_grow, text_unchecked};
+use crate::map::Key;
 
 /// A map as emitted code lays it out: `{ [K] keys, [V] values, i8* index }`.
 #[repr(C)]
@@ -22,13 +23,6 @@ pub struct RawMap {
     pub values: RawArray,
     /// The index from key to position; null while the map has never held an entry.
     pub index: *mut Index,
-}
-
-/// A key as the index hashes it.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-enum Key {
-    I64(i64),
-    Str(Box<str>),
 }
 
 /// The index of a map of emitted code: its keys, in position order.
