@@ -95,7 +95,14 @@ fn run_program(
     }
     passes::optimize(&mut module, pass_options, Default::Optimize, |_, _, _| {})?;
     let stem = program.file_stem().and_then(|s| s.to_str()).unwrap_or("tests");
-    let exe = checkout().join("target/nagic-test").join(format!("{stem}-{}", backend_name(backend)));
+    let dir = checkout().join("target/nagic-test");
+    // The LLVM path writes its object file beside the executable, so the directory must exist
+    // first (a fresh checkout has none).
+    std::fs::create_dir_all(&dir).map_err(|e| {
+        eprintln!("{}: error: cannot create the test builds' directory: {e}", dir.display());
+        Failure::Input
+    })?;
+    let exe = dir.join(format!("{stem}-{}", backend_name(backend)));
     backend.build(&module, program, &exe, target, &mut Timer::new(false))?;
     let mut outcomes = Vec::with_capacity(cases.len());
     for (i, case) in cases.into_iter().enumerate() {

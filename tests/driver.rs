@@ -147,15 +147,10 @@ const DATABASE_REPORT: &[&str] = &[
 
 /// Tests that use the database: each runs with the program's table in a fresh in-memory
 
-/// `nagic test` runs one at a time: on a fresh clone, concurrent first test builds on the LLVM
-/// path were seen to race ("1 program did not compile", passing on a rerun).
-static NAGIC_TEST: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 /// database (two tests insert the same key, and each counts one row), a transaction commits, and
 /// an assertion inside a transaction, a conflict and a failure each fail only their test. No
 /// database file is opened, not even the one `NAGI_DB` names.
 fn nagic_test_gives_each_test_an_empty_database(backend: Backend) {
-    let _one_at_a_time = NAGIC_TEST.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let dir = temp_dir("tested-db");
     let named = dir.join("service.db");
     let out = nagic_with_env(&["test", backend.flag(), "tests/fixtures/tested_db"], &[("NAGI_DB", &named)]);
@@ -175,7 +170,6 @@ fn nagic_test_gives_each_test_an_empty_database(backend: Backend) {
 /// `nagic test examples/blog`: the blog's tests, one of which opens an account in the database
 /// and authenticates with its token.
 fn nagic_test_runs_the_blog_tests(backend: Backend) {
-    let _one_at_a_time = NAGIC_TEST.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let out = nagic(&["test", backend.flag(), "examples/blog"]);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(out.status.success(), "{backend:?}: {stdout}{}", stderr(&out));
@@ -192,7 +186,6 @@ fn nagic_test_runs_the_blog_tests(backend: Backend) {
 /// given its values (earlier fields of a class literal, a value assigned or pushed while its
 /// place's index fails) ends each test with the failure, after what it printed before.
 fn nagic_test_fails_a_test_whose_failure_leaves_values_in_flight(backend: Backend) {
-    let _one_at_a_time = NAGIC_TEST.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let out = nagic(&["test", backend.flag(), "golden/high/failure_in_flight.nagi"]);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert_eq!(out.status.code(), Some(1), "{backend:?}: {stdout}{}", stderr(&out));
