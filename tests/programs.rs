@@ -5,7 +5,9 @@
 //! Expectations live in the program (Cranelift's `; run:` style): `// out: LINE` for each line
 //! of stdout in order, `// exit: N` for a non-zero exit status (a trap exits 101), and
 //! `// stderr: TEXT` for text stderr must contain. A program is runnable when it has at least
-//! one `// out:` or `// exit:` line. `// max-rss-mib: N` bounds the program's peak resident
+//! one `// out:` or `// exit:` line. `// backends: compiled` says the program runs only where
+//! it is compiled to an executable (it spawns tasks, which need the runtime's scheduler): on the
+//! interpreter and the JIT, `nagic run` must then refuse it with exit status 1 and a message. `// max-rss-mib: N` bounds the program's peak resident
 //! memory on every backend that builds an executable; the measured peak is printed.
 //!
 //! Every program runs on every backend both unoptimized (`-O0`) and through the default pass
@@ -27,6 +29,8 @@ use libtest_mimic::{Arguments, Failed, Trial};
 
 /// What a program says it does.
 struct Expected {
+    /// Whether only the backends that build an executable run the program.
+    compiled_only: bool,
     stdout: String,
     exit: i32,
     stderr: Vec<String>,
@@ -34,7 +38,8 @@ struct Expected {
 }
 
 fn expectations(text: &str) -> Option<Expected> {
-    let mut expected = Expected { stdout: String::new(), exit: 0, stderr: Vec::new(), max_rss_mib: None };
+    let mut expected =
+        Expected { compiled_only: false, stdout: String::new(), exit: 0, stderr: Vec::new(), max_rss_mib: None };
     let mut runnable = false;
     for line in text.lines() {
         let line = line.trim_start();
@@ -47,6 +52,11 @@ fn expectations(text: &str) -> Option<Expected> {
             runnable = true;
         } else if let Some(err) = line.strip_prefix("// stderr:") {
             expected.stderr.push(err.trim().to_string());
+        } else if let Some(which) = line.strip_prefix("// backends:") {
+            if which.trim() != "compiled" {
+                return None;
+            }
+            expected.compiled_only = true;
         } else if let Some(mib) = line.strip_prefix("// max-rss-mib:") {
             expected.max_rss_mib = Some(mib.trim().parse().ok()?);
         }
@@ -154,7 +164,11 @@ fn run(path: &Path, backend: Backend, opt: &str) -> Result<(), Failed> {
         let mut args = vec!["run"];
         args.extend_from_slice(backend.flags);
         args.extend_from_slice(&[opt, &name]);
-        (support::nagic(&args), None)
+        let out = support::nagic(&args);
+        if expected.compiled_only {
+            return refused(&name, backend, &out);
+        }
+        (out, None)
     } else {
         let (out, kib) = build_and_run(&name, backend, opt)?;
         (out, Some(kib))
@@ -184,6 +198,23 @@ fn run(path: &Path, backend: Backend, opt: &str) -> Result<(), Failed> {
         }
     }
     Ok(())
+}
+
+/// A program that only compiled backends run, on one that does not: `nagic run` must refuse it
+/// with status 1 and say why, without running any of it.
+fn refused(name: &str, backend: Backend, out: &std::process::Output) -> Result<(), Failed> {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(1) && out.stdout.is_empty() && stderr.contains("error[") && !stderr.contains("panicked")
+    {
+        return Ok(());
+    }
+    Err(format!(
+        "{name} runs only compiled, so {} must refuse it; it exited {:?}, stdout:\n{}--- stderr:\n{stderr}",
+        backend.name,
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout)
+    )
+    .into())
 }
 
 fn main() {

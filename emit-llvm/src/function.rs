@@ -465,6 +465,10 @@ impl<'a, 'ctx, 'm> FnEmitter<'a, 'ctx, 'm> {
             | OpKind::MapRef { .. }
             | OpKind::MapInsert { .. }
             | OpKind::MapRemove { .. } => self.map_op(&self.func.ops[op].kind)?,
+            kind @ (OpKind::ScopeNew { .. }
+            | OpKind::ScopeSpawn { .. }
+            | OpKind::ScopeEnd { .. }
+            | OpKind::TaskJoin { .. }) => self.task_op(op, kind)?,
             OpKind::ArrayNew { dest } => {
                 let zero = cx.layouts.llvm(self.ty(*dest)).const_zero();
                 self.store_local(*dest, zero)?;

@@ -168,6 +168,12 @@ fn drop_body<'ctx>(cx: &Cx<'ctx, '_>, f: FunctionValue<'ctx>, ty: &Type, p: Poin
             }
         }
         Type::Enum(e) => crate::enums::drop_body(cx, f, *e, p)?,
+        // A scope cancels its tasks; a task handle detaches its task (runtime `cabi::tasks`).
+        Type::Scope | Type::Task(_) => {
+            let handle = ir::load(b, cx.layouts.byte_ptr().into(), p, "handle")?;
+            let rt = if *ty == Type::Scope { Rt::ScopeDrop } else { Rt::TaskDrop };
+            runtime_calls::call(cx, rt, &[handle.into()])?;
+        }
         _ => {}
     }
     Ok(())

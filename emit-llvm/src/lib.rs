@@ -33,6 +33,7 @@ mod maps;
 mod ops;
 mod runtime_calls;
 mod service;
+mod tasks;
 #[cfg(test)]
 mod tests;
 mod types;
@@ -48,7 +49,7 @@ use inkwell::module::Linkage;
 use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine};
 use inkwell::types::{BasicMetadataTypeEnum, BasicType};
-use inkwell::values::FunctionValue;
+use inkwell::values::{FunctionValue, PointerValue};
 use la_arena::ArenaMap;
 use nagi_low::{Diagnostic, FuncId, Module, Type};
 
@@ -159,6 +160,8 @@ pub(crate) struct Cx<'ctx, 'm> {
     pub(crate) functions: ArenaMap<FuncId, FunctionValue<'ctx>>,
     /// The frame and frame functions of every async function (`frames.rs`).
     pub(crate) frames: ArenaMap<FuncId, frames::Frame<'ctx>>,
+    /// The task descriptor of every function the module spawns (`tasks.rs`).
+    pub(crate) tasks: ArenaMap<FuncId, PointerValue<'ctx>>,
     /// Runtime functions declared so far, by C name.
     pub(crate) runtime: RefCell<HashMap<&'static str, FunctionValue<'ctx>>>,
     /// Drop and clone glue functions declared so far, and those whose bodies are still to emit.
@@ -298,6 +301,7 @@ fn generate<'ctx>(
         layouts,
         functions: ArenaMap::default(),
         frames: ArenaMap::default(),
+        tasks: ArenaMap::default(),
         runtime: RefCell::new(HashMap::new()),
         glue: RefCell::new(glue::GlueTable::default()),
         descriptors: RefCell::new(descriptors::DescriptorTable::default()),
@@ -315,6 +319,7 @@ fn generate<'ctx>(
             cx.functions.insert(id, f);
         }
     }
+    cx.tasks = tasks::declare(&cx)?;
     let recursive = nagi_low::recursion::recursive_functions(low);
     for (id, func) in low.functions.iter() {
         function::define(&cx, id, func, recursive.contains(&id))?;

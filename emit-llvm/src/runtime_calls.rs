@@ -67,6 +67,14 @@ pub(crate) enum Rt {
     MapRemoveStr,
     MapIndexFree,
     MapIndexClone,
+    /// Scopes and tasks (runtime `cabi::tasks`): the operations of Low §8.1 and the drop glue
+    /// of their handles.
+    ScopeNew,
+    ScopeDrop,
+    ScopeEnd,
+    TaskSpawn,
+    TaskJoin,
+    TaskDrop,
 }
 
 /// Parameter and result kinds of the C signatures.
@@ -123,6 +131,12 @@ impl Rt {
             Rt::MapRemoveStr => ("nagi_rt_map_remove_str", &[Bytes, Str, Bytes, I64], Some(I32), false),
             Rt::MapIndexFree => ("nagi_rt_map_index_free", &[Bytes], None, false),
             Rt::MapIndexClone => ("nagi_rt_map_index_clone", &[Bytes], Some(Bytes), false),
+            Rt::ScopeNew => ("nagi_rt_scope_new", &[], Some(Bytes), false),
+            Rt::ScopeDrop => ("nagi_rt_scope_drop", &[Bytes], None, false),
+            Rt::ScopeEnd => ("nagi_rt_scope_end", &[Bytes], Some(Bytes), false),
+            Rt::TaskSpawn => ("nagi_rt_task_spawn", &[Bytes, Bytes, Bytes], Some(Bytes), false),
+            Rt::TaskJoin => ("nagi_rt_task_join", &[Bytes], Some(Bytes), false),
+            Rt::TaskDrop => ("nagi_rt_task_drop", &[Bytes], None, false),
         }
     }
 }
@@ -174,6 +188,7 @@ fn row_signature(func: RuntimeFn) -> Signature {
         RuntimeFn::DbQuery | RuntimeFn::DbQueryOne => {
             ("nagi_rt_db_query", &[Bytes, I64, Bytes, Bytes, I32], Some(Bytes), false)
         }
+        RuntimeFn::TimeSleep => ("nagi_rt_time_sleep", &[I64], Some(Bytes), false),
         RuntimeFn::DbBegin => ("nagi_rt_db_begin", &[], Some(Bytes), false),
         RuntimeFn::DbCommit => ("nagi_rt_db_commit", &[], Some(Bytes), false),
         RuntimeFn::DbRollback => ("nagi_rt_db_rollback", &[], Some(Bytes), false),
@@ -271,6 +286,7 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
             RowGroup::Strings => return self.string_call(dest, func, args),
             RowGroup::Arrays => return self.array_call(dest, func, class, args),
             RowGroup::Database => return self.database_call(op, dest, func, class, args),
+            RowGroup::Time => return self.sleep(op, dest, args),
             RowGroup::Http | RowGroup::Test => return self.bytes_call(dest, func, args),
             RowGroup::Print => false,
             RowGroup::Format => true,

@@ -100,8 +100,12 @@ fn c_main<'ctx>(cx: &Cx<'ctx, '_>) -> FunctionValue<'ctx> {
     c_main
 }
 
-/// `i32 nagi.guarded_poll(i32 (i8*, i8*)* poll, i8* frame, i8* cx)`, as the module doc says.
-fn guarded_poll<'ctx>(cx: &Cx<'ctx, '_>) -> Result<FunctionValue<'ctx>, Error> {
+/// `i32 nagi.guarded_poll(i32 (i8*, i8*)* poll, i8* frame, i8* cx)`, as the module doc says:
+/// written once per module, for the routes and for the tasks (`tasks.rs`) alike.
+pub(crate) fn guarded_poll<'ctx>(cx: &Cx<'ctx, '_>) -> Result<FunctionValue<'ctx>, Error> {
+    if let Some(f) = cx.module.get_function("nagi.guarded_poll") {
+        return Ok(f);
+    }
     let c = cx.context;
     let bytes = cx.layouts.byte_ptr();
     let poll_type =
@@ -403,11 +407,11 @@ fn route_type<'ctx>(cx: &Cx<'ctx, '_>) -> StructType<'ctx> {
 }
 
 /// A constant struct of `values` (each an `i8*` or an `i64`).
-fn struct_of<'ctx>(cx: &Cx<'ctx, '_>, values: &[BasicValueEnum<'ctx>]) -> BasicValueEnum<'ctx> {
+pub(crate) fn struct_of<'ctx>(cx: &Cx<'ctx, '_>, values: &[BasicValueEnum<'ctx>]) -> BasicValueEnum<'ctx> {
     cx.context.const_struct(values, false).into()
 }
 
-fn int<'ctx>(cx: &Cx<'ctx, '_>, v: u64) -> BasicValueEnum<'ctx> {
+pub(crate) fn int<'ctx>(cx: &Cx<'ctx, '_>, v: u64) -> BasicValueEnum<'ctx> {
     cx.context.i64_type().const_int(v, false).into()
 }
 
@@ -416,11 +420,11 @@ fn text<'ctx>(cx: &Cx<'ctx, '_>, value: &str) -> (PointerValue<'ctx>, inkwell::v
     (descriptors::name_bytes(cx, value), cx.context.i64_type().const_int(value.len() as u64, false))
 }
 
-fn fn_ptr<'ctx>(cx: &Cx<'ctx, '_>, f: FunctionValue<'ctx>) -> PointerValue<'ctx> {
+pub(crate) fn fn_ptr<'ctx>(cx: &Cx<'ctx, '_>, f: FunctionValue<'ctx>) -> PointerValue<'ctx> {
     f.as_global_value().as_pointer_value().const_cast(cx.layouts.byte_ptr())
 }
 
-fn constant<'ctx>(cx: &Cx<'ctx, '_>, name: &str, value: BasicValueEnum<'ctx>) -> GlobalValue<'ctx> {
+pub(crate) fn constant<'ctx>(cx: &Cx<'ctx, '_>, name: &str, value: BasicValueEnum<'ctx>) -> GlobalValue<'ctx> {
     let g = cx.module.add_global(value.get_type(), None, name);
     g.set_initializer(&value);
     g.set_constant(true);

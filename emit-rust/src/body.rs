@@ -197,6 +197,24 @@ impl Cx<'_> {
                 let _ = writeln!(out, "{}.push({});", self.l(*array), self.operand(value));
             }
             OpKind::MapNew { dest } => assign(out, *dest, "nagi_runtime::map::Map::new()".into()),
+            OpKind::ScopeNew { dest } => assign(out, *dest, "nagi_runtime::tasks::Scope::new()".into()),
+            OpKind::ScopeSpawn { dest, scope, callee, args } => {
+                let args: Vec<String> = args.iter().map(|a| self.operand(a)).collect();
+                let name = ident(&self.module.functions[*callee].name);
+                assign(out, *dest, format!("{}.spawn(self::{name}({}))", self.l(*scope), args.join(", ")))
+            }
+            OpKind::ScopeEnd { scope } => {
+                let _ = writeln!(out, "{}.end().await;", self.l(*scope));
+            }
+            OpKind::TaskJoin { dest, task } => {
+                let join = format!("{}.join().await", self.l(*task));
+                match dest {
+                    Some(d) => assign(out, *d, join),
+                    None => {
+                        let _ = writeln!(out, "{join};");
+                    }
+                }
+            }
             OpKind::MapLen { dest, map } => assign(out, *dest, format!("({}.len() as i64)", self.l(*map))),
             OpKind::MapFind { dest, map, key } => {
                 assign(out, *dest, format!("{}.find({})", self.l(*map), self.key(key)))
@@ -454,6 +472,7 @@ impl Cx<'_> {
             RuntimeFn::ArraySlice => format!("nagi_runtime::arrays::slice({}.as_slice(), {}, {})", a[0], a[1], a[2]),
             RuntimeFn::HttpFail => format!("nagi_runtime::http::fail({}, {}.as_str())", a[0], a[1]),
             RuntimeFn::TestSelected => "nagi_runtime::program::selected_test()".into(),
+            RuntimeFn::TimeSleep => format!("nagi_runtime::rt::sleep({})", a[0]),
             RuntimeFn::TestFailed => "nagi_runtime::program::test_failed()".into(),
             RuntimeFn::TestAssertFailed => format!("nagi_runtime::program::assert_failed({}.as_str())", a[0]),
             RuntimeFn::HttpSetHeader => {

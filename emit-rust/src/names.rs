@@ -76,6 +76,8 @@ pub fn rust_type(module: &Module, ty: &Type) -> String {
         Type::Array(t) => format!("::std::vec::Vec<{}>", rust_type(module, t)),
         Type::Option(t) => format!("::std::option::Option<{}>", rust_type(module, t)),
         Type::Map(k, v) => format!("nagi_runtime::map::Map<{}, {}>", rust_type(module, k), rust_type(module, v)),
+        Type::Scope => "nagi_runtime::tasks::Scope".into(),
+        Type::Task(t) => format!("nagi_runtime::tasks::Task<{}>", rust_type(module, t)),
         Type::Class(c) => module.classes.get(*c).map_or_else(|| "()".into(), |c| ident(&c.name)),
         Type::Enum(e) => module.enums.get(*e).map_or_else(|| "()".into(), |e| ident(&e.name)),
         Type::Ref { mutable, pointee } => {

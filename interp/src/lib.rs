@@ -79,8 +79,8 @@ pub enum Stop {
     OutOfSteps,
 }
 
-/// Checks that the interpreter can run `module` and finds its `$main`: routes (services) and
-/// database calls are refused with a diagnostic naming the construct, as the LLVM emitter
+/// Checks that the interpreter can run `module` and finds its `$main`: routes (services),
+/// tasks and database calls are refused with a diagnostic naming the construct, as the LLVM emitter
 /// refuses what it does not support.
 pub fn check(module: &Module) -> Result<FuncId, Diagnostic> {
     if let Some(route) = module.routes.first() {
@@ -95,6 +95,16 @@ pub fn check(module: &Module) -> Result<FuncId, Diagnostic> {
     }
     for func in module.functions.values() {
         for op in func.ops.values() {
+            if matches!(op.kind, OpKind::ScopeNew { .. }) {
+                return Err(Diagnostic::new(
+                    "I103",
+                    format!(
+                        "the interpreter does not run tasks (scope.new in ${}); run this program with --backend=rust \
+                         or --backend=llvm",
+                        func.name
+                    ),
+                ));
+            }
             if let OpKind::RuntimeCall { func: rt, .. } = &op.kind
                 && rt.uses_database()
             {

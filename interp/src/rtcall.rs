@@ -28,6 +28,13 @@ impl Machine<'_, '_> {
             }
             RowGroup::Print | RowGroup::Format | RowGroup::Json => self.scalar_row(func, class, args)?,
             RowGroup::Http => self.http_row(func, args)?,
+            // Nothing else runs while the interpreter waits: it runs no tasks.
+            RowGroup::Time => {
+                let ms = args.first().ok_or_else(|| fault("`rtcall time.sleep` lacks its argument"))?;
+                let ms = u64::try_from(self.i64_arg(ms)?).unwrap_or(0);
+                std::thread::sleep(std::time::Duration::from_millis(ms));
+                Value::Unit
+            }
             RowGroup::Test if func == RuntimeFn::TestSelected => Value::I64(self.host.selected_test()),
             RowGroup::Test if func == RuntimeFn::TestFailed => return Err(Stop::Trap(self.host.test_failure())),
             RowGroup::Test => {

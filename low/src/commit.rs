@@ -141,6 +141,7 @@ pub fn cannot_fail(kind: &OpKind) -> bool {
         | OpKind::ArrayLen { .. }
         | OpKind::ArrayPush { .. }
         | OpKind::MapNew { .. }
+        | OpKind::ScopeNew { .. }
         | OpKind::MapLen { .. }
         | OpKind::MapFind { .. }
         | OpKind::MapInsert { .. }
@@ -167,6 +168,9 @@ pub fn cannot_fail(kind: &OpKind) -> bool {
         OpKind::If { .. } | OpKind::Block { .. } => true,
         OpKind::Call { .. }
         | OpKind::RuntimeCall { .. }
+        | OpKind::ScopeSpawn { .. }
+        | OpKind::ScopeEnd { .. }
+        | OpKind::TaskJoin { .. }
         | OpKind::ArrayGet { .. }
         | OpKind::ArrayRef { .. }
         | OpKind::ArraySet { .. }

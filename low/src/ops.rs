@@ -86,6 +86,14 @@ name_table! {
         MapInsert => "map.insert",
         /// `%d = map.remove %m, k`
         MapRemove => "map.remove",
+        /// `%d = scope.new`
+        ScopeNew => "scope.new",
+        /// `%d = scope.spawn %s, $f(args)`
+        ScopeSpawn => "scope.spawn",
+        /// `await scope.end %s`
+        ScopeEnd => "scope.end",
+        /// `[%d =] await task.join %t`
+        TaskJoin => "task.join",
         /// `%d = string "text"`
         String => "string",
         /// `%d = str.len %s`
@@ -396,6 +404,30 @@ pub enum OpKind {
         map: LocalId,
         key: Operand,
     },
+    /// A scope with no tasks yet (docs/low.md §8.1).
+    ScopeNew {
+        dest: LocalId,
+    },
+    /// Starts a task of `scope` (an owned `Scope` local, borrowed) that runs the async
+    /// function `callee` with `args` (consumed, as a call consumes them); the destination is
+    /// its `Task<R>`. Nothing the task receives is a reference.
+    ScopeSpawn {
+        dest: LocalId,
+        scope: LocalId,
+        callee: FuncId,
+        args: Vec<Operand>,
+    },
+    /// Awaits every task of `scope` (consumed); raises the first trap of a task, after
+    /// cancelling the others. Always awaited.
+    ScopeEnd {
+        scope: LocalId,
+    },
+    /// Awaits the result of `task` (a `Task<T>`, consumed); raises the first trap of a task of
+    /// its scope, after cancelling the others. Always awaited; `dest` may be absent for `unit`.
+    TaskJoin {
+        dest: Option<LocalId>,
+        task: LocalId,
+    },
     /// A new owned `String` holding `value` (allocates).
     StringLit {
         dest: LocalId,
@@ -603,6 +635,10 @@ impl OpKind {
             OpKind::MapRef { value: true, .. } => Opcode::MapValueRef,
             OpKind::MapInsert { .. } => Opcode::MapInsert,
             OpKind::MapRemove { .. } => Opcode::MapRemove,
+            OpKind::ScopeNew { .. } => Opcode::ScopeNew,
+            OpKind::ScopeSpawn { .. } => Opcode::ScopeSpawn,
+            OpKind::ScopeEnd { .. } => Opcode::ScopeEnd,
+            OpKind::TaskJoin { .. } => Opcode::TaskJoin,
             OpKind::StringLit { .. } => Opcode::String,
             OpKind::StrLen { .. } => Opcode::StrLen,
             OpKind::StrConcat { .. } => Opcode::StrConcat,
@@ -654,6 +690,8 @@ impl OpKind {
             | OpKind::MapFind { dest, .. }
             | OpKind::MapRef { dest, .. }
             | OpKind::MapRemove { dest, .. }
+            | OpKind::ScopeNew { dest }
+            | OpKind::ScopeSpawn { dest, .. }
             | OpKind::StringLit { dest, .. }
             | OpKind::StrLen { dest, .. }
             | OpKind::StrConcat { dest, .. }
@@ -670,12 +708,13 @@ impl OpKind {
             | OpKind::Clone { dest, .. }
             | OpKind::Borrow { dest, .. }
             | OpKind::Load { dest, .. } => Some(*dest),
-            OpKind::Call { dest, .. } | OpKind::RuntimeCall { dest, .. } => *dest,
+            OpKind::Call { dest, .. } | OpKind::RuntimeCall { dest, .. } | OpKind::TaskJoin { dest, .. } => *dest,
             OpKind::ForRange { var, .. } | OpKind::ForEach { var, .. } => Some(*var),
             OpKind::FieldSet { .. }
             | OpKind::ArraySet { .. }
             | OpKind::ArrayPush { .. }
             | OpKind::MapInsert { .. }
+            | OpKind::ScopeEnd { .. }
             | OpKind::Drop { .. }
             | OpKind::Store { .. }
             | OpKind::If { .. }
@@ -726,6 +765,32 @@ impl OpKind {
     /// Like [`OpKind::label`], with mutable access, for renumbering.
     pub fn label_mut(&mut self) -> Option<&mut LabelId> {
         mentioned_label!(self)
+    }
+
+    /// The function this operation runs: the callee of a `call` or of a `scope.spawn`.
+    pub fn callee(&self) -> Option<FuncId> {
+        match self {
+            OpKind::Call { callee, .. } | OpKind::ScopeSpawn { callee, .. } => Some(*callee),
+            _ => None,
+        }
+    }
+
+    /// Like [`OpKind::callee`], with mutable access, for renumbering.
+    pub fn callee_mut(&mut self) -> Option<&mut FuncId> {
+        match self {
+            OpKind::Call { callee, .. } | OpKind::ScopeSpawn { callee, .. } => Some(callee),
+            _ => None,
+        }
+    }
+
+    /// Whether this operation suspends its function: an awaited call, `scope.end` or
+    /// `task.join`.
+    pub fn is_await(&self) -> bool {
+        match self {
+            OpKind::Call { awaited, .. } | OpKind::RuntimeCall { awaited, .. } => *awaited,
+            OpKind::ScopeEnd { .. } | OpKind::TaskJoin { .. } => true,
+            _ => false,
+        }
     }
 
     /// Whether control never reaches the operation after this one in the same block.

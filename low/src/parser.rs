@@ -482,6 +482,7 @@ impl Parser {
         enum Wrap {
             Array,
             Option,
+            Task,
             Map(Type),
             Ref(bool),
         }
@@ -514,6 +515,13 @@ impl Parser {
                         "bool" => break Type::Bool,
                         "unit" => break Type::Unit,
                         "String" => break Type::String,
+                        "Scope" => break Type::Scope,
+                        // `Task<T>` is the task type; a class may still be called `Task`, since
+                        // a class name is never followed by `<`.
+                        "Task" if matches!(self.peek(), TokenKind::Lt) => {
+                            self.bump();
+                            wraps.push(Wrap::Task);
+                        }
                         "Option" => {
                             self.expect(TokenKind::Lt, "`<`")?;
                             wraps.push(Wrap::Option);
@@ -548,6 +556,10 @@ impl Parser {
                 Wrap::Option => {
                     self.expect(TokenKind::Gt, "`>`")?;
                     Type::Option(Box::new(ty))
+                }
+                Wrap::Task => {
+                    self.expect(TokenKind::Gt, "`>`")?;
+                    Type::Task(Box::new(ty))
                 }
                 Wrap::Map(key) => {
                     self.expect(TokenKind::Gt, "`>`")?;
@@ -690,7 +702,10 @@ impl Parser {
 
 /// Names that spell built-in types, which a class or enum may not take.
 fn is_reserved_type_name(name: &str) -> bool {
-    matches!(name, "i32" | "i64" | "f64" | "bool" | "unit" | "String" | "Option" | "str" | "mut")
+    matches!(
+        name,
+        "i32" | "i64" | "f64" | "bool" | "unit" | "String" | "Option" | "Map" | "Scope" | "str" | "mut"
+    )
 }
 
 fn duplicate(what: &str, name: &str, span: Span) -> Diagnostic {

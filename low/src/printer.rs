@@ -373,6 +373,27 @@ impl<'a> Printer<'a> {
                 self.operands(f, args);
                 self.out.push(')');
             }
+            OpKind::ScopeSpawn { dest, scope, callee, args } => {
+                self.head(f, *dest, name);
+                self.out.push(' ');
+                self.local(f, *scope);
+                let callee = m.functions.get(*callee).map_or("<invalid function>", |c| c.name.as_str());
+                let _ = write!(self.out, ", ${callee}(");
+                self.operands(f, args);
+                self.out.push(')');
+            }
+            OpKind::ScopeEnd { scope } => {
+                let _ = write!(self.out, "await {name} ");
+                self.local(f, *scope);
+            }
+            OpKind::TaskJoin { dest, task } => {
+                if let Some(d) = dest {
+                    self.local(f, *d);
+                    self.out.push_str(" = ");
+                }
+                let _ = write!(self.out, "await {name} ");
+                self.local(f, *task);
+            }
             OpKind::New { dest, class, fields } => {
                 self.head(f, *dest, name);
                 let class = m.classes.get(*class);
@@ -398,7 +419,7 @@ impl<'a> Printer<'a> {
                 let _ = write!(self.out, ", {}, ", self.field_name(f, *object, *field));
                 self.operand(f, value);
             }
-            OpKind::ArrayNew { dest } | OpKind::MapNew { dest } | OpKind::OptionNone { dest } => {
+            OpKind::ArrayNew { dest } | OpKind::MapNew { dest } | OpKind::ScopeNew { dest } | OpKind::OptionNone { dest } => {
                 self.head(f, *dest, name)
             }
             OpKind::Copy { dest, src: x }

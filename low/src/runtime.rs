@@ -287,6 +287,10 @@ runtime_functions! {
         doc: "Ends the program with the failure a test recorded (its status and message), as a trap.";
     TestAssertFailed = "test.assert_failed", generic: false, params: [Str], variadic: None, ret: Unit, async: false,
         doc: "Ends the program with the message, as a trap: a failed assertion.";
+    // Time. A sleeping task is suspended, so its scope's other tasks and its thread's
+    // requests run meanwhile.
+    TimeSleep = "time.sleep", generic: false, params: [I64], variadic: None, ret: Unit, async: true,
+        doc: "Waits the given number of milliseconds (a negative wait is no wait) without blocking the thread.";
     // Typed JSON, straight between text and a class (serde, no intermediate tree).
     JsonEncode = "json.encode", generic: true, params: [ClassRef], variadic: None, ret: String, async: false,
         doc: "Encodes a class value as a JSON object.";
@@ -344,6 +348,7 @@ impl RuntimeFn {
             JsonEncode | JsonDecode => RowGroup::Json,
             HttpFail | HttpSetHeader => RowGroup::Http,
             TestSelected | TestFailed | TestAssertFailed => RowGroup::Test,
+            TimeSleep => RowGroup::Time,
             DbExec | DbExecCommit | DbQuery | DbQueryOne | DbBegin | DbCommit | DbRollback => RowGroup::Database,
         }
     }
@@ -372,6 +377,8 @@ pub enum RowGroup {
     Http,
     /// `test.*`: tests in the language.
     Test,
+    /// `time.*`: waiting.
+    Time,
     /// `db.*`: SQLite through the runtime's database thread.
     Database,
 }
@@ -414,7 +421,7 @@ mod tests {
 
     #[test]
     fn every_variant_spelling_parses_back_to_it() {
-        assert_eq!(RuntimeFn::all().count(), 41);
+        assert_eq!(RuntimeFn::all().count(), 42);
         for (i, row) in RUNTIME_FUNCTIONS.iter().enumerate() {
             assert_eq!(row.func as usize, i, "row {} is out of variant order", row.name);
             assert_eq!(RuntimeFn::from_name(row.name), Some(row.func), "{}", row.name);

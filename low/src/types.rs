@@ -4,7 +4,8 @@
 //! `parser::parse_type`): `i32 i64 f64 bool unit String`, `[T]` (owned array), `Option<T>`,
 //! class names, and references `&T` / `&mut T`. A reference to a `String` is spelled `&str` /
 //! `&mut str`, and a reference to an array `&[T]` / `&mut [T]`, as in Rust. `Map<K, V>` is a
-//! map with `i64` or `String` keys. `&mut [T]` is a
+//! map with `i64` or `String` keys; `Scope` and `Task<T>` are the handles of structured
+//! concurrency (docs/low.md §8.1). `&mut [T]` is a
 //! mutable borrow of the whole owned array, so it may also grow (`array.push`); Rust code sees
 //! it as `&mut Vec<T>`.
 
@@ -35,6 +36,13 @@ pub enum Type {
     /// `Map<K, V>`: an owned map from keys `K` (`i64` or `String`) to values `V`, in insertion
     /// order (docs/low.md, "Maps").
     Map(Box<Type>, Box<Type>),
+    /// `Scope`: the owner of the tasks spawned in it (docs/low.md §8.1). Only a local of an
+    /// async function has this type; dropping it cancels its tasks.
+    Scope,
+    /// `Task<T>`: the handle of a task spawned in a scope, which gives its `T` once
+    /// (`task.join`). Only a local of an async function has this type; dropping it detaches
+    /// the task, which its scope still waits for.
+    Task(Box<Type>),
     /// A class of the module, owned by value.
     Class(ClassId),
     /// An enum of the module, owned by value. Enums move like classes, whatever their payloads.
@@ -59,7 +67,13 @@ impl Type {
         match self {
             Type::I32 | Type::I64 | Type::F64 | Type::Bool | Type::Unit | Type::Ref { .. } => true,
             Type::Option(inner) => inner.is_copy(),
-            Type::String | Type::Array(_) | Type::Map(..) | Type::Class(_) | Type::Enum(_) => false,
+            Type::String
+            | Type::Array(_)
+            | Type::Map(..)
+            | Type::Scope
+            | Type::Task(_)
+            | Type::Class(_)
+            | Type::Enum(_) => false,
         }
     }
 
@@ -74,7 +88,7 @@ impl Type {
         let mut stack = vec![self];
         while let Some(t) = stack.pop() {
             match t {
-                Type::String | Type::Array(_) | Type::Map(..) => return true,
+                Type::String | Type::Array(_) | Type::Map(..) | Type::Scope | Type::Task(_) => return true,
                 Type::Option(inner) => stack.push(inner),
                 Type::Class(c) => {
                     if !seen.contains(c)
@@ -98,6 +112,12 @@ impl Type {
         false
     }
 
+    /// Whether this type is a task's: a [`Type::Scope`] or a [`Type::Task`], which only locals
+    /// of async functions may have (nothing holds one, and no function takes or returns one).
+    pub fn is_task_handle(&self) -> bool {
+        matches!(self, Type::Scope | Type::Task(_))
+    }
+
     /// Whether this type is a reference.
     pub fn is_ref(&self) -> bool {
         matches!(self, Type::Ref { .. })
@@ -107,7 +127,7 @@ impl Type {
     pub fn contains_ref(&self) -> bool {
         match self {
             Type::Ref { .. } => true,
-            Type::Array(t) | Type::Option(t) => t.contains_ref(),
+            Type::Array(t) | Type::Option(t) | Type::Task(t) => t.contains_ref(),
             Type::Map(k, v) => k.contains_ref() || v.contains_ref(),
             _ => false,
         }
@@ -160,6 +180,8 @@ impl fmt::Display for TypeDisplay<'_> {
             Type::Array(t) => write!(f, "[{}]", t.display(m)),
             Type::Option(t) => write!(f, "Option<{}>", t.display(m)),
             Type::Map(k, v) => write!(f, "Map<{}, {}>", k.display(m), v.display(m)),
+            Type::Scope => f.write_str("Scope"),
+            Type::Task(t) => write!(f, "Task<{}>", t.display(m)),
             Type::Class(c) => match m.classes.get(*c) {
                 Some(class) => f.write_str(&class.name),
                 None => write!(f, "<class #{}>", c.into_raw()),

@@ -108,6 +108,11 @@
 //! - V248 `db.exec_commit` (a statement that commits its request's transaction) appears only
 //!   in a route handler that no function calls and whose result is not an option, and only
 //!   where nothing after it can fail: [`crate::commit::final_statements`].
+//! - V249 A `Scope` or `Task<T>` is only ever the whole type of a local of an async function:
+//!   no parameter, result, class field, payload, array, option or map holds one, so a task
+//!   handle never leaves the function whose scope owns the task.
+//! - V250 Nothing crosses a task boundary by reference: `scope.spawn` starts an async
+//!   function whose parameters hold no reference (and no scope or task), with owned arguments.
 //!
 //! The flow checks run only on a function whose body passed the structure checks on blocks
 //! and operations (V210 for them, V211), since they walk the body as a tree.
@@ -178,6 +183,8 @@ mod code {
     pub const MUTATED_WHILE_ITERATED: &str = "V246";
     pub const MAYBE_LIVE_AT_AWAIT: &str = "V247";
     pub const EARLY_COMMIT: &str = "V248";
+    pub const TASK_HANDLE_PLACE: &str = "V249";
+    pub const TASK_BOUNDARY: &str = "V250";
 }
 
 /// Checks every rule of the module doc's checklist on `module`.
@@ -387,6 +394,10 @@ struct TypeScan {
     root_ref: bool,
     /// A reference below the root (`[&T]`, `Option<&T>`, `&&T`).
     nested_ref: bool,
+    /// A `Scope` or `Task<T>` at the root of the type.
+    root_task: bool,
+    /// A `Scope` or `Task<T>` below the root (`[Task<i64>]`, `&Scope`).
+    nested_task: bool,
     /// Class and enum ids that are out of range, in the order found, each described as
     /// "class #3, which does not exist; the module has 2 classes".
     unknown_classes: Vec<String>,
@@ -407,6 +418,16 @@ fn scan_type(module: &Module, ty: &Type) -> TypeScan {
             }
             Type::Array(inner) | Type::Option(inner) => stack.push((inner, false)),
             Type::Map(k, v) => stack.extend([(&**k, false), (&**v, false)]),
+            Type::Scope | Type::Task(_) => {
+                if root {
+                    scan.root_task = true;
+                } else {
+                    scan.nested_task = true;
+                }
+                if let Type::Task(inner) = t {
+                    stack.push((inner, false));
+                }
+            }
             Type::Class(c) => {
                 if module.classes.get(*c).is_none() {
                     scan.unknown_classes.push(format!(
@@ -457,6 +478,15 @@ fn check_module(module: &Module, source: Option<&SourceMap>) -> Vec<Diagnostic> 
                     field.ty.display(module)
                 );
                 out.push(Diagnostic::new(code::REFERENCE_NOT_ALLOWED, message).at(span));
+            }
+            if scan.root_task || scan.nested_task {
+                let message = format!(
+                    "field `{}` of class {} has type {}; only a local of an async function holds a scope or a task",
+                    field.name,
+                    class.name,
+                    field.ty.display(module)
+                );
+                out.push(Diagnostic::new(code::TASK_HANDLE_PLACE, message).at(span));
             }
             for c in scan.unknown_classes {
                 let message = format!("field `{}` of class {} names {c}", field.name, class.name);
@@ -517,6 +547,15 @@ fn check_enums<'m>(
                     payload.display(module)
                 );
                 out.push(Diagnostic::new(code::REFERENCE_NOT_ALLOWED, message).at(span));
+            }
+            if scan.root_task || scan.nested_task {
+                let message = format!(
+                    "variant `{}` of enum {} carries {}; only a local of an async function holds a scope or a task",
+                    variant.name,
+                    data.name,
+                    payload.display(module)
+                );
+                out.push(Diagnostic::new(code::TASK_HANDLE_PLACE, message).at(span));
             }
             for c in scan.unknown_classes {
                 let message = format!("variant `{}` of enum {} names {c}", variant.name, data.name);
@@ -718,6 +757,13 @@ fn check_signature(cx: &mut FnCx<'_>) {
         );
         cx.error(code::REFERENCE_NOT_ALLOWED, message);
     }
+    if scan.root_task || scan.nested_task {
+        let message = format!(
+            "the result type {} holds a scope or a task; they stay in the function that made them",
+            cx.show(&func.ret)
+        );
+        cx.error(code::TASK_HANDLE_PLACE, message);
+    }
     for c in scan.unknown_classes {
         cx.error(code::UNKNOWN_CLASS, format!("the result type names {c}"));
     }
@@ -748,6 +794,16 @@ fn check_locals(cx: &mut FnCx<'_>) {
                 cx.show(&local.ty)
             );
             cx.local_error(code::REFERENCE_NOT_ALLOWED, id, message);
+        }
+        let param = func.params.contains(&id);
+        if scan.nested_task || (scan.root_task && (param || !func.is_async)) {
+            let message = format!(
+                "%{} has type {}; a scope or a task is only ever the whole type of a local (not a \
+                 parameter) of an async function",
+                local.name,
+                cx.show(&local.ty)
+            );
+            cx.local_error(code::TASK_HANDLE_PLACE, id, message);
         }
         for c in scan.unknown_classes {
             cx.local_error(code::UNKNOWN_CLASS, id, format!("the type of %{} names {c}", local.name));

@@ -38,8 +38,23 @@ macro_rules! visit_locals {
             OpKind::Const { dest, .. }
             | OpKind::ArrayNew { dest }
             | OpKind::MapNew { dest }
+            | OpKind::ScopeNew { dest }
             | OpKind::StringLit { dest, .. }
             | OpKind::OptionNone { dest } => $f(dest, Write),
+            OpKind::ScopeSpawn { dest, scope, args, .. } => {
+                $f(scope, Read);
+                for a in args {
+                    operand!(a);
+                }
+                $f(dest, Write);
+            }
+            OpKind::ScopeEnd { scope } => $f(scope, Read),
+            OpKind::TaskJoin { dest, task } => {
+                $f(task, Read);
+                if let Some(d) = dest {
+                    $f(d, Write);
+                }
+            }
             OpKind::Copy { dest, src: x }
             | OpKind::FieldGet { dest, object: x, .. }
             | OpKind::FieldRef { dest, object: x, .. }
@@ -155,9 +170,10 @@ pub fn for_each_operand_mut(kind: &mut OpKind, mut f: impl FnMut(&mut Operand)) 
             f(lhs);
             f(rhs);
         }
-        OpKind::Call { args, .. } | OpKind::RuntimeCall { args, .. } | OpKind::New { fields: args, .. } => {
-            args.iter_mut().for_each(f)
-        }
+        OpKind::Call { args, .. }
+        | OpKind::RuntimeCall { args, .. }
+        | OpKind::ScopeSpawn { args, .. }
+        | OpKind::New { fields: args, .. } => args.iter_mut().for_each(f),
         OpKind::FieldSet { value, .. }
         | OpKind::ArrayPush { value, .. }
         | OpKind::Store { value, .. }
@@ -518,6 +534,10 @@ pub fn has_effect(kind: &OpKind) -> bool {
         OpKind::OptionSome { .. } | OpKind::New { .. } | OpKind::EnumNew { .. } => false,
         OpKind::Call { .. }
         | OpKind::RuntimeCall { .. }
+        | OpKind::ScopeNew { .. }
+        | OpKind::ScopeSpawn { .. }
+        | OpKind::ScopeEnd { .. }
+        | OpKind::TaskJoin { .. }
         | OpKind::FieldSet { .. }
         | OpKind::ArrayGet { .. }
         | OpKind::ArrayRef { .. }

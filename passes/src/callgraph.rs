@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 
 use la_arena::ArenaMap;
-use nagi_low::{ArenaGet, FuncId, Module, OpKind};
+use nagi_low::{ArenaGet, FuncId, Module};
 use petgraph::graph::{DiGraph, NodeIndex};
 
 use crate::body::preorder;
@@ -32,11 +32,12 @@ impl CallGraph {
         for (caller, func) in module.functions.iter() {
             let mut seen = HashSet::new();
             for (op, _) in preorder(func) {
-                if let Some(OpKind::Call { callee, .. }) = func.ops.get(op).map(|d| &d.kind)
-                    && module.functions.get(*callee).is_some()
-                    && seen.insert(*callee)
+                // A spawned function is reached like a called one.
+                if let Some(callee) = func.ops.get(op).and_then(|d| d.kind.callee())
+                    && module.functions.get(callee).is_some()
+                    && seen.insert(callee)
                 {
-                    graph.add_edge(node[caller], node[*callee], ());
+                    graph.add_edge(node[caller], node[callee], ());
                 }
             }
         }

@@ -14,8 +14,9 @@
 //!   (and reported) where they were made;
 //! - `clone`: every `clone`;
 //! - `rtcall`: every runtime call;
-//! - `await`: every awaited `call` or `rtcall`;
-//! - `call`: every call of a function of the module, whose own costs are reported under it.
+//! - `await`: every awaited `call` or `rtcall`, every `task.join` and `scope.end`;
+//! - `call`: every call of a function of the module, whose own costs are reported under it;
+//! - `spawn`: every `scope.spawn`, which is also an `alloc` (the task's frame).
 //!
 //! Line numbers come from [`nagi_low::printer::print_module_with_lines`], so they are the
 //! lines of `nagic --emit=low` for the same module and pipeline, and the output is
@@ -30,14 +31,14 @@ use nagi_low::{ArenaGet, FunctionData, Module, OpKind, Operand, Type};
 use crate::body::preorder;
 
 /// The kinds of cost, in the order their tags are printed.
-const KINDS: [&str; 5] = ["alloc", "clone", "rtcall", "await", "call"];
+const KINDS: [&str; 6] = ["alloc", "clone", "rtcall", "await", "call", "spawn"];
 
 /// One operation that costs something.
 pub struct Site {
     /// The 1-based line of the operation in the printed module.
     pub line: u32,
     /// Which of [`KINDS`] apply.
-    pub kinds: [bool; 5],
+    pub kinds: [bool; 6],
     /// The operation as printed.
     pub text: String,
 }
@@ -56,8 +57,8 @@ pub struct FunctionCost {
 
 impl FunctionCost {
     /// How many sites have each kind.
-    pub fn counts(&self) -> [usize; 5] {
-        let mut counts = [0; 5];
+    pub fn counts(&self) -> [usize; 6] {
+        let mut counts = [0; 6];
         for site in &self.sites {
             for (c, &k) in counts.iter_mut().zip(&site.kinds) {
                 *c += usize::from(k);
@@ -114,8 +115,8 @@ fn function_header_lines(module: &Module, text: &str) -> Vec<u32> {
 }
 
 /// Which kinds of cost `kind` has.
-fn classify(module: &Module, func: &FunctionData, kind: &OpKind) -> [bool; 5] {
-    let mut k = [false; 5];
+fn classify(module: &Module, func: &FunctionData, kind: &OpKind) -> [bool; 6] {
+    let mut k = [false; 6];
     match kind {
         OpKind::StringLit { .. } | OpKind::StrConcat { .. } | OpKind::ArrayNew { .. } | OpKind::ArrayPush { .. } => {
             k[0] = true
@@ -139,6 +140,12 @@ fn classify(module: &Module, func: &FunctionData, kind: &OpKind) -> [bool; 5] {
             k[3] = *awaited;
             k[4] = true;
         }
+        // A task's frame is allocated when it is spawned.
+        OpKind::ScopeSpawn { .. } => {
+            k[0] = true;
+            k[5] = true;
+        }
+        OpKind::ScopeEnd { .. } | OpKind::TaskJoin { .. } => k[3] = true,
         _ => {}
     }
     k
@@ -148,14 +155,15 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-fn summary(counts: [usize; 5]) -> String {
+fn summary(counts: [usize; 6]) -> String {
     format!(
-        "{}, {}, {}, {}, {}",
+        "{}, {}, {}, {}, {}, {}",
         plural(counts[0], "allocation", "allocations"),
         plural(counts[1], "clone", "clones"),
         plural(counts[2], "runtime call", "runtime calls"),
         plural(counts[3], "await", "awaits"),
         plural(counts[4], "call", "calls"),
+        plural(counts[5], "spawn", "spawns"),
     )
 }
 
@@ -168,7 +176,7 @@ impl CostReport {
         let _ = writeln!(out, "lines refer to the Low printed by `{low_command}`");
         // Wide enough for the longest combination an operation can have.
         let width = "alloc,rtcall,await".len();
-        let mut totals = [0usize; 5];
+        let mut totals = [0usize; 6];
         for f in &self.functions {
             out.push('\n');
             let asyncness = if f.is_async { "async " } else { "" };

@@ -10,7 +10,7 @@
 //! the kept functions in their order and renumbers every `call` and `route`.
 
 use la_arena::{Arena, ArenaMap};
-use nagi_low::{FuncId, FunctionData, Module, OpKind};
+use nagi_low::{FuncId, FunctionData, Module};
 use petgraph::visit::Dfs;
 
 use crate::Pass;
@@ -54,11 +54,11 @@ impl Pass for DeadFn {
                 renumber.insert(id, kept.alloc(func));
             }
         }
-        // Every call in a kept function is of a reached function, so each has a new number.
+        // Every call and spawn in a kept function is of a reached function, so each has a new number.
         for (_, func) in kept.iter_mut() {
             for (op, _) in preorder(func) {
                 if let Some(data) = func.ops.get_mut_checked(op)
-                    && let OpKind::Call { callee, .. } = &mut data.kind
+                    && let Some(callee) = data.kind.callee_mut()
                     && let Some(&new) = renumber.get(*callee)
                 {
                     *callee = new;

@@ -45,6 +45,7 @@ pub mod maps;
 pub mod program;
 pub mod service;
 pub mod strings;
+pub mod tasks;
 #[cfg(test)]
 pub(crate) mod testing;
 

@@ -32,6 +32,7 @@ pub mod rt;
 pub mod shaped_json;
 pub mod stack;
 pub mod strings;
+pub mod tasks;
 mod trap;
 
 pub use trap::{HttpError, Trap, trap};

@@ -135,3 +135,10 @@ mod tests {
         assert!(CAPTURED.with(|c| c.borrow().is_none()));
     }
 }
+
+/// The `time.sleep` row: waits `ms` milliseconds (none when `ms` is not positive) on the Tokio
+/// timer, so the thread runs other tasks meanwhile.
+pub async fn sleep(ms: i64) {
+    let ms = u64::try_from(ms).unwrap_or(0);
+    tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+}

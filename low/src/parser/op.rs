@@ -228,10 +228,19 @@ impl Parser {
             return Err(unknown());
         }
         let opcode = Opcode::from_name(&mnemonic).ok_or_else(unknown)?;
-        if awaited && !matches!(opcode, Opcode::Call | Opcode::RuntimeCall) {
-            return Err(Diagnostic::new("L110", format!("`await` applies to `call` and `rtcall`, not `{mnemonic}`"))
+        let always_awaited = matches!(opcode, Opcode::ScopeEnd | Opcode::TaskJoin);
+        if awaited && !always_awaited && !matches!(opcode, Opcode::Call | Opcode::RuntimeCall) {
+            return Err(Diagnostic::new(
+                "L110",
+                format!("`await` applies to `call`, `rtcall`, `scope.end` and `task.join`, not `{mnemonic}`"),
+            )
+            .at(Some(mspan))
+            .label("only calls and joins are awaited"));
+        }
+        if always_awaited && !awaited {
+            return Err(Diagnostic::new("L110", format!("`{mnemonic}` waits for tasks, so it is written `await {mnemonic}`"))
                 .at(Some(mspan))
-                .label("only calls are awaited"));
+                .label("add `await` before it"));
         }
         let has_dest = matches!(
             opcode,
@@ -253,6 +262,8 @@ impl Parser {
                 | Opcode::MapKeyRef
                 | Opcode::MapValueRef
                 | Opcode::MapRemove
+                | Opcode::ScopeNew
+                | Opcode::ScopeSpawn
                 | Opcode::String
                 | Opcode::StrLen
                 | Opcode::StrConcat
@@ -271,7 +282,7 @@ impl Parser {
                 | Opcode::BorrowMut
                 | Opcode::Load
         );
-        let no_dest = !has_dest && !matches!(opcode, Opcode::Call | Opcode::RuntimeCall);
+        let no_dest = !has_dest && !matches!(opcode, Opcode::Call | Opcode::RuntimeCall | Opcode::TaskJoin);
         if no_dest && dest.is_some() {
             return Err(Diagnostic::new("L110", format!("`{mnemonic}` has no result to assign"))
                 .at(Some(mspan))
@@ -314,6 +325,21 @@ impl Parser {
                 let args = self.args(cx)?;
                 OpKind::RuntimeCall { dest, func, class, args, awaited }
             }
+            Opcode::ScopeNew => OpKind::ScopeNew { dest: d()? },
+            Opcode::ScopeSpawn => {
+                let dest = d()?;
+                let scope = self.local_ref(cx)?;
+                self.expect(TokenKind::Comma, "`,`")?;
+                let (name, span) = match self.peek().clone() {
+                    TokenKind::Function(name) => (name, self.bump().span),
+                    _ => return Err(self.error("a function `$name`")),
+                };
+                let callee = self.function_id(&name, span)?;
+                let args = self.args(cx)?;
+                OpKind::ScopeSpawn { dest, scope, callee, args }
+            }
+            Opcode::ScopeEnd => OpKind::ScopeEnd { scope: self.local_ref(cx)? },
+            Opcode::TaskJoin => OpKind::TaskJoin { dest, task: self.local_ref(cx)? },
             Opcode::New => {
                 let dest = d()?;
                 let (cname, cspan) = self.ident("a class name")?;

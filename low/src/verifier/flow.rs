@@ -392,6 +392,27 @@ impl Analysis for Flow<'_, '_> {
                 self.write(s, op, *dest, true);
             }
             OpKind::Drop { local } => self.consume(s, op, *local, How::Dropped),
+            OpKind::ScopeNew { dest } => self.write(s, op, *dest, true),
+            OpKind::ScopeSpawn { dest, scope, args, .. } => {
+                self.read(s, op, *scope);
+                for arg in args {
+                    self.consume_operand(s, op, arg);
+                }
+                self.write(s, op, *dest, true);
+            }
+            // What is joined or ended is taken before the function suspends, so a cancelled
+            // frame drops the pending join or end, not the handle.
+            OpKind::ScopeEnd { scope } => {
+                self.consume(s, op, *scope, How::Moved);
+                self.suspend(s, op);
+            }
+            OpKind::TaskJoin { dest, task } => {
+                self.consume(s, op, *task, How::Moved);
+                self.suspend(s, op);
+                if let Some(dest) = dest {
+                    self.write(s, op, *dest, true);
+                }
+            }
             OpKind::If { cond, .. } => self.read_operand(s, op, cond),
             // The bounds are read once, on entry; the variable is written at the head.
             OpKind::ForRange { start, end, .. } => {

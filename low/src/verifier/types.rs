@@ -15,6 +15,7 @@ use crate::types::{ScalarType, Type};
 use super::{FnCx, code, mnemonic};
 
 mod maps;
+mod tasks;
 
 /// Checks the types and ids of one operation.
 pub(super) fn check_op(cx: &mut FnCx<'_>, op: OpId, kind: &OpKind) {
@@ -439,6 +440,9 @@ impl<'a> OpCheck<'_, 'a> {
             | OpKind::MapRef { .. }
             | OpKind::MapInsert { .. }
             | OpKind::MapRemove { .. } => self.map_op(kind),
+            OpKind::ScopeNew { .. } | OpKind::ScopeSpawn { .. } | OpKind::ScopeEnd { .. } | OpKind::TaskJoin { .. } => {
+                self.task_op(kind)
+            }
             OpKind::StringLit { dest, .. } => self.expect_dest(*dest, &Type::String),
             OpKind::StrLen { dest, string } => {
                 self.expect_string("operand", *string);
@@ -505,6 +509,14 @@ impl<'a> OpCheck<'_, 'a> {
                 }
             }
             OpKind::Clone { dest, src } => match self.local(*src) {
+                Some(ty) if ty.is_task_handle() => {
+                    let message = format!(
+                        "`clone` of {}, whose type {} has one owner; a scope or a task is never copied",
+                        self.cx.name(*src),
+                        self.show(ty)
+                    );
+                    self.error(code::TASK_HANDLE_PLACE, message);
+                }
                 Some(Type::Ref { pointee, .. }) => self.expect_dest(*dest, pointee),
                 Some(ty) => self.expect_dest(*dest, ty),
                 None => {

@@ -22,6 +22,7 @@ mod rows;
 
 use super::guard::fail;
 use super::json::TypeDesc;
+use super::tasks::FrameResult;
 use crate::db::{self, SqlValue};
 use crate::shaped_json::Kind;
 use rows::LayoutRows;
@@ -29,7 +30,8 @@ use rows::LayoutRows;
 /// A statement's argument list, filled by emitted code and consumed by the statement.
 pub struct SqlArgs(Vec<SqlValue>);
 
-/// A running database operation; emitted code holds it by pointer in its frame.
+/// A running runtime operation (a statement, a join, the end of a scope, a sleep); emitted code
+/// holds it by pointer in its frame.
 pub struct PendingOp {
     state: OpState,
 }
@@ -51,13 +53,28 @@ enum Outcome {
     /// A query's rows, and the descriptor of what [`nagi_rt_op_finish`] writes: the class (an
     /// array of it) or an option of the class (the first row).
     Rows { rows: Box<LayoutRows>, desc: &'static TypeDesc },
-    /// `begin`, `commit`, `rollback`.
+    /// `begin`, `commit`, `rollback`, the end of a scope, a sleep.
     Done,
+    /// A joined task: its returned frame, whose result is moved out (`cabi::tasks`).
+    Frame(FrameResult),
 }
 
 /// A new pending operation running `future`.
 fn pending(future: impl Future<Output = Outcome> + Send + 'static) -> *mut PendingOp {
     Box::into_raw(Box::new(PendingOp { state: OpState::Running(Box::pin(future)) }))
+}
+
+/// A new pending operation that gives nothing: the end of a scope, a sleep (`cabi::tasks`).
+pub(super) fn pending_done(future: impl Future<Output = ()> + Send + 'static) -> *mut PendingOp {
+    pending(async move {
+        future.await;
+        Outcome::Done
+    })
+}
+
+/// A new pending operation that gives a joined task's frame, whose finish moves the result out.
+pub(super) fn pending_frame(future: impl Future<Output = FrameResult> + Send + 'static) -> *mut PendingOp {
+    pending(async move { Outcome::Frame(future.await) })
 }
 
 /// A new, empty argument list.
@@ -298,6 +315,8 @@ unsafe fn write_outcome(outcome: Outcome, out: *mut u8) {
         },
         Outcome::Rows { mut rows, .. } => unsafe { out.cast::<super::RawArray>().write(rows.take()) },
         Outcome::Done => {}
+        // SAFETY: forwarded from the caller.
+        Outcome::Frame(frame) => unsafe { frame.write_to(out) },
     }
 }
 

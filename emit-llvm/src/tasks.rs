@@ -1,0 +1,128 @@
+//! Scopes and tasks (Low §8.1) on the LLVM path: a `Scope` or `Task<T>` local is a pointer to
+//! the runtime's box (`runtime/src/cabi/tasks.rs`), `scope.spawn $f(args)` makes `f`'s frame
+//! with `nagi.new.f` and hands it to `nagi_rt_task_spawn` with `f`'s task descriptor, and
+//! `task.join` and `scope.end` are pending runtime operations awaited like a statement
+//! (`frames.rs`), `task.join`'s finish moving the result out of the task's frame into the
+//! destination.
+//!
+//! Each function the module spawns gets one constant `nagi.task.f` = `{ poll, drop, finish,
+//! free, guarded_poll, i64 result_offset, i64 result_size }` and the function `nagi.finish.f`,
+//! which drops the result of a returned frame and frees it (the task nobody joined).
+
+use inkwell::module::Linkage;
+use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, PointerValue};
+use la_arena::ArenaMap;
+use nagi_low::{ArenaGet, FuncId, LocalId, OpId, OpKind, Operand};
+
+use crate::frames::{self, RESULT};
+use crate::function::FnEmitter;
+use crate::runtime_calls::{self, Rt};
+use crate::service::{constant, fn_ptr, guarded_poll, int, struct_of};
+use crate::{Cx, Error, glue, ir};
+
+/// The task descriptor (as an `i8*`) of every function the module spawns.
+pub(crate) fn declare<'ctx>(cx: &Cx<'ctx, '_>) -> Result<ArenaMap<FuncId, PointerValue<'ctx>>, Error> {
+    let mut descs = ArenaMap::default();
+    for (_, func) in cx.low.functions.iter() {
+        for (_, data) in func.ops.iter() {
+            let OpKind::ScopeSpawn { callee, .. } = &data.kind else { continue };
+            if descs.get(*callee).is_none() {
+                descs.insert(*callee, task_desc(cx, *callee)?);
+            }
+        }
+    }
+    Ok(descs)
+}
+
+/// `nagi.task.f` and `nagi.finish.f` of the spawned async function `id`.
+fn task_desc<'ctx>(cx: &Cx<'ctx, '_>, id: FuncId) -> Result<PointerValue<'ctx>, Error> {
+    let func = cx.low.functions.get(id).ok_or_else(|| Error::internal("a spawn of an unknown function"))?;
+    let frame = cx.frames.get(id).ok_or_else(|| Error::internal("a spawn of a function without a frame"))?;
+    let guarded = guarded_poll(cx)?;
+    let bytes = cx.layouts.byte_ptr();
+    let finish = cx.module.add_function(
+        &format!("nagi.finish.{}", func.name),
+        cx.context.void_type().fn_type(&[bytes.into()], false),
+        Some(Linkage::Internal),
+    );
+    cx.nounwind(finish);
+    let b = &cx.builder;
+    b.position_at_end(cx.context.append_basic_block(finish, "entry"));
+    let raw = finish.get_nth_param(0).ok_or_else(|| Error::internal("finish without its frame"))?.into_pointer_value();
+    let typed = frames::typed(cx, frame.st, raw)?;
+    glue::drop_in_place(cx, &func.ret, ir::field(b, frame.st, typed, RESULT, "result")?)?;
+    b.build_call(frame.free, &[raw.into()], "")?;
+    b.build_return(None)?;
+    let desc = struct_of(
+        cx,
+        &[
+            fn_ptr(cx, frame.poll).into(),
+            fn_ptr(cx, frame.drop).into(),
+            fn_ptr(cx, finish).into(),
+            fn_ptr(cx, frame.free).into(),
+            fn_ptr(cx, guarded).into(),
+            int(cx, cx.layouts.offset_of(frame.st, RESULT)),
+            int(cx, cx.layouts.size(&func.ret)),
+        ],
+    );
+    let global = constant(cx, &format!("nagi.task.{}", func.name), desc);
+    Ok(global.as_pointer_value().const_cast(bytes))
+}
+
+impl<'ctx> FnEmitter<'_, 'ctx, '_> {
+    /// One of `scope.new`, `scope.spawn`, `scope.end` and `task.join`, at `op`.
+    pub(crate) fn task_op(&mut self, op: OpId, kind: &OpKind) -> Result<(), Error> {
+        let cx = self.cx;
+        match kind {
+            OpKind::ScopeNew { dest } => {
+                let scope = runtime_calls::call(cx, Rt::ScopeNew, &[])?
+                    .ok_or_else(|| Error::internal("nagi_rt_scope_new returns nothing"))?;
+                self.store_local(*dest, scope)
+            }
+            OpKind::ScopeSpawn { dest, scope, callee, args } => self.spawn(*dest, *scope, *callee, args),
+            OpKind::ScopeEnd { scope } => {
+                let scope = self.load_local(*scope)?;
+                let started = self.started(Rt::ScopeEnd, scope)?;
+                self.await_runtime(op, started, None)
+            }
+            OpKind::TaskJoin { dest, task } => {
+                let task = self.load_local(*task)?;
+                let started = self.started(Rt::TaskJoin, task)?;
+                self.await_runtime(op, started, dest.map(|d| self.slot(d)))
+            }
+            _ => Err(Error::internal("not a task operation")),
+        }
+    }
+
+    fn spawn(&mut self, dest: LocalId, scope: LocalId, callee: FuncId, args: &[Operand]) -> Result<(), Error> {
+        let cx = self.cx;
+        let mut values: Vec<BasicMetadataValueEnum> = Vec::with_capacity(args.len());
+        for a in args {
+            values.push(self.operand(a)?.into());
+        }
+        let frame = cx.frames.get(callee).ok_or_else(|| Error::internal("a spawn of a function without a frame"))?;
+        let desc = *cx.tasks.get(callee).ok_or_else(|| Error::internal("a spawn without its task descriptor"))?;
+        let child = cx.call_value(frame.new, &values, "new")?;
+        let scope = self.load_local(scope)?;
+        let task = runtime_calls::call(cx, Rt::TaskSpawn, &[scope.into(), child.into(), desc.into()])?
+            .ok_or_else(|| Error::internal("nagi_rt_task_spawn returns nothing"))?;
+        self.store_local(dest, task)
+    }
+
+    /// The pending operation `rt` starts on the handle `handle`.
+    fn started(&self, rt: Rt, handle: BasicValueEnum<'ctx>) -> Result<PointerValue<'ctx>, Error> {
+        Ok(runtime_calls::call(self.cx, rt, &[handle.into()])?
+            .ok_or_else(|| Error::internal("a task operation returns nothing"))?
+            .into_pointer_value())
+    }
+
+    /// `time.sleep(ms)`: a pending runtime operation, awaited at `op`.
+    pub(crate) fn sleep(&mut self, op: OpId, dest: Option<LocalId>, args: &[Operand]) -> Result<(), Error> {
+        let ms = self.operand(args.first().ok_or_else(|| Error::internal("time.sleep without its argument"))?)?;
+        let started = runtime_calls::call(self.cx, Rt::Row(nagi_low::RuntimeFn::TimeSleep), &[ms.into()])?
+            .ok_or_else(|| Error::internal("nagi_rt_time_sleep returns nothing"))?
+            .into_pointer_value();
+        self.await_runtime(op, started, None)?;
+        self.store_unit(dest)
+    }
+}

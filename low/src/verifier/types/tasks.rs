@@ -1,0 +1,106 @@
+//! The types of the task operations: `scope.new` makes a `Scope`, `scope.spawn` starts an async
+//! function whose parameters hold no reference with arguments of their types and gives a
+//! `Task<R>`, `task.join` turns a `Task<T>` into a `T`, and `scope.end` takes a `Scope`; every
+//! one of them belongs in an async function (V225), and nothing crosses the task boundary by
+//! reference (V250).
+
+use super::OpCheck;
+use crate::entities::{ArenaGet, FuncId, LocalId, index};
+use crate::ops::{OpKind, Operand};
+use crate::types::Type;
+use crate::verifier::code;
+
+impl<'a> OpCheck<'_, 'a> {
+    /// One task operation.
+    pub(super) fn task_op(&mut self, kind: &OpKind) {
+        if !self.cx.func.is_async {
+            let message = format!(
+                "`{}` is only allowed in async functions, and ${} is not async",
+                self.name, self.cx.func.name
+            );
+            self.error(code::AWAIT_OUTSIDE_ASYNC, message);
+        }
+        match kind {
+            OpKind::ScopeNew { dest } => self.expect_dest(*dest, &Type::Scope),
+            OpKind::ScopeSpawn { dest, scope, callee, args } => self.spawn(*dest, *scope, *callee, args),
+            OpKind::ScopeEnd { scope } => self.expect_scope(*scope),
+            OpKind::TaskJoin { dest, task } => {
+                let Some(ty) = self.local(*task) else { return };
+                let Type::Task(result) = ty else {
+                    let what = format!("operand {}", self.cx.name(*task));
+                    self.mismatch(&what, ty, "a task Task<T>");
+                    return;
+                };
+                match dest {
+                    Some(d) => self.expect_dest(*d, result),
+                    None if **result != Type::Unit => {
+                        let message = format!(
+                            "the result of {} (type {}) is discarded; assign it to a local (and drop it if unused)",
+                            self.name,
+                            self.show(result)
+                        );
+                        self.error(code::DISCARDED_RESULT, message);
+                    }
+                    None => {}
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The operand of `scope.spawn` and `scope.end` is an owned `Scope`.
+    fn expect_scope(&mut self, scope: LocalId) {
+        if let Some(ty) = self.local(scope)
+            && *ty != Type::Scope
+        {
+            let what = format!("operand {}", self.cx.name(scope));
+            self.mismatch(&what, ty, "Scope");
+        }
+    }
+
+    fn spawn(&mut self, dest: LocalId, scope: LocalId, callee: FuncId, args: &[Operand]) {
+        self.expect_scope(scope);
+        let types: Vec<_> = args.iter().map(|a| self.operand(a)).collect();
+        let Some(callee_data) = self.cx.module.functions.get(callee) else {
+            self.local(dest);
+            let message = format!(
+                "`scope.spawn` names function #{}, which does not exist; the module has {} functions",
+                index(callee),
+                self.cx.module.functions.len()
+            );
+            self.error(code::INVALID_ID, message);
+            return;
+        };
+        let callee_name = format!("${}", callee_data.name);
+        self.name = format!("scope.spawn {callee_name}");
+        if !callee_data.is_async {
+            let message = format!("{callee_name} is not async; a task runs an async function");
+            self.error(code::TASK_BOUNDARY, message);
+        }
+        if args.len() != callee_data.params.len() {
+            let message = format!(
+                "`{}` passes {} arguments, but {callee_name} takes {}",
+                self.name,
+                args.len(),
+                callee_data.params.len()
+            );
+            self.error(code::OPERAND_COUNT, message);
+        }
+        for (i, ((arg, found), param)) in args.iter().zip(&types).zip(&callee_data.params).enumerate() {
+            let (Some(found), Some(param)) = (found, callee_data.locals.get(*param)) else { continue };
+            if param.ty.contains_ref() {
+                let message = format!(
+                    "parameter {} of {callee_name} has type {}; a task cannot borrow from its parent, \
+                     so what it takes is owned",
+                    i + 1,
+                    self.show(&param.ty)
+                );
+                self.error(code::TASK_BOUNDARY, message);
+                continue;
+            }
+            let what = format!("argument {} ({})", i + 1, self.describe(arg));
+            self.expect(&what, found, &param.ty);
+        }
+        self.expect_dest(dest, &Type::Task(Box::new(callee_data.ret.clone())));
+    }
+}

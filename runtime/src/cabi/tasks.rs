@@ -1,0 +1,205 @@
+//! Scopes and tasks on the LLVM path: Low's `scope.new`, `scope.spawn`, `task.join` and
+//! `scope.end` over emitted frames, with the rules of [`crate::tasks`], which the Rust path
+//! uses too.
+//!
+//! A spawned task is the frame of an async function (`nagi.new.f(args)`), driven by a future
+//! ([`FrameTask`]) that polls it through the emitted `guarded_poll`, so a trap in the task comes
+//! back to that poll instead of ending the process: the future then raises the trap's payload
+//! as a panic, which the scope records as its failure (the trapped frame is leaked, as a trapped
+//! request's frame is). The task's result stays in its frame until the parent joins it: the join
+//! is a pending operation (`cabi::db::PendingOp`) whose finish copies the result out of the
+//! frame and frees the frame. A task cancelled by its scope is dropped with the frame's `drop`,
+//! which drops what the frame holds at its await; a finished task whose handle was dropped is
+//! given to `finish`, which drops its result.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use super::db::{PendingOp, pending_done, pending_frame};
+use super::guard;
+use super::service::{FrameFn, GuardedPollFn, PollFn};
+use crate::tasks::{Scope, Task};
+
+/// What the runtime needs of a spawned function, one constant per function the program spawns:
+/// `{ poll, drop, finish, free, guarded_poll, i64 result_offset, i64 result_size }`.
+#[repr(C)]
+pub struct TaskDesc {
+    /// The frame's `poll`, only ever passed to `guarded_poll`.
+    pub poll: PollFn,
+    /// Drops what a frame that has not returned holds, and frees it.
+    pub drop: FrameFn,
+    /// Drops the result of a frame that has returned, and frees it.
+    pub finish: FrameFn,
+    /// Frees a frame that has returned, once its result has been moved out.
+    pub free: FrameFn,
+    /// The module's `guarded_poll`.
+    pub guarded_poll: GuardedPollFn,
+    /// Where the result is in the frame, in bytes.
+    pub result_offset: usize,
+    /// The result's size in bytes.
+    pub result_size: usize,
+}
+
+/// The frame of a task that has returned; its result is still in it. Dropping it drops the
+/// result (nobody joined the task).
+pub struct FrameResult {
+    frame: *mut u8,
+    desc: &'static TaskDesc,
+}
+
+// SAFETY: a returned frame is plain memory owned by this value alone; emitted frames hold
+// nothing tied to a thread (docs/c-abi.md, "The frame protocol").
+unsafe impl Send for FrameResult {}
+
+impl FrameResult {
+    /// Moves the result to `out` and frees the frame.
+    ///
+    /// # Safety
+    /// `out` is writable for the result and holds no owned value.
+    pub(super) unsafe fn write_to(self, out: *mut u8) {
+        let this = std::mem::ManuallyDrop::new(self);
+        // SAFETY: the frame has returned, so its result is initialized at `result_offset`; the
+        // caller vouches for `out`; the frame is freed once, here, and `this` is not dropped.
+        unsafe {
+            if this.desc.result_size > 0 {
+                std::ptr::copy_nonoverlapping(this.frame.add(this.desc.result_offset), out, this.desc.result_size);
+            }
+            (this.desc.free)(this.frame);
+        }
+    }
+}
+
+impl Drop for FrameResult {
+    fn drop(&mut self) {
+        // SAFETY: the frame has returned and its result was not moved out; `finish` drops the
+        // result and frees the frame, once.
+        unsafe { (self.desc.finish)(self.frame) }
+    }
+}
+
+/// The future of a spawned frame.
+struct FrameTask {
+    /// The frame, until it returns, fails or is dropped.
+    frame: Option<*mut u8>,
+    desc: &'static TaskDesc,
+}
+
+// SAFETY: as for `FrameResult`: the frame is moved between worker threads only between polls.
+unsafe impl Send for FrameTask {}
+
+impl Future for FrameTask {
+    type Output = FrameResult;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<FrameResult> {
+        let this = self.get_mut();
+        let Some(frame) = this.frame else { crate::trap("a finished task was polled again") };
+        // SAFETY: `frame` came from `new` and has not returned, failed or been dropped; `cx`
+        // outlives the call and is passed on only to `nagi_rt_op_poll`.
+        let answer = unsafe { (this.desc.guarded_poll)(this.desc.poll, frame, std::ptr::from_mut(cx).cast()) };
+        match answer {
+            0 => Poll::Pending,
+            1 => {
+                this.frame = None;
+                Poll::Ready(FrameResult { frame, desc: this.desc })
+            }
+            answer => {
+                this.frame = None;
+                if answer == 2 {
+                    // What the frame awaited failed; it waits at that await, so dropping it frees
+                    // everything it holds.
+                    // SAFETY: the frame has not returned; it is dropped once, here.
+                    unsafe { (this.desc.drop)(frame) };
+                }
+                // 3: a trap jumped back to the guard; the frame stopped mid-operation and leaks.
+                let payload = guard::take_failure().unwrap_or_else(|| Box::new(crate::Trap {
+                    message: "a task failed without a reason".to_owned(),
+                }));
+                std::panic::resume_unwind(payload)
+            }
+        }
+    }
+}
+
+impl Drop for FrameTask {
+    fn drop(&mut self) {
+        if let Some(frame) = self.frame.take() {
+            // SAFETY: the frame has not returned (the task was cancelled); dropped once, here.
+            unsafe { (self.desc.drop)(frame) };
+        }
+    }
+}
+
+/// `scope.new`: a new scope, owned by emitted code until [`nagi_rt_scope_end`] or
+/// [`nagi_rt_scope_drop`].
+#[unsafe(no_mangle)]
+pub extern "C" fn nagi_rt_scope_new() -> *mut Scope {
+    Box::into_raw(Box::new(Scope::new()))
+}
+
+/// Drops a scope that was not ended (its frame was dropped): cancels its tasks.
+///
+/// # Safety
+/// `scope` comes from [`nagi_rt_scope_new`] and is neither ended nor dropped.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nagi_rt_scope_drop(scope: *mut Scope) {
+    // SAFETY: forwarded from the caller; the box is not used after this.
+    drop(unsafe { Box::from_raw(scope) });
+}
+
+/// `scope.end` (consumes `scope`): an operation that is ready once every task of the scope has
+/// finished, and fails with the first trap of a task after cancelling the others.
+///
+/// # Safety
+/// `scope` comes from [`nagi_rt_scope_new`] and is neither ended nor dropped.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nagi_rt_scope_end(scope: *mut Scope) -> *mut PendingOp {
+    // SAFETY: forwarded from the caller.
+    let scope = unsafe { Box::from_raw(scope) };
+    pending_done(scope.end())
+}
+
+/// `scope.spawn`: starts the frame `frame` (from `nagi.new.f`) as a task of `scope`, described
+/// by `desc`; gives its handle.
+///
+/// # Safety
+/// `scope` is a live scope; `frame` is a fresh frame of the function `desc` describes, which
+/// this takes; `desc` is a constant of the program. Called inside the Tokio runtime.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nagi_rt_task_spawn(
+    scope: *mut Scope,
+    frame: *mut u8,
+    desc: *const TaskDesc,
+) -> *mut Task<FrameResult> {
+    // SAFETY: forwarded from the caller.
+    let (scope, desc) = unsafe { (&*scope, &*desc) };
+    Box::into_raw(Box::new(scope.spawn(FrameTask { frame: Some(frame), desc })))
+}
+
+/// `task.join` (consumes `task`): an operation whose finish writes the task's result; it fails
+/// with the first trap of a task of the scope after cancelling the others.
+///
+/// # Safety
+/// `task` comes from [`nagi_rt_task_spawn`] and is neither joined nor dropped.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nagi_rt_task_join(task: *mut Task<FrameResult>) -> *mut PendingOp {
+    // SAFETY: forwarded from the caller.
+    let task = unsafe { Box::from_raw(task) };
+    pending_frame(task.join())
+}
+
+/// Drops a task handle that was not joined: the task keeps running, and its scope waits for it.
+///
+/// # Safety
+/// `task` comes from [`nagi_rt_task_spawn`] and is neither joined nor dropped.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nagi_rt_task_drop(task: *mut Task<FrameResult>) {
+    // SAFETY: forwarded from the caller.
+    drop(unsafe { Box::from_raw(task) });
+}
+
+/// `time.sleep`: an operation that is ready after `ms` milliseconds.
+#[unsafe(no_mangle)]
+pub extern "C" fn nagi_rt_time_sleep(ms: i64) -> *mut PendingOp {
+    pending_done(crate::rt::sleep(ms))
+}
