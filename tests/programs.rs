@@ -204,7 +204,10 @@ fn run(path: &Path, backend: Backend, opt: &str) -> Result<(), Failed> {
 /// with status 1 and say why, without running any of it.
 fn refused(name: &str, backend: Backend, out: &std::process::Output) -> Result<(), Failed> {
     let stderr = String::from_utf8_lossy(&out.stderr);
-    if out.status.code() == Some(1) && out.stdout.is_empty() && stderr.contains("error[") && !stderr.contains("panicked")
+    if out.status.code() == Some(1)
+        && out.stdout.is_empty()
+        && stderr.contains("error[")
+        && !stderr.contains("panicked")
     {
         return Ok(());
     }

@@ -74,6 +74,8 @@
 //! | H413 | `fail` or `try` in a function that is not declared `fails` (nor a route) |
 //! | H414 | `fail` with a status outside 400–599 |
 //! | H415 | `set_header` outside a route handler's own body |
+//! | H416 | `spawn` outside a `scope`, a `scope` inside `db.transaction`, or a task that uses the database |
+//! | H417 | a `spawn` of something that cannot run as a task, or a task handle stored, copied or passed on |
 //! | H240 | test declared twice |
 //! | H501 | SQL rejected by the SQL checker (unknown table or column, syntax, result shape) |
 //! | H502 | SQL that is not a string literal |
@@ -89,6 +91,7 @@ mod failures;
 mod items;
 mod maps;
 mod stmt;
+mod tasks;
 #[cfg(test)]
 mod tests;
 
@@ -148,8 +151,13 @@ pub fn check(
         effects.push(effect);
     }
 
-    let is_async = propagate_async(&effects);
-    check_main(&items, &effects, &is_async, &mut diags);
+    let uses_db = propagate(&effects, |e| e.db_use.is_some());
+    let is_async = propagate(&effects, |e| e.db_use.is_some() || e.suspends.is_some());
+    check_main(&items, &effects, &uses_db, &mut diags);
+    check_spawns(&items, &effects, &uses_db, &mut diags);
+    let mut spawned: Vec<FnIdx> = effects.iter().flat_map(|e| e.spawns.iter().map(|(f, _)| *f)).collect();
+    spawned.sort_unstable();
+    spawned.dedup();
 
     if !diags.is_empty() {
         // A stable sort keeps the order of diagnostics at one position as they were found.
@@ -170,6 +178,7 @@ pub fn check(
             .map(|(name, idx, span)| tir::Test { name: name.clone(), function: *idx, location: locate(*span) })
             .collect(),
         functions,
+        spawned,
     })
 }
 
@@ -187,12 +196,19 @@ struct Effects {
     calls: Vec<(FnIdx, Span)>,
     /// Where the body first fails or calls a failing function.
     fails_at: Option<Span>,
+    /// Where the body first waits without the database: a `scope`, a `join`, a `sleep`.
+    suspends: Option<Span>,
+    /// Every `spawn`, with the function it starts.
+    spawns: Vec<(FnIdx, Span)>,
 }
 
-/// A function is async when it uses the database or calls an async function; iterating to a
-/// fixpoint handles recursion and calls to functions declared later.
-fn propagate_async(effects: &[Effects]) -> Vec<bool> {
-    let mut is_async: Vec<bool> = effects.iter().map(|e| e.db_use.is_some()).collect();
+/// Which functions have a property that a call passes on to the caller: `seed` says which have
+/// it themselves. A function is async when it uses the database or waits (`scope`, `join`,
+/// `sleep`), or calls an async function; it uses the database when it does so directly or
+/// through a call. A `spawn` passes on neither: the task runs apart. Iterating to a fixpoint
+/// handles recursion and calls to functions declared later.
+fn propagate(effects: &[Effects], seed: impl Fn(&Effects) -> bool) -> Vec<bool> {
+    let mut is_async: Vec<bool> = effects.iter().map(seed).collect();
     loop {
         let mut changed = false;
         for (idx, effect) in effects.iter().enumerate() {
@@ -207,10 +223,27 @@ fn propagate_async(effects: &[Effects]) -> Vec<bool> {
     }
 }
 
-/// `main` runs before any server or database exists, so it must not be async.
-fn check_main(items: &Items, effects: &[Effects], is_async: &[bool], diags: &mut Vec<Diagnostic>) {
+/// A task runs outside the request that spawned it, so it cannot take part in the request's
+/// transaction: a spawned function must not use the database, directly or through a call.
+fn check_spawns(items: &Items, effects: &[Effects], uses_db: &[bool], diags: &mut Vec<Diagnostic>) {
+    for effect in effects {
+        for (func, span) in &effect.spawns {
+            if uses_db.get(*func) == Some(&true) {
+                let name = &items.fns[*func].name;
+                diags.push(
+                    error(H416, *span, format!("`{name}` uses the database, so it cannot run as a task"), "a task")
+                        .note("the database belongs to the request's own code: query before or after the scope"),
+                );
+            }
+        }
+    }
+}
+
+/// `main` runs before any server or database exists, so it must not use the database (it may
+/// still wait, for tasks or a `sleep`).
+fn check_main(items: &Items, effects: &[Effects], uses_db: &[bool], diags: &mut Vec<Diagnostic>) {
     let Some(main) = items.main else { return };
-    if !is_async.get(main).copied().unwrap_or(false) {
+    if !uses_db.get(main).copied().unwrap_or(false) {
         return;
     }
     let effect = &effects[main];
@@ -219,7 +252,7 @@ fn check_main(items: &Items, effects: &[Effects], is_async: &[bool], diags: &mut
             error(H409, span, "`main` cannot use the database", "database used here")
                 .note("the database is available to routes, tests and the functions they call"),
         );
-    } else if let Some((callee, span)) = effect.calls.iter().find(|(c, _)| is_async.get(*c) == Some(&true)) {
+    } else if let Some((callee, span)) = effect.calls.iter().find(|(c, _)| uses_db.get(*c) == Some(&true)) {
         let name = &items.fns[*callee].name;
         diags.push(
             error(
@@ -269,6 +302,8 @@ struct Body<'a, 'f> {
     prelude: Vec<tir::Stmt>,
     /// How many `try` enclose the expression being checked.
     try_depth: usize,
+    /// How many `scope` blocks enclose the statement being checked.
+    scope_depth: usize,
     /// Calls of failing functions checked so far, so a `try` can tell whether it covers one.
     failing_calls: usize,
 }
@@ -298,9 +333,10 @@ fn check_function(
         transaction_loop_depth: None,
         iterating: Vec::new(),
         ret: info.ret.clone(),
-        effects: Effects { db_use: None, calls: Vec::new(), fails_at: None },
+        effects: Effects { db_use: None, calls: Vec::new(), fails_at: None, suspends: None, spawns: Vec::new() },
         prelude: Vec::new(),
         try_depth: 0,
+        scope_depth: 0,
         failing_calls: 0,
     };
     let mut params = Vec::with_capacity(info.params.len());
@@ -489,6 +525,8 @@ const H412: &str = "H412";
 const H413: &str = "H413";
 const H414: &str = "H414";
 const H415: &str = "H415";
+const H416: &str = "H416";
+const H417: &str = "H417";
 const H240: &str = "H240";
 const H501: &str = "H501";
 const H502: &str = "H502";

@@ -28,6 +28,7 @@ mod maps;
 mod order;
 mod patterns;
 mod stmt;
+mod tasks;
 mod testing;
 
 use std::collections::{HashMap, HashSet};
@@ -95,9 +96,11 @@ pub fn lower_for(program: &Program, module_name: &str, tests: bool) -> Result<Mo
             headers: r.headers.clone(),
         })
         .collect();
+    let tasks = tasks::declare_task_functions(&mut module, program, &program.spawned);
     let mut errors = Vec::new();
     for (index, function) in program.functions.iter().enumerate() {
-        let shared = Shared { program, types: Types { classes: &classes, enums: &enums }, functions: &functions };
+        let types = Types { classes: &classes, enums: &enums };
+        let shared = Shared { program, types, functions: &functions, tasks: &tasks };
         let (data, mut errs) = FnCx::lower(&shared, function);
         module.functions[functions[index]] = data;
         errors.append(&mut errs);
@@ -105,6 +108,7 @@ pub fn lower_for(program: &Program, module_name: &str, tests: bool) -> Result<Mo
     if !errors.is_empty() {
         return Err(errors);
     }
+    tasks::define_task_functions(&mut module, &functions, &tasks);
     if tests {
         let ids: Vec<FuncId> = program.tests.iter().map(|t| functions[t.function]).collect();
         testing::test_main(&mut module, &ids);
@@ -132,6 +136,7 @@ impl Types<'_> {
             Ty::Map(k, v) => Type::Map(Box::new(self.low(k)), Box::new(self.low(v))),
             Ty::Class(c) => Type::Class(self.classes[*c]),
             Ty::Enum(e) => Type::Enum(self.enums[*e]),
+            Ty::Task(t) => Type::Task(Box::new(self.low(t))),
         }
     }
 
@@ -151,6 +156,8 @@ struct Shared<'a> {
     program: &'a Program,
     types: Types<'a>,
     functions: &'a [FuncId],
+    /// The task function of each spawned function (`lower/tasks.rs`).
+    tasks: &'a [Option<FuncId>],
 }
 
 /// How a High local lives in Low.
@@ -178,6 +185,8 @@ enum ScopeKind {
     Loop(LabelId),
     /// A `db.transaction` body: leaving it commits.
     Transaction,
+    /// A `scope` body, whose `Scope` local this is: leaving it waits for its tasks.
+    Tasks(LocalId),
 }
 
 struct Scope {
@@ -449,8 +458,10 @@ impl<'a> FnCx<'a> {
             for &local in owned.iter().rev() {
                 self.drop_if_live(local);
             }
-            if self.scopes[index].kind == ScopeKind::Transaction {
-                self.runtime_call(RuntimeFn::DbCommit, None, Vec::new(), None);
+            match self.scopes[index].kind {
+                ScopeKind::Transaction => self.runtime_call(RuntimeFn::DbCommit, None, Vec::new(), None),
+                ScopeKind::Tasks(scope) => self.end_scope(scope),
+                ScopeKind::Block | ScopeKind::Loop(_) => {}
             }
         }
         self.state = saved;

@@ -599,7 +599,7 @@ impl Rewriter<'_> {
                 self.block(body);
             }
             StmtKind::Return(Some(e)) | StmtKind::Expr(e) => self.expr(e),
-            StmtKind::Transaction(body) => self.block(body),
+            StmtKind::Transaction(body) | StmtKind::Scope(body) => self.block(body),
             StmtKind::Match { scrutinee, arms } => {
                 self.expr(scrutinee);
                 for arm in arms {
@@ -727,7 +727,7 @@ impl Rewriter<'_> {
                 }
                 args.iter_mut().for_each(|a| self.expr(a));
             }
-            ExprKind::Try(inner) => self.expr(inner),
+            ExprKind::Try(inner) | ExprKind::Spawn(inner) => self.expr(inner),
         }
     }
 }

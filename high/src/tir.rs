@@ -33,6 +33,9 @@ pub struct Program {
     pub functions: Vec<Function>,
     /// The tests (`test "name" { … }`), in source order.
     pub tests: Vec<Test>,
+    /// The functions some `spawn` starts, each once, in index order: each gets a task
+    /// function in Low that owns its arguments.
+    pub spawned: Vec<FnIdx>,
 }
 
 /// A test: its name, its function (no parameters, no result) and where it is written.
@@ -59,6 +62,9 @@ pub enum Ty {
     Map(Box<Ty>, Box<Ty>),
     Class(ClassIdx),
     Enum(EnumIdx),
+    /// The handle of a task giving a `T` (`spawn f(…)`); only ever a `let` binding inside a
+    /// `scope`, consumed by `join`.
+    Task(Box<Ty>),
 }
 
 impl Ty {
@@ -68,7 +74,7 @@ impl Ty {
         match self {
             Ty::I32 | Ty::I64 | Ty::F64 | Ty::Bool | Ty::Unit => true,
             Ty::Option(inner) => inner.is_copy(),
-            Ty::String | Ty::Array(_) | Ty::Map(..) | Ty::Class(_) | Ty::Enum(_) => false,
+            Ty::String | Ty::Array(_) | Ty::Map(..) | Ty::Class(_) | Ty::Enum(_) | Ty::Task(_) => false,
         }
     }
 
@@ -277,6 +283,8 @@ pub enum StmtKind {
     Return(Option<Expr>),
     /// `db.transaction { }`: the block runs between `db.begin` and `db.commit`.
     Transaction(Block),
+    /// `scope { … }`: the block, after which every task spawned in it has finished.
+    Scope(Block),
     /// `match scrutinee { arms }`: the first arm with a matching pattern runs. The checker has
     /// proven the arms exhaustive, so the last arm may run without a test.
     Match {
@@ -336,9 +344,11 @@ impl Expr {
                 | ExprKind::Or(lhs, rhs) => stack.extend([&**lhs, &**rhs]),
                 ExprKind::Cast { expr, .. } | ExprKind::OptionSome(expr) => stack.push(expr),
                 ExprKind::Variant { payload, .. } => stack.extend(payload.as_deref()),
-                ExprKind::Call { args, .. } | ExprKind::Builtin { args, .. } | ExprKind::Db { args, .. } => {
-                    stack.extend(args.iter())
-                }
+                ExprKind::Call { args, .. }
+                | ExprKind::Builtin { args, .. }
+                | ExprKind::Db { args, .. }
+                | ExprKind::Spawn { args, .. } => stack.extend(args.iter()),
+                ExprKind::Join(handle) => stack.push(handle),
                 ExprKind::Push { array, value } => {
                     array.push_indices(&mut stack);
                     stack.push(value);
@@ -585,6 +595,15 @@ pub enum ExprKind {
         sql: String,
         args: Vec<Expr>,
     },
+    /// `spawn f(args)`: starts a task of the innermost `scope` running `f`; the arguments are
+    /// consumed (the task owns them). The value is the task's handle, `Task<R>`.
+    Spawn {
+        func: FnIdx,
+        args: Vec<Expr>,
+    },
+    /// `h.join()`: waits for the task whose handle the local `h` is (consumed) and gives its
+    /// result.
+    Join(Box<Expr>),
     /// Implicit `T` → `T?`.
     OptionSome(Box<Expr>),
     /// `Enum.Variant` or `Enum.Variant(payload)`: a new enum value.

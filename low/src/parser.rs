@@ -702,10 +702,7 @@ impl Parser {
 
 /// Names that spell built-in types, which a class or enum may not take.
 fn is_reserved_type_name(name: &str) -> bool {
-    matches!(
-        name,
-        "i32" | "i64" | "f64" | "bool" | "unit" | "String" | "Option" | "Map" | "Scope" | "str" | "mut"
-    )
+    matches!(name, "i32" | "i64" | "f64" | "bool" | "unit" | "String" | "Option" | "Map" | "Scope" | "str" | "mut")
 }
 
 fn duplicate(what: &str, name: &str, span: Span) -> Diagnostic {

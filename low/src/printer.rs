@@ -419,9 +419,10 @@ impl<'a> Printer<'a> {
                 let _ = write!(self.out, ", {}, ", self.field_name(f, *object, *field));
                 self.operand(f, value);
             }
-            OpKind::ArrayNew { dest } | OpKind::MapNew { dest } | OpKind::ScopeNew { dest } | OpKind::OptionNone { dest } => {
-                self.head(f, *dest, name)
-            }
+            OpKind::ArrayNew { dest }
+            | OpKind::MapNew { dest }
+            | OpKind::ScopeNew { dest }
+            | OpKind::OptionNone { dest } => self.head(f, *dest, name),
             OpKind::Copy { dest, src: x }
             | OpKind::ArrayLen { dest, array: x }
             | OpKind::MapLen { dest, map: x }

@@ -228,6 +228,8 @@ pub enum StmtKind {
     Return(Option<Expr>),
     /// `db.transaction { }`
     Transaction(Block),
+    /// `scope { }`: the tasks spawned inside end before the block does.
+    Scope(Block),
     /// `match e { pattern => { } … }`
     Match {
         scrutinee: Expr,
@@ -342,6 +344,8 @@ pub enum ExprKind {
     },
     /// `try e`: calls of failing functions inside `e` pass a failure on to the caller.
     Try(Box<Expr>),
+    /// `spawn f(args)`: starts a task of the innermost `scope` running the call.
+    Spawn(Box<Expr>),
     /// `db.exec(…)`, `db.query<T>(…)`, `db.query_one<T>(…)`.
     Db {
         op: Ident,

@@ -46,6 +46,7 @@ fn sx(e: &Expr) -> String {
         ExprKind::Field { object, field } => format!("(.{} {})", field.name, sx(object)),
         ExprKind::Index { array, index } => format!("(index {} {})", sx(array), sx(index)),
         ExprKind::Try(inner) => format!("(try {})", sx(inner)),
+        ExprKind::Spawn(inner) => format!("(spawn {})", sx(inner)),
         ExprKind::Db { op, class, args } => {
             let class = class.as_ref().map_or(String::new(), |c| format!("<{}>", ty(c)));
             format!("(db.{}{class}{})", op.name, list(args))
@@ -89,6 +90,7 @@ fn stmt(s: &Stmt) -> String {
         StmtKind::Return(None) => "return".into(),
         StmtKind::Return(Some(e)) => format!("return {}", sx(e)),
         StmtKind::Transaction(b) => format!("db.transaction {}", block(b)),
+        StmtKind::Scope(b) => format!("scope {}", block(b)),
         StmtKind::Match { scrutinee, arms } => {
             let arms: Vec<String> = arms
                 .iter()

@@ -113,6 +113,7 @@ impl Body<'_, '_> {
                 Some(mk(ExprKind::Builtin { builtin: Builtin::Abs, args: vec![value] }, ty, span))
             }
             "fail" => self.fail_call(args, span),
+            "sleep" => self.sleep(args, span),
             "set_header" => self.set_header_call(args, span),
             "assert" => {
                 if !self.arity(name, 1, args, span) {
@@ -247,6 +248,11 @@ impl Body<'_, '_> {
         span: Span,
     ) -> Option<Expr> {
         match method.name.as_str() {
+            // `parts.join(sep)` of the string library is the other `join`.
+            "join" if self.is_task(receiver) => {
+                let handle = self.infer_value(receiver, None)?;
+                self.join(handle, args, span)
+            }
             "len" => {
                 let value = self.infer_value(receiver, None);
                 if !self.arity("len", 0, args, span) {
@@ -274,6 +280,9 @@ impl Body<'_, '_> {
                     return None;
                 }
                 let value = value?;
+                if !self.not_a_task(&value.ty, span, "cloned") {
+                    return None;
+                }
                 let ty = value.ty.clone();
                 Some(mk(ExprKind::Builtin { builtin: Builtin::Clone, args: vec![value] }, ty, span))
             }

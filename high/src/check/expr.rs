@@ -94,6 +94,7 @@ impl Body<'_, '_> {
             }
             ast::ExprKind::Db { op, class, args } => self.db_op(op, class.as_ref(), args, span),
             ast::ExprKind::Try(inner) => self.try_expr(inner, hint, span),
+            ast::ExprKind::Spawn(call) => self.spawn(call, span),
         }
     }
 
@@ -283,6 +284,9 @@ impl Body<'_, '_> {
             }
         }
         let elem_ty = elem_ty?;
+        if !self.not_a_task(&elem_ty, span, "put in an array") {
+            return None;
+        }
         ok.then(|| mk(ExprKind::Array(items), Ty::Array(Box::new(elem_ty)), span))
     }
 

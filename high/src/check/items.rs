@@ -15,8 +15,8 @@ use crate::tir::{self, ClassIdx, EnumIdx, FnIdx, Literal, ParamMode, Ty};
 mod routes;
 
 /// The builtin functions, which user functions may not shadow.
-pub(super) const BUILTIN_FNS: [&str; 9] =
-    ["print", "min", "max", "abs", "to_string", "fail", "set_header", "assert", "assert_eq"];
+pub(super) const BUILTIN_FNS: [&str; 10] =
+    ["print", "min", "max", "abs", "to_string", "fail", "set_header", "assert", "assert_eq", "sleep"];
 
 /// The written names of the built-in types.
 const BUILTIN_TYPES: [&str; 5] = ["i32", "i64", "f64", "bool", "String"];
@@ -232,6 +232,7 @@ impl<'f> Items<'f> {
             Ty::Map(k, v) => format!("Map<{}, {}>", self.ty_name(k), self.ty_name(v)),
             Ty::Class(idx) => self.classes.get(*idx).map_or_else(|| "<class>".into(), |c| c.name.clone()),
             Ty::Enum(idx) => self.enums.get(*idx).map_or_else(|| "<enum>".into(), |e| e.name.clone()),
+            Ty::Task(inner) => format!("Task<{}>", self.ty_name(inner)),
         }
     }
 

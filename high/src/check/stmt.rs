@@ -115,6 +115,7 @@ impl Body<'_, '_> {
             }
             ast::StmtKind::Return(value) => self.return_stmt(value.as_ref(), stmt.span),
             ast::StmtKind::Match { scrutinee, arms } => self.match_stmt(scrutinee, arms, stmt.span),
+            ast::StmtKind::Scope(body) => self.scope_stmt(body, stmt.span),
             ast::StmtKind::Transaction(body) => {
                 self.effects.db_use.get_or_insert(stmt.span);
                 if self.transaction_loop_depth.is_some() {
@@ -184,6 +185,10 @@ impl Body<'_, '_> {
                     )
                     .note("this expression does not produce a value"),
                 );
+                None
+            }
+            Some(ty @ Ty::Task(_)) if mutable => {
+                self.not_a_task(&ty, name.span, "held by a `var`");
                 None
             }
             other => other,
@@ -563,6 +568,8 @@ fn has_effect(e: &ast::Expr) -> bool {
         }
         ast::ExprKind::Db { .. } => true,
         ast::ExprKind::Try(inner) => has_effect(inner),
+        // A task started for its effect, whose handle is dropped: the scope still waits for it.
+        ast::ExprKind::Spawn(_) => true,
         _ => false,
     }
 }
@@ -583,7 +590,7 @@ fn stmt_returns(stmt: &ast::Stmt) -> bool {
         }
         // `while true` without a `break` never finishes, so what follows is unreachable.
         ast::StmtKind::While { cond, body } => matches!(cond.kind, ast::ExprKind::Bool(true)) && !breaks(body),
-        ast::StmtKind::Transaction(body) => block_returns(body),
+        ast::StmtKind::Transaction(body) | ast::StmtKind::Scope(body) => block_returns(body),
         // The checker proves a `match` exhaustive, so it returns when every arm does.
         ast::StmtKind::Match { arms, .. } => !arms.is_empty() && arms.iter().all(|arm| block_returns(&arm.body)),
         _ => false,
@@ -597,7 +604,7 @@ fn breaks(block: &ast::Block) -> bool {
         ast::StmtKind::If { then_block, else_block, .. } | ast::StmtKind::IfLet { then_block, else_block, .. } => {
             breaks(then_block) || else_block.as_ref().is_some_and(breaks)
         }
-        ast::StmtKind::Transaction(body) => breaks(body),
+        ast::StmtKind::Transaction(body) | ast::StmtKind::Scope(body) => breaks(body),
         ast::StmtKind::Match { arms, .. } => arms.iter().any(|arm| breaks(&arm.body)),
         _ => false,
     })

@@ -373,6 +373,8 @@ impl FnCx<'_> {
                 self.emit(OpKind::Cast { dest, to: *to, arg });
             }
             ExprKind::Call { func, args } => self.call(*func, args, Some(dest)),
+            ExprKind::Spawn { func, args } => self.spawn(*func, args, dest),
+            ExprKind::Join(handle) => self.join(handle, dest),
             ExprKind::Builtin { builtin, args } => self.builtin(*builtin, args, dest),
             ExprKind::MapNew | ExprKind::MapLookup { .. } | ExprKind::MapInsert { .. } | ExprKind::MapRemove { .. } => {
                 self.map_expr(expr, dest)

@@ -162,6 +162,7 @@ impl FnCx<'_> {
                 let value = self.returned(value);
                 self.emit(OpKind::Return { value });
             }
+            StmtKind::Scope(block) => self.scope_block(block),
             StmtKind::Transaction(block) => {
                 self.runtime_call(RuntimeFn::DbBegin, None, Vec::new(), None);
                 // The block's bindings are dropped at the end of its scope, then the commit

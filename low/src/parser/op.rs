@@ -238,9 +238,12 @@ impl Parser {
             .label("only calls and joins are awaited"));
         }
         if always_awaited && !awaited {
-            return Err(Diagnostic::new("L110", format!("`{mnemonic}` waits for tasks, so it is written `await {mnemonic}`"))
-                .at(Some(mspan))
-                .label("add `await` before it"));
+            return Err(Diagnostic::new(
+                "L110",
+                format!("`{mnemonic}` waits for tasks, so it is written `await {mnemonic}`"),
+            )
+            .at(Some(mspan))
+            .label("add `await` before it"));
         }
         let has_dest = matches!(
             opcode,

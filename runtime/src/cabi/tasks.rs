@@ -112,9 +112,8 @@ impl Future for FrameTask {
                     unsafe { (this.desc.drop)(frame) };
                 }
                 // 3: a trap jumped back to the guard; the frame stopped mid-operation and leaks.
-                let payload = guard::take_failure().unwrap_or_else(|| Box::new(crate::Trap {
-                    message: "a task failed without a reason".to_owned(),
-                }));
+                let payload = guard::take_failure()
+                    .unwrap_or_else(|| Box::new(crate::Trap { message: "a task failed without a reason".to_owned() }));
                 std::panic::resume_unwind(payload)
             }
         }

@@ -14,10 +14,8 @@ impl<'a> OpCheck<'_, 'a> {
     /// One task operation.
     pub(super) fn task_op(&mut self, kind: &OpKind) {
         if !self.cx.func.is_async {
-            let message = format!(
-                "`{}` is only allowed in async functions, and ${} is not async",
-                self.name, self.cx.func.name
-            );
+            let message =
+                format!("`{}` is only allowed in async functions, and ${} is not async", self.name, self.cx.func.name);
             self.error(code::AWAIT_OUTSIDE_ASYNC, message);
         }
         match kind {

@@ -1,0 +1,133 @@
+//! Lowering of tasks: a `scope` block becomes `scope.new` … `await scope.end` (also on every
+//! `return`, `break` and `continue` that leaves it, so no task outlives the block), `spawn f(…)`
+//! becomes `scope.spawn` of `f`'s task function, and `h.join()` becomes `await task.join`.
+//!
+//! A task cannot borrow from its parent, so each spawned function `f` gets a task function
+//! `f__task` in Low (`__` cannot occur in a High name) that owns its arguments: it takes each
+//! parameter `f` borrows as an owned value, lends it to `f`, and drops it after the call.
+
+use nagi_low::{FuncId, FunctionData, LocalData, LocalId, Module, OpData, OpKind, Operand, Type};
+
+use super::{FnCx, Own, ScopeKind};
+use crate::tir::{Block, Expr};
+
+impl FnCx<'_> {
+    /// `scope { block }`.
+    pub(super) fn scope_block(&mut self, block: &Block) {
+        let name = loop {
+            let candidate = format!("scope{}", self.next_temp);
+            self.next_temp += 1;
+            if self.names.insert(candidate.clone()) {
+                break candidate;
+            }
+        };
+        let scope = self.f.locals.alloc(LocalData { name, ty: Type::Scope });
+        self.emit(OpKind::ScopeNew { dest: scope });
+        self.scoped(ScopeKind::Tasks(scope), |cx| {
+            for stmt in &block.stmts {
+                if !cx.reachable {
+                    break;
+                }
+                cx.stmt(stmt);
+            }
+        });
+        // The block's own bindings (task handles among them) were dropped at its end; a path
+        // that left early ended the scope as it left.
+        self.end_scope(scope);
+    }
+
+    /// `await scope.end` of `scope`, if it still holds its tasks on this path.
+    pub(super) fn end_scope(&mut self, scope: LocalId) {
+        if self.state.get(&scope) == Some(&Own::Live) {
+            self.emit(OpKind::ScopeEnd { scope });
+            self.state.insert(scope, Own::Moved);
+        }
+    }
+
+    /// `spawn f(args)` into `dest`: the arguments are consumed, as a class literal's fields are.
+    pub(super) fn spawn(&mut self, func: usize, args: &[Expr], dest: LocalId) {
+        let Some(scope) = self.scopes.iter().rev().find_map(|s| match s.kind {
+            ScopeKind::Tasks(local) => Some(local),
+            _ => None,
+        }) else {
+            return;
+        };
+        self.pin_clobbered(&args.iter().collect::<Vec<_>>());
+        let held = self.in_flight.len();
+        let operands: Vec<Operand> = args.iter().map(|a| self.held_operand(a)).collect();
+        let callee = self.shared.tasks[func].unwrap_or(self.shared.functions[func]);
+        self.emit(OpKind::ScopeSpawn { dest, scope, callee, args: operands });
+        self.in_flight.truncate(held);
+    }
+
+    /// `handle.join()` into `dest`.
+    pub(super) fn join(&mut self, handle: &Expr, dest: LocalId) {
+        let task = self.operand_local(handle);
+        self.emit(OpKind::TaskJoin { dest: Some(dest), task });
+    }
+}
+
+/// Allocates the task function of each spawned function (`spawned`, High function indexes),
+/// to be written by [`define_task_functions`]; the result maps a High function index to it.
+pub(super) fn declare_task_functions(
+    module: &mut Module,
+    program: &crate::tir::Program,
+    spawned: &[usize],
+) -> Vec<Option<FuncId>> {
+    let mut tasks = vec![None; program.functions.len()];
+    for &f in spawned {
+        let name = format!("{}__task", program.functions[f].name);
+        tasks[f] = Some(module.functions.alloc(FunctionData::new(name, Type::Unit)));
+    }
+    tasks
+}
+
+/// Writes the task function of each spawned function, now that the functions are lowered:
+/// `async fn $f__task(owned params) -> R { borrow, [await] call $f, drop, return }`.
+pub(super) fn define_task_functions(module: &mut Module, functions: &[FuncId], tasks: &[Option<FuncId>]) {
+    for (f, task) in tasks.iter().enumerate() {
+        let Some(task) = *task else { continue };
+        let callee = &module.functions[functions[f]];
+        let name = module.functions[task].name.clone();
+        let mut out = FunctionData::new(name, callee.ret.clone());
+        out.is_async = true;
+        let (ret, awaited) = (callee.ret.clone(), callee.is_async);
+        // Generated locals are named by position, so no name can collide.
+        let params: Vec<(String, Type)> =
+            callee.param_types().enumerate().map(|(i, t)| (format!("p{i}"), t.clone())).collect();
+        let mut ops = Vec::new();
+        let mut args = Vec::new();
+        let mut dropped = Vec::new();
+        for (name, ty) in &params {
+            let owned = match ty {
+                Type::Ref { pointee, .. } => (**pointee).clone(),
+                other => other.clone(),
+            };
+            let param = out.locals.alloc(LocalData { name: name.clone(), ty: owned.clone() });
+            out.params.push(param);
+            if ty.is_ref() {
+                dropped.push(param);
+            }
+            args.push(param);
+        }
+        let mut call_args = Vec::new();
+        for (param, (name, ty)) in args.iter().zip(&params) {
+            if ty.is_ref() {
+                let borrowed = out.locals.alloc(LocalData { name: format!("{name}r"), ty: ty.clone() });
+                ops.push(OpKind::Borrow { dest: borrowed, src: *param, mutable: false });
+                call_args.push(Operand::Local(borrowed));
+            } else {
+                call_args.push(Operand::Local(*param));
+            }
+        }
+        let result = (ret != Type::Unit).then(|| out.locals.alloc(LocalData { name: "result".into(), ty: ret }));
+        ops.push(OpKind::Call { dest: result, callee: functions[f], args: call_args, awaited });
+        ops.extend(dropped.into_iter().rev().map(|local| OpKind::Drop { local }));
+        ops.push(OpKind::Return { value: result.map(Operand::Local) });
+        for kind in ops {
+            let op = out.ops.alloc(OpData { kind });
+            out.blocks[out.body].ops.push(op);
+        }
+        module.functions[task] = out;
+    }
+}
