@@ -110,7 +110,8 @@ fn value(module: &Module, ty: &Type, n: usize) -> serde_json::Value {
                 Some(payload) => serde_json::json!({ variant.name.clone(): value(module, payload, n) }),
             }
         }
-        Type::Unit | Type::Ref { .. } => serde_json::Value::Null,
+        // Route parameters are never scopes or tasks (V249).
+        Type::Unit | Type::Ref { .. } | Type::Scope | Type::Task(_) => serde_json::Value::Null,
     }
 }
 
