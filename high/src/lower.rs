@@ -342,14 +342,19 @@ impl<'a> FnCx<'a> {
 
     /// A fresh temporary local. Non-copy temporaries join the innermost statement's list and
     /// are dropped at its end unless consumed.
-    fn temp(&mut self, ty: Type) -> LocalId {
-        let name = loop {
-            let candidate = format!("t{}", self.next_temp);
+    /// A local name no other local of the function has: `prefix` and a number.
+    fn fresh_name(&mut self, prefix: &str) -> String {
+        loop {
+            let candidate = format!("{prefix}{}", self.next_temp);
             self.next_temp += 1;
             if self.names.insert(candidate.clone()) {
-                break candidate;
+                return candidate;
             }
-        };
+        }
+    }
+
+    fn temp(&mut self, ty: Type) -> LocalId {
+        let name = self.fresh_name("t");
         let copy = ty.is_copy();
         let id = self.f.locals.alloc(LocalData { name, ty });
         if !copy {

@@ -14,13 +14,7 @@ use crate::tir::{Block, Expr};
 impl FnCx<'_> {
     /// `scope { block }`.
     pub(super) fn scope_block(&mut self, block: &Block) {
-        let name = loop {
-            let candidate = format!("scope{}", self.next_temp);
-            self.next_temp += 1;
-            if self.names.insert(candidate.clone()) {
-                break candidate;
-            }
-        };
+        let name = self.fresh_name("scope");
         let scope = self.f.locals.alloc(LocalData { name, ty: Type::Scope });
         self.emit(OpKind::ScopeNew { dest: scope });
         self.scoped(ScopeKind::Tasks(scope), |cx| {

@@ -106,6 +106,16 @@ impl Parser {
         }
     }
 
+    /// `$f(args)` of a `call` or a `scope.spawn`.
+    fn callee_and_args(&mut self, cx: &FnCtx) -> PResult<(crate::entities::FuncId, Vec<Operand>)> {
+        let (name, span) = match self.peek().clone() {
+            TokenKind::Function(name) => (name, self.bump().span),
+            _ => return Err(self.error("a function `$name`")),
+        };
+        let callee = self.function_id(&name, span)?;
+        Ok((callee, self.args(cx)?))
+    }
+
     pub(super) fn args(&mut self, cx: &FnCtx) -> PResult<Vec<Operand>> {
         self.expect(TokenKind::LParen, "`(`")?;
         let mut args = Vec::new();
@@ -301,12 +311,7 @@ impl Parser {
                     .label("e.g. `cast.f64 %x`"));
             }
             Opcode::Call => {
-                let (name, span) = match self.peek().clone() {
-                    TokenKind::Function(name) => (name, self.bump().span),
-                    _ => return Err(self.error("a function `$name`")),
-                };
-                let callee = self.function_id(&name, span)?;
-                let args = self.args(cx)?;
+                let (callee, args) = self.callee_and_args(cx)?;
                 OpKind::Call { dest, callee, args, awaited }
             }
             Opcode::RuntimeCall => {
@@ -333,12 +338,7 @@ impl Parser {
                 let dest = d()?;
                 let scope = self.local_ref(cx)?;
                 self.expect(TokenKind::Comma, "`,`")?;
-                let (name, span) = match self.peek().clone() {
-                    TokenKind::Function(name) => (name, self.bump().span),
-                    _ => return Err(self.error("a function `$name`")),
-                };
-                let callee = self.function_id(&name, span)?;
-                let args = self.args(cx)?;
+                let (callee, args) = self.callee_and_args(cx)?;
                 OpKind::ScopeSpawn { dest, scope, callee, args }
             }
             Opcode::ScopeEnd => OpKind::ScopeEnd { scope: self.local_ref(cx)? },

@@ -664,7 +664,7 @@ impl<'a> OpCheck<'_, 'a> {
     }
 
     /// The destination of a call against the callee's result type.
-    fn call_result(&mut self, dest: Option<LocalId>, ret: &Type, callee: &str) {
+    pub(super) fn call_result(&mut self, dest: Option<LocalId>, ret: &Type, callee: &str) {
         match dest {
             Some(dest) => self.expect_dest(dest, ret),
             None if *ret == Type::Unit => {}
@@ -710,23 +710,47 @@ impl<'a> OpCheck<'_, 'a> {
         };
         self.name = format!("call ${}", callee_data.name);
         let callee_name = format!("${}", callee_data.name);
-        if args.len() != callee_data.params.len() {
+        self.call_args(args, &types, callee_data, &callee_name, false);
+        self.call_result(dest, &callee_data.ret, &callee_name);
+        self.check_await(awaited, callee_data.is_async, &callee_name);
+    }
+
+    /// The arguments of a `call` or a `scope.spawn` of `callee` against its parameters: as many,
+    /// each of its parameter's type; for a task (`owned_only`), no parameter may hold a
+    /// reference (V250).
+    pub(super) fn call_args(
+        &mut self,
+        args: &[Operand],
+        types: &[Option<Cow<'a, Type>>],
+        callee: &'a crate::module::FunctionData,
+        callee_name: &str,
+        owned_only: bool,
+    ) {
+        if args.len() != callee.params.len() {
             let message = format!(
                 "`{}` passes {} arguments, but {callee_name} takes {}",
                 self.name,
                 args.len(),
-                callee_data.params.len()
+                callee.params.len()
             );
             self.error(code::OPERAND_COUNT, message);
         }
-        for (i, ((arg, found), param)) in args.iter().zip(&types).zip(&callee_data.params).enumerate() {
+        for (i, ((arg, found), param)) in args.iter().zip(types).zip(&callee.params).enumerate() {
             // A parameter that is out of range is reported when the callee is verified.
-            let (Some(found), Some(param)) = (found, callee_data.locals.get(*param)) else { continue };
+            let (Some(found), Some(param)) = (found, callee.locals.get(*param)) else { continue };
+            if owned_only && param.ty.contains_ref() {
+                let message = format!(
+                    "parameter {} of {callee_name} has type {}; a task cannot borrow from its parent, \
+                     so what it takes is owned",
+                    i + 1,
+                    self.show(&param.ty)
+                );
+                self.error(code::TASK_BOUNDARY, message);
+                continue;
+            }
             let what = format!("argument {} ({})", i + 1, self.describe(arg));
             self.expect(&what, found, &param.ty);
         }
-        self.call_result(dest, &callee_data.ret, &callee_name);
-        self.check_await(awaited, callee_data.is_async, &callee_name);
     }
 
     fn runtime_call(

@@ -29,18 +29,8 @@ impl<'a> OpCheck<'_, 'a> {
                     self.mismatch(&what, ty, "a task Task<T>");
                     return;
                 };
-                match dest {
-                    Some(d) => self.expect_dest(*d, result),
-                    None if **result != Type::Unit => {
-                        let message = format!(
-                            "the result of {} (type {}) is discarded; assign it to a local (and drop it if unused)",
-                            self.name,
-                            self.show(result)
-                        );
-                        self.error(code::DISCARDED_RESULT, message);
-                    }
-                    None => {}
-                }
+                let joined = self.name.clone();
+                self.call_result(*dest, result, &joined);
             }
             _ => {}
         }
@@ -75,30 +65,7 @@ impl<'a> OpCheck<'_, 'a> {
             let message = format!("{callee_name} is not async; a task runs an async function");
             self.error(code::TASK_BOUNDARY, message);
         }
-        if args.len() != callee_data.params.len() {
-            let message = format!(
-                "`{}` passes {} arguments, but {callee_name} takes {}",
-                self.name,
-                args.len(),
-                callee_data.params.len()
-            );
-            self.error(code::OPERAND_COUNT, message);
-        }
-        for (i, ((arg, found), param)) in args.iter().zip(&types).zip(&callee_data.params).enumerate() {
-            let (Some(found), Some(param)) = (found, callee_data.locals.get(*param)) else { continue };
-            if param.ty.contains_ref() {
-                let message = format!(
-                    "parameter {} of {callee_name} has type {}; a task cannot borrow from its parent, \
-                     so what it takes is owned",
-                    i + 1,
-                    self.show(&param.ty)
-                );
-                self.error(code::TASK_BOUNDARY, message);
-                continue;
-            }
-            let what = format!("argument {} ({})", i + 1, self.describe(arg));
-            self.expect(&what, found, &param.ty);
-        }
+        self.call_args(args, &types, callee_data, &callee_name, true);
         self.expect_dest(dest, &Type::Task(Box::new(callee_data.ret.clone())));
     }
 }
