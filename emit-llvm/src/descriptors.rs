@@ -171,8 +171,8 @@ pub(crate) fn emit_pending(cx: &Cx<'_, '_>) -> Result<(), Error> {
                 name = Some(data.name.as_str());
                 (9, None, offset, first, data.variants.len() as u64)
             }
-            Type::Ref { .. } | Type::Scope | Type::Task(_) => {
-                return Err(Error::internal("a descriptor of a reference, a scope or a task"));
+            Type::Ref { .. } | Type::Scope | Type::Task(_) | Type::Actor(_) => {
+                return Err(Error::internal("a descriptor of a reference, a scope, a task or an actor"));
             }
         };
         let inner = inner.map_or(type_null, |g| g.as_pointer_value());

@@ -174,6 +174,11 @@ fn drop_body<'ctx>(cx: &Cx<'ctx, '_>, f: FunctionValue<'ctx>, ty: &Type, p: Poin
             let rt = if *ty == Type::Scope { Rt::ScopeDrop } else { Rt::TaskDrop };
             runtime_calls::call(cx, rt, &[handle.into()])?;
         }
+        // One handle fewer; the actor stops once none is left (runtime `cabi::actors`).
+        Type::Actor(_) => {
+            let handle = ir::load(b, cx.layouts.byte_ptr().into(), p, "handle")?;
+            runtime_calls::call(cx, Rt::ActorDrop, &[handle.into()])?;
+        }
         _ => {}
     }
     Ok(())
@@ -288,6 +293,12 @@ fn clone_body<'ctx>(
             }
         }
         Type::Enum(e) => crate::enums::clone_body(cx, f, *e, dst, src)?,
+        Type::Actor(_) => {
+            let handle = ir::load(b, cx.layouts.byte_ptr().into(), src, "handle")?;
+            let copy = runtime_calls::call(cx, Rt::ActorClone, &[handle.into()])?
+                .ok_or_else(|| Error::internal("nagi_rt_actor_clone returns nothing"))?;
+            b.build_store(dst, copy)?;
+        }
         _ => {
             let v = ir::load(b, cx.layouts.llvm(ty), src, "copy")?;
             b.build_store(dst, v)?;

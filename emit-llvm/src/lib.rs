@@ -20,6 +20,7 @@
 //! float comparisons ordered; `min`/`max` of floats exactly as the runtime's `fmin`/`fmax`;
 //! printing and formatting through the runtime, so output is byte-identical to the Rust path.
 
+mod actors;
 mod arrays;
 mod database;
 mod descriptors;
@@ -162,6 +163,8 @@ pub(crate) struct Cx<'ctx, 'm> {
     pub(crate) frames: ArenaMap<FuncId, frames::Frame<'ctx>>,
     /// The task descriptor of every function the module spawns (`tasks.rs`).
     pub(crate) tasks: ArenaMap<FuncId, PointerValue<'ctx>>,
+    /// The descriptors of the module's actor states and handlers (`actors.rs`).
+    pub(crate) actors: actors::ActorDescs<'ctx>,
     /// Runtime functions declared so far, by C name.
     pub(crate) runtime: RefCell<HashMap<&'static str, FunctionValue<'ctx>>>,
     /// Drop and clone glue functions declared so far, and those whose bodies are still to emit.
@@ -302,6 +305,7 @@ fn generate<'ctx>(
         functions: ArenaMap::default(),
         frames: ArenaMap::default(),
         tasks: ArenaMap::default(),
+        actors: actors::ActorDescs::default(),
         runtime: RefCell::new(HashMap::new()),
         glue: RefCell::new(glue::GlueTable::default()),
         descriptors: RefCell::new(descriptors::DescriptorTable::default()),
@@ -320,6 +324,7 @@ fn generate<'ctx>(
         }
     }
     cx.tasks = tasks::declare(&cx)?;
+    cx.actors = actors::declare(&cx)?;
     let recursive = nagi_low::recursion::recursive_functions(low);
     for (id, func) in low.functions.iter() {
         function::define(&cx, id, func, recursive.contains(&id))?;

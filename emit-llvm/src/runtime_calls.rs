@@ -75,6 +75,13 @@ pub(crate) enum Rt {
     TaskSpawn,
     TaskJoin,
     TaskDrop,
+    /// Actors (runtime `cabi::actors`): Low §8.2's operations and the handle's glue.
+    ActorStart,
+    ActorMessage,
+    ActorCall,
+    ActorSend,
+    ActorClone,
+    ActorDrop,
 }
 
 /// Parameter and result kinds of the C signatures.
@@ -137,6 +144,12 @@ impl Rt {
             Rt::TaskSpawn => ("nagi_rt_task_spawn", &[Bytes, Bytes, Bytes], Some(Bytes), false),
             Rt::TaskJoin => ("nagi_rt_task_join", &[Bytes], Some(Bytes), false),
             Rt::TaskDrop => ("nagi_rt_task_drop", &[Bytes], None, false),
+            Rt::ActorStart => ("nagi_rt_actor_start", &[Bytes, I64], Some(Bytes), false),
+            Rt::ActorMessage => ("nagi_rt_actor_message", &[Bytes], Some(Bytes), false),
+            Rt::ActorCall => ("nagi_rt_actor_call", &[Bytes, Bytes, Bytes], Some(Bytes), false),
+            Rt::ActorSend => ("nagi_rt_actor_send", &[Bytes, Bytes, Bytes], Some(Bytes), false),
+            Rt::ActorClone => ("nagi_rt_actor_clone", &[Bytes], Some(Bytes), false),
+            Rt::ActorDrop => ("nagi_rt_actor_drop", &[Bytes], None, false),
         }
     }
 }

@@ -90,7 +90,7 @@ impl<'ctx> Layouts<'ctx> {
             Type::Array(elem) => self.array(elem).into(),
             Type::Map(k, v) => self.map(k, v).into(),
             // The runtime's `Scope` and `Task` boxes, owned by pointer.
-            Type::Scope | Type::Task(_) => self.byte_ptr().into(),
+            Type::Scope | Type::Task(_) | Type::Actor(_) => self.byte_ptr().into(),
             Type::Option(inner) => cx.struct_type(&[cx.bool_type().into(), self.llvm(inner)], false).into(),
             // The verifier has checked every class id; an empty struct keeps a bad one harmless.
             Type::Class(c) => self.classes.get(*c).copied().unwrap_or_else(|| self.unit()).into(),

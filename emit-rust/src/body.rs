@@ -9,8 +9,8 @@ use std::fmt::Write;
 
 use la_arena::ArenaMap;
 use nagi_low::{
-    BinaryOp, BlockId, Constant, FunctionData, LabelId, LocalId, Module, OpKind, Operand, RuntimeFn, ScalarType, Type,
-    UnaryOp,
+    BinaryOp, BlockId, Constant, FuncId, FunctionData, LabelId, LocalId, Module, OpKind, Operand, RuntimeFn,
+    ScalarType, Type, UnaryOp,
 };
 
 use crate::names::{LocalNames, ident, label, rust_type};
@@ -95,6 +95,20 @@ impl Cx<'_> {
             Operand::Local(l) => self.l(*l).to_string(),
             Operand::Const(c) => constant(c),
         }
+    }
+
+    /// `actor.call` or `actor.send` (`method`) as an awaited expression: the arguments are
+    /// evaluated here and moved into the message, whose handler the actor runs on its state.
+    fn message(&self, actor: LocalId, handler: FuncId, args: &[Operand], method: &str) -> String {
+        let mut bind = String::new();
+        let mut names = Vec::with_capacity(args.len() + 1);
+        names.push("nagi_state".to_owned());
+        for (i, a) in args.iter().enumerate() {
+            let _ = write!(bind, "let nagi_m{i} = {}; ", self.operand(a));
+            names.push(format!("nagi_m{i}"));
+        }
+        let handler = ident(&self.module.functions[handler].name);
+        format!("{{ {bind}{}.{method}(move |nagi_state| self::{handler}({})) }}.await", self.l(actor), names.join(", "))
     }
 
     /// Writes the operations of `block` and everything nested in them, at indentation `level`.
@@ -214,6 +228,29 @@ impl Cx<'_> {
                         let _ = writeln!(out, "{join};");
                     }
                 }
+            }
+            OpKind::ActorStart { dest, init, capacity } => {
+                let init = &self.module.functions[*init];
+                let name = match &init.ret {
+                    Type::Class(c) => self.module.classes[*c].name.as_str(),
+                    _ => "",
+                };
+                let start =
+                    format!("nagi_runtime::actors::Actor::start({name:?}, {capacity}, self::{})", ident(&init.name));
+                assign(out, *dest, start)
+            }
+            OpKind::ActorCall { dest, actor, handler, args } => {
+                let call = self.message(*actor, *handler, args, "call");
+                match dest {
+                    Some(d) => assign(out, *d, call),
+                    None => {
+                        let _ = writeln!(out, "{call};");
+                    }
+                }
+            }
+            OpKind::ActorSend { actor, handler, args } => {
+                let send = self.message(*actor, *handler, args, "send");
+                let _ = writeln!(out, "{send};");
             }
             OpKind::MapLen { dest, map } => assign(out, *dest, format!("({}.len() as i64)", self.l(*map))),
             OpKind::MapFind { dest, map, key } => {

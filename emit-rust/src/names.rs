@@ -78,6 +78,10 @@ pub fn rust_type(module: &Module, ty: &Type) -> String {
         Type::Map(k, v) => format!("nagi_runtime::map::Map<{}, {}>", rust_type(module, k), rust_type(module, v)),
         Type::Scope => "nagi_runtime::tasks::Scope".into(),
         Type::Task(t) => format!("nagi_runtime::tasks::Task<{}>", rust_type(module, t)),
+        Type::Actor(c) => format!(
+            "nagi_runtime::actors::Actor<{}>",
+            module.classes.get(*c).map_or_else(|| "()".into(), |c| ident(&c.name))
+        ),
         Type::Class(c) => module.classes.get(*c).map_or_else(|| "()".into(), |c| ident(&c.name)),
         Type::Enum(e) => module.enums.get(*e).map_or_else(|| "()".into(), |e| ident(&e.name)),
         Type::Ref { mutable, pointee } => {

@@ -47,8 +47,9 @@ impl Shape for LowShape<'_> {
             Type::F64 => Kind::F64,
             Type::Bool => Kind::Bool,
             // No class field holds a reference (V202); `unit` is what nothing else can be.
-            // References, scopes and tasks never reach JSON (the verifier keeps them out of classes).
-            Type::Unit | Type::Ref { .. } | Type::Scope | Type::Task(_) => Kind::Unit,
+            // References, scopes, tasks and actors never reach JSON (the verifier keeps them out of
+            // classes).
+            Type::Unit | Type::Ref { .. } | Type::Scope | Type::Task(_) | Type::Actor(_) => Kind::Unit,
             Type::String => Kind::String,
             Type::Array(_) => Kind::Array,
             Type::Map(k, _) if **k == Type::String => Kind::MapString,

@@ -95,12 +95,14 @@ pub fn check(module: &Module) -> Result<FuncId, Diagnostic> {
     }
     for func in module.functions.values() {
         for op in func.ops.values() {
-            if matches!(op.kind, OpKind::ScopeNew { .. }) {
+            if matches!(op.kind, OpKind::ScopeNew { .. } | OpKind::ActorStart { .. }) {
+                let what = if matches!(op.kind, OpKind::ScopeNew { .. }) { "tasks" } else { "actors" };
                 return Err(Diagnostic::new(
                     "I103",
                     format!(
-                        "the interpreter does not run tasks (scope.new in ${}); run this program with --backend=rust \
+                        "the interpreter does not run {what} ({} in ${}); run this program with --backend=rust \
                          or --backend=llvm",
+                        op.kind.opcode().map_or("?", |o| o.name()),
                         func.name
                     ),
                 ));

@@ -171,6 +171,9 @@ pub fn cannot_fail(kind: &OpKind) -> bool {
         | OpKind::ScopeSpawn { .. }
         | OpKind::ScopeEnd { .. }
         | OpKind::TaskJoin { .. }
+        | OpKind::ActorStart { .. }
+        | OpKind::ActorCall { .. }
+        | OpKind::ActorSend { .. }
         | OpKind::ArrayGet { .. }
         | OpKind::ArrayRef { .. }
         | OpKind::ArraySet { .. }

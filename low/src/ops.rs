@@ -94,6 +94,12 @@ name_table! {
         ScopeEnd => "scope.end",
         /// `[%d =] await task.join %t`
         TaskJoin => "task.join",
+        /// `%d = actor.start $init, capacity`
+        ActorStart => "actor.start",
+        /// `[%d =] await actor.call %a, $h(args)`
+        ActorCall => "actor.call",
+        /// `await actor.send %a, $h(args)`
+        ActorSend => "actor.send",
         /// `%d = string "text"`
         String => "string",
         /// `%d = str.len %s`
@@ -428,6 +434,33 @@ pub enum OpKind {
         dest: Option<LocalId>,
         task: LocalId,
     },
+    /// Starts an actor (docs/low.md §8.2) whose state the plain function `init` (no
+    /// parameters, result a class `C`) makes, with a mailbox of `capacity` messages; the
+    /// destination is its `Actor<C>`.
+    ActorStart {
+        dest: LocalId,
+        init: FuncId,
+        capacity: u32,
+    },
+    /// Runs the plain function `handler` on the state of `actor` (an `Actor<C>` local,
+    /// borrowed): its first parameter is `&mut C`, which the actor passes, and `args` (consumed)
+    /// are the others. Waits for room in the mailbox, then for the result `R`; `dest` is an
+    /// `Option<R>`, `none` when the actor stopped, after the runtime recorded the failure (503).
+    /// Always awaited; `dest` may be absent.
+    ActorCall {
+        dest: Option<LocalId>,
+        actor: LocalId,
+        handler: FuncId,
+        args: Vec<Operand>,
+    },
+    /// As [`OpKind::ActorCall`] without waiting for the handler: waits only for room in the
+    /// mailbox, and the handler's result is dropped. A message to a stopped actor is a dead
+    /// letter. Always awaited.
+    ActorSend {
+        actor: LocalId,
+        handler: FuncId,
+        args: Vec<Operand>,
+    },
     /// A new owned `String` holding `value` (allocates).
     StringLit {
         dest: LocalId,
@@ -639,6 +672,9 @@ impl OpKind {
             OpKind::ScopeSpawn { .. } => Opcode::ScopeSpawn,
             OpKind::ScopeEnd { .. } => Opcode::ScopeEnd,
             OpKind::TaskJoin { .. } => Opcode::TaskJoin,
+            OpKind::ActorStart { .. } => Opcode::ActorStart,
+            OpKind::ActorCall { .. } => Opcode::ActorCall,
+            OpKind::ActorSend { .. } => Opcode::ActorSend,
             OpKind::StringLit { .. } => Opcode::String,
             OpKind::StrLen { .. } => Opcode::StrLen,
             OpKind::StrConcat { .. } => Opcode::StrConcat,
@@ -692,6 +728,7 @@ impl OpKind {
             | OpKind::MapRemove { dest, .. }
             | OpKind::ScopeNew { dest }
             | OpKind::ScopeSpawn { dest, .. }
+            | OpKind::ActorStart { dest, .. }
             | OpKind::StringLit { dest, .. }
             | OpKind::StrLen { dest, .. }
             | OpKind::StrConcat { dest, .. }
@@ -708,13 +745,17 @@ impl OpKind {
             | OpKind::Clone { dest, .. }
             | OpKind::Borrow { dest, .. }
             | OpKind::Load { dest, .. } => Some(*dest),
-            OpKind::Call { dest, .. } | OpKind::RuntimeCall { dest, .. } | OpKind::TaskJoin { dest, .. } => *dest,
+            OpKind::Call { dest, .. }
+            | OpKind::RuntimeCall { dest, .. }
+            | OpKind::TaskJoin { dest, .. }
+            | OpKind::ActorCall { dest, .. } => *dest,
             OpKind::ForRange { var, .. } | OpKind::ForEach { var, .. } => Some(*var),
             OpKind::FieldSet { .. }
             | OpKind::ArraySet { .. }
             | OpKind::ArrayPush { .. }
             | OpKind::MapInsert { .. }
             | OpKind::ScopeEnd { .. }
+            | OpKind::ActorSend { .. }
             | OpKind::Drop { .. }
             | OpKind::Store { .. }
             | OpKind::If { .. }
@@ -767,10 +808,15 @@ impl OpKind {
         mentioned_label!(self)
     }
 
-    /// The function this operation runs: the callee of a `call` or of a `scope.spawn`.
+    /// The function this operation runs: the callee of a `call` or of a `scope.spawn`, the
+    /// `init` of an `actor.start`, the handler of an `actor.call` or `actor.send`.
     pub fn callee(&self) -> Option<FuncId> {
         match self {
-            OpKind::Call { callee, .. } | OpKind::ScopeSpawn { callee, .. } => Some(*callee),
+            OpKind::Call { callee, .. }
+            | OpKind::ScopeSpawn { callee, .. }
+            | OpKind::ActorStart { init: callee, .. }
+            | OpKind::ActorCall { handler: callee, .. }
+            | OpKind::ActorSend { handler: callee, .. } => Some(*callee),
             _ => None,
         }
     }
@@ -778,17 +824,23 @@ impl OpKind {
     /// Like [`OpKind::callee`], with mutable access, for renumbering.
     pub fn callee_mut(&mut self) -> Option<&mut FuncId> {
         match self {
-            OpKind::Call { callee, .. } | OpKind::ScopeSpawn { callee, .. } => Some(callee),
+            OpKind::Call { callee, .. }
+            | OpKind::ScopeSpawn { callee, .. }
+            | OpKind::ActorStart { init: callee, .. }
+            | OpKind::ActorCall { handler: callee, .. }
+            | OpKind::ActorSend { handler: callee, .. } => Some(callee),
             _ => None,
         }
     }
 
-    /// Whether this operation suspends its function: an awaited call, `scope.end` or
-    /// `task.join`.
+    /// Whether this operation suspends its function: an awaited call, `scope.end`,
+    /// `task.join`, `actor.call` or `actor.send`.
     pub fn is_await(&self) -> bool {
         match self {
             OpKind::Call { awaited, .. } | OpKind::RuntimeCall { awaited, .. } => *awaited,
-            OpKind::ScopeEnd { .. } | OpKind::TaskJoin { .. } => true,
+            OpKind::ScopeEnd { .. } | OpKind::TaskJoin { .. } | OpKind::ActorCall { .. } | OpKind::ActorSend { .. } => {
+                true
+            }
             _ => false,
         }
     }

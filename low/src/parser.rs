@@ -522,6 +522,19 @@ impl Parser {
                             self.bump();
                             wraps.push(Wrap::Task);
                         }
+                        // `Actor<C>` names the class of the actor's state, as `Task` it is a type
+                        // only when followed by `<`.
+                        "Actor" if matches!(self.peek(), TokenKind::Lt) => {
+                            self.bump();
+                            let span = self.span();
+                            let TokenKind::Ident(class) = self.peek().clone() else {
+                                return Err(self.error("the class of the actor's state"));
+                            };
+                            self.bump();
+                            let class = self.class_id(&class, span)?;
+                            self.expect(TokenKind::Gt, "`>`")?;
+                            break Type::Actor(class);
+                        }
                         "Option" => {
                             self.expect(TokenKind::Lt, "`<`")?;
                             wraps.push(Wrap::Option);

@@ -309,6 +309,16 @@ impl<'a> Printer<'a> {
         }
     }
 
+    /// `await actor.call %a, $h(args)` or `await actor.send …`, after any destination.
+    fn message(&mut self, f: &FunctionData, name: &str, actor: LocalId, handler: FuncId, args: &[Operand]) {
+        let _ = write!(self.out, "await {name} ");
+        self.local(f, actor);
+        let handler = self.module.functions.get(handler).map_or("<invalid function>", |c| c.name.as_str());
+        let _ = write!(self.out, ", ${handler}(");
+        self.operands(f, args);
+        self.out.push(')');
+    }
+
     fn label(&mut self, f: &FunctionData, l: crate::entities::LabelId) {
         self.out.push('@');
         self.out.push_str(f.labels.get(l).map_or("<invalid label>", |label| label.name.as_str()));
@@ -394,6 +404,19 @@ impl<'a> Printer<'a> {
                 let _ = write!(self.out, "await {name} ");
                 self.local(f, *task);
             }
+            OpKind::ActorStart { dest, init, capacity } => {
+                self.head(f, *dest, name);
+                let init = m.functions.get(*init).map_or("<invalid function>", |c| c.name.as_str());
+                let _ = write!(self.out, " ${init}, mailbox {capacity}");
+            }
+            OpKind::ActorCall { dest, actor, handler, args } => {
+                if let Some(d) = dest {
+                    self.local(f, *d);
+                    self.out.push_str(" = ");
+                }
+                self.message(f, name, *actor, *handler, args);
+            }
+            OpKind::ActorSend { actor, handler, args } => self.message(f, name, *actor, *handler, args),
             OpKind::New { dest, class, fields } => {
                 self.head(f, *dest, name);
                 let class = m.classes.get(*class);

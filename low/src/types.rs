@@ -43,6 +43,10 @@ pub enum Type {
     /// (`task.join`). Only a local of an async function has this type; dropping it detaches
     /// the task, which its scope still waits for.
     Task(Box<Type>),
+    /// `Actor<C>`: a handle of an actor whose state is the class `C` (docs/low.md §8.2), which
+    /// `actor.call` and `actor.send` send messages to. Cloning it gives another handle of the
+    /// same actor; the actor stops once every handle is dropped and its mailbox is empty.
+    Actor(ClassId),
     /// A class of the module, owned by value.
     Class(ClassId),
     /// An enum of the module, owned by value. Enums move like classes, whatever their payloads.
@@ -72,6 +76,7 @@ impl Type {
             | Type::Map(..)
             | Type::Scope
             | Type::Task(_)
+            | Type::Actor(_)
             | Type::Class(_)
             | Type::Enum(_) => false,
         }
@@ -88,7 +93,9 @@ impl Type {
         let mut stack = vec![self];
         while let Some(t) = stack.pop() {
             match t {
-                Type::String | Type::Array(_) | Type::Map(..) | Type::Scope | Type::Task(_) => return true,
+                Type::String | Type::Array(_) | Type::Map(..) | Type::Scope | Type::Task(_) | Type::Actor(_) => {
+                    return true;
+                }
                 Type::Option(inner) => stack.push(inner),
                 Type::Class(c) => {
                     if !seen.contains(c)
@@ -182,6 +189,10 @@ impl fmt::Display for TypeDisplay<'_> {
             Type::Map(k, v) => write!(f, "Map<{}, {}>", k.display(m), v.display(m)),
             Type::Scope => f.write_str("Scope"),
             Type::Task(t) => write!(f, "Task<{}>", t.display(m)),
+            Type::Actor(c) => match m.classes.get(*c) {
+                Some(class) => write!(f, "Actor<{}>", class.name),
+                None => write!(f, "Actor<<class #{}>>", c.into_raw()),
+            },
             Type::Class(c) => match m.classes.get(*c) {
                 Some(class) => f.write_str(&class.name),
                 None => write!(f, "<class #{}>", c.into_raw()),

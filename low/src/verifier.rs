@@ -112,7 +112,13 @@
 //!   no parameter, result, class field, payload, array, option or map holds one, so a task
 //!   handle never leaves the function whose scope owns the task.
 //! - V250 Nothing crosses a task boundary by reference: `scope.spawn` starts an async
-//!   function whose parameters hold no reference (and no scope or task), with owned arguments.
+//!   function whose parameters hold no reference (and no scope or task), with owned arguments;
+//!   `actor.call` and `actor.send` pass owned arguments to their handler.
+//! - V251 Actors fit together: `actor.start` names a plain function without parameters that
+//!   returns a class `C`, with a mailbox of 1 to 2^20 messages, and gives an `Actor<C>`; a
+//!   handler of `actor.call` or `actor.send` is a plain function whose first parameter is
+//!   `&mut C`; an `Actor<C>` is only ever the whole type of a local, a parameter or a result,
+//!   never held by a field, payload, array, option or map.
 //!
 //! The flow checks run only on a function whose body passed the structure checks on blocks
 //! and operations (V210 for them, V211), since they walk the body as a tree.
@@ -185,6 +191,7 @@ mod code {
     pub const EARLY_COMMIT: &str = "V248";
     pub const TASK_HANDLE_PLACE: &str = "V249";
     pub const TASK_BOUNDARY: &str = "V250";
+    pub const ACTOR_MESSAGE: &str = "V251";
 }
 
 /// Checks every rule of the module doc's checklist on `module`.
@@ -386,6 +393,10 @@ fn mnemonic(kind: &OpKind) -> String {
     }
 }
 
+/// Where an actor handle may be, for V251's messages.
+const ACTOR_PLACES: &str =
+    "an actor handle is only ever the whole type of a local, a parameter or a result (clone it to share it)";
+
 /// What a walk over a type tree found. Types are walked with an explicit stack, since a
 /// hand-written type may nest deeply.
 #[derive(Default)]
@@ -398,6 +409,11 @@ struct TypeScan {
     root_task: bool,
     /// A `Scope` or `Task<T>` below the root (`[Task<i64>]`, `&Scope`).
     nested_task: bool,
+    /// An `Actor<C>` at the root of the type.
+    root_actor: bool,
+    /// An `Actor<C>` below the root (`[Actor<C>]`, `Option<Actor<C>>`; `&Actor<C>` is a borrow
+    /// of a whole local and allowed).
+    nested_actor: bool,
     /// Class and enum ids that are out of range, in the order found, each described as
     /// "class #3, which does not exist; the module has 2 classes".
     unknown_classes: Vec<String>,
@@ -414,7 +430,8 @@ fn scan_type(module: &Module, ty: &Type) -> TypeScan {
                 } else {
                     scan.nested_ref = true;
                 }
-                stack.push((pointee, false));
+                // A borrow of a whole `Actor<C>` local is as good as the local.
+                stack.push((pointee, root && matches!(**pointee, Type::Actor(_))));
             }
             Type::Array(inner) | Type::Option(inner) => stack.push((inner, false)),
             Type::Map(k, v) => stack.extend([(&**k, false), (&**v, false)]),
@@ -428,7 +445,14 @@ fn scan_type(module: &Module, ty: &Type) -> TypeScan {
                     stack.push((inner, false));
                 }
             }
-            Type::Class(c) => {
+            Type::Actor(c) | Type::Class(c) => {
+                if let Type::Actor(_) = t {
+                    if root {
+                        scan.root_actor = true;
+                    } else {
+                        scan.nested_actor = true;
+                    }
+                }
                 if module.classes.get(*c).is_none() {
                     scan.unknown_classes.push(format!(
                         "class #{}, which does not exist; the module has {} classes",
@@ -487,6 +511,15 @@ fn check_module(module: &Module, source: Option<&SourceMap>) -> Vec<Diagnostic> 
                     field.ty.display(module)
                 );
                 out.push(Diagnostic::new(code::TASK_HANDLE_PLACE, message).at(span));
+            }
+            if scan.root_actor || scan.nested_actor {
+                let message = format!(
+                    "field `{}` of class {} has type {}; {ACTOR_PLACES}",
+                    field.name,
+                    class.name,
+                    field.ty.display(module)
+                );
+                out.push(Diagnostic::new(code::ACTOR_MESSAGE, message).at(span));
             }
             for c in scan.unknown_classes {
                 let message = format!("field `{}` of class {} names {c}", field.name, class.name);
@@ -556,6 +589,15 @@ fn check_enums<'m>(
                     payload.display(module)
                 );
                 out.push(Diagnostic::new(code::TASK_HANDLE_PLACE, message).at(span));
+            }
+            if scan.root_actor || scan.nested_actor {
+                let message = format!(
+                    "variant `{}` of enum {} carries {}; {ACTOR_PLACES}",
+                    variant.name,
+                    data.name,
+                    payload.display(module)
+                );
+                out.push(Diagnostic::new(code::ACTOR_MESSAGE, message).at(span));
             }
             for c in scan.unknown_classes {
                 let message = format!("variant `{}` of enum {} names {c}", variant.name, data.name);
@@ -764,6 +806,9 @@ fn check_signature(cx: &mut FnCx<'_>) {
         );
         cx.error(code::TASK_HANDLE_PLACE, message);
     }
+    if scan.nested_actor {
+        cx.error(code::ACTOR_MESSAGE, format!("the result type is {}; {ACTOR_PLACES}", cx.show(&func.ret)));
+    }
     for c in scan.unknown_classes {
         cx.error(code::UNKNOWN_CLASS, format!("the result type names {c}"));
     }
@@ -804,6 +849,10 @@ fn check_locals(cx: &mut FnCx<'_>) {
                 cx.show(&local.ty)
             );
             cx.local_error(code::TASK_HANDLE_PLACE, id, message);
+        }
+        if scan.nested_actor {
+            let message = format!("%{} has type {}; {ACTOR_PLACES}", local.name, cx.show(&local.ty));
+            cx.local_error(code::ACTOR_MESSAGE, id, message);
         }
         for c in scan.unknown_classes {
             cx.local_error(code::UNKNOWN_CLASS, id, format!("the type of %{} names {c}", local.name));

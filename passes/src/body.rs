@@ -49,6 +49,22 @@ macro_rules! visit_locals {
                 $f(dest, Write);
             }
             OpKind::ScopeEnd { scope } => $f(scope, Read),
+            OpKind::ActorStart { dest, .. } => $f(dest, Write),
+            OpKind::ActorCall { dest, actor, args, .. } => {
+                $f(actor, Read);
+                for a in args {
+                    operand!(a);
+                }
+                if let Some(d) = dest {
+                    $f(d, Write);
+                }
+            }
+            OpKind::ActorSend { actor, args, .. } => {
+                $f(actor, Read);
+                for a in args {
+                    operand!(a);
+                }
+            }
             OpKind::TaskJoin { dest, task } => {
                 $f(task, Read);
                 if let Some(d) = dest {
@@ -173,6 +189,8 @@ pub fn for_each_operand_mut(kind: &mut OpKind, mut f: impl FnMut(&mut Operand)) 
         OpKind::Call { args, .. }
         | OpKind::RuntimeCall { args, .. }
         | OpKind::ScopeSpawn { args, .. }
+        | OpKind::ActorCall { args, .. }
+        | OpKind::ActorSend { args, .. }
         | OpKind::New { fields: args, .. } => args.iter_mut().for_each(f),
         OpKind::FieldSet { value, .. }
         | OpKind::ArrayPush { value, .. }
@@ -538,6 +556,9 @@ pub fn has_effect(kind: &OpKind) -> bool {
         | OpKind::ScopeSpawn { .. }
         | OpKind::ScopeEnd { .. }
         | OpKind::TaskJoin { .. }
+        | OpKind::ActorStart { .. }
+        | OpKind::ActorCall { .. }
+        | OpKind::ActorSend { .. }
         | OpKind::FieldSet { .. }
         | OpKind::ArrayGet { .. }
         | OpKind::ArrayRef { .. }

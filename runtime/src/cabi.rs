@@ -36,6 +36,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::trap::{HookMode, install_hook};
 
+pub mod actors;
 pub mod arrays;
 pub mod db;
 pub mod guard;

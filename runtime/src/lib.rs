@@ -14,6 +14,7 @@
 
 #![warn(missing_docs)]
 
+pub mod actors;
 #[cfg(feature = "counting-alloc")]
 pub mod alloc_count;
 pub mod arrays;

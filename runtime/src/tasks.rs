@@ -191,14 +191,9 @@ impl<T> Task<T> {
     /// this one included, cancels the others and raises that trap.
     pub async fn join(self) -> T {
         let Task { mut result, scope } = self;
-        scope
-            .wait_until(|_| match result.try_recv() {
-                Ok(value) => Some(value),
-                // Not finished yet; or the task failed, which the next look at the state sees
-                // (a task records its failure before its sender goes).
-                Err(_) => None,
-            })
-            .await
+        // An error is "not finished yet", or the task failed, which the next look at the state
+        // sees (a task records its failure before its sender goes).
+        scope.wait_until(|_| result.try_recv().ok()).await
     }
 }
 

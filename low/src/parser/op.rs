@@ -106,7 +106,7 @@ impl Parser {
         }
     }
 
-    /// `$f(args)` of a `call` or a `scope.spawn`.
+    /// `$f(args)` of a `call`, a `scope.spawn`, an `actor.call` or an `actor.send`.
     fn callee_and_args(&mut self, cx: &FnCtx) -> PResult<(crate::entities::FuncId, Vec<Operand>)> {
         let (name, span) = match self.peek().clone() {
             TokenKind::Function(name) => (name, self.bump().span),
@@ -238,22 +238,23 @@ impl Parser {
             return Err(unknown());
         }
         let opcode = Opcode::from_name(&mnemonic).ok_or_else(unknown)?;
-        let always_awaited = matches!(opcode, Opcode::ScopeEnd | Opcode::TaskJoin);
+        let always_awaited =
+            matches!(opcode, Opcode::ScopeEnd | Opcode::TaskJoin | Opcode::ActorCall | Opcode::ActorSend);
         if awaited && !always_awaited && !matches!(opcode, Opcode::Call | Opcode::RuntimeCall) {
             return Err(Diagnostic::new(
                 "L110",
-                format!("`await` applies to `call`, `rtcall`, `scope.end` and `task.join`, not `{mnemonic}`"),
+                format!(
+                    "`await` applies to `call`, `rtcall`, `scope.end`, `task.join`, `actor.call` and `actor.send`, \
+                     not `{mnemonic}`"
+                ),
             )
             .at(Some(mspan))
             .label("only calls and joins are awaited"));
         }
         if always_awaited && !awaited {
-            return Err(Diagnostic::new(
-                "L110",
-                format!("`{mnemonic}` waits for tasks, so it is written `await {mnemonic}`"),
-            )
-            .at(Some(mspan))
-            .label("add `await` before it"));
+            return Err(Diagnostic::new("L110", format!("`{mnemonic}` waits, so it is written `await {mnemonic}`"))
+                .at(Some(mspan))
+                .label("add `await` before it"));
         }
         let has_dest = matches!(
             opcode,
@@ -277,6 +278,7 @@ impl Parser {
                 | Opcode::MapRemove
                 | Opcode::ScopeNew
                 | Opcode::ScopeSpawn
+                | Opcode::ActorStart
                 | Opcode::String
                 | Opcode::StrLen
                 | Opcode::StrConcat
@@ -295,7 +297,8 @@ impl Parser {
                 | Opcode::BorrowMut
                 | Opcode::Load
         );
-        let no_dest = !has_dest && !matches!(opcode, Opcode::Call | Opcode::RuntimeCall | Opcode::TaskJoin);
+        let no_dest =
+            !has_dest && !matches!(opcode, Opcode::Call | Opcode::RuntimeCall | Opcode::TaskJoin | Opcode::ActorCall);
         if no_dest && dest.is_some() {
             return Err(Diagnostic::new("L110", format!("`{mnemonic}` has no result to assign"))
                 .at(Some(mspan))
@@ -343,6 +346,38 @@ impl Parser {
             }
             Opcode::ScopeEnd => OpKind::ScopeEnd { scope: self.local_ref(cx)? },
             Opcode::TaskJoin => OpKind::TaskJoin { dest, task: self.local_ref(cx)? },
+            Opcode::ActorStart => {
+                let dest = d()?;
+                let init = match self.peek().clone() {
+                    TokenKind::Function(name) => {
+                        let span = self.bump().span;
+                        self.function_id(&name, span)?
+                    }
+                    _ => return Err(self.error("the state's function `$init`")),
+                };
+                self.expect(TokenKind::Comma, "`,`")?;
+                if !self.is_keyword("mailbox") {
+                    return Err(self.error("`mailbox` and the mailbox's capacity"));
+                }
+                self.bump();
+                let capacity = match self.peek().clone() {
+                    TokenKind::Number(text) => text.parse::<u32>().ok(),
+                    _ => None,
+                }
+                .ok_or_else(|| self.error("the mailbox's capacity, a number of messages such as `64`"))?;
+                self.bump();
+                OpKind::ActorStart { dest, init, capacity }
+            }
+            Opcode::ActorCall | Opcode::ActorSend => {
+                let actor = self.local_ref(cx)?;
+                self.expect(TokenKind::Comma, "`,`")?;
+                let (handler, args) = self.callee_and_args(cx)?;
+                if opcode == Opcode::ActorCall {
+                    OpKind::ActorCall { dest, actor, handler, args }
+                } else {
+                    OpKind::ActorSend { actor, handler, args }
+                }
+            }
             Opcode::New => {
                 let dest = d()?;
                 let (cname, cspan) = self.ident("a class name")?;

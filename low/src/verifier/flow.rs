@@ -413,6 +413,18 @@ impl Analysis for Flow<'_, '_> {
                     self.write(s, op, *dest, true);
                 }
             }
+            OpKind::ActorStart { dest, .. } => self.write(s, op, *dest, true),
+            // The arguments move into the message before the function suspends.
+            OpKind::ActorCall { actor, args, .. } | OpKind::ActorSend { actor, args, .. } => {
+                self.read(s, op, *actor);
+                for arg in args {
+                    self.consume_operand(s, op, arg);
+                }
+                self.suspend(s, op);
+                if let Some(dest) = kind.dest() {
+                    self.write(s, op, dest, true);
+                }
+            }
             OpKind::If { cond, .. } => self.read_operand(s, op, cond),
             // The bounds are read once, on entry; the variable is written at the head.
             OpKind::ForRange { start, end, .. } => {

@@ -14,6 +14,7 @@ use crate::types::{ScalarType, Type};
 
 use super::{FnCx, code, mnemonic};
 
+mod actors;
 mod maps;
 mod tasks;
 
@@ -443,6 +444,7 @@ impl<'a> OpCheck<'_, 'a> {
             OpKind::ScopeNew { .. } | OpKind::ScopeSpawn { .. } | OpKind::ScopeEnd { .. } | OpKind::TaskJoin { .. } => {
                 self.task_op(kind)
             }
+            OpKind::ActorStart { .. } | OpKind::ActorCall { .. } | OpKind::ActorSend { .. } => self.actor_op(kind),
             OpKind::StringLit { dest, .. } => self.expect_dest(*dest, &Type::String),
             OpKind::StrLen { dest, string } => {
                 self.expect_string("operand", *string);
@@ -710,7 +712,7 @@ impl<'a> OpCheck<'_, 'a> {
         };
         self.name = format!("call ${}", callee_data.name);
         let callee_name = format!("${}", callee_data.name);
-        self.call_args(args, &types, callee_data, &callee_name, false);
+        self.call_args(args, &types, callee_data, &callee_name, Crossing::Call);
         self.call_result(dest, &callee_data.ret, &callee_name);
         self.check_await(awaited, callee_data.is_async, &callee_name);
     }
@@ -724,25 +726,32 @@ impl<'a> OpCheck<'_, 'a> {
         types: &[Option<Cow<'a, Type>>],
         callee: &'a crate::module::FunctionData,
         callee_name: &str,
-        owned_only: bool,
+        crossing: Crossing,
     ) {
-        if args.len() != callee.params.len() {
-            let message = format!(
-                "`{}` passes {} arguments, but {callee_name} takes {}",
-                self.name,
-                args.len(),
-                callee.params.len()
-            );
+        // A handler's first parameter is the actor's state, which the actor passes itself.
+        let params = match crossing {
+            Crossing::Message => callee.params.get(1..).unwrap_or_default(),
+            Crossing::Call | Crossing::Task => &callee.params[..],
+        };
+        if args.len() != params.len() {
+            let message =
+                format!("`{}` passes {} arguments, but {callee_name} takes {}", self.name, args.len(), params.len());
             self.error(code::OPERAND_COUNT, message);
         }
-        for (i, ((arg, found), param)) in args.iter().zip(types).zip(&callee.params).enumerate() {
+        for (i, ((arg, found), param)) in args.iter().zip(types).zip(params).enumerate() {
             // A parameter that is out of range is reported when the callee is verified.
             let (Some(found), Some(param)) = (found, callee.locals.get(*param)) else { continue };
-            if owned_only && param.ty.contains_ref() {
+            let who = match crossing {
+                Crossing::Call => None,
+                Crossing::Task => Some("a task cannot borrow from its parent"),
+                Crossing::Message => Some("a message cannot borrow from its sender"),
+            };
+            if let Some(who) = who
+                && param.ty.contains_ref()
+            {
                 let message = format!(
-                    "parameter {} of {callee_name} has type {}; a task cannot borrow from its parent, \
-                     so what it takes is owned",
-                    i + 1,
+                    "parameter {} of {callee_name} has type {}; {who}, so what it takes is owned",
+                    i + 1 + usize::from(crossing == Crossing::Message),
                     self.show(&param.ty)
                 );
                 self.error(code::TASK_BOUNDARY, message);
@@ -894,4 +903,16 @@ impl<'a> OpCheck<'_, 'a> {
             }
         }
     }
+}
+
+/// What the arguments of a call cross, which decides what they may hold.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Crossing {
+    /// Nothing: a `call`, whose arguments may borrow.
+    Call,
+    /// A task boundary (`scope.spawn`): every argument is owned.
+    Task,
+    /// A mailbox (`actor.call`, `actor.send`): every argument is owned, and the handler's first
+    /// parameter, the state, is not passed.
+    Message,
 }

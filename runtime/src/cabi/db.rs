@@ -57,6 +57,17 @@ enum Outcome {
     Done,
     /// A joined task: its returned frame, whose result is moved out (`cabi::tasks`).
     Frame(FrameResult),
+    /// A result that writes itself out (an actor's reply, `cabi::actors`).
+    Written(Box<dyn WriteOut>),
+}
+
+/// A result of a pending operation that knows how to write itself where emitted code wants it.
+pub(super) trait WriteOut: Send {
+    /// Moves the result to `out`.
+    ///
+    /// # Safety
+    /// `out` is writable for the result's type and holds no owned value.
+    unsafe fn write_to(self: Box<Self>, out: *mut u8);
 }
 
 /// A new pending operation running `future`.
@@ -75,6 +86,11 @@ pub(super) fn pending_done(future: impl Future<Output = ()> + Send + 'static) ->
 /// A new pending operation that gives a joined task's frame, whose finish moves the result out.
 pub(super) fn pending_frame(future: impl Future<Output = FrameResult> + Send + 'static) -> *mut PendingOp {
     pending(async move { Outcome::Frame(future.await) })
+}
+
+/// A new pending operation whose result writes itself out.
+pub(super) fn pending_write<W: WriteOut + 'static>(future: impl Future<Output = W> + Send + 'static) -> *mut PendingOp {
+    pending(async move { Outcome::Written(Box::new(future.await)) })
 }
 
 /// A new, empty argument list.
@@ -317,6 +333,8 @@ unsafe fn write_outcome(outcome: Outcome, out: *mut u8) {
         Outcome::Done => {}
         // SAFETY: forwarded from the caller.
         Outcome::Frame(frame) => unsafe { frame.write_to(out) },
+        // SAFETY: forwarded from the caller.
+        Outcome::Written(result) => unsafe { result.write_to(out) },
     }
 }
 

@@ -4,7 +4,7 @@
 //! one of them belongs in an async function (V225), and nothing crosses the task boundary by
 //! reference (V250).
 
-use super::OpCheck;
+use super::{Crossing, OpCheck};
 use crate::entities::{ArenaGet, FuncId, LocalId, index};
 use crate::ops::{OpKind, Operand};
 use crate::types::Type;
@@ -65,7 +65,7 @@ impl<'a> OpCheck<'_, 'a> {
             let message = format!("{callee_name} is not async; a task runs an async function");
             self.error(code::TASK_BOUNDARY, message);
         }
-        self.call_args(args, &types, callee_data, &callee_name, true);
+        self.call_args(args, &types, callee_data, &callee_name, Crossing::Task);
         self.expect_dest(dest, &Type::Task(Box::new(callee_data.ret.clone())));
     }
 }

@@ -1,0 +1,231 @@
+//! Actors (Low §8.2) on the LLVM path: an `Actor<C>` local is a pointer to the runtime's
+//! handle (`runtime/src/cabi/actors.rs`); `actor.start $init` hands `init`'s actor descriptor
+//! to `nagi_rt_actor_start`; `actor.call` and `actor.send` fill a message block of the handler
+//! with the arguments and start a pending runtime operation on it, awaited like a statement
+//! (`frames.rs`), whose finish writes a call's `Option<R>`.
+//!
+//! Each `init` the module starts actors with gets one constant `nagi.actor.init` = `{ init,
+//! drop, guarded_poll, i64 size, i8* name, i64 name_len }`, where `init` calls the function and
+//! writes the state into the runtime's block and `drop` drops a state in place. Each handler
+//! called or sent to gets `nagi.handler.h` = `{ run, drop_args, drop_result, guarded_poll, i64
+//! size, i64 result_offset, i64 result_size, i64 option_size, i64 payload_offset }` over the
+//! message block `{ arguments…, result }`: `run` moves the arguments out, calls the handler on
+//! the state and stores its result.
+
+use inkwell::module::Linkage;
+use inkwell::types::StructType;
+use inkwell::values::{BasicMetadataValueEnum, FunctionValue, PointerValue};
+use la_arena::ArenaMap;
+use nagi_low::{ArenaGet, FuncId, FunctionData, LocalId, OpId, OpKind, Operand, Type};
+
+use crate::function::FnEmitter;
+use crate::runtime_calls::{self, Rt};
+use crate::service::{constant, fn_ptr, guarded_poll, int, struct_of};
+use crate::{Cx, Error, descriptors, glue, ir};
+
+/// The descriptors of the module's actors: by `init` function, and by handler with the
+/// message block's type.
+#[derive(Default)]
+pub(crate) struct ActorDescs<'ctx> {
+    inits: ArenaMap<FuncId, PointerValue<'ctx>>,
+    handlers: ArenaMap<FuncId, (PointerValue<'ctx>, StructType<'ctx>)>,
+}
+
+/// The descriptors of every `init` and handler the module's actor operations name.
+pub(crate) fn declare<'ctx>(cx: &Cx<'ctx, '_>) -> Result<ActorDescs<'ctx>, Error> {
+    let mut descs = ActorDescs::default();
+    for (_, func) in cx.low.functions.iter() {
+        for (_, data) in func.ops.iter() {
+            match &data.kind {
+                OpKind::ActorStart { init, .. } if descs.inits.get(*init).is_none() => {
+                    descs.inits.insert(*init, actor_desc(cx, *init)?);
+                }
+                OpKind::ActorCall { handler, .. } | OpKind::ActorSend { handler, .. }
+                    if descs.handlers.get(*handler).is_none() =>
+                {
+                    descs.handlers.insert(*handler, handler_desc(cx, *handler)?);
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(descs)
+}
+
+fn function<'a>(cx: &Cx<'_, 'a>, id: FuncId) -> Result<&'a FunctionData, Error> {
+    cx.low.functions.get(id).ok_or_else(|| Error::internal("an actor operation names an unknown function"))
+}
+
+/// An internal `nounwind` function `name` of `params` (all `i8*`), returning `i32` when `int`.
+fn thunk<'ctx>(cx: &Cx<'ctx, '_>, name: &str, params: usize, int: bool) -> FunctionValue<'ctx> {
+    let bytes = cx.layouts.byte_ptr();
+    let params = vec![bytes.into(); params];
+    let ty = if int {
+        cx.context.i32_type().fn_type(&params, false)
+    } else {
+        cx.context.void_type().fn_type(&params, false)
+    };
+    let f = cx.module.add_function(name, ty, Some(Linkage::Internal));
+    cx.nounwind(f);
+    cx.builder.position_at_end(cx.context.append_basic_block(f, "entry"));
+    f
+}
+
+/// Parameter `i` of `f`, cast to a pointer to `ty`.
+fn param_as<'ctx>(
+    cx: &Cx<'ctx, '_>,
+    f: FunctionValue<'ctx>,
+    i: u32,
+    ty: inkwell::types::PointerType<'ctx>,
+) -> Result<PointerValue<'ctx>, Error> {
+    let raw = f.get_nth_param(i).ok_or_else(|| Error::internal("a thunk without its parameter"))?.into_pointer_value();
+    Ok(cx.builder.build_pointer_cast(raw, ty, "typed")?)
+}
+
+/// `nagi.actor.init` of the state function `id`.
+fn actor_desc<'ctx>(cx: &Cx<'ctx, '_>, id: FuncId) -> Result<PointerValue<'ctx>, Error> {
+    let func = function(cx, id)?;
+    let Type::Class(class) = func.ret else { return Err(Error::internal("an actor state that is not a class")) };
+    let state = &func.ret;
+    let callee = *cx.functions.get(id).ok_or_else(|| Error::internal("an actor init without its function"))?;
+    let b = &cx.builder;
+
+    let init = thunk(cx, &format!("nagi.init.{}", func.name), 2, true);
+    let block = param_as(cx, init, 0, cx.layouts.pointer(state))?;
+    let value = cx.call_value(callee, &[], "state")?;
+    b.build_store(block, value)?;
+    b.build_return(Some(&cx.context.i32_type().const_int(1, false)))?;
+
+    let drop = thunk(cx, &format!("nagi.drop_state.{}", func.name), 1, false);
+    let block = param_as(cx, drop, 0, cx.layouts.pointer(state))?;
+    glue::drop_in_place(cx, state, block)?;
+    b.build_return(None)?;
+
+    let name = cx.low.classes.get(class).map_or("", |c| c.name.as_str());
+    let desc = struct_of(
+        cx,
+        &[
+            fn_ptr(cx, init).into(),
+            fn_ptr(cx, drop).into(),
+            fn_ptr(cx, guarded_poll(cx)?).into(),
+            int(cx, cx.layouts.size(state)),
+            descriptors::name_bytes(cx, name).into(),
+            int(cx, name.len() as u64),
+        ],
+    );
+    let global = constant(cx, &format!("nagi.actor.{}", func.name), desc);
+    Ok(global.as_pointer_value().const_cast(cx.layouts.byte_ptr()))
+}
+
+/// `nagi.handler.h` of the handler `id`, and its message block's type.
+fn handler_desc<'ctx>(cx: &Cx<'ctx, '_>, id: FuncId) -> Result<(PointerValue<'ctx>, StructType<'ctx>), Error> {
+    let func = function(cx, id)?;
+    let callee = *cx.functions.get(id).ok_or_else(|| Error::internal("a handler without its function"))?;
+    let (state, args) = func.params.split_first().ok_or_else(|| Error::internal("a handler without its state"))?;
+    let arg_types: Vec<&Type> = args.iter().map(|p| &func.locals[*p].ty).collect();
+    let mut fields: Vec<_> = arg_types.iter().map(|t| cx.layouts.llvm(t)).collect();
+    fields.push(cx.layouts.llvm(&func.ret));
+    let st = cx.context.struct_type(&fields, false);
+    let at_result = arg_types.len() as u32;
+    let b = &cx.builder;
+
+    let run = thunk(cx, &format!("nagi.run.{}", func.name), 2, true);
+    let message = param_as(cx, run, 0, st.ptr_type(inkwell::AddressSpace::default()))?;
+    let state = param_as(cx, run, 1, cx.layouts.llvm(&func.locals[*state].ty).into_pointer_type())?;
+    let mut values: Vec<BasicMetadataValueEnum> = vec![state.into()];
+    for i in 0..at_result {
+        values.push(ir::load_field(b, st, message, i, "arg")?.into());
+    }
+    let site = b.build_call(callee, &values, "result")?;
+    if let Some(result) = site.try_as_basic_value().basic() {
+        b.build_store(ir::field(b, st, message, at_result, "result")?, result)?;
+    }
+    b.build_return(Some(&cx.context.i32_type().const_int(1, false)))?;
+
+    let drop_args = thunk(cx, &format!("nagi.drop_args.{}", func.name), 1, false);
+    let message = param_as(cx, drop_args, 0, st.ptr_type(inkwell::AddressSpace::default()))?;
+    for (i, ty) in arg_types.iter().enumerate() {
+        glue::drop_in_place(cx, ty, ir::field(b, st, message, i as u32, "arg")?)?;
+    }
+    b.build_return(None)?;
+
+    let drop_result = thunk(cx, &format!("nagi.drop_result.{}", func.name), 1, false);
+    let message = param_as(cx, drop_result, 0, st.ptr_type(inkwell::AddressSpace::default()))?;
+    glue::drop_in_place(cx, &func.ret, ir::field(b, st, message, at_result, "result")?)?;
+    b.build_return(None)?;
+
+    let option = cx.layouts.llvm(&Type::Option(Box::new(func.ret.clone()))).into_struct_type();
+    let desc = struct_of(
+        cx,
+        &[
+            fn_ptr(cx, run).into(),
+            fn_ptr(cx, drop_args).into(),
+            fn_ptr(cx, drop_result).into(),
+            fn_ptr(cx, guarded_poll(cx)?).into(),
+            int(cx, cx.layouts.struct_size_align(st).0),
+            int(cx, cx.layouts.offset_of(st, at_result)),
+            int(cx, cx.layouts.size(&func.ret)),
+            int(cx, cx.layouts.struct_size_align(option).0),
+            int(cx, cx.layouts.offset_of(option, 1)),
+        ],
+    );
+    let global = constant(cx, &format!("nagi.handler.{}", func.name), desc);
+    Ok((global.as_pointer_value().const_cast(cx.layouts.byte_ptr()), st))
+}
+
+impl<'ctx> FnEmitter<'_, 'ctx, '_> {
+    /// One of `actor.start`, `actor.call` and `actor.send`, at `op`.
+    pub(crate) fn actor_op(&mut self, op: OpId, kind: &OpKind) -> Result<(), Error> {
+        let cx = self.cx;
+        match kind {
+            OpKind::ActorStart { dest, init, capacity } => {
+                let desc =
+                    *cx.actors.inits.get(*init).ok_or_else(|| Error::internal("a start without its descriptor"))?;
+                let capacity = cx.context.i64_type().const_int(u64::from(*capacity), false);
+                let actor = runtime_calls::call(cx, Rt::ActorStart, &[desc.into(), capacity.into()])?
+                    .ok_or_else(|| Error::internal("nagi_rt_actor_start returns nothing"))?;
+                self.store_local(*dest, actor)
+            }
+            OpKind::ActorCall { dest, actor, handler, args } => {
+                let dest = dest.ok_or_else(|| Error::internal("an actor.call without its destination"))?;
+                let started = self.message(Rt::ActorCall, *actor, *handler, args)?;
+                self.await_runtime(op, started, Some(self.slot(dest)))
+            }
+            OpKind::ActorSend { actor, handler, args } => {
+                let started = self.message(Rt::ActorSend, *actor, *handler, args)?;
+                self.await_runtime(op, started, None)
+            }
+            _ => Err(Error::internal("not an actor operation")),
+        }
+    }
+
+    /// Fills a message block of `handler` with `args` and starts `rt` (`nagi_rt_actor_call` or
+    /// `_send`) with it on `actor` (an `Actor<C>` or `&Actor<C>` local).
+    fn message(
+        &mut self,
+        rt: Rt,
+        actor: LocalId,
+        handler: FuncId,
+        args: &[Operand],
+    ) -> Result<PointerValue<'ctx>, Error> {
+        let cx = self.cx;
+        let b = &cx.builder;
+        let (desc, st) =
+            *cx.actors.handlers.get(handler).ok_or_else(|| Error::internal("a message without its descriptor"))?;
+        let block = runtime_calls::call(cx, Rt::ActorMessage, &[desc.into()])?
+            .ok_or_else(|| Error::internal("nagi_rt_actor_message returns nothing"))?
+            .into_pointer_value();
+        let typed = b.build_pointer_cast(block, st.ptr_type(inkwell::AddressSpace::default()), "message")?;
+        for (i, a) in args.iter().enumerate() {
+            let v = self.operand(a)?;
+            b.build_store(ir::field(b, st, typed, i as u32, "arg")?, v)?;
+        }
+        let mut handle = self.load_local(actor)?;
+        if self.func.locals[actor].ty.is_ref() {
+            handle = ir::load(b, cx.layouts.byte_ptr().into(), handle.into_pointer_value(), "actor")?;
+        }
+        Ok(runtime_calls::call(cx, rt, &[handle.into(), desc.into(), block.into()])?
+            .ok_or_else(|| Error::internal("an actor operation returns nothing"))?
+            .into_pointer_value())
+    }
+}

@@ -1,0 +1,225 @@
+//! Actors: a state of type `S` owned by one task, changed only by the messages of its bounded
+//! mailbox, one at a time. The rules live here once; the Rust path sends closures over its own
+//! state types, the LLVM path (`cabi::actors`) closures that run emitted handlers on a state
+//! block.
+//!
+//! The rules (docs/low.md §8.2, docs/language.md "Actors"):
+//!
+//! - [`Actor::start`] makes the state with its `init` function on the actor's own task, on the
+//!   Tokio runtime that started it, and gives a handle; handles are cloned freely, and the actor
+//!   stops once every handle is gone and its mailbox is empty.
+//! - A message runs its handler on the state to completion before the next one starts, so a
+//!   handler sees the state as the previous one left it and no other code ever sees the state.
+//! - The mailbox holds `capacity` messages. [`Actor::call`] and [`Actor::send`] wait while it is
+//!   full (back-pressure: a fast sender slows to the actor's pace instead of growing a queue),
+//!   then [`Actor::call`] waits for the handler's result.
+//! - A trap in `init` or in a handler crashes the actor: the message that trapped, every message
+//!   waiting in the mailbox, and every later message fail. A failed [`Actor::call`] records the
+//!   failure `503 actor <name> has stopped: <trap>` (`crate::failure`) and gives `None`, which a
+//!   High caller passes on with `try`; a failed [`Actor::send`] is a dead letter, counted and
+//!   logged, since nobody waits for it. Nobody waits forever for a crashed actor.
+
+use std::any::Any;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use tokio::sync::{mpsc, oneshot};
+
+/// A message: the handler of one call or send, applied to the state.
+type Message<S> = Box<dyn FnOnce(&mut S) + Send>;
+
+/// Messages sent to actors that had stopped, since the process started.
+static DEAD_LETTERS: AtomicU64 = AtomicU64::new(0);
+
+/// How many messages were sent to actors that had stopped (dead letters), since the process
+/// started.
+pub fn dead_letters() -> u64 {
+    DEAD_LETTERS.load(Ordering::Relaxed)
+}
+
+/// The handle of an actor whose state is an `S`. Cloning it gives another handle of the same
+/// actor.
+pub struct Actor<S> {
+    shared: Arc<Shared<S>>,
+}
+
+/// What the handles of one actor share.
+struct Shared<S> {
+    /// The actor's name in failures and logs: its High declaration's.
+    name: &'static str,
+    mailbox: mpsc::Sender<Message<S>>,
+    /// Why the actor stopped, once it crashed: the trap's message.
+    crash: Mutex<Option<String>>,
+}
+
+impl<S> Clone for Actor<S> {
+    fn clone(&self) -> Self {
+        Actor { shared: Arc::clone(&self.shared) }
+    }
+}
+
+/// The largest mailbox capacity (Low's V251 bounds `actor.start`'s constant by it).
+pub const MAX_CAPACITY: usize = 1 << 20;
+
+impl<S: Send + 'static> Actor<S> {
+    /// Starts an actor named `name` with a mailbox of `capacity` messages (at least 1, at most
+    /// [`MAX_CAPACITY`]) whose state `init` makes (Low's `actor.start`).
+    ///
+    /// # Panics
+    /// Outside a Tokio runtime, which only a program that does not start through the runtime's
+    /// entries can be.
+    pub fn start(name: &'static str, capacity: usize, init: impl FnOnce() -> S + Send + 'static) -> Actor<S> {
+        let (mailbox, messages) = mpsc::channel(capacity.clamp(1, MAX_CAPACITY));
+        let shared = Arc::new(Shared { name, mailbox, crash: Mutex::new(None) });
+        let watcher = Arc::downgrade(&shared);
+        tokio::spawn(async move {
+            let mut messages = messages;
+            if let Err(payload) = serve(&mut messages, init).await {
+                let reason = crate::trap::payload_text(&*payload);
+                tracing::warn!(actor = name, reason = %reason, "an actor crashed");
+                // The reason is kept before the mailbox goes, so that every caller whose message
+                // the crash drops finds it (they wait for the mailbox to close first).
+                if let Some(shared) = watcher.upgrade() {
+                    *shared.crash.lock().unwrap_or_else(PoisonError::into_inner) = Some(reason);
+                }
+            }
+            drop(messages);
+        });
+        Actor { shared }
+    }
+
+    /// Runs `handler` on the actor's state and gives its result (Low's `actor.call`): waits for
+    /// room in the mailbox, then for the result. `None` when the actor has stopped or stops
+    /// before it answers, after recording the failure (503) for the caller to pass on.
+    pub async fn call<R: Send + 'static>(&self, handler: impl FnOnce(&mut S) -> R + Send + 'static) -> Option<R> {
+        let (reply, result) = oneshot::channel();
+        let message: Message<S> = Box::new(move |state| {
+            // A caller that went away leaves nobody to take the answer, which is dropped. A trap
+            // is answered with its message before it goes on to crash the actor, so the caller
+            // whose message crashed it learns why without waiting for the crash to be recorded.
+            match panic::catch_unwind(AssertUnwindSafe(|| handler(state))) {
+                Ok(value) => drop(reply.send(Ok(value))),
+                Err(payload) => {
+                    let _ = reply.send(Err(crate::trap::payload_text(&*payload)));
+                    panic::resume_unwind(payload)
+                }
+            }
+        });
+        let reason = match self.shared.mailbox.send(message).await {
+            Ok(()) => match result.await {
+                Ok(Ok(value)) => return Some(value),
+                Ok(Err(reason)) => Some(format!(": {reason}")),
+                Err(_) => None,
+            },
+            Err(_) => None,
+        };
+        let reason = match reason {
+            Some(reason) => reason,
+            None => {
+                // The message was dropped unrun, or never queued: the mailbox closes once the
+                // crash's reason is recorded.
+                self.shared.mailbox.closed().await;
+                self.crash_reason()
+            }
+        };
+        crate::failure::fail(503, &format!("actor {} has stopped{reason}", self.shared.name));
+        None
+    }
+
+    /// Runs `handler` on the actor's state without waiting for it (Low's `actor.send`): waits
+    /// only for room in the mailbox. When the actor has stopped, the message is a dead letter:
+    /// counted ([`dead_letters`]) and logged, and dropped.
+    pub async fn send(&self, handler: impl FnOnce(&mut S) + Send + 'static) {
+        if self.shared.mailbox.send(Box::new(handler)).await.is_err() {
+            DEAD_LETTERS.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(actor = self.shared.name, "a message to a stopped actor was dropped (a dead letter)");
+        }
+    }
+
+    /// `": <trap>"` when the actor crashed, else nothing (it stopped because its last handle
+    /// went, which no live caller can see).
+    fn crash_reason(&self) -> String {
+        match &*self.shared.crash.lock().unwrap_or_else(PoisonError::into_inner) {
+            Some(reason) => format!(": {reason}"),
+            None => String::new(),
+        }
+    }
+}
+
+/// The actor's loop: makes the state, then runs each message on it until every handle is gone
+/// and the mailbox is empty. A trap ends the loop with its payload; the caller then drops the
+/// mailbox, which drops the messages still in it, so that their callers' calls fail.
+async fn serve<S>(
+    messages: &mut mpsc::Receiver<Message<S>>,
+    init: impl FnOnce() -> S,
+) -> Result<(), Box<dyn Any + Send>> {
+    let mut state = panic::catch_unwind(AssertUnwindSafe(init))?;
+    while let Some(message) = messages.recv().await {
+        // The handler runs to completion here, so a trap leaves the state as the handler left it;
+        // the actor stops and nothing reads that state again.
+        panic::catch_unwind(AssertUnwindSafe(|| message(&mut state)))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a Tokio runtime")
+    }
+
+    #[test]
+    fn calls_run_in_order_on_one_state_and_sends_are_seen_by_later_calls() {
+        let totals = runtime().block_on(async {
+            let counter = Actor::start("Counter", 2, || 0_i64);
+            let other = counter.clone();
+            let calls = (1..=3).map(|n| {
+                counter.call(move |total| {
+                    *total += n;
+                    *total
+                })
+            });
+            // Three calls in flight through a mailbox of two: the third waits for room.
+            let mut answers = futures_util::future::join_all(calls).await;
+            other.send(|total| *total *= 10).await;
+            answers.push(other.call(|total| *total).await);
+            answers
+        });
+        assert_eq!(totals, vec![Some(1), Some(3), Some(6), Some(60)]);
+    }
+
+    #[test]
+    fn a_trap_crashes_the_actor_and_every_caller_sees_the_failure() {
+        let (crashed, later, failure) = runtime().block_on(async {
+            let actor = Actor::start("Divider", 8, || 10_i64);
+            let crashed = actor.call(|n| {
+                if *n == 10 {
+                    crate::trap("division by zero");
+                }
+                *n
+            });
+            let crashed = crashed.await;
+            crate::failure::take();
+            let later = actor.call(|n| *n).await;
+            (crashed, later, crate::failure::take())
+        });
+        assert_eq!((crashed, later), (None, None));
+        let failure = failure.expect("the failed call records a failure");
+        assert_eq!(failure.status, 503);
+        assert_eq!(failure.message, "actor Divider has stopped: division by zero");
+    }
+
+    #[test]
+    fn a_send_to_a_crashed_actor_is_a_dead_letter() {
+        let before = dead_letters();
+        runtime().block_on(async {
+            let actor = Actor::start("Broken", 1, || -> i64 { crate::trap("no state") });
+            assert_eq!(actor.call(|n| *n).await, None);
+            actor.send(|n| *n += 1).await;
+        });
+        assert!(dead_letters() > before);
+    }
+}
