@@ -165,6 +165,7 @@ fn row_signature(func: RuntimeFn) -> Signature {
         RuntimeFn::PrintBool => ("nagi_rt_print_bool", &[I32], None, false),
         RuntimeFn::PrintStr => ("nagi_rt_print_str", &[Bytes, I64], None, false),
         RuntimeFn::HttpFail => ("nagi_rt_http_fail", &[I64, Bytes, I64], None, false),
+        RuntimeFn::HttpClearFailure => ("nagi_rt_http_clear_failure", &[], None, false),
         RuntimeFn::HttpSetHeader => ("nagi_rt_http_set_header", &[Bytes, I64, Bytes, I64], None, false),
         RuntimeFn::TestSelected => ("nagi_rt_test_selected", &[], Some(I64), false),
         RuntimeFn::TestFailed => ("nagi_rt_test_failed", &[], None, false),

@@ -508,6 +508,7 @@ impl Cx<'_> {
             }
             RuntimeFn::ArraySlice => format!("nagi_runtime::arrays::slice({}.as_slice(), {}, {})", a[0], a[1], a[2]),
             RuntimeFn::HttpFail => format!("nagi_runtime::http::fail({}, {}.as_str())", a[0], a[1]),
+            RuntimeFn::HttpClearFailure => "nagi_runtime::http::clear_failure()".into(),
             RuntimeFn::TestSelected => "nagi_runtime::program::selected_test()".into(),
             RuntimeFn::TimeSleep => format!("nagi_runtime::rt::sleep({})", a[0]),
             RuntimeFn::TestFailed => "nagi_runtime::program::test_failed()".into(),

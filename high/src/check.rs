@@ -83,6 +83,7 @@
 //! | H504 | SQL argument of a type that cannot be bound |
 //! | H505 | a `*` result column other than a lone `SELECT *` of a query |
 
+mod actors;
 mod arrays;
 mod builtins;
 mod enums;
@@ -155,6 +156,7 @@ pub fn check(
     let is_async = propagate(&effects, |e| e.db_use.is_some() || e.suspends.is_some());
     check_main(&items, &effects, &uses_db, &mut diags);
     check_spawns(&items, &effects, &uses_db, &mut diags);
+    check_actors(&items, &effects, &is_async, &mut diags);
     let mut spawned: Vec<FnIdx> = effects.iter().flat_map(|e| e.spawns.iter().map(|(f, _)| *f)).collect();
     spawned.sort_unstable();
     spawned.dedup();
@@ -179,6 +181,7 @@ pub fn check(
             .collect(),
         functions,
         spawned,
+        actors: items.tir_actors(),
     })
 }
 
@@ -235,6 +238,35 @@ fn check_spawns(items: &Items, effects: &[Effects], uses_db: &[bool], diags: &mu
                         .note("the database belongs to the request's own code: query before or after the scope"),
                 );
             }
+        }
+    }
+}
+
+/// An actor runs one message at a time, each to completion, so neither its handlers nor the
+/// making of its state may wait: no database, no task, no actor, no `sleep`, directly or
+/// through a call.
+fn check_actors(items: &Items, effects: &[Effects], is_async: &[bool], diags: &mut Vec<Diagnostic>) {
+    for actor in &items.actors {
+        let functions = std::iter::once(actor.init).chain(actor.handlers.iter().map(|(_, f)| *f));
+        for func in functions {
+            if is_async.get(func) != Some(&true) {
+                continue;
+            }
+            let effect = &effects[func];
+            let waits = effect
+                .db_use
+                .or(effect.suspends)
+                .or_else(|| effect.calls.iter().find(|(c, _)| is_async.get(*c) == Some(&true)).map(|(_, span)| *span));
+            let info = &items.fns[func];
+            let what = if func == actor.init {
+                format!("the state of actor `{}`", items.classes[actor.class].name)
+            } else {
+                format!("handler `{}`", info.name)
+            };
+            diags.push(error(H418, waits.unwrap_or(info.span), format!("{what} waits here"), "waits").note(
+                "an actor runs each message to completion, so its handlers cannot wait for the database, \
+                     tasks, actors or `sleep`; do that in the caller and send the result",
+            ));
         }
     }
 }
@@ -306,6 +338,8 @@ struct Body<'a, 'f> {
     scope_depth: usize,
     /// Calls of failing functions checked so far, so a `try` can tell whether it covers one.
     failing_calls: usize,
+    /// The span of the call a `try?` is checking: its failure is handled there.
+    catching: Option<Span>,
 }
 
 /// Checks function `idx`'s body.
@@ -338,6 +372,7 @@ fn check_function(
         try_depth: 0,
         scope_depth: 0,
         failing_calls: 0,
+        catching: None,
     };
     let mut params = Vec::with_capacity(info.params.len());
     for param in &info.params {
@@ -527,6 +562,7 @@ const H414: &str = "H414";
 const H415: &str = "H415";
 const H416: &str = "H416";
 const H417: &str = "H417";
+const H418: &str = "H418";
 const H240: &str = "H240";
 const H501: &str = "H501";
 const H502: &str = "H502";

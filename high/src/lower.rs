@@ -22,6 +22,7 @@
 //! variable, `H422` move inside a loop of a value declared outside it, `H423` move out of a
 //! field or an element, `H424` move of a value while a `match` arm borrows its payload.
 
+mod actors;
 mod expr;
 mod failures;
 mod maps;
@@ -97,10 +98,11 @@ pub fn lower_for(program: &Program, module_name: &str, tests: bool) -> Result<Mo
         })
         .collect();
     let tasks = tasks::declare_task_functions(&mut module, program, &program.spawned);
+    let messages = actors::declare_message_functions(&mut module, program);
     let mut errors = Vec::new();
     for (index, function) in program.functions.iter().enumerate() {
         let types = Types { classes: &classes, enums: &enums };
-        let shared = Shared { program, types, functions: &functions, tasks: &tasks };
+        let shared = Shared { program, types, functions: &functions, tasks: &tasks, messages: &messages };
         let (data, mut errs) = FnCx::lower(&shared, function);
         module.functions[functions[index]] = data;
         errors.append(&mut errs);
@@ -109,6 +111,7 @@ pub fn lower_for(program: &Program, module_name: &str, tests: bool) -> Result<Mo
         return Err(errors);
     }
     tasks::define_task_functions(&mut module, &functions, &tasks);
+    actors::define_message_functions(&mut module, &functions, &messages);
     if tests {
         let ids: Vec<FuncId> = program.tests.iter().map(|t| functions[t.function]).collect();
         testing::test_main(&mut module, &ids);
@@ -137,6 +140,7 @@ impl Types<'_> {
             Ty::Class(c) => Type::Class(self.classes[*c]),
             Ty::Enum(e) => Type::Enum(self.enums[*e]),
             Ty::Task(t) => Type::Task(Box::new(self.low(t))),
+            Ty::Actor(c) => Type::Actor(self.classes[*c]),
         }
     }
 
@@ -158,6 +162,8 @@ struct Shared<'a> {
     functions: &'a [FuncId],
     /// The task function of each spawned function (`lower/tasks.rs`).
     tasks: &'a [Option<FuncId>],
+    /// The message function of each handler that borrows a parameter (`lower/actors.rs`).
+    messages: &'a [Option<FuncId>],
 }
 
 /// How a High local lives in Low.

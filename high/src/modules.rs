@@ -318,6 +318,8 @@ impl Program {
                     Item::Function(f) => (&f.name, Kind::Function, f.public),
                     Item::Class(c) => (&c.name, Kind::Class, c.public),
                     Item::Enum(e) => (&e.name, Kind::Enum, e.public),
+                    // An actor's name is its state's and its handle type's; it stays in its module.
+                    Item::Actor(a) => (&a.name, Kind::Class, false),
                     _ => continue,
                 };
                 if name.name.contains("__") {
@@ -453,6 +455,20 @@ impl Rewriter<'_> {
                 c.name.name = self.this().qualified(&c.name.name);
                 for field in &mut c.fields {
                     self.ty(&mut field.ty);
+                }
+            }
+            Item::Actor(a) => {
+                a.name.name = self.this().qualified(&a.name.name);
+                for field in &mut a.fields {
+                    self.ty(&mut field.ty);
+                }
+                self.block(&mut a.init);
+                for handler in &mut a.handlers {
+                    self.params(&mut handler.params);
+                    if let Some(ret) = &mut handler.ret {
+                        self.ty(ret);
+                    }
+                    self.block(&mut handler.body);
                 }
             }
             Item::Enum(e) => {
@@ -697,6 +713,14 @@ impl Rewriter<'_> {
                     receiver.kind = ExprKind::Name(Ident { name: q, span: receiver.span });
                     return;
                 }
+                // `Name.start()` of an actor of this module.
+                if method.name == "start"
+                    && let ExprKind::Name(actor) = &receiver.kind
+                    && let Some(q) = self.unqualified(&actor.name, &[Kind::Class])
+                {
+                    receiver.kind = ExprKind::Name(Ident { name: q, span: receiver.span });
+                    return;
+                }
                 self.expr(receiver);
             }
             ExprKind::Field { object, field } => {
@@ -727,7 +751,9 @@ impl Rewriter<'_> {
                 }
                 args.iter_mut().for_each(|a| self.expr(a));
             }
-            ExprKind::Try(inner) | ExprKind::Spawn(inner) => self.expr(inner),
+            ExprKind::Try(inner) | ExprKind::Spawn(inner) | ExprKind::TryOption(inner) | ExprKind::Send(inner) => {
+                self.expr(inner)
+            }
         }
     }
 }

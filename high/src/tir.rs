@@ -36,6 +36,22 @@ pub struct Program {
     /// The functions some `spawn` starts, each once, in index order: each gets a task
     /// function in Low that owns its arguments.
     pub spawned: Vec<FnIdx>,
+    /// The actors, in source order.
+    pub actors: Vec<Actor>,
+}
+
+/// An actor: its state class, the function that makes a fresh state, its mailbox's capacity
+/// and its handlers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Actor {
+    /// The state, a class named as the actor (which no class literal outside `init` builds).
+    pub class: ClassIdx,
+    /// `Name.init`: no parameters, result the state.
+    pub init: FnIdx,
+    /// Messages the mailbox holds, 1 to 2^20 (64 unless written).
+    pub capacity: u32,
+    /// `Name.h` for each handler `h`: its first parameter is the state, `inout`.
+    pub handlers: Vec<FnIdx>,
 }
 
 /// A test: its name, its function (no parameters, no result) and where it is written.
@@ -65,6 +81,8 @@ pub enum Ty {
     /// The handle of a task giving a `T` (`spawn f(…)`); only ever a `let` binding inside a
     /// `scope`, consumed by `join`.
     Task(Box<Ty>),
+    /// A handle of an actor whose state is the class (the actor's name as a type).
+    Actor(ClassIdx),
 }
 
 impl Ty {
@@ -74,7 +92,7 @@ impl Ty {
         match self {
             Ty::I32 | Ty::I64 | Ty::F64 | Ty::Bool | Ty::Unit => true,
             Ty::Option(inner) => inner.is_copy(),
-            Ty::String | Ty::Array(_) | Ty::Map(..) | Ty::Class(_) | Ty::Enum(_) | Ty::Task(_) => false,
+            Ty::String | Ty::Array(_) | Ty::Map(..) | Ty::Class(_) | Ty::Enum(_) | Ty::Task(_) | Ty::Actor(_) => false,
         }
     }
 
@@ -348,6 +366,12 @@ impl Expr {
                 | ExprKind::Builtin { args, .. }
                 | ExprKind::Db { args, .. }
                 | ExprKind::Spawn { args, .. } => stack.extend(args.iter()),
+                ExprKind::ActorStart { .. } => {}
+                ExprKind::ActorCall { actor, args, .. } => {
+                    stack.push(actor);
+                    stack.extend(args.iter());
+                }
+                ExprKind::Send(call) | ExprKind::TryOption(call) => stack.push(call),
                 ExprKind::Join(handle) => stack.push(handle),
                 ExprKind::Push { array, value } => {
                     array.push_indices(&mut stack);
@@ -604,6 +628,25 @@ pub enum ExprKind {
     /// `h.join()`: waits for the task whose handle the local `h` is (consumed) and gives its
     /// result.
     Join(Box<Expr>),
+    /// `Name.start()`: starts the actor of that index (into `Program::actors`); its handle.
+    ActorStart {
+        actor: usize,
+    },
+    /// `a.h(args)`: a call of the handler `h` (a function index) of the actor whose handle
+    /// `actor` is (borrowed); the arguments are consumed. It fails (503) when the actor has
+    /// stopped, so it is marked with `try`.
+    ActorCall {
+        actor: Box<Expr>,
+        handler: FnIdx,
+        args: Vec<Expr>,
+    },
+    /// `send a.h(args)`: the message of an [`ExprKind::ActorCall`], without waiting for the
+    /// result; unit.
+    Send(Box<Expr>),
+    /// `try? call`: a failing call (a program function's or an actor's) whose failure gives
+    /// `none` instead of passing on: `T?`, or `bool` (whether it succeeded) for a call without
+    /// a result.
+    TryOption(Box<Expr>),
     /// Implicit `T` → `T?`.
     OptionSome(Box<Expr>),
     /// `Enum.Variant` or `Enum.Variant(payload)`: a new enum value.

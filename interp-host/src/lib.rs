@@ -95,6 +95,10 @@ impl Host for RuntimeHost {
         nagi_runtime::failure::fail(status, message);
     }
 
+    fn clear_failure(&mut self) {
+        nagi_runtime::failure::clear();
+    }
+
     fn selected_test(&mut self) -> i64 {
         nagi_runtime::program::selected_test()
     }

@@ -76,6 +76,9 @@ pub trait Host {
     /// handled. The interpreter runs no requests, so nothing ever answers one.
     fn fail(&mut self, status: i64, message: &str);
 
+    /// `http.clear_failure`: forgets the recorded failure, which `try?` handled.
+    fn clear_failure(&mut self);
+
     /// `http.set_header(name, value)`: sets a header of the answer of the request being
     /// handled, or the message of the trap it raises (always, in the interpreter, which runs no
     /// requests).

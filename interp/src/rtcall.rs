@@ -120,12 +120,14 @@ impl Machine<'_, '_> {
         }
     }
 
-    /// `http.fail` and `http.set_header`, answered by the host.
+    /// `http.fail`, `http.clear_failure` and `http.set_header`, answered by the host.
     fn http_row(&mut self, func: RuntimeFn, args: &[Operand]) -> Result<Value, Stop> {
         let arg = |i: usize| args.get(i).ok_or_else(|| fault(format!("`rtcall {}` lacks an argument", func.name())));
         let text =
             |m: &Self, i: usize| -> Result<String, Stop> { Ok(as_str(m.stack.read(local_arg(arg(i)?)?)?)?.to_owned()) };
-        if func == RuntimeFn::HttpFail {
+        if func == RuntimeFn::HttpClearFailure {
+            self.host.clear_failure();
+        } else if func == RuntimeFn::HttpFail {
             let status = self.i64_arg(arg(0)?)?;
             let message = text(self, 1)?;
             self.host.fail(status, &message);

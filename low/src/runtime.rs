@@ -277,6 +277,8 @@ runtime_functions! {
     // returns none, and the route's reply answers the recorded status and message.
     HttpFail = "http.fail", generic: false, params: [I64, Str], variadic: None, ret: Unit, async: false,
         doc: "Records the failure of the request being handled: its status (400-599; another is answered 500) and message.";
+    HttpClearFailure = "http.clear_failure", generic: false, params: [], variadic: None, ret: Unit, async: false,
+        doc: "Forgets the failure that the last failing call recorded, which `try?` handled where it happened.";
     HttpSetHeader = "http.set_header", generic: false, params: [Str, Str], variadic: None, ret: Unit, async: false,
         doc: "Sets a header of the successful answer of the request being handled; traps on an invalid or server-owned name, a value that is not visible ASCII, or outside a request.";
     // Tests in the language (`nagic test`): which test a test build runs, and a failed
@@ -346,7 +348,7 @@ impl RuntimeFn {
             | StrReplace | StrJoin | StrSlice | StrParseI64 | StrParseF64 => RowGroup::Strings,
             ArraySort | ArraySortBy | ArrayReverse | ArrayContains | ArraySlice => RowGroup::Arrays,
             JsonEncode | JsonDecode => RowGroup::Json,
-            HttpFail | HttpSetHeader => RowGroup::Http,
+            HttpFail | HttpClearFailure | HttpSetHeader => RowGroup::Http,
             TestSelected | TestFailed | TestAssertFailed => RowGroup::Test,
             TimeSleep => RowGroup::Time,
             DbExec | DbExecCommit | DbQuery | DbQueryOne | DbBegin | DbCommit | DbRollback => RowGroup::Database,
@@ -421,7 +423,7 @@ mod tests {
 
     #[test]
     fn every_variant_spelling_parses_back_to_it() {
-        assert_eq!(RuntimeFn::all().count(), 42);
+        assert_eq!(RuntimeFn::all().count(), 43);
         for (i, row) in RUNTIME_FUNCTIONS.iter().enumerate() {
             assert_eq!(row.func as usize, i, "row {} is out of variant order", row.name);
             assert_eq!(RuntimeFn::from_name(row.name), Some(row.func), "{}", row.name);

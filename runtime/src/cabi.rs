@@ -400,6 +400,12 @@ pub unsafe extern "C" fn nagi_rt_http_fail(status: i64, ptr: *const u8, len: usi
     crate::failure::fail(status, &unsafe { text(ptr, len) });
 }
 
+/// `http.clear_failure` ([`crate::failure::clear`]).
+#[unsafe(no_mangle)]
+pub extern "C" fn nagi_rt_http_clear_failure() {
+    crate::failure::clear();
+}
+
 /// `http.set_header`: sets the response header with the name at `name..name+name_len` to the
 /// value at `value..value+value_len` ([`crate::http::set_header`]).
 ///

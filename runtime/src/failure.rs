@@ -33,6 +33,12 @@ pub fn fail(status: i64, message: &str) {
     PENDING.with(|slot| *slot.borrow_mut() = Some(failure));
 }
 
+/// Forgets the recorded failure, if any: a failing call whose failure the caller handled
+/// (`try?`), so that it answers no later request or reply.
+pub fn clear() {
+    take();
+}
+
 /// The recorded failure, if any, which is cleared.
 pub fn take() -> Option<Failure> {
     PENDING.with(|slot| slot.borrow_mut().take())

@@ -365,6 +365,11 @@ pub fn fail(status: i64, message: &str) {
     crate::failure::fail(status, message);
 }
 
+/// `http.clear_failure`: forgets the failure of a call that `try?` handled ([`crate::failure::clear`]).
+pub fn clear_failure() {
+    crate::failure::clear();
+}
+
 /// What a handler returns: a boxed, sendable future of its reply.
 pub type HandlerFuture = Pin<Box<dyn Future<Output = Reply> + Send + 'static>>;
 

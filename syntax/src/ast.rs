@@ -38,6 +38,31 @@ pub enum Item {
     Table(TableDecl),
     Route(RouteDecl),
     Function(FnDecl),
+    Actor(ActorDecl),
+}
+
+/// `actor Name { var field: Type = value … fn handler(params) -> T { … } … mailbox N }`: a
+/// state, the handlers that change it, and the mailbox's capacity.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ActorDecl {
+    pub name: Ident,
+    /// The state's fields, in order; `init` holds their initial values.
+    pub fields: Vec<FieldDecl>,
+    pub handlers: Vec<FnDecl>,
+    /// `mailbox N`, if written, and where.
+    pub mailbox: Option<(u64, Span)>,
+    /// The body that makes a fresh state: `return Name { field: value, … }`, built by the
+    /// parser from the fields' initial values.
+    pub init: Block,
+    pub span: Span,
+}
+
+/// One member of an actor's body, as parsed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ActorMember {
+    State(FieldDecl, Expr),
+    Handler(FnDecl),
+    Mailbox(u64, Span),
 }
 
 /// `import a/b` or `import a/b.{x, y}`: the module at path `a/b` (the file `a/b.nagi` beside the
@@ -346,6 +371,11 @@ pub enum ExprKind {
     Try(Box<Expr>),
     /// `spawn f(args)`: starts a task of the innermost `scope` running the call.
     Spawn(Box<Expr>),
+    /// `try? e`: `e`'s failing call gives an option (a `bool` for a call without a result)
+    /// instead of passing its failure on.
+    TryOption(Box<Expr>),
+    /// `send a.handler(args)`: a message to an actor whose result nobody waits for.
+    Send(Box<Expr>),
     /// `db.exec(…)`, `db.query<T>(…)`, `db.query_one<T>(…)`.
     Db {
         op: Ident,

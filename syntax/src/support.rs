@@ -1,7 +1,7 @@
 //! Small helpers the grammar's actions call, kept out of the grammar file so they are
 //! ordinary, type-checked Rust.
 
-use crate::ast::{Block, Expr, ExprKind, Ident, PatternKind, Span, Stmt};
+use crate::ast::{ActorDecl, ActorMember, Block, Expr, ExprKind, Ident, PatternKind, Span, Stmt, StmtKind};
 use crate::lexer::LexError;
 
 /// The span between two byte offsets.
@@ -53,4 +53,30 @@ pub fn qualified_class(module: Expr, class: Ident) -> Result<Ident, LexError> {
             span: module.span,
         }),
     }
+}
+
+/// An actor from its parsed members: the state's fields, whose initial values become the body
+/// of the function that makes a fresh state (`return Name { field: value, … }`), the handlers,
+/// and the `mailbox N`, which may be written once.
+pub fn actor_decl(name: Ident, members: Vec<ActorMember>, span: Span) -> Result<ActorDecl, LexError> {
+    let mut fields = Vec::new();
+    let mut values = Vec::new();
+    let mut handlers = Vec::new();
+    let mut mailbox = None;
+    for member in members {
+        match member {
+            ActorMember::State(field, value) => {
+                values.push((field.name.clone(), value));
+                fields.push(field);
+            }
+            ActorMember::Handler(f) => handlers.push(f),
+            ActorMember::Mailbox(_, at) if mailbox.is_some() => {
+                return Err(LexError { message: format!("actor `{}` has two `mailbox` lines", name.name), span: at });
+            }
+            ActorMember::Mailbox(n, at) => mailbox = Some((n, at)),
+        }
+    }
+    let state = Expr { kind: ExprKind::ClassLit { class: name.clone(), fields: values }, span: name.span };
+    let init = Block { stmts: vec![Stmt { kind: StmtKind::Return(Some(state)), span: name.span }], span: name.span };
+    Ok(ActorDecl { name, fields, handlers, mailbox, init, span })
 }

@@ -47,6 +47,8 @@ fn sx(e: &Expr) -> String {
         ExprKind::Index { array, index } => format!("(index {} {})", sx(array), sx(index)),
         ExprKind::Try(inner) => format!("(try {})", sx(inner)),
         ExprKind::Spawn(inner) => format!("(spawn {})", sx(inner)),
+        ExprKind::TryOption(inner) => format!("(try? {})", sx(inner)),
+        ExprKind::Send(inner) => format!("(send {})", sx(inner)),
         ExprKind::Db { op, class, args } => {
             let class = class.as_ref().map_or(String::new(), |c| format!("<{}>", ty(c)));
             format!("(db.{}{class}{})", op.name, list(args))

@@ -4,7 +4,9 @@
 use nagi_low::{BinaryOp as LowBinary, ScalarType, UnaryOp as LowUnary};
 use nagi_syntax::ast::{self, BinaryOp, Span, UnaryOp};
 
-use super::{Body, H201, H203, H204, H214, H215, H301, H302, H303, H304, H305, H306, H308, H312, H313, a_or_an, error};
+use super::{
+    Body, H201, H203, H204, H214, H215, H301, H302, H303, H304, H305, H306, H308, H312, H313, H418, a_or_an, error,
+};
 use crate::tir::{Expr, ExprKind, Place, Ty};
 
 /// Why an expression did not yield a place.
@@ -79,6 +81,14 @@ impl Body<'_, '_> {
             ast::ExprKind::MethodCall { receiver, method, args } if let Some(e) = self.enum_named(receiver) => {
                 self.variant_value(e, method, Some(args), span)
             }
+            ast::ExprKind::MethodCall { receiver, method, args } if let Some(a) = self.actor_named(receiver) => {
+                self.actor_start(a, method, args, span)
+            }
+            ast::ExprKind::MethodCall { receiver, method, args }
+                if method.name != "clone" && self.is_actor_handle(receiver) =>
+            {
+                self.actor_call(receiver, method, args, false, span)
+            }
             ast::ExprKind::Name(_) | ast::ExprKind::Field { .. } | ast::ExprKind::Index { .. } => {
                 let (place, ty) = self.place_expr(e).ok()?;
                 Some(mk(ExprKind::Place(place), ty, span))
@@ -95,6 +105,8 @@ impl Body<'_, '_> {
             ast::ExprKind::Db { op, class, args } => self.db_op(op, class.as_ref(), args, span),
             ast::ExprKind::Try(inner) => self.try_expr(inner, hint, span),
             ast::ExprKind::Spawn(call) => self.spawn(call, span),
+            ast::ExprKind::TryOption(call) => self.try_option(call, span),
+            ast::ExprKind::Send(message) => self.send(message, span),
         }
     }
 
@@ -297,6 +309,15 @@ impl Body<'_, '_> {
             return None;
         };
         let info = &items.classes[idx];
+        if let Some(actor) = info.actor
+            && items.actors[actor].init != self.fn_idx
+        {
+            self.report(
+                error(H418, class.span, format!("`{}` is an actor, not a class", class.name), "an actor")
+                    .note(format!("start it with `{}.start()`; its state starts from its `var` lines", class.name)),
+            );
+            return None;
+        }
         // Values stay in the order written: that is the order they are evaluated in.
         let mut written: Vec<(usize, Option<Expr>)> = Vec::with_capacity(fields.len());
         let mut given = vec![false; info.fields.len()];

@@ -4,7 +4,7 @@
 //!
 //! The rules: only a function declared `fails` and a route handler may fail or pass a failure
 //! on (H413); every call of a failing function lies inside a `try` (H411), and every `try`
-//! covers at least one (H412); neither happens inside `db.transaction` (H408), whose end must
+//! covers at least one (H412), unless the call is a `try?`'s (`actors.rs`), which handles it; neither happens inside `db.transaction` (H408), whose end must
 //! run; a literal status is 400–599 (H414).
 
 use nagi_syntax::ast::{self, Span};
@@ -33,10 +33,18 @@ impl Body<'_, '_> {
     /// A call of the failing function `name`: it must be inside a `try`, in a body that may fail.
     pub(super) fn failing_call(&mut self, name: &str, span: Span) {
         self.failing_calls += 1;
+        // The call of a `try?`: its failure is handled where it happens.
+        if self.catching == Some(span) {
+            return;
+        }
         if self.try_depth == 0 {
             self.report(
-                error(H411, span, format!("`{name}` can fail, so its call needs `try`"), "a call that can fail")
-                    .note(format!("write `try {name}(…)` to pass its failure on to the caller")),
+                error(H411, span, format!("`{name}` can fail, so its call needs `try`"), "a call that can fail").note(
+                    format!(
+                        "write `try {name}(…)` to pass its failure on to the caller, or `try? {name}(…)` to \
+                         handle it here"
+                    ),
+                ),
             );
             return;
         }

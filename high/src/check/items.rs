@@ -12,7 +12,11 @@ use super::{
 };
 use crate::tir::{self, ClassIdx, EnumIdx, FnIdx, Literal, ParamMode, Ty};
 
+mod actors;
 mod routes;
+
+pub(super) use actors::ActorInfo;
+use actors::{actor_stored, holds_actor};
 
 /// The builtin functions, which user functions may not shadow.
 pub(super) const BUILTIN_FNS: [&str; 10] =
@@ -27,6 +31,8 @@ pub(super) struct ClassInfo {
     pub name_span: Span,
     pub span: Span,
     pub fields: Vec<FieldInfo>,
+    /// The actor (an index into `Items::actors`) whose state this class is.
+    pub actor: Option<usize>,
 }
 
 /// A class field; `ty` is `None` when its type failed to resolve (already reported).
@@ -104,6 +110,8 @@ pub(super) struct Items<'f> {
     pub tests: Vec<(String, FnIdx, Span)>,
     /// Whether classes and tables checked without errors, so SQL can be checked against them.
     pub schema_ok: bool,
+    /// The actors, in source order.
+    pub actors: Vec<ActorInfo>,
 }
 
 /// Collects and checks every item of `file`.
@@ -120,6 +128,7 @@ pub(super) fn collect<'f>(file: &'f SourceFile, diags: &mut Vec<Diagnostic>) -> 
         main: None,
         tests: Vec::new(),
         schema_ok: false,
+        actors: Vec::new(),
     };
     let schema_start = diags.len();
     let class_decls: Vec<&ast::ClassDecl> =
@@ -128,14 +137,21 @@ pub(super) fn collect<'f>(file: &'f SourceFile, diags: &mut Vec<Diagnostic>) -> 
     let enum_decls: Vec<&ast::EnumDecl> =
         file.items.iter().filter_map(|i| if let Item::Enum(e) = i { Some(e) } else { None }).collect();
     // Names first, so a field or payload may name a type declared further down.
+    let actor_decls: Vec<&ast::ActorDecl> =
+        file.items.iter().filter_map(|i| if let Item::Actor(a) = i { Some(a) } else { None }).collect();
     for decl in &class_decls {
-        items.declare_class(decl, diags);
+        items.declare_class(&decl.name, decl.span, diags);
     }
     for decl in &enum_decls {
         items.declare_enum(decl, diags);
     }
+    // An actor's state is a class named as the actor, declared after the written classes.
+    let states: Vec<ClassIdx> = actor_decls.iter().map(|decl| items.declare_actor(decl, diags)).collect();
     for (idx, decl) in class_decls.iter().enumerate() {
-        items.classes[idx].fields = items.resolve_fields(decl, diags);
+        items.classes[idx].fields = items.resolve_fields(&decl.fields, &decl.name.name, diags);
+    }
+    for (decl, &class) in actor_decls.iter().zip(&states) {
+        items.classes[class].fields = items.resolve_fields(&decl.fields, &decl.name.name, diags);
     }
     for (idx, decl) in enum_decls.iter().enumerate() {
         items.enums[idx].variants = items.resolve_variants(decl, diags);
@@ -154,8 +170,11 @@ pub(super) fn collect<'f>(file: &'f SourceFile, diags: &mut Vec<Diagnostic>) -> 
             Item::Function(f) => items.collect_fn(f, diags),
             Item::Route(r) => items.collect_route(r, diags),
             Item::Test(t) => items.collect_test(t, diags),
-            Item::Class(_) | Item::Enum(_) | Item::Table(_) | Item::Import(_) => {}
+            Item::Class(_) | Item::Enum(_) | Item::Table(_) | Item::Import(_) | Item::Actor(_) => {}
         }
+    }
+    for (decl, class) in actor_decls.iter().zip(states) {
+        items.collect_actor(decl, class, diags);
     }
     items.name_handlers();
     items.check_duplicate_routes(file, diags);
@@ -233,6 +252,7 @@ impl<'f> Items<'f> {
             Ty::Class(idx) => self.classes.get(*idx).map_or_else(|| "<class>".into(), |c| c.name.clone()),
             Ty::Enum(idx) => self.enums.get(*idx).map_or_else(|| "<enum>".into(), |e| e.name.clone()),
             Ty::Task(inner) => format!("Task<{}>", self.ty_name(inner)),
+            Ty::Actor(idx) => self.classes.get(*idx).map_or_else(|| "<actor>".into(), |c| c.name.clone()),
         }
     }
 
@@ -246,8 +266,9 @@ impl<'f> Items<'f> {
                 "bool" => Some(Ty::Bool),
                 "String" => Some(Ty::String),
                 _ => {
-                    if let Some(idx) = self.class_by_name.get(name) {
-                        return Some(Ty::Class(*idx));
+                    if let Some(&idx) = self.class_by_name.get(name) {
+                        // An actor's name, as a type, is its handle's.
+                        return Some(if self.classes[idx].actor.is_some() { Ty::Actor(idx) } else { Ty::Class(idx) });
                     }
                     if let Some(idx) = self.enum_by_name.get(name) {
                         return Some(Ty::Enum(*idx));
@@ -312,27 +333,30 @@ impl<'f> Items<'f> {
         format!("the fields of `{}` are {}", class.name, names.join(", "))
     }
 
-    fn declare_class(&mut self, decl: &ast::ClassDecl, diags: &mut Vec<Diagnostic>) {
+    /// Declares the class `name` (an actor's state too), reporting a clash of names.
+    fn declare_class(&mut self, ident: &Ident, span: Span, diags: &mut Vec<Diagnostic>) -> ClassIdx {
         let idx = self.classes.len();
-        let name = &decl.name.name;
+        let name = &ident.name;
         if BUILTIN_TYPES.contains(&name.as_str()) {
             diags.push(error(
                 H205,
-                decl.name.span,
+                ident.span,
                 format!("`{name}` is a built-in type and cannot be declared as a class"),
                 "built-in type name",
             ));
         } else if self.class_by_name.contains_key(name) {
-            diags.push(error(H205, decl.name.span, format!("class `{name}` is declared twice"), "declared again here"));
+            diags.push(error(H205, ident.span, format!("class `{name}` is declared twice"), "declared again here"));
         } else {
             self.class_by_name.insert(name.clone(), idx);
         }
         self.classes.push(ClassInfo {
             name: name.clone(),
-            name_span: decl.name.span,
-            span: decl.span,
+            name_span: ident.span,
+            span,
             fields: Vec::new(),
+            actor: None,
         });
+        idx
     }
 
     fn declare_enum(&mut self, decl: &ast::EnumDecl, diags: &mut Vec<Diagnostic>) {
@@ -387,19 +411,25 @@ impl<'f> Items<'f> {
         variants
     }
 
-    fn resolve_fields(&self, decl: &ast::ClassDecl, diags: &mut Vec<Diagnostic>) -> Vec<FieldInfo> {
+    /// The fields of the class (or actor state) `owner`.
+    fn resolve_fields(&self, decls: &[ast::FieldDecl], owner: &str, diags: &mut Vec<Diagnostic>) -> Vec<FieldInfo> {
         let mut fields: Vec<FieldInfo> = Vec::new();
-        for field in &decl.fields {
+        for field in decls {
             if fields.iter().any(|f| f.name == field.name.name) {
                 diags.push(error(
                     H206,
                     field.name.span,
-                    format!("field `{}` is declared twice in class `{}`", field.name.name, decl.name.name),
+                    format!("field `{}` is declared twice in class `{owner}`", field.name.name),
                     "declared again here",
                 ));
                 continue;
             }
             let ty = self.resolve_ty(&field.ty, diags);
+            if ty.as_ref().is_some_and(holds_actor) {
+                diags.push(actor_stored(field.ty.span, "a field"));
+                fields.push(FieldInfo { name: field.name.name.clone(), ty: None });
+                continue;
+            }
             fields.push(FieldInfo { name: field.name.name.clone(), ty });
         }
         fields
@@ -534,31 +564,7 @@ impl<'f> Items<'f> {
     fn collect_fn(&mut self, decl: &'f ast::FnDecl, diags: &mut Vec<Diagnostic>) {
         let idx = self.fns.len();
         let name = &decl.name.name;
-        let params = self.collect_params(&decl.params, diags, |param, diags| {
-            if param.default.is_some() {
-                diags.push(
-                    error(
-                        H225,
-                        param.span,
-                        "only route query parameters can have defaults",
-                        "default not allowed here",
-                    )
-                    .note("pass the value at every call instead"),
-                );
-            }
-            if let Some(source) = &param.source {
-                diags.push(
-                    error(
-                        H227,
-                        source.span,
-                        format!("only route parameters come from the request, not from `{}`", source.name),
-                        "not allowed on a function parameter",
-                    )
-                    .note("write the parameter as `name: Type`"),
-                );
-            }
-            if param.inout { ParamMode::Inout } else { ParamMode::Borrowed }
-        });
+        let params = self.collect_params(&decl.params, diags, plain_param_mode);
         let ret = decl.ret.as_ref().map_or(Some(Ty::Unit), |t| self.resolve_ty(t, diags));
         if BUILTIN_FNS.contains(&name.as_str()) {
             diags.push(error(
@@ -655,6 +661,29 @@ impl<'f> Items<'f> {
         }
         out
     }
+}
+
+/// The mode of a parameter of a plain function (or an actor's handler): borrowed, or `inout`;
+/// reports a default or a request source, which only route parameters have.
+fn plain_param_mode(param: &ast::Param, diags: &mut Vec<Diagnostic>) -> ParamMode {
+    if param.default.is_some() {
+        diags.push(
+            error(H225, param.span, "only route query parameters can have defaults", "default not allowed here")
+                .note("pass the value at every call instead"),
+        );
+    }
+    if let Some(source) = &param.source {
+        diags.push(
+            error(
+                H227,
+                source.span,
+                format!("only route parameters come from the request, not from `{}`", source.name),
+                "not allowed on a function parameter",
+            )
+            .note("write the parameter as `name: Type`"),
+        );
+    }
+    if param.inout { ParamMode::Inout } else { ParamMode::Borrowed }
 }
 
 /// Whether a value of `ty` can be stored in a SQLite column or bound as a SQL argument.

@@ -136,7 +136,9 @@ impl Body<'_, '_> {
             }
             ast::StmtKind::Expr(e) => {
                 let value = self.infer(e, None);
-                if !has_effect(e) {
+                // A message to an actor is a call, whatever the handler's name.
+                let message = value.as_ref().is_some_and(|v| matches!(v.kind, ExprKind::ActorCall { .. }));
+                if !message && !has_effect(e) {
                     let mut d = error(H407, e.span, "this expression's value is unused", "computed and then dropped");
                     d = match &e.kind {
                         ast::ExprKind::Binary { op: BinaryOp::Eq, .. } => {
@@ -567,11 +569,18 @@ fn has_effect(e: &ast::Expr) -> bool {
             matches!(method.name.as_str(), "push" | "sort" | "sort_by" | "reverse" | "insert" | "remove")
         }
         ast::ExprKind::Db { .. } => true,
-        ast::ExprKind::Try(inner) => has_effect(inner),
+        ast::ExprKind::Try(inner) | ast::ExprKind::TryOption(inner) => has_effect(inner) || is_method_call(inner),
+        ast::ExprKind::Send(_) => true,
         // A task started for its effect, whose handle is dropped: the scope still waits for it.
         ast::ExprKind::Spawn(_) => true,
         _ => false,
     }
+}
+
+/// Whether `e` is a method call: under `try` or `try?` only a program's calls can fail, so one
+/// is an actor's handler.
+fn is_method_call(e: &ast::Expr) -> bool {
+    matches!(e.kind, ast::ExprKind::MethodCall { .. })
 }
 
 /// Definite return: whether every path through `block` ends in `return` (or never ends).

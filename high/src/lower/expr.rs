@@ -25,6 +25,8 @@ impl FnCx<'_> {
     fn eval_unit(&mut self, expr: &Expr) {
         match &expr.kind {
             ExprKind::Call { func, args } => self.call(*func, args, None),
+            ExprKind::ActorCall { actor, handler, args } => self.actor_call(actor, *handler, args, None),
+            ExprKind::Send(call) => self.send(call),
             ExprKind::Builtin { builtin: Builtin::Print, args } => self.print(&args[0]),
             ExprKind::Builtin { builtin: Builtin::Fail, args } => self.fail(&args[0], &args[1]),
             ExprKind::Builtin { builtin: Builtin::SetHeader, args } => self.set_header(&args[0], &args[1]),
@@ -375,11 +377,14 @@ impl FnCx<'_> {
             ExprKind::Call { func, args } => self.call(*func, args, Some(dest)),
             ExprKind::Spawn { func, args } => self.spawn(*func, args, dest),
             ExprKind::Join(handle) => self.join(handle, dest),
+            ExprKind::ActorStart { actor } => self.actor_start(*actor, dest),
+            ExprKind::ActorCall { actor, handler, args } => self.actor_call(actor, *handler, args, Some(dest)),
+            ExprKind::TryOption(call) => self.try_option(call, dest),
             ExprKind::Builtin { builtin, args } => self.builtin(*builtin, args, dest),
             ExprKind::MapNew | ExprKind::MapLookup { .. } | ExprKind::MapInsert { .. } | ExprKind::MapRemove { .. } => {
                 self.map_expr(expr, dest)
             }
-            ExprKind::Push { .. } | ExprKind::Reorder { .. } => {
+            ExprKind::Push { .. } | ExprKind::Reorder { .. } | ExprKind::Send(_) => {
                 self.eval_unit(expr);
                 self.emit(OpKind::Const { dest, value: Constant::Unit });
             }
@@ -453,6 +458,23 @@ impl FnCx<'_> {
 
     /// A call of a program function; arguments follow the callee's parameter modes.
     fn call(&mut self, func: usize, args: &[Expr], dest: Option<LocalId>) {
+        let function = &self.shared.program.functions[func];
+        let (unit, fails) = (function.ret == Ty::Unit, function.fails);
+        if fails {
+            // The result is an option: `none` passes the failure on, a value is unwrapped.
+            let result = self.failing_call_result(func, args);
+            self.pass_failure_on(result, if unit { None } else { dest });
+            return;
+        }
+        let (operands, awaited) = self.call_operands(func, args);
+        let dest = if unit { None } else { dest };
+        let callee = self.shared.functions[func];
+        self.emit(OpKind::Call { dest, callee, args: operands, awaited });
+    }
+
+    /// The operands of a call of `func` with `args`, by its parameter modes, and whether the
+    /// call is awaited.
+    fn call_operands(&mut self, func: usize, args: &[Expr]) -> (Vec<Operand>, bool) {
         let callee = &self.shared.program.functions[func];
         let modes: Vec<ParamMode> = callee
             .params
@@ -463,7 +485,6 @@ impl FnCx<'_> {
             })
             .collect();
         let awaited = callee.is_async;
-        let unit = callee.ret == Ty::Unit;
         self.pin_clobbered(&args.iter().collect::<Vec<_>>());
         let mut operands = Vec::with_capacity(args.len());
         for (arg, mode) in args.iter().zip(modes) {
@@ -477,17 +498,16 @@ impl FnCx<'_> {
             };
             operands.push(operand);
         }
-        let fails = self.shared.program.functions[func].fails;
+        (operands, awaited)
+    }
+
+    /// A call of the failing function `func`: the local holding its option result.
+    pub(super) fn failing_call_result(&mut self, func: usize, args: &[Expr]) -> LocalId {
+        let (operands, awaited) = self.call_operands(func, args);
+        let result = self.temp(self.shared.program_result(func));
         let callee = self.shared.functions[func];
-        if fails {
-            // The result is an option: `none` passes the failure on, a value is unwrapped.
-            let result = self.temp(self.shared.program_result(func));
-            self.emit(OpKind::Call { dest: Some(result), callee, args: operands, awaited });
-            self.pass_failure_on(result, if unit { None } else { dest });
-            return;
-        }
-        let dest = if unit { None } else { dest };
-        self.emit(OpKind::Call { dest, callee, args: operands, awaited });
+        self.emit(OpKind::Call { dest: Some(result), callee, args: operands, awaited });
+        result
     }
 
     fn print(&mut self, arg: &Expr) {

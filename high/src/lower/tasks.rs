@@ -80,48 +80,57 @@ pub(super) fn declare_task_functions(
 /// `async fn $f__task(owned params) -> R { borrow, [await] call $f, drop, return }`.
 pub(super) fn define_task_functions(module: &mut Module, functions: &[FuncId], tasks: &[Option<FuncId>]) {
     for (f, task) in tasks.iter().enumerate() {
-        let Some(task) = *task else { continue };
-        let callee = &module.functions[functions[f]];
-        let name = module.functions[task].name.clone();
-        let mut out = FunctionData::new(name, callee.ret.clone());
-        out.is_async = true;
-        let (ret, awaited) = (callee.ret.clone(), callee.is_async);
-        // Generated locals are named by position, so no name can collide.
-        let params: Vec<(String, Type)> =
-            callee.param_types().enumerate().map(|(i, t)| (format!("p{i}"), t.clone())).collect();
-        let mut ops = Vec::new();
-        let mut args = Vec::new();
-        let mut dropped = Vec::new();
-        for (name, ty) in &params {
-            let owned = match ty {
-                Type::Ref { pointee, .. } => (**pointee).clone(),
-                other => other.clone(),
-            };
-            let param = out.locals.alloc(LocalData { name: name.clone(), ty: owned.clone() });
-            out.params.push(param);
-            if ty.is_ref() {
-                dropped.push(param);
-            }
-            args.push(param);
+        if let Some(task) = *task {
+            module.functions[task] = owning_wrapper(module, functions[f], &module.functions[task].name, true, false);
         }
-        let mut call_args = Vec::new();
-        for (param, (name, ty)) in args.iter().zip(&params) {
-            if ty.is_ref() {
-                let borrowed = out.locals.alloc(LocalData { name: format!("{name}r"), ty: ty.clone() });
-                ops.push(OpKind::Borrow { dest: borrowed, src: *param, mutable: false });
-                call_args.push(Operand::Local(borrowed));
-            } else {
-                call_args.push(Operand::Local(*param));
-            }
-        }
-        let result = (ret != Type::Unit).then(|| out.locals.alloc(LocalData { name: "result".into(), ty: ret }));
-        ops.push(OpKind::Call { dest: result, callee: functions[f], args: call_args, awaited });
-        ops.extend(dropped.into_iter().rev().map(|local| OpKind::Drop { local }));
-        ops.push(OpKind::Return { value: result.map(Operand::Local) });
-        for kind in ops {
-            let op = out.ops.alloc(OpData { kind });
-            out.blocks[out.body].ops.push(op);
-        }
-        module.functions[task] = out;
     }
+}
+
+/// A function named `name` that calls `callee` with the same parameters, except that each one
+/// `callee` borrows (after the first, when `keep_first`) it takes as an owned value, lends to
+/// `callee` and drops after the call: a task's or a message's entry, which cannot borrow from
+/// whoever started it. It is async when `is_async` (and awaits `callee` when that is).
+pub(super) fn owning_wrapper(
+    module: &Module,
+    callee_id: FuncId,
+    name: &str,
+    is_async: bool,
+    keep_first: bool,
+) -> FunctionData {
+    let callee = &module.functions[callee_id];
+    let mut out = FunctionData::new(name.to_owned(), callee.ret.clone());
+    out.is_async = is_async;
+    let (ret, awaited) = (callee.ret.clone(), callee.is_async);
+    // Generated locals are named by position, so no name can collide.
+    let params: Vec<(String, Type)> =
+        callee.param_types().enumerate().map(|(i, t)| (format!("p{i}"), t.clone())).collect();
+    let mut ops = Vec::new();
+    let mut call_args = Vec::new();
+    let mut dropped = Vec::new();
+    for (i, (name, ty)) in params.iter().enumerate() {
+        let lent = ty.is_ref() && !(keep_first && i == 0);
+        let owned = match ty {
+            Type::Ref { pointee, .. } if lent => (**pointee).clone(),
+            other => other.clone(),
+        };
+        let param = out.locals.alloc(LocalData { name: name.clone(), ty: owned });
+        out.params.push(param);
+        if lent {
+            dropped.push(param);
+            let borrowed = out.locals.alloc(LocalData { name: format!("{name}r"), ty: ty.clone() });
+            ops.push(OpKind::Borrow { dest: borrowed, src: param, mutable: false });
+            call_args.push(Operand::Local(borrowed));
+        } else {
+            call_args.push(Operand::Local(param));
+        }
+    }
+    let result = (ret != Type::Unit).then(|| out.locals.alloc(LocalData { name: "result".into(), ty: ret }));
+    ops.push(OpKind::Call { dest: result, callee: callee_id, args: call_args, awaited });
+    ops.extend(dropped.into_iter().rev().map(|local| OpKind::Drop { local }));
+    ops.push(OpKind::Return { value: result.map(Operand::Local) });
+    for kind in ops {
+        let op = out.ops.alloc(OpData { kind });
+        out.blocks[out.body].ops.push(op);
+    }
+    out
 }

@@ -43,6 +43,7 @@ pub fn symbol(name: &str) -> Option<usize> {
         "nagi_rt_print_bool" => nagi_rt_print_bool as *const () as usize,
         "nagi_rt_print_str" => nagi_rt_print_str as *const () as usize,
         "nagi_rt_http_fail" => nagi_rt_http_fail as *const () as usize,
+        "nagi_rt_http_clear_failure" => nagi_rt_http_clear_failure as *const () as usize,
         "nagi_rt_http_set_header" => nagi_rt_http_set_header as *const () as usize,
         "nagi_rt_test_selected" => nagi_rt_test_selected as *const () as usize,
         "nagi_rt_test_failed" => nagi_rt_test_failed as *const () as usize,

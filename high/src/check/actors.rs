@@ -1,0 +1,164 @@
+//! Checking of actors: `Name.start()`, calls of handlers `a.h(args)` (which fail when the actor
+//! has stopped, so they are marked with `try` or `try?`), `send a.h(args)`, and `try? call`.
+//!
+//! The rules (docs/language.md, "Actors"): a handler's arguments are consumed, as a spawn's
+//! are, and none is `inout` (a message cannot write to its sender's values); handlers and the
+//! state's initial values never wait (checked across functions in `check.rs`); only the
+//! actor's own `init` builds its state. A function that starts, calls or sends to an actor
+//! waits, so it is async.
+
+use nagi_syntax::ast::{self, Span};
+
+use super::expr::mk;
+use super::{Body, H418, error};
+use crate::tir::{Expr, ExprKind, Ty};
+
+impl Body<'_, '_> {
+    /// The actor whose name `e` is, when `e` is a name that no variable hides.
+    pub(super) fn actor_named(&self, e: &ast::Expr) -> Option<usize> {
+        let ast::ExprKind::Name(id) = &e.kind else { return None };
+        if self.lookup(&id.name).is_some() {
+            return None;
+        }
+        let class = *self.items.class_by_name.get(&id.name)?;
+        self.items.classes[class].actor
+    }
+
+    /// Whether `e` is a variable holding an actor handle.
+    pub(super) fn is_actor_handle(&self, e: &ast::Expr) -> bool {
+        let ast::ExprKind::Name(id) = &e.kind else { return false };
+        self.lookup(&id.name).is_some_and(|l| matches!(self.locals[l].ty, Ty::Actor(_)))
+    }
+
+    /// `Name.method(args)` on the actor `actor`: only `start()` exists.
+    pub(super) fn actor_start(
+        &mut self,
+        actor: usize,
+        method: &ast::Ident,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Option<Expr> {
+        let class = self.items.actors[actor].class;
+        let name = self.items.classes[class].name.clone();
+        if method.name != "start" {
+            self.report(
+                error(H418, method.span, format!("actor `{name}` has no function `{}`", method.name), "unknown")
+                    .note(format!("start the actor with `{name}.start()`, then call its handlers on the handle")),
+            );
+            return None;
+        }
+        if !self.arity("start", 0, args, span) {
+            return None;
+        }
+        self.effects.suspends.get_or_insert(span);
+        Some(mk(ExprKind::ActorStart { actor }, Ty::Actor(class), span))
+    }
+
+    /// `handle.h(args)`: a call of handler `h` of the actor `handle` holds; a failing call
+    /// unless it is `send`'s message (`send` is true).
+    pub(super) fn actor_call(
+        &mut self,
+        receiver: &ast::Expr,
+        method: &ast::Ident,
+        args: &[ast::Expr],
+        send: bool,
+        span: Span,
+    ) -> Option<Expr> {
+        let handle = self.infer_value(receiver, None)?;
+        let Ty::Actor(class) = handle.ty else { return None };
+        let items = self.items;
+        let actor = &items.actors[items.classes[class].actor?];
+        let name = &items.classes[class].name;
+        let Some(&(_, handler)) = actor.handlers.iter().find(|(h, _)| *h == method.name) else {
+            let list: Vec<String> = actor.handlers.iter().map(|(h, _)| format!("`{h}`")).collect();
+            let note = if list.is_empty() {
+                format!("`{name}` has no handlers")
+            } else {
+                format!("the handlers of `{name}` are {}", list.join(", "))
+            };
+            self.report(
+                error(H418, method.span, format!("actor `{name}` has no handler `{}`", method.name), "unknown handler")
+                    .note(note),
+            );
+            return None;
+        };
+        let info = &items.fns[handler];
+        // The first parameter is the state, which the actor passes.
+        let params = &info.params[1..];
+        if !self.arity(&method.name, params.len(), args, span) {
+            return None;
+        }
+        let mut out = Vec::with_capacity(args.len());
+        // A handler's parameters are never `inout` (reported where it is declared).
+        for (arg, param) in args.iter().zip(params) {
+            out.push(match &param.ty {
+                Some(ty) => self.check_expr(arg, ty)?,
+                None => return None,
+            });
+        }
+        self.effects.suspends.get_or_insert(span);
+        if !send {
+            let shown = match &receiver.kind {
+                ast::ExprKind::Name(id) => format!("{}.{}", id.name, method.name),
+                _ => format!("{name}.{}", method.name),
+            };
+            self.failing_call(&shown, span);
+        }
+        let ret = info.ret.clone()?;
+        let call = ExprKind::ActorCall { actor: Box::new(handle), handler, args: out };
+        Some(mk(call, if send { Ty::Unit } else { ret }, span))
+    }
+
+    /// `send handle.h(args)`.
+    pub(super) fn send(&mut self, message: &ast::Expr, span: Span) -> Option<Expr> {
+        match &message.kind {
+            ast::ExprKind::MethodCall { receiver, method, args } if self.is_actor_handle(receiver) => {
+                let call = self.actor_call(receiver, method, args, true, message.span)?;
+                Some(mk(ExprKind::Send(Box::new(call)), Ty::Unit, span))
+            }
+            _ => {
+                self.report(
+                    error(H418, message.span, "`send` sends a message to an actor", "not a handler call")
+                        .note("write `send a.handler(…)`, where `a` holds an actor's handle"),
+                );
+                None
+            }
+        }
+    }
+
+    /// `try? call`: the call's failure gives `none` (or `false`, for a call without a result).
+    pub(super) fn try_option(&mut self, call: &ast::Expr, span: Span) -> Option<Expr> {
+        let is_call = matches!(call.kind, ast::ExprKind::Call { .. })
+            || matches!(&call.kind, ast::ExprKind::MethodCall { receiver, .. } if self.is_actor_handle(receiver));
+        if !is_call {
+            self.report(
+                error(H418, call.span, "`try?` applies to one call that can fail", "not such a call")
+                    .note("write `try? f(…)` or `try? a.handler(…)`; use `try` to pass failures on"),
+            );
+            return None;
+        }
+        let before = self.failing_calls;
+        let outer = self.catching.replace(call.span);
+        let value = self.infer(call, None);
+        self.catching = outer;
+        let value = value?;
+        if self.failing_calls == before {
+            self.report(
+                error(super::H412, span, "this call cannot fail", "no failing call")
+                    .note("`try?` marks a call of a function declared `fails` or of an actor's handler; remove it"),
+            );
+            return None;
+        }
+        if let Ty::Option(_) = value.ty {
+            let found = self.ty_name(&value.ty);
+            self.report(
+                error(H418, span, format!("`try?` of a call that gives `{found}`"), "already an option").note(
+                    "an option of an option is not a type; handle the failure with `try` in a function that fails",
+                ),
+            );
+            return None;
+        }
+        let ty = if value.ty == Ty::Unit { Ty::Bool } else { Ty::Option(Box::new(value.ty.clone())) };
+        Some(mk(ExprKind::TryOption(Box::new(value)), ty, span))
+    }
+}
