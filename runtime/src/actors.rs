@@ -15,16 +15,24 @@
 //!   then [`Actor::call`] waits for the handler's result.
 //! - A trap in `init` or in a handler crashes the actor: the message that trapped, every message
 //!   waiting in the mailbox, and every later message fail. A failed [`Actor::call`] records the
-//!   failure `503 actor <name> has stopped: <trap>` (`crate::failure`) and gives `None`, which a
-//!   High caller passes on with `try`; a failed [`Actor::send`] is a dead letter, counted and
-//!   logged, since nobody waits for it. Nobody waits forever for a crashed actor.
+//!   failure `503 actor <name> crashed: <trap>` (the call whose handler trapped) or `503 actor
+//!   <name> has stopped: <trap>` (the others; `crate::failure`) and gives `None`, which a High
+//!   caller passes on with `try`; a failed [`Actor::send`] is a dead letter, counted and logged,
+//!   since nobody waits for it. Nobody waits forever for a crashed actor.
+//! - A supervised actor (`crate::supervisors`) keeps its mailbox when it crashes: only the call
+//!   whose handler trapped fails, and the others wait for the restarted actor.
 
 use std::any::Any;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use std::future::Future;
+use std::pin::Pin;
+
 use tokio::sync::{mpsc, oneshot};
+
+use crate::supervisors::{Child, Run};
 
 /// A message: the handler of one call or send, applied to the state.
 type Message<S> = Box<dyn FnOnce(&mut S) + Send>;
@@ -49,8 +57,36 @@ struct Shared<S> {
     /// The actor's name in failures and logs: its High declaration's.
     name: &'static str,
     mailbox: mpsc::Sender<Message<S>>,
-    /// Why the actor stopped, once it crashed: the trap's message.
+    /// Why the actor stopped, once it crashed (or its supervisor gave up): the reason.
     crash: Mutex<Option<String>>,
+}
+
+/// The messages and the state function of a supervised actor: it outlives each run, so that
+/// a restart serves the same mailbox from a fresh state.
+pub(crate) struct Supervised<S> {
+    shared: Arc<Shared<S>>,
+    messages: tokio::sync::Mutex<mpsc::Receiver<Message<S>>>,
+    init: Box<dyn Fn() -> S + Send + Sync>,
+}
+
+impl<S: Send + 'static> Child for Supervised<S> {
+    fn run(self: Arc<Self>) -> Run {
+        Box::pin(async move {
+            let mut messages = self.messages.lock().await;
+            serve(&mut messages, || (self.init)()).await
+        })
+    }
+
+    fn close(&self, reason: &str) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        let reason = reason.to_owned();
+        Box::pin(async move {
+            *self.shared.crash.lock().unwrap_or_else(PoisonError::into_inner) = Some(reason);
+            let mut messages = self.messages.lock().await;
+            messages.close();
+            // The messages still waiting are dropped, so their callers fail now.
+            while messages.try_recv().is_ok() {}
+        })
+    }
 }
 
 impl<S> Clone for Actor<S> {
@@ -89,6 +125,23 @@ impl<S: Send + 'static> Actor<S> {
         Actor { shared }
     }
 
+    /// A supervised actor (`crate::supervisors`): its handle, and the child its supervisor runs
+    /// (and runs again after a crash) on the same mailbox.
+    pub(crate) fn supervised(
+        name: &'static str,
+        capacity: usize,
+        init: impl Fn() -> S + Send + Sync + 'static,
+    ) -> (Actor<S>, Arc<dyn Child>) {
+        let (mailbox, messages) = mpsc::channel(capacity.clamp(1, MAX_CAPACITY));
+        let shared = Arc::new(Shared { name, mailbox, crash: Mutex::new(None) });
+        let child = Supervised {
+            shared: Arc::clone(&shared),
+            messages: tokio::sync::Mutex::new(messages),
+            init: Box::new(init),
+        };
+        (Actor { shared }, Arc::new(child))
+    }
+
     /// Runs `handler` on the actor's state and gives its result (Low's `actor.call`): waits for
     /// room in the mailbox, then for the result. `None` when the actor has stopped or stops
     /// before it answers, after recording the failure (503) for the caller to pass on.
@@ -106,24 +159,22 @@ impl<S: Send + 'static> Actor<S> {
                 }
             }
         });
-        let reason = match self.shared.mailbox.send(message).await {
+        let stopped = match self.shared.mailbox.send(message).await {
             Ok(()) => match result.await {
                 Ok(Ok(value)) => return Some(value),
-                Ok(Err(reason)) => Some(format!(": {reason}")),
-                Err(_) => None,
+                Ok(Err(reason)) => {
+                    crate::failure::fail(503, &format!("actor {} crashed: {reason}", self.shared.name));
+                    return None;
+                }
+                Err(_) => (),
             },
-            Err(_) => None,
+            Err(_) => (),
         };
-        let reason = match reason {
-            Some(reason) => reason,
-            None => {
-                // The message was dropped unrun, or never queued: the mailbox closes once the
-                // crash's reason is recorded.
-                self.shared.mailbox.closed().await;
-                self.crash_reason()
-            }
-        };
-        crate::failure::fail(503, &format!("actor {} has stopped{reason}", self.shared.name));
+        // The message was dropped unrun, or never queued: the mailbox closes once the reason
+        // is recorded.
+        let () = stopped;
+        self.shared.mailbox.closed().await;
+        crate::failure::fail(503, &format!("actor {} has stopped{}", self.shared.name, self.crash_reason()));
         None
     }
 

@@ -33,6 +33,7 @@ pub mod rt;
 pub mod shaped_json;
 pub mod stack;
 pub mod strings;
+pub mod supervisors;
 pub mod tasks;
 mod trap;
 
