@@ -16,7 +16,7 @@ use inkwell::module::Linkage;
 use inkwell::types::StructType;
 use inkwell::values::{BasicMetadataValueEnum, FunctionValue, PointerValue};
 use la_arena::ArenaMap;
-use nagi_low::{ArenaGet, FuncId, FunctionData, LocalId, OpId, OpKind, Operand, Type};
+use nagi_low::{ArenaGet, ChildKind, FuncId, FunctionData, LocalId, OpId, OpKind, Operand, Strategy, Type};
 
 use crate::function::FnEmitter;
 use crate::runtime_calls::{self, Rt};
@@ -24,16 +24,30 @@ use crate::service::{constant, fn_ptr, guarded_poll, int, struct_of};
 use crate::{Cx, Error, descriptors, glue, ir};
 
 /// The descriptors of the module's actors: by `init` function, and by handler with the
-/// message block's type.
+/// message block's type; and the table of the supervisor trees, if any.
 #[derive(Default)]
 pub(crate) struct ActorDescs<'ctx> {
     inits: ArenaMap<FuncId, PointerValue<'ctx>>,
     handlers: ArenaMap<FuncId, (PointerValue<'ctx>, StructType<'ctx>)>,
+    supervisors: Option<PointerValue<'ctx>>,
 }
 
-/// The descriptors of every `init` and handler the module's actor operations name.
+/// The descriptors of every `init` and handler the module's actor operations and supervisors
+/// name, and the supervisors' table.
 pub(crate) fn declare<'ctx>(cx: &Cx<'ctx, '_>) -> Result<ActorDescs<'ctx>, Error> {
     let mut descs = ActorDescs::default();
+    for supervisor in &cx.low.supervisors {
+        for child in &supervisor.children {
+            if let ChildKind::Actor { init, .. } = child.kind
+                && descs.inits.get(init).is_none()
+            {
+                descs.inits.insert(init, actor_desc(cx, init)?);
+            }
+        }
+    }
+    if !cx.low.supervisors.is_empty() {
+        descs.supervisors = Some(supervisor_table(cx, &descs)?);
+    }
     for (_, func) in cx.low.functions.iter() {
         for (_, data) in func.ops.iter() {
             match &data.kind {
@@ -50,6 +64,69 @@ pub(crate) fn declare<'ctx>(cx: &Cx<'ctx, '_>) -> Result<ActorDescs<'ctx>, Error
         }
     }
     Ok(descs)
+}
+
+/// `nagi.supervisors` = `{ i64 count, SupervisorDesc** trees }`, with one `nagi.supervisor.N`
+/// = `{ i8* name, i64 name_len, i64 strategy, i64 intensity, i64 period_ms, i64 backoff_min_ms,
+/// i64 backoff_max_ms, ChildDesc* children, i64 count }` per supervisor (a nested one comes
+/// before its parent, so it exists when the parent points to it) over its children `{ i64 kind,
+/// i8* desc, i64 capacity }`.
+fn supervisor_table<'ctx>(cx: &Cx<'ctx, '_>, descs: &ActorDescs<'ctx>) -> Result<PointerValue<'ctx>, Error> {
+    let bytes = cx.layouts.byte_ptr();
+    let i64t = cx.context.i64_type();
+    let child_type = cx.context.struct_type(&[i64t.into(), bytes.into(), i64t.into()], false);
+    let mut made: Vec<PointerValue<'ctx>> = Vec::with_capacity(cx.low.supervisors.len());
+    for (i, supervisor) in cx.low.supervisors.iter().enumerate() {
+        let mut children = Vec::with_capacity(supervisor.children.len());
+        for child in &supervisor.children {
+            let (kind, desc, capacity) = match child.kind {
+                ChildKind::Actor { init, capacity } => {
+                    let desc =
+                        *descs.inits.get(init).ok_or_else(|| Error::internal("a child without its descriptor"))?;
+                    (0, desc, u64::from(capacity))
+                }
+                ChildKind::Supervisor(nested) => {
+                    let desc = *made.get(nested).ok_or_else(|| Error::internal("a supervisor before its child"))?;
+                    (1, desc, 0)
+                }
+            };
+            children.push(child_type.const_named_struct(&[
+                i64t.const_int(kind, false).into(),
+                desc.into(),
+                i64t.const_int(capacity, false).into(),
+            ]));
+        }
+        let list = if children.is_empty() {
+            bytes.const_null()
+        } else {
+            let array = constant(cx, &format!("nagi.children.{i}"), child_type.const_array(&children).into());
+            array.as_pointer_value().const_cast(bytes)
+        };
+        let strategy = match supervisor.strategy {
+            Strategy::OneForOne => 0,
+            Strategy::OneForAll => 1,
+        };
+        let (min, max) = supervisor.backoff_ms;
+        let desc = struct_of(
+            cx,
+            &[
+                descriptors::name_bytes(cx, &supervisor.name).into(),
+                int(cx, supervisor.name.len() as u64),
+                int(cx, strategy),
+                int(cx, u64::from(supervisor.intensity)),
+                int(cx, supervisor.period_ms),
+                int(cx, min),
+                int(cx, max),
+                list.into(),
+                int(cx, supervisor.children.len() as u64),
+            ],
+        );
+        made.push(constant(cx, &format!("nagi.supervisor.{i}"), desc).as_pointer_value().const_cast(bytes));
+    }
+    let trees: Vec<PointerValue> = cx.low.supervisor_trees().into_iter().map(|i| made[i]).collect();
+    let array = constant(cx, "nagi.supervisor.trees", bytes.const_array(&trees).into());
+    let table = struct_of(cx, &[int(cx, trees.len() as u64), array.as_pointer_value().const_cast(bytes).into()]);
+    Ok(constant(cx, "nagi.supervisors", table).as_pointer_value().const_cast(bytes))
 }
 
 fn function<'a>(cx: &Cx<'_, 'a>, id: FuncId) -> Result<&'a FunctionData, Error> {
@@ -194,6 +271,22 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
             OpKind::ActorSend { actor, handler, args } => {
                 let started = self.message(Rt::ActorSend, *actor, *handler, args)?;
                 self.await_runtime(op, started, None)
+            }
+            OpKind::SupervisorChild { dest, tree, path } => {
+                let table = cx.actors.supervisors.ok_or_else(|| Error::internal("a child without supervisors"))?;
+                let i64t = cx.context.i64_type();
+                let index = cx.low.supervisor_trees().iter().position(|t| t == tree).unwrap_or(0);
+                let steps: Vec<_> = path.iter().map(|&s| i64t.const_int(u64::from(s), false)).collect();
+                let steps = constant(cx, "nagi.path", i64t.const_array(&steps).into());
+                let args = [
+                    table.into(),
+                    i64t.const_int(index as u64, false).into(),
+                    steps.as_pointer_value().const_cast(cx.layouts.byte_ptr()).into(),
+                    i64t.const_int(path.len() as u64, false).into(),
+                ];
+                let actor = runtime_calls::call(cx, Rt::SupervisorChild, &args)?
+                    .ok_or_else(|| Error::internal("nagi_rt_supervisor_child returns nothing"))?;
+                self.store_local(*dest, actor)
             }
             _ => Err(Error::internal("not an actor operation")),
         }

@@ -469,9 +469,10 @@ impl<'a, 'ctx, 'm> FnEmitter<'a, 'ctx, 'm> {
             | OpKind::ScopeSpawn { .. }
             | OpKind::ScopeEnd { .. }
             | OpKind::TaskJoin { .. }) => self.task_op(op, kind)?,
-            kind @ (OpKind::ActorStart { .. } | OpKind::ActorCall { .. } | OpKind::ActorSend { .. }) => {
-                self.actor_op(op, kind)?
-            }
+            kind @ (OpKind::ActorStart { .. }
+            | OpKind::ActorCall { .. }
+            | OpKind::ActorSend { .. }
+            | OpKind::SupervisorChild { .. }) => self.actor_op(op, kind)?,
             OpKind::ArrayNew { dest } => {
                 let zero = cx.layouts.llvm(self.ty(*dest)).const_zero();
                 self.store_local(*dest, zero)?;

@@ -82,6 +82,7 @@ pub(crate) enum Rt {
     ActorSend,
     ActorClone,
     ActorDrop,
+    SupervisorChild,
 }
 
 /// Parameter and result kinds of the C signatures.
@@ -150,6 +151,7 @@ impl Rt {
             Rt::ActorSend => ("nagi_rt_actor_send", &[Bytes, Bytes, Bytes], Some(Bytes), false),
             Rt::ActorClone => ("nagi_rt_actor_clone", &[Bytes], Some(Bytes), false),
             Rt::ActorDrop => ("nagi_rt_actor_drop", &[Bytes], None, false),
+            Rt::SupervisorChild => ("nagi_rt_supervisor_child", &[Bytes, I64, Bytes, I64], Some(Bytes), false),
         }
     }
 }

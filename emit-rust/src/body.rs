@@ -248,6 +248,20 @@ impl Cx<'_> {
                     }
                 }
             }
+            OpKind::SupervisorChild { dest, tree, path } => {
+                let trees = self.module.supervisor_trees();
+                let index = trees.iter().position(|t| t == tree).unwrap_or(0);
+                let state = match &self.func.locals[*dest].ty {
+                    Type::Actor(c) => ident(&self.module.classes[*c].name),
+                    _ => "()".into(),
+                };
+                let path: Vec<String> = path.iter().map(u32::to_string).collect();
+                let child = format!(
+                    "nagi_runtime::supervisors::child::<{state}>(self::nagi_supervisors, {index}, &[{}])",
+                    path.join(", ")
+                );
+                assign(out, *dest, child)
+            }
             OpKind::ActorSend { actor, handler, args } => {
                 let send = self.message(*actor, *handler, args, "send");
                 let _ = writeln!(out, "{send};");

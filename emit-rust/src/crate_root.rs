@@ -12,7 +12,7 @@ use std::fmt::Write;
 use nagi_low::{Diagnostic, Module};
 
 use crate::names::ident;
-use crate::{body, classes, routes};
+use crate::{body, classes, routes, supervisors};
 
 /// The lints the generated code allows. Low declares every local at the top and may keep dead
 /// code after a `return`; what rustc would warn about here is the shape of Low, not a mistake
@@ -72,6 +72,7 @@ pub fn program_module(module: &Module) -> String {
     for (index, route) in module.routes.iter().enumerate() {
         routes::route_handler(&mut out, module, index, route, &module.functions[route.handler]);
     }
+    supervisors::supervisors(&mut out, module);
     out.push_str("}\n");
     out
 }

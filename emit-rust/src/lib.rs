@@ -20,6 +20,7 @@ mod classes;
 mod crate_root;
 mod names;
 mod routes;
+mod supervisors;
 
 use nagi_low::{Diagnostic, Module};
 

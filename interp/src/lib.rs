@@ -95,7 +95,7 @@ pub fn check(module: &Module) -> Result<FuncId, Diagnostic> {
     }
     for func in module.functions.values() {
         for op in func.ops.values() {
-            if matches!(op.kind, OpKind::ScopeNew { .. } | OpKind::ActorStart { .. }) {
+            if matches!(op.kind, OpKind::ScopeNew { .. } | OpKind::ActorStart { .. } | OpKind::SupervisorChild { .. }) {
                 let what = if matches!(op.kind, OpKind::ScopeNew { .. }) { "tasks" } else { "actors" };
                 return Err(Diagnostic::new(
                     "I103",

@@ -174,6 +174,7 @@ pub fn cannot_fail(kind: &OpKind) -> bool {
         | OpKind::ActorStart { .. }
         | OpKind::ActorCall { .. }
         | OpKind::ActorSend { .. }
+        | OpKind::SupervisorChild { .. }
         | OpKind::ArrayGet { .. }
         | OpKind::ArrayRef { .. }
         | OpKind::ArraySet { .. }

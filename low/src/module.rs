@@ -31,6 +31,9 @@ pub struct Module {
     pub tables: Vec<TableDecl>,
     /// `route` bindings of HTTP method and path to handler functions, in declaration order.
     pub routes: Vec<RouteDecl>,
+    /// Supervisors, in declaration order; a nested one is declared before its parent
+    /// (docs/low.md §8.3).
+    pub supervisors: Vec<SupervisorDecl>,
 }
 
 impl Module {
@@ -154,6 +157,65 @@ pub struct RouteDecl {
     pub handler: FuncId,
     /// The handler's parameters bound from request headers, in declaration order.
     pub headers: Vec<String>,
+}
+
+/// A supervisor: its rules and its children (docs/low.md §8.3). The supervisors that are no
+/// other's child are the trees the runtime starts, in declaration order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SupervisorDecl {
+    pub name: String,
+    pub strategy: Strategy,
+    /// How many restarts `period_ms` may see before the supervisor gives up.
+    pub intensity: u32,
+    /// The sliding window of restarts, in milliseconds.
+    pub period_ms: u64,
+    /// The backoff before a restart, from its minimum to its maximum, in milliseconds.
+    pub backoff_ms: (u64, u64),
+    pub children: Vec<ChildDecl>,
+}
+
+/// Which children a crash restarts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Strategy {
+    OneForOne,
+    OneForAll,
+}
+
+impl Strategy {
+    /// The spelling in Low and High: `one_for_one`, `one_for_all`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::OneForOne => "one_for_one",
+            Strategy::OneForAll => "one_for_all",
+        }
+    }
+}
+
+/// A child of a supervisor, named.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChildDecl {
+    pub name: String,
+    pub kind: ChildKind,
+}
+
+/// An actor (its state function and mailbox) or a nested supervisor (an index into
+/// `Module::supervisors`, earlier than its parent).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChildKind {
+    Actor { init: FuncId, capacity: u32 },
+    Supervisor(usize),
+}
+
+impl Module {
+    /// Whether supervisor `index` is the child of another, so that it is not a tree of its own.
+    pub fn is_nested_supervisor(&self, index: usize) -> bool {
+        self.supervisors.iter().any(|s| s.children.iter().any(|c| c.kind == ChildKind::Supervisor(index)))
+    }
+
+    /// The supervisors that are no other's child (the trees the runtime starts), in order.
+    pub fn supervisor_trees(&self) -> Vec<usize> {
+        (0..self.supervisors.len()).filter(|&i| !self.is_nested_supervisor(i)).collect()
+    }
 }
 
 /// Where the runtime takes a route handler's parameter from; the rule of [`RouteDecl`], in one

@@ -100,6 +100,8 @@ name_table! {
         ActorCall => "actor.call",
         /// `await actor.send %a, $h(args)`
         ActorSend => "actor.send",
+        /// `%d = supervisor.child Tree, child, …`
+        SupervisorChild => "supervisor.child",
         /// `%d = string "text"`
         String => "string",
         /// `%d = str.len %s`
@@ -461,6 +463,14 @@ pub enum OpKind {
         handler: FuncId,
         args: Vec<Operand>,
     },
+    /// Another handle of the actor at `path` (child indexes, one per level) below the
+    /// supervisor `tree` (an index into `Module::supervisors`, one that is no other's child);
+    /// the runtime starts the trees the first time a child is asked for.
+    SupervisorChild {
+        dest: LocalId,
+        tree: usize,
+        path: Vec<u32>,
+    },
     /// A new owned `String` holding `value` (allocates).
     StringLit {
         dest: LocalId,
@@ -675,6 +685,7 @@ impl OpKind {
             OpKind::ActorStart { .. } => Opcode::ActorStart,
             OpKind::ActorCall { .. } => Opcode::ActorCall,
             OpKind::ActorSend { .. } => Opcode::ActorSend,
+            OpKind::SupervisorChild { .. } => Opcode::SupervisorChild,
             OpKind::StringLit { .. } => Opcode::String,
             OpKind::StrLen { .. } => Opcode::StrLen,
             OpKind::StrConcat { .. } => Opcode::StrConcat,
@@ -729,6 +740,7 @@ impl OpKind {
             | OpKind::ScopeNew { dest }
             | OpKind::ScopeSpawn { dest, .. }
             | OpKind::ActorStart { dest, .. }
+            | OpKind::SupervisorChild { dest, .. }
             | OpKind::StringLit { dest, .. }
             | OpKind::StrLen { dest, .. }
             | OpKind::StrConcat { dest, .. }

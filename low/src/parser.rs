@@ -15,8 +15,8 @@ use crate::diagnostic::Diagnostic;
 use crate::entities::{BlockId, ClassId, EnumId, FieldIndex, FuncId, LabelId, LocalId, OpId, VariantIndex};
 use crate::lexer::{Token, TokenKind, lex};
 use crate::module::{
-    BlockData, ClassData, EnumData, FORMAT_VERSION, FieldData, FunctionData, HttpMethod, LocalData, Module, OpData,
-    RouteDecl, TableDecl, VariantData,
+    BlockData, ChildDecl, ChildKind, ClassData, EnumData, FORMAT_VERSION, FieldData, FunctionData, HttpMethod,
+    LocalData, Module, OpData, RouteDecl, Strategy, SupervisorDecl, TableDecl, VariantData,
 };
 use crate::ops::OpKind;
 use crate::source::{Anchor, FunctionSpans, SourceMap, Span};
@@ -316,13 +316,14 @@ impl Parser {
                     }
                     "table" => self.table()?,
                     "route" => self.route()?,
+                    "supervisor" => self.supervisor()?,
                     "fn" | "async" => {
                         let id = next_function.next().ok_or_else(|| self.error("`fn $name`"))?;
                         self.function(id)?;
                     }
-                    _ => return Err(self.error("`class`, `enum`, `table`, `route`, `fn` or `async fn`")),
+                    _ => return Err(self.error("`class`, `enum`, `table`, `route`, `supervisor`, `fn` or `async fn`")),
                 },
-                _ => return Err(self.error("`class`, `enum`, `table`, `route`, `fn` or `async fn`")),
+                _ => return Err(self.error("`class`, `enum`, `table`, `route`, `supervisor`, `fn` or `async fn`")),
             }
         }
     }
@@ -416,6 +417,86 @@ impl Parser {
         self.source.tables.push(start.to(key_span));
         self.module.tables.push(TableDecl { name, class, key });
         self.end_of_line()
+    }
+
+    /// `supervisor Name STRATEGY intensity N per Tms backoff Ams Bms {` and its `child` lines.
+    fn supervisor(&mut self) -> PResult<()> {
+        self.anchor(Anchor::Supervisor(self.module.supervisors.len()));
+        let start = self.keyword("supervisor")?;
+        let (name, name_span) = self.ident("a supervisor name")?;
+        self.source.supervisors.push(start.to(name_span));
+        let strategy = match self.ident("`one_for_one` or `one_for_all`")? {
+            (s, _) if s == "one_for_one" => Strategy::OneForOne,
+            (s, _) if s == "one_for_all" => Strategy::OneForAll,
+            (s, span) => {
+                return Err(Diagnostic::new("L110", format!("unknown strategy `{s}`"))
+                    .at(Some(span))
+                    .label("expected `one_for_one` or `one_for_all`"));
+            }
+        };
+        self.keyword("intensity")?;
+        let intensity = self.count("the number of restarts allowed")?;
+        self.keyword("per")?;
+        let period_ms = self.millis()?;
+        self.keyword("backoff")?;
+        let backoff_ms = (self.millis()?, self.millis()?);
+        self.expect(TokenKind::LBrace, "`{`")?;
+        self.end_of_line()?;
+        let mut children = Vec::new();
+        loop {
+            self.skip_blank();
+            if *self.peek() == TokenKind::RBrace {
+                self.bump();
+                self.end_of_line()?;
+                break;
+            }
+            self.keyword("child")?;
+            let (child, _) = self.ident("a child name")?;
+            let kind = match self.peek().clone() {
+                TokenKind::Function(f) => {
+                    let span = self.bump().span;
+                    let init = self.function_id(&f, span)?;
+                    self.keyword("mailbox")?;
+                    ChildKind::Actor { init, capacity: self.count("the mailbox's capacity")? }
+                }
+                _ => {
+                    let (nested, span) = self.ident("a state function `$init` or a supervisor declared earlier")?;
+                    let index = self.module.supervisors.iter().position(|s| s.name == nested).ok_or_else(|| {
+                        Diagnostic::new("L122", format!("unknown supervisor `{nested}`"))
+                            .at(Some(span))
+                            .label("a nested supervisor is declared before its parent")
+                    })?;
+                    ChildKind::Supervisor(index)
+                }
+            };
+            children.push(ChildDecl { name: child, kind });
+            self.end_of_line()?;
+        }
+        let decl = SupervisorDecl { name, strategy, intensity, period_ms, backoff_ms, children };
+        self.module.supervisors.push(decl);
+        Ok(())
+    }
+
+    /// A count without a type suffix, such as a mailbox's capacity.
+    fn count(&mut self, what: &str) -> PResult<u32> {
+        let value = match self.peek().clone() {
+            TokenKind::Number(text) => text.parse::<u32>().ok(),
+            _ => None,
+        };
+        let value = value.ok_or_else(|| self.error(what))?;
+        self.bump();
+        Ok(value)
+    }
+
+    /// A duration in milliseconds, written `250ms`.
+    fn millis(&mut self) -> PResult<u64> {
+        let value = match self.peek().clone() {
+            TokenKind::Number(text) => text.strip_suffix("ms").and_then(|n| n.parse::<u64>().ok()),
+            _ => None,
+        };
+        let value = value.ok_or_else(|| self.error("a duration in milliseconds such as `250ms`"))?;
+        self.bump();
+        Ok(value)
     }
 
     fn route(&mut self) -> PResult<()> {

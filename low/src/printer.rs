@@ -12,7 +12,7 @@ use std::fmt::Write;
 use la_arena::ArenaMap;
 
 use crate::entities::{ArenaGet, BlockId, FuncId, LocalId, OpId};
-use crate::module::{FORMAT_VERSION, FunctionData, Module};
+use crate::module::{ChildKind, FORMAT_VERSION, FunctionData, Module};
 use crate::ops::{OpKind, Operand};
 use crate::source::{Anchor, SourceMap};
 
@@ -193,6 +193,32 @@ impl<'a> Printer<'a> {
                 let _ = write!(self.out, " headers({})", route.headers.join(", "));
             }
             self.out.push('\n');
+        }
+        for (i, supervisor) in m.supervisors.iter().enumerate() {
+            self.out.push('\n');
+            self.comments(Anchor::Supervisor(i), 0);
+            let (min, max) = supervisor.backoff_ms;
+            let _ = writeln!(
+                self.out,
+                "supervisor {} {} intensity {} per {}ms backoff {min}ms {max}ms {{",
+                supervisor.name,
+                supervisor.strategy.name(),
+                supervisor.intensity,
+                supervisor.period_ms
+            );
+            for child in &supervisor.children {
+                let _ = match &child.kind {
+                    ChildKind::Actor { init, capacity } => {
+                        let init = m.functions.get(*init).map_or("<invalid function>", |f| f.name.as_str());
+                        writeln!(self.out, "  child {} ${init} mailbox {capacity}", child.name)
+                    }
+                    ChildKind::Supervisor(s) => {
+                        let nested = m.supervisors.get(*s).map_or("<invalid supervisor>", |s| s.name.as_str());
+                        writeln!(self.out, "  child {} {nested}", child.name)
+                    }
+                };
+            }
+            self.out.push_str("}\n");
         }
         for (id, _) in m.functions.iter() {
             self.out.push('\n');
@@ -417,6 +443,19 @@ impl<'a> Printer<'a> {
                 self.message(f, name, *actor, *handler, args);
             }
             OpKind::ActorSend { actor, handler, args } => self.message(f, name, *actor, *handler, args),
+            OpKind::SupervisorChild { dest, tree, path } => {
+                self.head(f, *dest, name);
+                let mut supervisor = m.supervisors.get(*tree);
+                let _ = write!(self.out, " {}", supervisor.map_or("<invalid supervisor>", |s| s.name.as_str()));
+                for &step in path {
+                    let child = supervisor.and_then(|s| s.children.get(step as usize));
+                    let _ = write!(self.out, ", {}", child.map_or("<invalid child>", |c| c.name.as_str()));
+                    supervisor = match child.map(|c| &c.kind) {
+                        Some(ChildKind::Supervisor(s)) => m.supervisors.get(*s),
+                        _ => None,
+                    };
+                }
+            }
             OpKind::New { dest, class, fields } => {
                 self.head(f, *dest, name);
                 let class = m.classes.get(*class);

@@ -47,6 +47,8 @@ pub enum Anchor {
     Table(usize),
     /// A `route` line, by position in `Module::routes`.
     Route(usize),
+    /// A `supervisor` line, by position in `Module::supervisors`.
+    Supervisor(usize),
     /// A function's header line.
     Function(FuncId),
     /// A `let` line declaring a (non-parameter) local.
@@ -77,6 +79,8 @@ pub struct SourceMap {
     pub tables: Vec<Span>,
     /// Spans of route declarations, parallel to `Module::routes`.
     pub routes: Vec<Span>,
+    /// Spans of supervisor headers (`supervisor Name`), parallel to `Module::supervisors`.
+    pub supervisors: Vec<Span>,
     pub functions: ArenaMap<FuncId, FunctionSpans>,
     /// Full-line comments, without their leading `//`, keyed by the line below them.
     pub comments: HashMap<Anchor, Vec<String>>,

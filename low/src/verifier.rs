@@ -119,6 +119,10 @@
 //!   handler of `actor.call` or `actor.send` is a plain function whose first parameter is
 //!   `&mut C`; an `Actor<C>` is only ever the whole type of a local, a parameter or a result,
 //!   never held by a field, payload, array, option or map.
+//! - V252 Supervisors fit together: each nested supervisor is declared before its one parent,
+//!   the backoff's minimum is not above its maximum, the period is positive, and a
+//!   `supervisor.child` path starts at a tree (a supervisor that is no other's child) and ends
+//!   at an actor, whose handle it gives.
 //!
 //! The flow checks run only on a function whose body passed the structure checks on blocks
 //! and operations (V210 for them, V211), since they walk the body as a tree.
@@ -139,6 +143,7 @@
 
 mod flow;
 mod structure;
+mod supervisors;
 #[cfg(test)]
 mod tests;
 mod types;
@@ -192,6 +197,7 @@ mod code {
     pub const TASK_HANDLE_PLACE: &str = "V249";
     pub const TASK_BOUNDARY: &str = "V250";
     pub const ACTOR_MESSAGE: &str = "V251";
+    pub const SUPERVISOR: &str = "V252";
 }
 
 /// Checks every rule of the module doc's checklist on `module`.
@@ -479,6 +485,7 @@ fn scan_type(module: &Module, ty: &Type) -> TypeScan {
 /// Module-level checks: names, classes, tables and routes.
 fn check_module(module: &Module, source: Option<&SourceMap>) -> Vec<Diagnostic> {
     let mut out = Vec::new();
+    supervisors::check(module, source, &mut out);
 
     let mut class_names = BTreeMap::new();
     for (id, class) in module.classes.iter() {

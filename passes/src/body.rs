@@ -49,7 +49,7 @@ macro_rules! visit_locals {
                 $f(dest, Write);
             }
             OpKind::ScopeEnd { scope } => $f(scope, Read),
-            OpKind::ActorStart { dest, .. } => $f(dest, Write),
+            OpKind::ActorStart { dest, .. } | OpKind::SupervisorChild { dest, .. } => $f(dest, Write),
             OpKind::ActorCall { dest, actor, args, .. } => {
                 $f(actor, Read);
                 for a in args {
@@ -559,6 +559,7 @@ pub fn has_effect(kind: &OpKind) -> bool {
         | OpKind::ActorStart { .. }
         | OpKind::ActorCall { .. }
         | OpKind::ActorSend { .. }
+        | OpKind::SupervisorChild { .. }
         | OpKind::FieldSet { .. }
         | OpKind::ArrayGet { .. }
         | OpKind::ArrayRef { .. }

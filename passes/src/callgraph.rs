@@ -49,6 +49,13 @@ impl CallGraph {
     pub fn roots(module: &Module) -> Vec<FuncId> {
         let mut roots: Vec<FuncId> = module.routes.iter().map(|r| r.handler).collect();
         roots.extend(module.function_by_name("main"));
+        // The runtime makes supervised actors' states itself.
+        for supervisor in &module.supervisors {
+            roots.extend(supervisor.children.iter().filter_map(|c| match c.kind {
+                nagi_low::ChildKind::Actor { init, .. } => Some(init),
+                nagi_low::ChildKind::Supervisor(_) => None,
+            }));
+        }
         roots.retain(|f| module.functions.get(*f).is_some());
         roots.sort_by_key(|f| nagi_low::entities::index(*f));
         roots.dedup();

@@ -152,6 +152,8 @@ fn classify(module: &Module, func: &FunctionData, kind: &OpKind) -> [bool; 6] {
             k[0] = true;
             k[5] = true;
         }
+        // Another handle of a supervised actor: the runtime's handle box.
+        OpKind::SupervisorChild { .. } => k[0] = true,
         OpKind::ActorCall { .. } | OpKind::ActorSend { .. } => {
             k[0] = true;
             k[3] = true;

@@ -1,7 +1,8 @@
 //! `dead-fn`: dead function elimination. Removes the functions that no root can reach
 //! through calls.
 //!
-//! The roots are what the runtime calls: `main` and every route handler. Reachability is a
+//! The roots are what the runtime calls: `main`, every route handler, and the state function
+//! of every supervised actor. Reachability is a
 //! depth-first search over the call graph ([`crate::callgraph`], petgraph), which walks with
 //! its own stack. A module with no roots at all (no `main`, no routes) is a library whose
 //! every function is an entry point, so nothing is removed from it.
@@ -68,6 +69,15 @@ impl Pass for DeadFn {
         for route in &mut module.routes {
             if let Some(&new) = renumber.get(route.handler) {
                 route.handler = new;
+            }
+        }
+        for supervisor in &mut module.supervisors {
+            for child in &mut supervisor.children {
+                if let nagi_low::ChildKind::Actor { init, .. } = &mut child.kind
+                    && let Some(&new) = renumber.get(*init)
+                {
+                    *init = new;
+                }
             }
         }
         module.functions = kept;

@@ -159,20 +159,18 @@ impl<S: Send + 'static> Actor<S> {
                 }
             }
         });
-        let stopped = match self.shared.mailbox.send(message).await {
-            Ok(()) => match result.await {
+        if self.shared.mailbox.send(message).await.is_ok() {
+            match result.await {
                 Ok(Ok(value)) => return Some(value),
                 Ok(Err(reason)) => {
                     crate::failure::fail(503, &format!("actor {} crashed: {reason}", self.shared.name));
                     return None;
                 }
-                Err(_) => (),
-            },
-            Err(_) => (),
-        };
+                Err(_) => {}
+            }
+        }
         // The message was dropped unrun, or never queued: the mailbox closes once the reason
         // is recorded.
-        let () = stopped;
         self.shared.mailbox.closed().await;
         crate::failure::fail(503, &format!("actor {} has stopped{}", self.shared.name, self.crash_reason()));
         None

@@ -46,6 +46,7 @@ pub mod maps;
 pub mod program;
 pub mod service;
 pub mod strings;
+pub mod supervisors;
 pub mod tasks;
 #[cfg(test)]
 pub(crate) mod testing;

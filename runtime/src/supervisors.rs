@@ -151,10 +151,7 @@ impl Supervisor {
     /// caller closes those, or restarts this supervisor).
     async fn supervise(&self) -> String {
         let mut running = JoinSet::new();
-        let mut ids: Vec<Option<Id>> = vec![None; self.children.len()];
-        for index in 0..self.children.len() {
-            ids[index] = Some(self.spawn(&mut running, index));
-        }
+        let mut ids: Vec<Option<Id>> = (0..self.children.len()).map(|i| Some(self.spawn(&mut running, i))).collect();
         let mut restarts: VecDeque<Instant> = VecDeque::new();
         loop {
             let Some(finished) = running.join_next_with_id().await else {
@@ -233,17 +230,17 @@ static TREES: OnceLock<Vec<Node>> = OnceLock::new();
 /// # Panics
 /// When `path` does not name an actor whose state is `S` (the verifier rules that out), or
 /// outside a Tokio runtime.
-pub fn child<S: Send + 'static>(specs: fn() -> Vec<Spec>, tree: usize, path: &[usize]) -> Actor<S> {
+pub fn child<S: Send + 'static>(specs: impl FnOnce() -> Vec<Spec>, tree: usize, path: &[u32]) -> Actor<S> {
     let trees = TREES.get_or_init(|| start(specs()));
     lookup(trees, tree, path).unwrap_or_else(|| crate::trap("no child of this state type at this place of the tree"))
 }
 
 /// The actor at `path` below the tree `tree` of `trees`, if it is one whose state is `S`.
-fn lookup<S: Send + 'static>(trees: &[Node], tree: usize, path: &[usize]) -> Option<Actor<S>> {
+fn lookup<S: Send + 'static>(trees: &[Node], tree: usize, path: &[u32]) -> Option<Actor<S>> {
     let mut node = trees.get(tree);
     for &step in path {
         node = match node {
-            Some(Node::Supervisor(children)) => children.get(step),
+            Some(Node::Supervisor(children)) => children.get(step as usize),
             _ => None,
         };
     }

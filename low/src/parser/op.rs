@@ -279,6 +279,7 @@ impl Parser {
                 | Opcode::ScopeNew
                 | Opcode::ScopeSpawn
                 | Opcode::ActorStart
+                | Opcode::SupervisorChild
                 | Opcode::String
                 | Opcode::StrLen
                 | Opcode::StrConcat
@@ -367,6 +368,34 @@ impl Parser {
                 .ok_or_else(|| self.error("the mailbox's capacity, a number of messages such as `64`"))?;
                 self.bump();
                 OpKind::ActorStart { dest, init, capacity }
+            }
+            Opcode::SupervisorChild => {
+                let dest = d()?;
+                let (tree_name, span) = self.ident("a supervisor name")?;
+                let tree = self.module.supervisors.iter().position(|s| s.name == tree_name).ok_or_else(|| {
+                    Diagnostic::new("L122", format!("unknown supervisor `{tree_name}`"))
+                        .at(Some(span))
+                        .label("no supervisor of this name in the module")
+                })?;
+                let mut path = Vec::new();
+                let mut at = tree;
+                while *self.peek() == TokenKind::Comma {
+                    self.bump();
+                    let (child, span) = self.ident("a child name")?;
+                    let supervisor = &self.module.supervisors[at];
+                    let index = supervisor.children.iter().position(|c| c.name == child).ok_or_else(|| {
+                        Diagnostic::new("L122", format!("supervisor `{}` has no child `{child}`", supervisor.name))
+                            .at(Some(span))
+                            .label("no child of this name")
+                    })?;
+                    path.push(index as u32);
+                    match supervisor.children[index].kind {
+                        crate::module::ChildKind::Supervisor(nested) => at = nested,
+                        // An actor ends the path; a step after it is reported by the verifier.
+                        crate::module::ChildKind::Actor { .. } => {}
+                    }
+                }
+                OpKind::SupervisorChild { dest, tree, path }
             }
             Opcode::ActorCall | Opcode::ActorSend => {
                 let actor = self.local_ref(cx)?;

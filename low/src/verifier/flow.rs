@@ -413,7 +413,7 @@ impl Analysis for Flow<'_, '_> {
                     self.write(s, op, *dest, true);
                 }
             }
-            OpKind::ActorStart { dest, .. } => self.write(s, op, *dest, true),
+            OpKind::ActorStart { dest, .. } | OpKind::SupervisorChild { dest, .. } => self.write(s, op, *dest, true),
             // The arguments move into the message before the function suspends.
             OpKind::ActorCall { actor, args, .. } | OpKind::ActorSend { actor, args, .. } => {
                 self.read(s, op, *actor);

@@ -16,6 +16,8 @@ use super::{FnCx, code, mnemonic};
 
 mod actors;
 mod maps;
+
+pub(super) use actors::actor_problems;
 mod tasks;
 
 /// Checks the types and ids of one operation.
@@ -444,7 +446,10 @@ impl<'a> OpCheck<'_, 'a> {
             OpKind::ScopeNew { .. } | OpKind::ScopeSpawn { .. } | OpKind::ScopeEnd { .. } | OpKind::TaskJoin { .. } => {
                 self.task_op(kind)
             }
-            OpKind::ActorStart { .. } | OpKind::ActorCall { .. } | OpKind::ActorSend { .. } => self.actor_op(kind),
+            OpKind::ActorStart { .. }
+            | OpKind::ActorCall { .. }
+            | OpKind::ActorSend { .. }
+            | OpKind::SupervisorChild { .. } => self.actor_op(kind),
             OpKind::StringLit { dest, .. } => self.expect_dest(*dest, &Type::String),
             OpKind::StrLen { dest, string } => {
                 self.expect_string("operand", *string);

@@ -191,28 +191,39 @@ impl WriteOut for CallOutcome {
 /// `desc` is a constant of the program. Called inside the Tokio runtime.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nagi_rt_actor_start(desc: *const ActorDesc, capacity: i64) -> *mut Actor<RawState> {
-    // SAFETY: the emitter passes one of its descriptor constants, which live for the process, and
-    // whose name is the UTF-8 of a class name.
-    let (desc, name) = unsafe {
+    // SAFETY: forwarded from the caller.
+    let (desc, name) = unsafe { described(desc) };
+    let capacity = usize::try_from(capacity).unwrap_or(1);
+    Box::into_raw(Box::new(Actor::start(name, capacity, move || raw_state(desc))))
+}
+
+/// The descriptor `desc` as a reference, and the actor's name.
+///
+/// # Safety
+/// `desc` is one of the emitter's descriptor constants, which live for the process and whose
+/// name is the UTF-8 of a class name.
+pub(super) unsafe fn described(desc: *const ActorDesc) -> (&'static ActorDesc, &'static str) {
+    // SAFETY: forwarded from the caller.
+    unsafe {
         let desc: &'static ActorDesc = &*desc;
         (desc, std::str::from_utf8_unchecked(std::slice::from_raw_parts(desc.name, desc.name_len)))
-    };
-    let capacity = usize::try_from(capacity).unwrap_or(1);
-    let actor = Actor::start(name, capacity, move || {
-        let block = super::allocate(super::layout(desc.size, BLOCK_ALIGN));
-        // SAFETY: `init` is the emitted function of this descriptor, given a fresh block of the
-        // state's size; `guarded_poll` is the module's.
-        let answer = unsafe { (desc.guarded_poll)(desc.init, block, ptr::null_mut()) };
-        if answer != 1 {
-            // The block leaks with whatever `init` made before it trapped.
-            let payload = guard::take_failure().unwrap_or_else(|| {
-                Box::new(crate::Trap { message: "an actor's state failed without a reason".to_owned() })
-            });
-            std::panic::resume_unwind(payload)
-        }
-        RawState { block, desc, trapped: false }
-    });
-    Box::into_raw(Box::new(actor))
+    }
+}
+
+/// A fresh state made by `desc`'s `init`, on the actor's task; a trap in it raises its payload.
+pub(super) fn raw_state(desc: &'static ActorDesc) -> RawState {
+    let block = super::allocate(super::layout(desc.size, BLOCK_ALIGN));
+    // SAFETY: `init` is the emitted function of this descriptor, given a fresh block of the
+    // state's size; `guarded_poll` is the module's.
+    let answer = unsafe { (desc.guarded_poll)(desc.init, block, ptr::null_mut()) };
+    if answer != 1 {
+        // The block leaks with whatever `init` made before it trapped.
+        let payload = guard::take_failure().unwrap_or_else(|| {
+            Box::new(crate::Trap { message: "an actor's state failed without a reason".to_owned() })
+        });
+        std::panic::resume_unwind(payload)
+    }
+    RawState { block, desc, trapped: false }
 }
 
 /// A new message block of `desc`'s handler, for emitted code to write the arguments into and

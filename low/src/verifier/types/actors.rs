@@ -6,7 +6,7 @@
 
 use super::{Crossing, OpCheck};
 use crate::entities::{ArenaGet, ClassId, FuncId, LocalId, index};
-use crate::module::FunctionData;
+use crate::module::{ChildKind, FunctionData, Module};
 use crate::ops::{OpKind, Operand};
 use crate::types::Type;
 use crate::verifier::code;
@@ -14,6 +14,35 @@ use crate::verifier::code;
 /// The largest mailbox `actor.start` may declare, in messages (`nagi_runtime::actors::MAX_CAPACITY`
 /// bounds it the same).
 const MAX_MAILBOX: u32 = 1 << 20;
+
+/// What is wrong with an actor whose state the function `init` makes, with a mailbox of
+/// `capacity` messages: `init` is a plain function without parameters that returns a class.
+/// Shared by `actor.start` and the supervisors' actor children.
+pub(crate) fn actor_problems(module: &Module, init: FuncId, capacity: u32) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(data) = module.functions.get(init) else {
+        let count = module.functions.len();
+        out.push(format!("function #{} does not exist; the module has {count} functions", index(init)));
+        return out;
+    };
+    let name = format!("${}", data.name);
+    if data.is_async {
+        out.push(format!("{name} is async; an actor runs plain functions, each to completion before the next message"));
+    }
+    if !(1..=MAX_MAILBOX).contains(&capacity) {
+        out.push(format!("a mailbox holds 1 to {MAX_MAILBOX} messages, not {capacity}"));
+    }
+    if !data.params.is_empty() {
+        out.push(format!(
+            "{name} has parameters; the function that makes an actor's state takes none, so that a restart can \
+             make it again"
+        ));
+    }
+    if !matches!(data.ret, Type::Class(_)) {
+        out.push(format!("{name} returns {}; an actor's state is a class value", data.ret.display(module)));
+    }
+    out
+}
 
 impl<'a> OpCheck<'_, 'a> {
     /// One actor operation.
@@ -34,6 +63,7 @@ impl<'a> OpCheck<'_, 'a> {
             OpKind::ActorSend { actor, handler, args } => {
                 self.message(*actor, *handler, args);
             }
+            OpKind::SupervisorChild { dest, tree, path } => self.supervisor_child(*dest, *tree, path),
             _ => {}
         }
     }
@@ -61,26 +91,18 @@ impl<'a> OpCheck<'_, 'a> {
     }
 
     fn start(&mut self, dest: LocalId, init: FuncId, capacity: u32) {
-        let Some((data, name)) = self.named_function(init) else {
-            self.local(dest);
-            return;
-        };
-        if !(1..=MAX_MAILBOX).contains(&capacity) {
-            let message = format!("a mailbox holds 1 to {MAX_MAILBOX} messages, not {capacity}");
+        let module = self.cx.module;
+        if let Some(data) = module.functions.get(init) {
+            self.name = format!("{} ${}", self.name, data.name);
+        }
+        let problems = actor_problems(module, init, capacity);
+        let ok = problems.is_empty();
+        for message in problems {
             self.error(code::ACTOR_MESSAGE, message);
         }
-        if !data.params.is_empty() {
-            let message = format!(
-                "{name} has parameters; the function that makes an actor's state takes none, so that a \
-                 restart can make it again"
-            );
-            self.error(code::ACTOR_MESSAGE, message);
-        }
-        match data.ret {
-            Type::Class(class) => self.expect_dest(dest, &Type::Actor(class)),
-            ref other => {
-                let message = format!("{name} returns {}; an actor's state is a class value", self.show(other));
-                self.error(code::ACTOR_MESSAGE, message);
+        match module.functions.get(init).map(|f| &f.ret) {
+            Some(Type::Class(class)) if ok => self.expect_dest(dest, &Type::Actor(*class)),
+            _ => {
                 self.local(dest);
             }
         }
@@ -107,6 +129,47 @@ impl<'a> OpCheck<'_, 'a> {
         }
         self.call_args(args, &types, data, &name, Crossing::Message);
         Some(&data.ret)
+    }
+
+    /// `supervisor.child`: the path names an actor below a tree, and the destination is its
+    /// handle. The supervisors themselves are checked with the module (`verifier/supervisors.rs`).
+    fn supervisor_child(&mut self, dest: LocalId, tree: usize, path: &[u32]) {
+        let module = self.cx.module;
+        let Some(mut at) = module.supervisors.get(tree) else {
+            self.local(dest);
+            self.error(code::INVALID_ID, format!("supervisor #{tree} does not exist"));
+            return;
+        };
+        if module.is_nested_supervisor(tree) {
+            let message = format!("supervisor {} is a child of another; a path starts at a tree", at.name);
+            self.error(code::SUPERVISOR, message);
+        }
+        let mut actor = None;
+        for (i, &step) in path.iter().enumerate() {
+            let child = at.children.get(step as usize);
+            match child.map(|c| &c.kind) {
+                Some(ChildKind::Supervisor(nested)) if i + 1 < path.len() => match module.supervisors.get(*nested) {
+                    Some(next) => at = next,
+                    None => break,
+                },
+                Some(ChildKind::Actor { init, .. }) if i + 1 == path.len() => actor = Some(*init),
+                _ => break,
+            }
+        }
+        let Some(init) = actor else {
+            self.local(dest);
+            let message =
+                format!("the path below supervisor {} does not end at an actor", module.supervisors[tree].name);
+            self.error(code::SUPERVISOR, message);
+            return;
+        };
+        match module.functions.get(init).map(|f| &f.ret) {
+            Some(Type::Class(class)) => self.expect_dest(dest, &Type::Actor(*class)),
+            // The state function itself is reported with the module.
+            _ => {
+                self.local(dest);
+            }
+        }
     }
 
     /// The state class of the `Actor<C>` (or `&Actor<C>`) local `actor`.

@@ -1,0 +1,61 @@
+//! Supervisors on the Rust path: one function per supervisor building its
+//! `nagi_runtime::supervisors::Spec`, and `nagi_supervisors()` giving the trees, which
+//! `supervisor.child` hands to the runtime (it starts them the first time a child is asked for).
+
+use std::fmt::Write;
+
+use nagi_low::{ChildKind, Module, Strategy, Type};
+
+use crate::names::ident;
+
+/// Writes the supervisors' functions, inside `mod program`.
+pub fn supervisors(out: &mut String, module: &Module) {
+    if module.supervisors.is_empty() {
+        return;
+    }
+    for (i, supervisor) in module.supervisors.iter().enumerate() {
+        let children: Vec<String> = supervisor
+            .children
+            .iter()
+            .map(|child| match &child.kind {
+                ChildKind::Actor { init, capacity } => {
+                    let init = &module.functions[*init];
+                    let name = match &init.ret {
+                        Type::Class(c) => module.classes[*c].name.as_str(),
+                        _ => "",
+                    };
+                    format!(
+                        "nagi_runtime::supervisors::ChildSpec::actor({name:?}, {capacity}, self::{})",
+                        ident(&init.name)
+                    )
+                }
+                ChildKind::Supervisor(nested) => {
+                    format!("nagi_runtime::supervisors::ChildSpec::supervisor(nagi_supervisor_{nested}())")
+                }
+            })
+            .collect();
+        let strategy = match supervisor.strategy {
+            Strategy::OneForOne => "OneForOne",
+            Strategy::OneForAll => "OneForAll",
+        };
+        let (min, max) = supervisor.backoff_ms;
+        let _ = writeln!(
+            out,
+            "    fn nagi_supervisor_{i}() -> nagi_runtime::supervisors::Spec {{\n        \
+             nagi_runtime::supervisors::Spec {{ name: {:?}, strategy: nagi_runtime::supervisors::Strategy::{strategy}, \
+             intensity: {}, period: ::std::time::Duration::from_millis({}), \
+             backoff_min: ::std::time::Duration::from_millis({min}), \
+             backoff_max: ::std::time::Duration::from_millis({max}), children: vec![{}] }}\n    }}\n",
+            supervisor.name,
+            supervisor.intensity,
+            supervisor.period_ms,
+            children.join(", ")
+        );
+    }
+    let trees: Vec<String> = module.supervisor_trees().iter().map(|i| format!("nagi_supervisor_{i}()")).collect();
+    let _ = writeln!(
+        out,
+        "    fn nagi_supervisors() -> ::std::vec::Vec<nagi_runtime::supervisors::Spec> {{\n        vec![{}]\n    }}\n",
+        trees.join(", ")
+    );
+}
