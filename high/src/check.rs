@@ -182,6 +182,7 @@ pub fn check(
         functions,
         spawned,
         actors: items.tir_actors(),
+        supervisors: items.tir_supervisors(),
     })
 }
 
@@ -563,6 +564,7 @@ const H415: &str = "H415";
 const H416: &str = "H416";
 const H417: &str = "H417";
 const H418: &str = "H418";
+const H419: &str = "H419";
 const H240: &str = "H240";
 const H501: &str = "H501";
 const H502: &str = "H502";

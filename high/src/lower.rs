@@ -99,10 +99,18 @@ pub fn lower_for(program: &Program, module_name: &str, tests: bool) -> Result<Mo
         .collect();
     let tasks = tasks::declare_task_functions(&mut module, program, &program.spawned);
     let messages = actors::declare_message_functions(&mut module, program);
+    let supervisors = actors::declare_supervisors(&mut module, program, &functions);
     let mut errors = Vec::new();
     for (index, function) in program.functions.iter().enumerate() {
         let types = Types { classes: &classes, enums: &enums };
-        let shared = Shared { program, types, functions: &functions, tasks: &tasks, messages: &messages };
+        let shared = Shared {
+            program,
+            types,
+            functions: &functions,
+            tasks: &tasks,
+            messages: &messages,
+            supervisors: &supervisors,
+        };
         let (data, mut errs) = FnCx::lower(&shared, function);
         module.functions[functions[index]] = data;
         errors.append(&mut errs);
@@ -164,6 +172,8 @@ struct Shared<'a> {
     tasks: &'a [Option<FuncId>],
     /// The message function of each handler that borrows a parameter (`lower/actors.rs`).
     messages: &'a [Option<FuncId>],
+    /// The Low index of each supervisor (`lower/actors.rs`).
+    supervisors: &'a [usize],
 }
 
 /// How a High local lives in Low.

@@ -457,6 +457,17 @@ impl Rewriter<'_> {
                     self.ty(&mut field.ty);
                 }
             }
+            Item::Supervisor(s) => {
+                // Supervisors live in the program's main file, whose names stay as written.
+                if s.name.name != self.this().qualified(&s.name.name) {
+                    self.diags.push(error(
+                        "H419",
+                        s.name.span,
+                        "a supervisor is declared in the program's main file",
+                        "in an imported module",
+                    ));
+                }
+            }
             Item::Actor(a) => {
                 a.name.name = self.this().qualified(&a.name.name);
                 for field in &mut a.fields {

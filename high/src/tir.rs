@@ -38,6 +38,28 @@ pub struct Program {
     pub spawned: Vec<FnIdx>,
     /// The actors, in source order.
     pub actors: Vec<Actor>,
+    /// The supervisors, in source order.
+    pub supervisors: Vec<Supervisor>,
+}
+
+/// A supervisor: its restart rules and its children.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Supervisor {
+    pub name: String,
+    pub strategy: nagi_low::Strategy,
+    pub intensity: u32,
+    pub period_ms: u64,
+    pub backoff_ms: (u64, u64),
+    /// Each child's name and what it is.
+    pub children: Vec<(String, SupervisedChild)>,
+}
+
+/// A child of a supervisor: an actor (an index into `Program::actors`) or a supervisor (into
+/// `Program::supervisors`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SupervisedChild {
+    Actor(usize),
+    Supervisor(usize),
 }
 
 /// An actor: its state class, the function that makes a fresh state, its mailbox's capacity
@@ -366,7 +388,7 @@ impl Expr {
                 | ExprKind::Builtin { args, .. }
                 | ExprKind::Db { args, .. }
                 | ExprKind::Spawn { args, .. } => stack.extend(args.iter()),
-                ExprKind::ActorStart { .. } => {}
+                ExprKind::ActorStart { .. } | ExprKind::SupervisorChild { .. } => {}
                 ExprKind::ActorCall { actor, args, .. } => {
                     stack.push(actor);
                     stack.extend(args.iter());
@@ -643,6 +665,12 @@ pub enum ExprKind {
     /// `send a.h(args)`: the message of an [`ExprKind::ActorCall`], without waiting for the
     /// result; unit.
     Send(Box<Expr>),
+    /// `Tree.child.…`: another handle of the actor at `path` (child indexes) below the
+    /// supervisor `tree` (an index into `Program::supervisors`, one that is no other's child).
+    SupervisorChild {
+        tree: usize,
+        path: Vec<u32>,
+    },
     /// `try? call`: a failing call (a program function's or an actor's) whose failure gives
     /// `none` instead of passing on: `T?`, or `bool` (whether it succeeded) for a call without
     /// a result.

@@ -39,6 +39,32 @@ pub enum Item {
     Route(RouteDecl),
     Function(FnDecl),
     Actor(ActorDecl),
+    Supervisor(SupervisorDecl),
+}
+
+/// `supervisor Name { child name: Type … strategy S  intensity N per T  backoff A..B }`: the
+/// children (actors or supervisors, by type name) and the restart rules, each written at most
+/// once (the checker gives the defaults).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SupervisorDecl {
+    pub name: Ident,
+    /// Each child's name and the actor or supervisor it is.
+    pub children: Vec<(Ident, Ident)>,
+    pub strategy: Option<Ident>,
+    /// `intensity N per T`: N restarts, T in milliseconds, and where.
+    pub intensity: Option<(u64, u64, Span)>,
+    /// `backoff A..B`, in milliseconds, and where.
+    pub backoff: Option<(u64, u64, Span)>,
+    pub span: Span,
+}
+
+/// One member of a supervisor's body, as parsed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SupervisorMember {
+    Child(Ident, Ident),
+    Strategy(Ident),
+    Intensity(u64, u64, Span),
+    Backoff(u64, u64, Span),
 }
 
 /// `actor Name { var field: Type = value … fn handler(params) -> T { … } … mailbox N }`: a

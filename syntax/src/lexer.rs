@@ -16,6 +16,8 @@ pub enum Tok {
     Ident(String),
     Int(u64),
     Float(f64),
+    /// A duration written `250ms` or `5s`, in milliseconds.
+    Duration(u64),
     Str(String),
     // Keywords.
     Class,
@@ -26,6 +28,7 @@ pub enum Tok {
     Spawn,
     Actor,
     Send,
+    Supervisor,
     Import,
     Pub,
     Fn,
@@ -103,6 +106,7 @@ impl Tok {
             Tok::Ident(s) => format!("`{s}`"),
             Tok::Int(v) => format!("`{v}`"),
             Tok::Float(v) => format!("`{v:?}`"),
+            Tok::Duration(ms) => format!("`{ms}ms`"),
             Tok::Str(_) => "a string literal".into(),
             Tok::Semi => "end of statement".into(),
             other => format!("`{}`", other.symbol()),
@@ -119,6 +123,7 @@ impl Tok {
             Tok::Spawn => "spawn",
             Tok::Actor => "actor",
             Tok::Send => "send",
+            Tok::Supervisor => "supervisor",
             Tok::Import => "import",
             Tok::Pub => "pub",
             Tok::Fn => "fn",
@@ -179,7 +184,7 @@ impl Tok {
             Tok::AndAnd => "&&",
             Tok::OrOr => "||",
             Tok::Bang => "!",
-            Tok::Ident(_) | Tok::Int(_) | Tok::Float(_) | Tok::Str(_) => "",
+            Tok::Ident(_) | Tok::Int(_) | Tok::Float(_) | Tok::Duration(_) | Tok::Str(_) => "",
         }
     }
 
@@ -190,6 +195,7 @@ impl Tok {
             Tok::Ident(_)
                 | Tok::Int(_)
                 | Tok::Float(_)
+                | Tok::Duration(_)
                 | Tok::Str(_)
                 | Tok::True
                 | Tok::False
@@ -236,6 +242,7 @@ fn keyword(word: &str) -> Option<Tok> {
         "spawn" => Tok::Spawn,
         "actor" => Tok::Actor,
         "send" => Tok::Send,
+        "supervisor" => Tok::Supervisor,
         "import" => Tok::Import,
         "pub" => Tok::Pub,
         "fn" => Tok::Fn,
@@ -365,6 +372,20 @@ impl Lexer<'_> {
             if self.bytes.get(e).is_some_and(u8::is_ascii_digit) {
                 is_float = true;
                 end = digits_end(e, self.bytes);
+            }
+        }
+        // `250ms` and `5s` are durations, in milliseconds.
+        if !is_float {
+            let unit = [("ms", 1_u64), ("s", 1000)].into_iter().find(|(unit, _)| {
+                self.text[end..].starts_with(unit)
+                    && !self.bytes.get(end + unit.len()).is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
+            });
+            if let Some((unit, scale)) = unit {
+                let clean: String = self.text[start..end].chars().filter(|c| *c != '_').collect();
+                let value = clean.parse::<u64>().ok().and_then(|v| v.checked_mul(scale));
+                let value = value.ok_or_else(|| self.err("duration is too large", start, end + unit.len()))?;
+                self.push(Tok::Duration(value), start, end + unit.len());
+                return Ok(());
             }
         }
         if self.bytes.get(end).is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_') {

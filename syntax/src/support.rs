@@ -1,7 +1,10 @@
 //! Small helpers the grammar's actions call, kept out of the grammar file so they are
 //! ordinary, type-checked Rust.
 
-use crate::ast::{ActorDecl, ActorMember, Block, Expr, ExprKind, Ident, PatternKind, Span, Stmt, StmtKind};
+use crate::ast::{
+    ActorDecl, ActorMember, Block, Expr, ExprKind, Ident, PatternKind, Span, Stmt, StmtKind, SupervisorDecl,
+    SupervisorMember,
+};
 use crate::lexer::LexError;
 
 /// The span between two byte offsets.
@@ -79,4 +82,32 @@ pub fn actor_decl(name: Ident, members: Vec<ActorMember>, span: Span) -> Result<
     let state = Expr { kind: ExprKind::ClassLit { class: name.clone(), fields: values }, span: name.span };
     let init = Block { stmts: vec![Stmt { kind: StmtKind::Return(Some(state)), span: name.span }], span: name.span };
     Ok(ActorDecl { name, fields, handlers, mailbox, init, span })
+}
+
+/// A supervisor from its parsed members: the children in order, and each rule written at most
+/// once.
+pub fn supervisor_decl(name: Ident, members: Vec<SupervisorMember>, span: Span) -> Result<SupervisorDecl, LexError> {
+    let mut decl = SupervisorDecl { name, children: Vec::new(), strategy: None, intensity: None, backoff: None, span };
+    let twice = |what: &str, at: Span, name: &Ident| LexError {
+        message: format!("supervisor `{}` has two `{what}` lines", name.name),
+        span: at,
+    };
+    for member in members {
+        match member {
+            SupervisorMember::Child(child, ty) => decl.children.push((child, ty)),
+            SupervisorMember::Strategy(s) if decl.strategy.is_some() => {
+                return Err(twice("strategy", s.span, &decl.name));
+            }
+            SupervisorMember::Strategy(s) => decl.strategy = Some(s),
+            SupervisorMember::Intensity(_, _, at) if decl.intensity.is_some() => {
+                return Err(twice("intensity", at, &decl.name));
+            }
+            SupervisorMember::Intensity(n, period, at) => decl.intensity = Some((n, period, at)),
+            SupervisorMember::Backoff(_, _, at) if decl.backoff.is_some() => {
+                return Err(twice("backoff", at, &decl.name));
+            }
+            SupervisorMember::Backoff(min, max, at) => decl.backoff = Some((min, max, at)),
+        }
+    }
+    Ok(decl)
 }

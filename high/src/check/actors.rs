@@ -10,8 +10,13 @@
 use nagi_syntax::ast::{self, Span};
 
 use super::expr::mk;
-use super::{Body, H418, error};
-use crate::tir::{Expr, ExprKind, Ty};
+use nagi_low::Diagnostic;
+
+use super::{Body, H418, H419, error};
+use crate::tir::{ClassIdx, Expr, ExprKind, SupervisedChild, Ty};
+
+/// A supervised actor's place: its tree, its path below the tree, and its state class.
+pub(super) type SupervisedActor = (usize, Vec<u32>, ClassIdx);
 
 impl Body<'_, '_> {
     /// The actor whose name `e` is, when `e` is a name that no variable hides.
@@ -24,10 +29,91 @@ impl Body<'_, '_> {
         self.items.classes[class].actor
     }
 
-    /// Whether `e` is a variable holding an actor handle.
+    /// Whether `e` is a variable holding an actor handle, or a supervised actor.
     pub(super) fn is_actor_handle(&self, e: &ast::Expr) -> bool {
+        if let Some(found) = self.supervisor_path(e) {
+            return found.is_ok();
+        }
         let ast::ExprKind::Name(id) = &e.kind else { return false };
         self.lookup(&id.name).is_some_and(|l| matches!(self.locals[l].ty, Ty::Actor(_)))
+    }
+
+    /// When `e` is `Supervisor.child.…` (its first name a supervisor that no variable hides):
+    /// the tree, the path below it and the actor's state class, or why it names no actor.
+    pub(super) fn supervisor_path(&self, e: &ast::Expr) -> Option<Result<SupervisedActor, Diagnostic>> {
+        let mut names = Vec::new();
+        let mut at = e;
+        let base = loop {
+            match &at.kind {
+                ast::ExprKind::Field { object, field } => {
+                    names.push(field);
+                    at = object;
+                }
+                ast::ExprKind::Name(id) => break id,
+                _ => return None,
+            }
+        };
+        names.reverse();
+        if self.lookup(&base.name).is_some() {
+            return None;
+        }
+        let items = self.items;
+        let &first = items.supervisor_by_name.get(&base.name)?;
+        let (tree, mut path) = items.supervisor_place(first);
+        let mut current = first;
+        for (i, name) in names.iter().enumerate() {
+            let supervisor = &items.supervisors[current];
+            let Some(position) = supervisor.children.iter().position(|(n, _)| *n == name.name) else {
+                let list: Vec<String> = supervisor.children.iter().map(|(n, _)| format!("`{n}`")).collect();
+                let d = error(
+                    H419,
+                    name.span,
+                    format!("supervisor `{}` has no child `{}`", supervisor.name, name.name),
+                    "unknown child",
+                )
+                .note(format!("its children are {}", list.join(", ")));
+                return Some(Err(d));
+            };
+            path.push(position as u32);
+            match supervisor.children[position].1 {
+                SupervisedChild::Supervisor(nested) => current = nested,
+                SupervisedChild::Actor(actor) if i + 1 == names.len() => {
+                    return Some(Ok((tree, path, items.actors[actor].class)));
+                }
+                SupervisedChild::Actor(_) => {
+                    let d = error(
+                        H419,
+                        names[i + 1].span,
+                        format!("`{}` is an actor, with no children", name.name),
+                        "not a child",
+                    )
+                    .note("call a handler on the actor: `Supervisor.child.handler(…)`");
+                    return Some(Err(d));
+                }
+            }
+        }
+        let d = error(
+            H419,
+            e.span,
+            format!("`{}` is a supervisor, not an actor", items.supervisors[current].name),
+            "a supervisor",
+        )
+        .note("name one of its actors: `Supervisor.child`");
+        Some(Err(d))
+    }
+
+    /// A supervised actor's handle, or the report of why the path names none.
+    pub(super) fn supervised_actor(&mut self, found: Result<SupervisedActor, Diagnostic>, span: Span) -> Option<Expr> {
+        match found {
+            Ok((tree, path, class)) => {
+                self.effects.suspends.get_or_insert(span);
+                Some(mk(ExprKind::SupervisorChild { tree, path }, Ty::Actor(class), span))
+            }
+            Err(d) => {
+                self.report(d);
+                None
+            }
+        }
     }
 
     /// `Name.method(args)` on the actor `actor`: only `start()` exists.
@@ -129,7 +215,8 @@ impl Body<'_, '_> {
     /// `try? call`: the call's failure gives `none` (or `false`, for a call without a result).
     pub(super) fn try_option(&mut self, call: &ast::Expr, span: Span) -> Option<Expr> {
         let is_call = matches!(call.kind, ast::ExprKind::Call { .. })
-            || matches!(&call.kind, ast::ExprKind::MethodCall { receiver, .. } if self.is_actor_handle(receiver));
+            || matches!(&call.kind, ast::ExprKind::MethodCall { receiver, .. }
+                if self.is_actor_handle(receiver) || self.supervisor_path(receiver).is_some());
         if !is_call {
             self.report(
                 error(H418, call.span, "`try?` applies to one call that can fail", "not such a call")

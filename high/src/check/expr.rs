@@ -84,10 +84,17 @@ impl Body<'_, '_> {
             ast::ExprKind::MethodCall { receiver, method, args } if let Some(a) = self.actor_named(receiver) => {
                 self.actor_start(a, method, args, span)
             }
+            ast::ExprKind::MethodCall { receiver, .. } if let Some(Err(d)) = self.supervisor_path(receiver) => {
+                self.report(d);
+                None
+            }
             ast::ExprKind::MethodCall { receiver, method, args }
                 if method.name != "clone" && self.is_actor_handle(receiver) =>
             {
                 self.actor_call(receiver, method, args, false, span)
+            }
+            ast::ExprKind::Name(_) | ast::ExprKind::Field { .. } if let Some(found) = self.supervisor_path(e) => {
+                self.supervised_actor(found, span)
             }
             ast::ExprKind::Name(_) | ast::ExprKind::Field { .. } | ast::ExprKind::Index { .. } => {
                 let (place, ty) = self.place_expr(e).ok()?;

@@ -14,9 +14,11 @@ use crate::tir::{self, ClassIdx, EnumIdx, FnIdx, Literal, ParamMode, Ty};
 
 mod actors;
 mod routes;
+mod supervisors;
 
 pub(super) use actors::ActorInfo;
 use actors::{actor_stored, holds_actor};
+pub(super) use supervisors::SupervisorInfo;
 
 /// The builtin functions, which user functions may not shadow.
 pub(super) const BUILTIN_FNS: [&str; 10] =
@@ -112,6 +114,9 @@ pub(super) struct Items<'f> {
     pub schema_ok: bool,
     /// The actors, in source order.
     pub actors: Vec<ActorInfo>,
+    /// The supervisors, in source order, and by name.
+    pub supervisors: Vec<SupervisorInfo>,
+    pub supervisor_by_name: HashMap<String, usize>,
 }
 
 /// Collects and checks every item of `file`.
@@ -129,6 +134,8 @@ pub(super) fn collect<'f>(file: &'f SourceFile, diags: &mut Vec<Diagnostic>) -> 
         tests: Vec::new(),
         schema_ok: false,
         actors: Vec::new(),
+        supervisors: Vec::new(),
+        supervisor_by_name: HashMap::new(),
     };
     let schema_start = diags.len();
     let class_decls: Vec<&ast::ClassDecl> =
@@ -170,12 +177,20 @@ pub(super) fn collect<'f>(file: &'f SourceFile, diags: &mut Vec<Diagnostic>) -> 
             Item::Function(f) => items.collect_fn(f, diags),
             Item::Route(r) => items.collect_route(r, diags),
             Item::Test(t) => items.collect_test(t, diags),
-            Item::Class(_) | Item::Enum(_) | Item::Table(_) | Item::Import(_) | Item::Actor(_) => {}
+            Item::Class(_)
+            | Item::Enum(_)
+            | Item::Table(_)
+            | Item::Import(_)
+            | Item::Actor(_)
+            | Item::Supervisor(_) => {}
         }
     }
     for (decl, class) in actor_decls.iter().zip(states) {
         items.collect_actor(decl, class, diags);
     }
+    let supervisor_decls: Vec<&ast::SupervisorDecl> =
+        file.items.iter().filter_map(|i| if let Item::Supervisor(s) = i { Some(s) } else { None }).collect();
+    items.collect_supervisors(&supervisor_decls, diags);
     items.name_handlers();
     items.check_duplicate_routes(file, diags);
     items

@@ -7,11 +7,13 @@
 //! state) gets a message function `Name.h__message` in Low that takes it owned, lends it to the
 //! handler and drops it after (as a task function does, `lower/tasks.rs`).
 
-use nagi_low::{FuncId, FunctionData, LocalId, Module, OpKind, Operand, RuntimeFn, Type};
+use nagi_low::{
+    ChildDecl, ChildKind, FuncId, FunctionData, LocalId, Module, OpKind, Operand, RuntimeFn, SupervisorDecl, Type,
+};
 
 use super::tasks::owning_wrapper;
 use super::{FnCx, Own};
-use crate::tir::{Expr, ExprKind, ParamMode, Program, Ty};
+use crate::tir::{Expr, ExprKind, ParamMode, Program, SupervisedChild, Ty};
 
 impl FnCx<'_> {
     /// `Name.start()` of actor `actor` into `dest`.
@@ -47,6 +49,12 @@ impl FnCx<'_> {
     pub(super) fn actor_call(&mut self, actor: &Expr, handler: usize, args: &[Expr], dest: Option<LocalId>) {
         let result = self.actor_reply(actor, handler, args);
         self.pass_failure_on(result, dest);
+    }
+
+    /// `Tree.child.…` into `dest`: another handle of the supervised actor.
+    pub(super) fn supervisor_child(&mut self, tree: usize, path: &[u32], dest: LocalId) {
+        let tree = self.shared.supervisors[tree];
+        self.emit(OpKind::SupervisorChild { dest, tree, path: path.to_vec() });
     }
 
     /// `send a.h(args)`.
@@ -105,4 +113,54 @@ pub(super) fn define_message_functions(module: &mut Module, functions: &[FuncId]
                 owning_wrapper(module, functions[h], &module.functions[message].name, false, true);
         }
     }
+}
+
+/// Declares the program's supervisors in Low, each nested one before its parent (Low's order);
+/// the result maps a High supervisor index to its Low one.
+pub(super) fn declare_supervisors(module: &mut Module, program: &Program, functions: &[FuncId]) -> Vec<usize> {
+    let count = program.supervisors.len();
+    let mut low = vec![usize::MAX; count];
+    for root in 0..count {
+        // Children first: an explicit stack of (supervisor, whether its children are placed).
+        let mut stack = vec![(root, false)];
+        while let Some((index, ready)) = stack.pop() {
+            if low[index] != usize::MAX {
+                continue;
+            }
+            let supervisor = &program.supervisors[index];
+            if !ready {
+                stack.push((index, true));
+                for (_, child) in supervisor.children.iter().rev() {
+                    if let SupervisedChild::Supervisor(nested) = child {
+                        stack.push((*nested, false));
+                    }
+                }
+                continue;
+            }
+            let children = supervisor
+                .children
+                .iter()
+                .map(|(name, child)| ChildDecl {
+                    name: name.clone(),
+                    kind: match *child {
+                        SupervisedChild::Actor(actor) => {
+                            let actor = &program.actors[actor];
+                            ChildKind::Actor { init: functions[actor.init], capacity: actor.capacity }
+                        }
+                        SupervisedChild::Supervisor(nested) => ChildKind::Supervisor(low[nested]),
+                    },
+                })
+                .collect();
+            low[index] = module.supervisors.len();
+            module.supervisors.push(SupervisorDecl {
+                name: supervisor.name.clone(),
+                strategy: supervisor.strategy,
+                intensity: supervisor.intensity,
+                period_ms: supervisor.period_ms,
+                backoff_ms: supervisor.backoff_ms,
+                children,
+            });
+        }
+    }
+    low
 }

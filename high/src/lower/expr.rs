@@ -378,6 +378,7 @@ impl FnCx<'_> {
             ExprKind::Spawn { func, args } => self.spawn(*func, args, dest),
             ExprKind::Join(handle) => self.join(handle, dest),
             ExprKind::ActorStart { actor } => self.actor_start(*actor, dest),
+            ExprKind::SupervisorChild { tree, path } => self.supervisor_child(*tree, path, dest),
             ExprKind::ActorCall { actor, handler, args } => self.actor_call(actor, *handler, args, Some(dest)),
             ExprKind::TryOption(call) => self.try_option(call, dest),
             ExprKind::Builtin { builtin, args } => self.builtin(*builtin, args, dest),
