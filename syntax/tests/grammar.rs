@@ -553,7 +553,7 @@ fn misplaced_tokens_name_what_was_expected_and_found() {
     assert_eq!(
         e,
         SyntaxError {
-            message: "expected one of `actor`, `class`, `enum`, `fn`, `import`, `pub`, `route`, `table` and 2 more, found `let`"
+            message: "expected one of `actor`, `class`, `enum`, `fn`, `import`, `pub`, `route`, `supervisor` and 3 more, found `let`"
                 .into(),
             label: "unexpected `let`".into(),
             span: span(0, 3),
