@@ -20,10 +20,13 @@
 //! - [`runner`]: building, pinning and running the variants.
 //! - [`http`]: the HTTP bench (`nagi-bench http`): the users service built by both emitters
 //!   against a hand-written Axum baseline (`bench/http-baseline`), under wrk.
+//! - [`concurrency`]: the concurrency bench (`nagi-bench concurrency`): the runtime's actors,
+//!   supervisors and scopes (`bench/concurrency`), one process per experiment.
 
 #![warn(missing_docs)]
 
 pub mod chart;
+pub mod concurrency;
 pub mod disasm;
 pub mod http;
 pub mod kernels;

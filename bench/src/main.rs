@@ -20,7 +20,8 @@ const USAGE: &str =
     "usage: nagi-bench kernels [--levels x86-64-v2,native] [--reference] [--quick] [--no-python] [--no-node]
        nagi-bench disasm [--levels x86-64-v2,native]
        nagi-bench chart RESULTS_DIR [--reference]
-       nagi-bench http [--soak SECS | --sinks] [--rounds N] [--duration SECS] [--warmup SECS] [--quick] [--cases a,b] [--servers a,b] [--connections N] [--threads N] [--reference]";
+       nagi-bench http [--soak SECS | --sinks] [--rounds N] [--duration SECS] [--warmup SECS] [--quick] [--cases a,b] [--servers a,b] [--connections N] [--threads N] [--reference]
+       nagi-bench concurrency [--quick]";
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -28,6 +29,16 @@ fn main() -> ExitCode {
         eprintln!("{USAGE}");
         return ExitCode::from(2);
     };
+    if command == "concurrency" {
+        let quick = args.any(|a| a == "--quick");
+        return match nagi_bench::concurrency::run(quick) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(message) => {
+                eprintln!("nagi-bench: error: {message}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     if command == "http" {
         return match nagi_bench::http::parse_args(args).and_then(|o| nagi_bench::http::run(&o)) {
             Ok(_) => ExitCode::SUCCESS,

@@ -1,0 +1,101 @@
+//! Integration tests of actors in a service, on both emitters from one harness:
+//! `tests/fixtures/counter_service.nagi` built by `nagic build` and driven over real HTTP.
+//! Route handlers call a supervised counter; 1,000 concurrent requests are counted exactly; a
+//! crashing handler is restarted by its supervisor while requests go on, and every request is
+//! answered 201 or 503 (a POST's success is 201), none hangs; a tree that gives up answers 503 from then on.
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::process::Stdio;
+use std::sync::{Arc, Barrier};
+
+use support::{Backend, Server, build, temp_dir};
+
+const SERVICE: &str = "tests/fixtures/counter_service.nagi";
+
+fn start(tag: &str, backend: Backend) -> Server {
+    let exe = build(SERVICE, backend);
+    Server::start(&exe, &temp_dir(tag).join("counter.db"), Stdio::null(), &[])
+}
+
+/// The `total` of a `Hits` answer.
+fn total(body: &str) -> i64 {
+    let value: serde_json::Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("not JSON ({e}): {body}"));
+    value["total"].as_i64().unwrap_or_else(|| panic!("no total: {body}"))
+}
+
+/// Sends `count` requests at once, each on its own connection and thread, released together.
+fn at_once(
+    server: &Arc<Server>,
+    count: usize,
+    request: impl Fn(usize) -> (&'static str, &'static str) + Send + Sync + 'static,
+) -> Vec<(&'static str, u16, String)> {
+    let barrier = Arc::new(Barrier::new(count));
+    let request = Arc::new(request);
+    let threads: Vec<_> = (0..count)
+        .map(|i| {
+            let (server, barrier, request) = (Arc::clone(server), Arc::clone(&barrier), Arc::clone(&request));
+            std::thread::spawn(move || {
+                let (method, path) = request(i);
+                barrier.wait();
+                let (status, body) = server.request(method, path, None, "");
+                (path, status, body)
+            })
+        })
+        .collect();
+    threads.into_iter().map(|t| t.join().expect("a request thread")).collect()
+}
+
+fn a_thousand_concurrent_requests_through_one_actor_are_counted_exactly(backend: Backend) {
+    let server = Arc::new(start("actor-count", backend));
+    let answers = at_once(&server, 1000, |_| ("POST", "/hits"));
+    // A POST that returns answers 201.
+    assert!(answers.iter().all(|(_, status, _)| *status == 201), "{:?}", answers.iter().find(|a| a.1 != 201));
+    // The actor ran the messages one at a time: each request saw a different total, 1 to 1,000.
+    let totals: BTreeSet<i64> = answers.iter().map(|(_, _, body)| total(body)).collect();
+    assert_eq!(totals, (1..=1000).collect::<BTreeSet<i64>>());
+    let (status, body) = server.get("/hits");
+    assert_eq!((status, total(&body)), (200, 1000));
+}
+
+fn a_crashing_actor_is_restarted_while_requests_continue(backend: Backend) {
+    let server = Arc::new(start("actor-crash", backend));
+    // 300 hits and 10 crashes at once: each crash fails its own request (503), the supervisor
+    // restarts the counter, and the hits waiting in its mailbox are answered by the new state.
+    let answers = at_once(&server, 310, |i| if i % 31 == 30 { ("POST", "/crash") } else { ("POST", "/hits") });
+    for (path, status, body) in &answers {
+        match *path {
+            "/crash" => {
+                assert_eq!(*status, 503, "{body}");
+                assert!(body.contains("actor Counter crashed: assertion failed"), "{body}");
+            }
+            _ => assert_eq!(*status, 201, "{body}"),
+        }
+    }
+    // The counter serves on, from the state its last restart made.
+    let (status, body) = server.send_json("POST", "/hits", "");
+    assert_eq!(status, 201, "{body}");
+    let (status, now) = server.get("/hits");
+    assert_eq!((status, total(&now)), (200, total(&body)));
+    assert!(total(&body) <= 301, "{body}");
+}
+
+fn a_tree_that_gives_up_answers_503_from_then_on(backend: Backend) {
+    let server = start("actor-fragile", backend);
+    let (status, body) = server.send_json("POST", "/fragile", "");
+    assert_eq!((status, total(&body)), (201, 1));
+    let (status, body) = server.send_json("POST", "/fragile/crash", "");
+    assert_eq!(status, 503, "{body}");
+    let (status, body) = server.send_json("POST", "/fragile", "");
+    assert_eq!(status, 503, "{body}");
+    assert!(body.contains("actor Counter has stopped: supervisor Fragile gave up after 0 restarts"), "{body}");
+    // The other tree is unaffected.
+    assert_eq!(server.send_json("POST", "/hits", "").0, 201);
+}
+
+crate::on_every_backend!(
+    a_thousand_concurrent_requests_through_one_actor_are_counted_exactly,
+    a_crashing_actor_is_restarted_while_requests_continue,
+    a_tree_that_gives_up_answers_503_from_then_on,
+);
