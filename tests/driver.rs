@@ -146,7 +146,6 @@ const DATABASE_REPORT: &[&str] = &[
 ];
 
 /// Tests that use the database: each runs with the program's table in a fresh in-memory
-
 /// database (two tests insert the same key, and each counts one row), a transaction commits, and
 /// an assertion inside a transaction, a conflict and a failure each fail only their test. No
 /// database file is opened, not even the one `NAGI_DB` names.

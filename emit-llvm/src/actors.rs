@@ -134,7 +134,7 @@ fn function<'a>(cx: &Cx<'_, 'a>, id: FuncId) -> Result<&'a FunctionData, Error> 
 }
 
 /// An internal `nounwind` function `name` of `params` (all `i8*`), returning `i32` when `int`.
-fn thunk<'ctx>(cx: &Cx<'ctx, '_>, name: &str, params: usize, int: bool) -> FunctionValue<'ctx> {
+pub(crate) fn thunk<'ctx>(cx: &Cx<'ctx, '_>, name: &str, params: usize, int: bool) -> FunctionValue<'ctx> {
     let bytes = cx.layouts.byte_ptr();
     let params = vec![bytes.into(); params];
     let ty = if int {
@@ -149,7 +149,7 @@ fn thunk<'ctx>(cx: &Cx<'ctx, '_>, name: &str, params: usize, int: bool) -> Funct
 }
 
 /// Parameter `i` of `f`, cast to a pointer to `ty`.
-fn param_as<'ctx>(
+pub(crate) fn param_as<'ctx>(
     cx: &Cx<'ctx, '_>,
     f: FunctionValue<'ctx>,
     i: u32,
@@ -197,19 +197,81 @@ fn actor_desc<'ctx>(cx: &Cx<'ctx, '_>, id: FuncId) -> Result<PointerValue<'ctx>,
 /// `nagi.handler.h` of the handler `id`, and its message block's type.
 fn handler_desc<'ctx>(cx: &Cx<'ctx, '_>, id: FuncId) -> Result<(PointerValue<'ctx>, StructType<'ctx>), Error> {
     let func = function(cx, id)?;
-    let callee = *cx.functions.get(id).ok_or_else(|| Error::internal("a handler without its function"))?;
-    let (state, args) = func.params.split_first().ok_or_else(|| Error::internal("a handler without its state"))?;
+    let parts = message_parts(cx, id, true)?;
+    let option = cx.layouts.llvm(&Type::Option(Box::new(func.ret.clone()))).into_struct_type();
+    let desc = struct_of(
+        cx,
+        &[
+            fn_ptr(cx, parts.run).into(),
+            fn_ptr(cx, parts.drop_args).into(),
+            fn_ptr(cx, parts.drop_result).into(),
+            fn_ptr(cx, guarded_poll(cx)?).into(),
+            int(cx, parts.size),
+            int(cx, parts.result_offset),
+            int(cx, cx.layouts.size(&func.ret)),
+            int(cx, cx.layouts.struct_size_align(option).0),
+            int(cx, cx.layouts.offset_of(option, 1)),
+        ],
+    );
+    let global = constant(cx, &format!("nagi.handler.{}", func.name), desc);
+    Ok((global.as_pointer_value().const_cast(cx.layouts.byte_ptr()), parts.block))
+}
+
+/// The block `{ arguments…, result }` of a call of a plain function made elsewhere (an actor's
+/// message, a blocking task), and the thunks over it.
+pub(crate) struct MessageParts<'ctx> {
+    /// The block's type.
+    pub block: StructType<'ctx>,
+    /// Its size in bytes, and where the result is.
+    pub size: u64,
+    pub result_offset: u64,
+    /// `i32 run(block, state)`: moves the arguments out, calls the function (on the state, first,
+    /// when it has one) and stores the result; answers 1.
+    pub run: FunctionValue<'ctx>,
+    /// `void drop_args(block)`: drops the arguments of a block that never ran.
+    pub drop_args: FunctionValue<'ctx>,
+    /// `void drop_result(block)`: drops the result of a block that ran.
+    pub drop_result: FunctionValue<'ctx>,
+}
+
+/// The block type `{ arguments…, result }` of the plain function `id` without a state (a
+/// blocking task's), as [`message_parts`] lays it out.
+pub(crate) fn block_type<'ctx>(cx: &Cx<'ctx, '_>, id: FuncId) -> Result<StructType<'ctx>, Error> {
+    let func = function(cx, id)?;
+    let mut fields: Vec<_> = func.params.iter().map(|p| cx.layouts.llvm(&func.locals[*p].ty)).collect();
+    fields.push(cx.layouts.llvm(&func.ret));
+    Ok(cx.context.struct_type(&fields, false))
+}
+
+/// The [`MessageParts`] of the plain function `id`; `with_state` when its first parameter is
+/// an actor's state, passed as `run`'s second argument rather than held in the block.
+pub(crate) fn message_parts<'ctx>(
+    cx: &Cx<'ctx, '_>,
+    id: FuncId,
+    with_state: bool,
+) -> Result<MessageParts<'ctx>, Error> {
+    let func = function(cx, id)?;
+    let callee = *cx.functions.get(id).ok_or_else(|| Error::internal("a message without its function"))?;
+    let (state, args) = match func.params.split_first() {
+        Some((state, args)) if with_state => (Some(*state), args),
+        _ if with_state => return Err(Error::internal("a handler without its state")),
+        _ => (None, &func.params[..]),
+    };
     let arg_types: Vec<&Type> = args.iter().map(|p| &func.locals[*p].ty).collect();
     let mut fields: Vec<_> = arg_types.iter().map(|t| cx.layouts.llvm(t)).collect();
     fields.push(cx.layouts.llvm(&func.ret));
     let st = cx.context.struct_type(&fields, false);
+    let typed = st.ptr_type(inkwell::AddressSpace::default());
     let at_result = arg_types.len() as u32;
     let b = &cx.builder;
+    let prefix = if with_state { "" } else { "blocking." };
 
-    let run = thunk(cx, &format!("nagi.run.{}", func.name), 2, true);
-    let message = param_as(cx, run, 0, st.ptr_type(inkwell::AddressSpace::default()))?;
-    let state = param_as(cx, run, 1, cx.layouts.llvm(&func.locals[*state].ty).into_pointer_type())?;
-    let mut values: Vec<BasicMetadataValueEnum> = vec![state.into()];
+    let run = thunk(cx, &format!("nagi.{prefix}run.{}", func.name), 2, true);
+    let message = param_as(cx, run, 0, typed)?;
+    let mut values: Vec<BasicMetadataValueEnum> = Vec::with_capacity(args.len() + 1);
+    if let Some(state) = state {
+        values.push(param_as(cx, run, 1, cx.layouts.llvm(&func.locals[state].ty).into_pointer_type())?.into());
+    }
     for i in 0..at_result {
         values.push(ir::load_field(b, st, message, i, "arg")?.into());
     }
@@ -219,35 +281,26 @@ fn handler_desc<'ctx>(cx: &Cx<'ctx, '_>, id: FuncId) -> Result<(PointerValue<'ct
     }
     b.build_return(Some(&cx.context.i32_type().const_int(1, false)))?;
 
-    let drop_args = thunk(cx, &format!("nagi.drop_args.{}", func.name), 1, false);
-    let message = param_as(cx, drop_args, 0, st.ptr_type(inkwell::AddressSpace::default()))?;
+    let drop_args = thunk(cx, &format!("nagi.{prefix}drop_args.{}", func.name), 1, false);
+    let message = param_as(cx, drop_args, 0, typed)?;
     for (i, ty) in arg_types.iter().enumerate() {
         glue::drop_in_place(cx, ty, ir::field(b, st, message, i as u32, "arg")?)?;
     }
     b.build_return(None)?;
 
-    let drop_result = thunk(cx, &format!("nagi.drop_result.{}", func.name), 1, false);
-    let message = param_as(cx, drop_result, 0, st.ptr_type(inkwell::AddressSpace::default()))?;
+    let drop_result = thunk(cx, &format!("nagi.{prefix}drop_result.{}", func.name), 1, false);
+    let message = param_as(cx, drop_result, 0, typed)?;
     glue::drop_in_place(cx, &func.ret, ir::field(b, st, message, at_result, "result")?)?;
     b.build_return(None)?;
 
-    let option = cx.layouts.llvm(&Type::Option(Box::new(func.ret.clone()))).into_struct_type();
-    let desc = struct_of(
-        cx,
-        &[
-            fn_ptr(cx, run).into(),
-            fn_ptr(cx, drop_args).into(),
-            fn_ptr(cx, drop_result).into(),
-            fn_ptr(cx, guarded_poll(cx)?).into(),
-            int(cx, cx.layouts.struct_size_align(st).0),
-            int(cx, cx.layouts.offset_of(st, at_result)),
-            int(cx, cx.layouts.size(&func.ret)),
-            int(cx, cx.layouts.struct_size_align(option).0),
-            int(cx, cx.layouts.offset_of(option, 1)),
-        ],
-    );
-    let global = constant(cx, &format!("nagi.handler.{}", func.name), desc);
-    Ok((global.as_pointer_value().const_cast(cx.layouts.byte_ptr()), st))
+    Ok(MessageParts {
+        block: st,
+        size: cx.layouts.struct_size_align(st).0,
+        result_offset: cx.layouts.offset_of(st, at_result),
+        run,
+        drop_args,
+        drop_result,
+    })
 }
 
 impl<'ctx> FnEmitter<'_, 'ctx, '_> {

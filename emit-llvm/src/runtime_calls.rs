@@ -75,6 +75,7 @@ pub(crate) enum Rt {
     TaskSpawn,
     TaskJoin,
     TaskDrop,
+    TaskSpawnBlocking,
     /// Actors (runtime `cabi::actors`): Low §8.2's operations and the handle's glue.
     ActorStart,
     ActorMessage,
@@ -145,6 +146,7 @@ impl Rt {
             Rt::TaskSpawn => ("nagi_rt_task_spawn", &[Bytes, Bytes, Bytes], Some(Bytes), false),
             Rt::TaskJoin => ("nagi_rt_task_join", &[Bytes], Some(Bytes), false),
             Rt::TaskDrop => ("nagi_rt_task_drop", &[Bytes], None, false),
+            Rt::TaskSpawnBlocking => ("nagi_rt_task_spawn_blocking", &[Bytes, Bytes, Bytes], Some(Bytes), false),
             Rt::ActorStart => ("nagi_rt_actor_start", &[Bytes, I64], Some(Bytes), false),
             Rt::ActorMessage => ("nagi_rt_actor_message", &[Bytes], Some(Bytes), false),
             Rt::ActorCall => ("nagi_rt_actor_call", &[Bytes, Bytes, Bytes], Some(Bytes), false),

@@ -18,16 +18,17 @@ use crate::frames::{self, RESULT};
 use crate::function::FnEmitter;
 use crate::runtime_calls::{self, Rt};
 use crate::service::{constant, fn_ptr, guarded_poll, int, struct_of};
-use crate::{Cx, Error, glue, ir};
+use crate::{Cx, Error, actors, glue, ir};
 
 /// The task descriptor (as an `i8*`) of every function the module spawns.
 pub(crate) fn declare<'ctx>(cx: &Cx<'ctx, '_>) -> Result<ArenaMap<FuncId, PointerValue<'ctx>>, Error> {
     let mut descs = ArenaMap::default();
     for (_, func) in cx.low.functions.iter() {
         for (_, data) in func.ops.iter() {
-            let OpKind::ScopeSpawn { callee, .. } = &data.kind else { continue };
+            let OpKind::ScopeSpawn { callee, blocking, .. } = &data.kind else { continue };
             if descs.get(*callee).is_none() {
-                descs.insert(*callee, task_desc(cx, *callee)?);
+                let desc = if *blocking { blocking_desc(cx, *callee)? } else { task_desc(cx, *callee)? };
+                descs.insert(*callee, desc);
             }
         }
     }
@@ -69,6 +70,48 @@ fn task_desc<'ctx>(cx: &Cx<'ctx, '_>, id: FuncId) -> Result<PointerValue<'ctx>, 
     Ok(global.as_pointer_value().const_cast(bytes))
 }
 
+/// The alignment of a blocking task's block, as the runtime's message blocks have.
+const BLOCK_ALIGN: u64 = 16;
+
+/// `nagi.blocking.f`, the task descriptor of the plain function `id` run on the blocking pool:
+/// its "frame" is the block `{ arguments…, result }` (`actors::message_parts`), whose `poll`
+/// runs the function once and answers 1; `drop`, `finish` and `free` drop the arguments, the
+/// result or nothing, and free the block.
+fn blocking_desc<'ctx>(cx: &Cx<'ctx, '_>, id: FuncId) -> Result<PointerValue<'ctx>, Error> {
+    let func = cx.low.functions.get(id).ok_or_else(|| Error::internal("a spawn of an unknown function"))?;
+    let parts = actors::message_parts(cx, id, false)?;
+    let b = &cx.builder;
+    let i64t = cx.context.i64_type();
+    let freeing = |name: &str, before: Option<inkwell::values::FunctionValue<'ctx>>| -> Result<_, Error> {
+        let f = actors::thunk(cx, &format!("nagi.blocking.{name}.{}", func.name), 1, false);
+        let block = f.get_nth_param(0).ok_or_else(|| Error::internal("a thunk without its block"))?;
+        if let Some(before) = before {
+            b.build_call(before, &[block.into()], "")?;
+        }
+        let (size, align) = (i64t.const_int(parts.size, false), i64t.const_int(BLOCK_ALIGN, false));
+        runtime_calls::call(cx, Rt::Free, &[block.into(), size.into(), align.into()])?;
+        b.build_return(None)?;
+        Ok(f)
+    };
+    let drop = freeing("drop", Some(parts.drop_args))?;
+    let finish = freeing("finish", Some(parts.drop_result))?;
+    let free = freeing("free", None)?;
+    let desc = struct_of(
+        cx,
+        &[
+            fn_ptr(cx, parts.run).into(),
+            fn_ptr(cx, drop).into(),
+            fn_ptr(cx, finish).into(),
+            fn_ptr(cx, free).into(),
+            fn_ptr(cx, guarded_poll(cx)?).into(),
+            int(cx, parts.result_offset),
+            int(cx, cx.layouts.size(&func.ret)),
+        ],
+    );
+    let global = constant(cx, &format!("nagi.blocking.{}", func.name), desc);
+    Ok(global.as_pointer_value().const_cast(cx.layouts.byte_ptr()))
+}
+
 impl<'ctx> FnEmitter<'_, 'ctx, '_> {
     /// One of `scope.new`, `scope.spawn`, `scope.end` and `task.join`, at `op`.
     pub(crate) fn task_op(&mut self, op: OpId, kind: &OpKind) -> Result<(), Error> {
@@ -79,7 +122,12 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
                     .ok_or_else(|| Error::internal("nagi_rt_scope_new returns nothing"))?;
                 self.store_local(*dest, scope)
             }
-            OpKind::ScopeSpawn { dest, scope, callee, args } => self.spawn(*dest, *scope, *callee, args),
+            OpKind::ScopeSpawn { dest, scope, callee, args, blocking: false } => {
+                self.spawn(*dest, *scope, *callee, args)
+            }
+            OpKind::ScopeSpawn { dest, scope, callee, args, blocking: true } => {
+                self.spawn_blocking(*dest, *scope, *callee, args)
+            }
             OpKind::ScopeEnd { scope } => {
                 let scope = self.load_local(*scope)?;
                 let started = self.started(Rt::ScopeEnd, scope)?;
@@ -106,6 +154,33 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
         let scope = self.load_local(scope)?;
         let task = runtime_calls::call(cx, Rt::TaskSpawn, &[scope.into(), child.into(), desc.into()])?
             .ok_or_else(|| Error::internal("nagi_rt_task_spawn returns nothing"))?;
+        self.store_local(dest, task)
+    }
+
+    /// `scope.spawn_blocking`: the arguments go into a fresh block of `callee`, which the
+    /// runtime runs on the blocking pool with `callee`'s descriptor.
+    fn spawn_blocking(&mut self, dest: LocalId, scope: LocalId, callee: FuncId, args: &[Operand]) -> Result<(), Error> {
+        let cx = self.cx;
+        let b = &cx.builder;
+        let i64t = cx.context.i64_type();
+        let parts_block = actors::block_type(cx, callee)?;
+        let size = cx.layouts.struct_size_align(parts_block).0;
+        let raw = runtime_calls::call(
+            cx,
+            Rt::Alloc,
+            &[i64t.const_int(size, false).into(), i64t.const_int(BLOCK_ALIGN, false).into()],
+        )?
+        .ok_or_else(|| Error::internal("nagi_rt_alloc returns nothing"))?
+        .into_pointer_value();
+        let typed = b.build_pointer_cast(raw, parts_block.ptr_type(inkwell::AddressSpace::default()), "block")?;
+        for (i, a) in args.iter().enumerate() {
+            let v = self.operand(a)?;
+            b.build_store(ir::field(b, parts_block, typed, i as u32, "arg")?, v)?;
+        }
+        let desc = *cx.tasks.get(callee).ok_or_else(|| Error::internal("a spawn without its task descriptor"))?;
+        let scope = self.load_local(scope)?;
+        let task = runtime_calls::call(cx, Rt::TaskSpawnBlocking, &[scope.into(), raw.into(), desc.into()])?
+            .ok_or_else(|| Error::internal("nagi_rt_task_spawn_blocking returns nothing"))?;
         self.store_local(dest, task)
     }
 

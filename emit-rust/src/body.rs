@@ -212,10 +212,26 @@ impl Cx<'_> {
             }
             OpKind::MapNew { dest } => assign(out, *dest, "nagi_runtime::map::Map::new()".into()),
             OpKind::ScopeNew { dest } => assign(out, *dest, "nagi_runtime::tasks::Scope::new()".into()),
-            OpKind::ScopeSpawn { dest, scope, callee, args } => {
+            OpKind::ScopeSpawn { dest, scope, callee, args, blocking: false } => {
                 let args: Vec<String> = args.iter().map(|a| self.operand(a)).collect();
                 let name = ident(&self.module.functions[*callee].name);
                 assign(out, *dest, format!("{}.spawn(self::{name}({}))", self.l(*scope), args.join(", ")))
+            }
+            OpKind::ScopeSpawn { dest, scope, callee, args, blocking: true } => {
+                // The arguments are evaluated here and moved into the work.
+                let mut bind = String::new();
+                let mut names = Vec::with_capacity(args.len());
+                for (i, a) in args.iter().enumerate() {
+                    let _ = write!(bind, "let nagi_b{i} = {}; ", self.operand(a));
+                    names.push(format!("nagi_b{i}"));
+                }
+                let name = ident(&self.module.functions[*callee].name);
+                let spawn = format!(
+                    "{{ {bind}{}.spawn_blocking(move || self::{name}({})) }}",
+                    self.l(*scope),
+                    names.join(", ")
+                );
+                assign(out, *dest, spawn)
             }
             OpKind::ScopeEnd { scope } => {
                 let _ = writeln!(out, "{}.end().await;", self.l(*scope));

@@ -155,11 +155,16 @@ pub fn check(
     let uses_db = propagate(&effects, |e| e.db_use.is_some());
     let is_async = propagate(&effects, |e| e.db_use.is_some() || e.suspends.is_some());
     check_main(&items, &effects, &uses_db, &mut diags);
-    check_spawns(&items, &effects, &uses_db, &mut diags);
+    check_spawns(&items, &effects, &uses_db, &is_async, &mut diags);
     check_actors(&items, &effects, &is_async, &mut diags);
-    let mut spawned: Vec<FnIdx> = effects.iter().flat_map(|e| e.spawns.iter().map(|(f, _)| *f)).collect();
-    spawned.sort_unstable();
-    spawned.dedup();
+    let spawned_by = |blocking: bool| {
+        let mut spawned: Vec<FnIdx> =
+            effects.iter().flat_map(|e| e.spawns.iter().filter(|s| s.2 == blocking).map(|(f, _, _)| *f)).collect();
+        spawned.sort_unstable();
+        spawned.dedup();
+        spawned
+    };
+    let (spawned, spawned_blocking) = (spawned_by(false), spawned_by(true));
 
     if !diags.is_empty() {
         // A stable sort keeps the order of diagnostics at one position as they were found.
@@ -181,6 +186,7 @@ pub fn check(
             .collect(),
         functions,
         spawned,
+        spawned_blocking,
         actors: items.tir_actors(),
         supervisors: items.tir_supervisors(),
     })
@@ -202,8 +208,8 @@ struct Effects {
     fails_at: Option<Span>,
     /// Where the body first waits without the database: a `scope`, a `join`, a `sleep`.
     suspends: Option<Span>,
-    /// Every `spawn`, with the function it starts.
-    spawns: Vec<(FnIdx, Span)>,
+    /// Every `spawn` and `spawn_blocking` (true), with the function it starts.
+    spawns: Vec<(FnIdx, Span, bool)>,
 }
 
 /// Which functions have a property that a call passes on to the caller: `seed` says which have
@@ -228,15 +234,21 @@ fn propagate(effects: &[Effects], seed: impl Fn(&Effects) -> bool) -> Vec<bool> 
 }
 
 /// A task runs outside the request that spawned it, so it cannot take part in the request's
-/// transaction: a spawned function must not use the database, directly or through a call.
-fn check_spawns(items: &Items, effects: &[Effects], uses_db: &[bool], diags: &mut Vec<Diagnostic>) {
+/// transaction: a spawned function must not use the database, directly or through a call. A
+/// function on the blocking pool must not wait at all.
+fn check_spawns(items: &Items, effects: &[Effects], uses_db: &[bool], is_async: &[bool], diags: &mut Vec<Diagnostic>) {
     for effect in effects {
-        for (func, span) in &effect.spawns {
-            if uses_db.get(*func) == Some(&true) {
-                let name = &items.fns[*func].name;
+        for &(func, span, blocking) in &effect.spawns {
+            let name = &items.fns[func].name;
+            if uses_db.get(func) == Some(&true) {
                 diags.push(
-                    error(H416, *span, format!("`{name}` uses the database, so it cannot run as a task"), "a task")
+                    error(H416, span, format!("`{name}` uses the database, so it cannot run as a task"), "a task")
                         .note("the database belongs to the request's own code: query before or after the scope"),
+                );
+            } else if blocking && is_async.get(func) == Some(&true) {
+                diags.push(
+                    error(H417, span, format!("`{name}` waits, so it cannot run on the blocking pool"), "waits")
+                        .note("the blocking pool runs plain computations; `spawn` a function that waits"),
                 );
             }
         }

@@ -97,7 +97,8 @@ pub fn lower_for(program: &Program, module_name: &str, tests: bool) -> Result<Mo
             headers: r.headers.clone(),
         })
         .collect();
-    let tasks = tasks::declare_task_functions(&mut module, program, &program.spawned);
+    let tasks = tasks::declare_task_functions(&mut module, program, &program.spawned, "task");
+    let blocking = tasks::declare_task_functions(&mut module, program, &program.spawned_blocking, "blocking");
     let messages = actors::declare_message_functions(&mut module, program);
     let supervisors = actors::declare_supervisors(&mut module, program, &functions);
     let mut errors = Vec::new();
@@ -108,6 +109,7 @@ pub fn lower_for(program: &Program, module_name: &str, tests: bool) -> Result<Mo
             types,
             functions: &functions,
             tasks: &tasks,
+            blocking: &blocking,
             messages: &messages,
             supervisors: &supervisors,
         };
@@ -118,7 +120,8 @@ pub fn lower_for(program: &Program, module_name: &str, tests: bool) -> Result<Mo
     if !errors.is_empty() {
         return Err(errors);
     }
-    tasks::define_task_functions(&mut module, &functions, &tasks);
+    tasks::define_task_functions(&mut module, &functions, &tasks, true);
+    tasks::define_task_functions(&mut module, &functions, &blocking, false);
     actors::define_message_functions(&mut module, &functions, &messages);
     if tests {
         let ids: Vec<FuncId> = program.tests.iter().map(|t| functions[t.function]).collect();
@@ -170,6 +173,8 @@ struct Shared<'a> {
     functions: &'a [FuncId],
     /// The task function of each spawned function (`lower/tasks.rs`).
     tasks: &'a [Option<FuncId>],
+    /// The blocking-pool function of each function `spawn_blocking` starts (`lower/tasks.rs`).
+    blocking: &'a [Option<FuncId>],
     /// The message function of each handler that borrows a parameter (`lower/actors.rs`).
     messages: &'a [Option<FuncId>],
     /// The Low index of each supervisor (`lower/actors.rs`).

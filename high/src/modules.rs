@@ -762,9 +762,11 @@ impl Rewriter<'_> {
                 }
                 args.iter_mut().for_each(|a| self.expr(a));
             }
-            ExprKind::Try(inner) | ExprKind::Spawn(inner) | ExprKind::TryOption(inner) | ExprKind::Send(inner) => {
-                self.expr(inner)
-            }
+            ExprKind::Try(inner)
+            | ExprKind::Spawn(inner)
+            | ExprKind::SpawnBlocking(inner)
+            | ExprKind::TryOption(inner)
+            | ExprKind::Send(inner) => self.expr(inner),
         }
     }
 }

@@ -36,6 +36,9 @@ pub struct Program {
     /// The functions some `spawn` starts, each once, in index order: each gets a task
     /// function in Low that owns its arguments.
     pub spawned: Vec<FnIdx>,
+    /// The functions some `spawn_blocking` starts, each once, in index order: each gets a plain
+    /// function in Low that owns its arguments.
+    pub spawned_blocking: Vec<FnIdx>,
     /// The actors, in source order.
     pub actors: Vec<Actor>,
     /// The supervisors, in source order.
@@ -642,10 +645,12 @@ pub enum ExprKind {
         args: Vec<Expr>,
     },
     /// `spawn f(args)`: starts a task of the innermost `scope` running `f`; the arguments are
-    /// consumed (the task owns them). The value is the task's handle, `Task<R>`.
+    /// consumed (the task owns them). The value is the task's handle, `Task<R>`. With
+    /// `blocking` (`spawn_blocking`), `f` is a plain function run on the blocking pool.
     Spawn {
         func: FnIdx,
         args: Vec<Expr>,
+        blocking: bool,
     },
     /// `h.join()`: waits for the task whose handle the local `h` is (consumed) and gives its
     /// result.

@@ -90,6 +90,8 @@ name_table! {
         ScopeNew => "scope.new",
         /// `%d = scope.spawn %s, $f(args)`
         ScopeSpawn => "scope.spawn",
+        /// `%d = scope.spawn_blocking %s, $f(args)`
+        ScopeSpawnBlocking => "scope.spawn_blocking",
         /// `await scope.end %s`
         ScopeEnd => "scope.end",
         /// `[%d =] await task.join %t`
@@ -418,12 +420,14 @@ pub enum OpKind {
     },
     /// Starts a task of `scope` (an owned `Scope` local, borrowed) that runs the async
     /// function `callee` with `args` (consumed, as a call consumes them); the destination is
-    /// its `Task<R>`. Nothing the task receives is a reference.
+    /// its `Task<R>`. Nothing the task receives is a reference. With `blocking`
+    /// (`scope.spawn_blocking`), `callee` is a plain function, run on the bounded blocking pool.
     ScopeSpawn {
         dest: LocalId,
         scope: LocalId,
         callee: FuncId,
         args: Vec<Operand>,
+        blocking: bool,
     },
     /// Awaits every task of `scope` (consumed); raises the first trap of a task, after
     /// cancelling the others. Always awaited.
@@ -679,7 +683,8 @@ impl OpKind {
             OpKind::MapInsert { .. } => Opcode::MapInsert,
             OpKind::MapRemove { .. } => Opcode::MapRemove,
             OpKind::ScopeNew { .. } => Opcode::ScopeNew,
-            OpKind::ScopeSpawn { .. } => Opcode::ScopeSpawn,
+            OpKind::ScopeSpawn { blocking: false, .. } => Opcode::ScopeSpawn,
+            OpKind::ScopeSpawn { blocking: true, .. } => Opcode::ScopeSpawnBlocking,
             OpKind::ScopeEnd { .. } => Opcode::ScopeEnd,
             OpKind::TaskJoin { .. } => Opcode::TaskJoin,
             OpKind::ActorStart { .. } => Opcode::ActorStart,

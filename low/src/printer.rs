@@ -409,7 +409,7 @@ impl<'a> Printer<'a> {
                 self.operands(f, args);
                 self.out.push(')');
             }
-            OpKind::ScopeSpawn { dest, scope, callee, args } => {
+            OpKind::ScopeSpawn { dest, scope, callee, args, .. } => {
                 self.head(f, *dest, name);
                 self.out.push(' ');
                 self.local(f, *scope);

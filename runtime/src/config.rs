@@ -51,6 +51,12 @@ pub struct Config {
           value_parser = clap::value_parser!(u64).range(1..))]
     pub idle_timeout_ms: u64,
 
+    /// Threads of the blocking pool: most blocking tasks (`spawn_blocking`) running at once; the
+    /// others wait for one without holding a worker.
+    #[arg(long = "blocking-threads", env = "NAGI_BLOCKING_THREADS", value_name = "N", default_value_t = 4,
+          value_parser = clap::value_parser!(u16).range(1..))]
+    pub blocking_threads: u16,
+
     /// Most connections open at once; a connection beyond it is answered 503 and closed.
     #[arg(long = "max-connections", env = "NAGI_MAX_CONNECTIONS", value_name = "N", default_value_t = 10_000,
           value_parser = clap::value_parser!(u32).range(1..))]
@@ -102,6 +108,7 @@ impl Config {
             header_timeout_ms: 10_000,
             idle_timeout_ms: 60_000,
             max_connections: 10_000,
+            blocking_threads: 4,
             log: LogLevel::Info,
         }
     }

@@ -458,6 +458,7 @@ impl std::error::Error for ServeError {}
 /// `error: ...` on stderr).
 pub fn serve(service: Service) -> ! {
     let config = Config::parse_for(service.name);
+    crate::tasks::set_blocking_threads(usize::from(config.blocking_threads));
     // Lines printed before serving went to the buffered stdout; write them before the log's.
     crate::rt::flush_stdout();
     let log = crate::logging::init(config.log.into());

@@ -116,6 +116,13 @@ pub fn fmt_bool(v: bool) -> String {
     v.to_string()
 }
 
+/// The `time.sleep` row: waits `ms` milliseconds (none when `ms` is not positive) on the Tokio
+/// timer, so the thread runs other tasks meanwhile.
+pub async fn sleep(ms: i64) {
+    let ms = u64::try_from(ms).unwrap_or(0);
+    tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,11 +141,4 @@ mod tests {
         assert_eq!(printed, b"");
         assert!(CAPTURED.with(|c| c.borrow().is_none()));
     }
-}
-
-/// The `time.sleep` row: waits `ms` milliseconds (none when `ms` is not positive) on the Tokio
-/// timer, so the thread runs other tasks meanwhile.
-pub async fn sleep(ms: i64) {
-    let ms = u64::try_from(ms).unwrap_or(0);
-    tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
 }

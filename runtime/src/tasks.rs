@@ -18,6 +18,12 @@
 //!   its next join or end.
 //! - A task whose handle was dropped keeps running; its scope still waits for it, and its
 //!   result is dropped when it arrives.
+//! - A blocking task ([`Scope::spawn_blocking`]) runs a plain function on a thread of the bounded
+//!   blocking pool: at most `--blocking-threads` of them (`NAGI_BLOCKING_THREADS`, default 4)
+//!   run at once, and the others wait for a thread without holding one of the workers, so
+//!   CPU-bound work never starves the tasks and requests that wait. It is a task of its scope
+//!   like any other (joined, ended, its trap failing the scope), except that cancelling it
+//!   cannot stop a function that is running: its result is dropped when it returns.
 
 use std::any::Any;
 use std::future::Future;
@@ -26,8 +32,27 @@ use std::pin::pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use futures_util::FutureExt;
-use tokio::sync::{Notify, oneshot};
+use tokio::sync::{Notify, Semaphore, oneshot};
 use tokio::task::JoinHandle;
+
+/// The blocking pool's default size, in threads.
+pub const DEFAULT_BLOCKING_THREADS: usize = 4;
+
+/// The blocking pool's permits, one per thread that may run blocking work at once.
+static BLOCKING: std::sync::OnceLock<Arc<Semaphore>> = std::sync::OnceLock::new();
+
+/// Sets the blocking pool's size (`--blocking-threads`); only the first call counts, and only
+/// before the first blocking task, which otherwise fixes it from `NAGI_BLOCKING_THREADS`.
+pub fn set_blocking_threads(threads: usize) {
+    let _ = BLOCKING.set(Arc::new(Semaphore::new(threads.max(1))));
+}
+
+fn blocking_pool() -> &'static Arc<Semaphore> {
+    BLOCKING.get_or_init(|| {
+        let threads = std::env::var("NAGI_BLOCKING_THREADS").ok().and_then(|v| v.parse().ok());
+        Arc::new(Semaphore::new(threads.unwrap_or(DEFAULT_BLOCKING_THREADS).max(1)))
+    })
+}
 
 /// A caught panic payload: a [`crate::Trap`] or an [`crate::HttpError`].
 type Payload = Box<dyn Any + Send>;
@@ -171,6 +196,31 @@ impl Scope {
         Task { result, scope: Arc::clone(&self.shared) }
     }
 
+    /// Starts `work`, a plain function, on the bounded blocking pool as a task of this scope
+    /// (Low's `scope.spawn_blocking`): it waits for one of the pool's threads without holding a
+    /// worker, then runs to completion there. A trap in it fails the scope as a task's does.
+    ///
+    /// # Panics
+    /// Outside a Tokio runtime.
+    pub fn spawn_blocking<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> Task<T> {
+        self.spawn(async move {
+            // The permit goes with the work, so that a cancelled task's function, which runs on
+            // to its end, still counts against the pool until it returns.
+            let permit = Arc::clone(blocking_pool()).acquire_owned().await.expect("the pool is never closed");
+            let running = tokio::task::spawn_blocking(move || {
+                let _permit = permit;
+                work()
+            });
+            match running.await {
+                Ok(value) => value,
+                Err(error) => match error.try_into_panic() {
+                    Ok(payload) => panic::resume_unwind(payload),
+                    Err(_) => crate::trap("a blocking task was cancelled"),
+                },
+            }
+        })
+    }
+
     /// Waits until every task of the scope has finished (Low's `scope.end`); raises the first
     /// trap of a task after cancelling the others.
     pub async fn end(self) {
@@ -277,6 +327,43 @@ mod tests {
             })
         }));
         assert_eq!(trap_message(outcome.expect_err("end traps")), "lost");
+    }
+
+    #[test]
+    fn blocking_tasks_run_at_most_the_pool_size_at_once_and_their_traps_fail_the_scope() {
+        set_blocking_threads(2);
+        let running = Arc::new(AtomicUsize::new(0));
+        let most = Arc::new(AtomicUsize::new(0));
+        let sum = runtime().block_on(async {
+            let scope = Scope::new();
+            let tasks: Vec<Task<usize>> = (0..8)
+                .map(|i| {
+                    let (running, most) = (Arc::clone(&running), Arc::clone(&most));
+                    scope.spawn_blocking(move || {
+                        let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                        most.fetch_max(now, Ordering::SeqCst);
+                        std::thread::sleep(Duration::from_millis(10));
+                        running.fetch_sub(1, Ordering::SeqCst);
+                        i
+                    })
+                })
+                .collect();
+            let mut sum = 0;
+            for task in tasks {
+                sum += task.join().await;
+            }
+            scope.end().await;
+            sum
+        });
+        assert_eq!((sum, most.load(Ordering::SeqCst) <= 2), (28, true));
+        let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+            runtime().block_on(async {
+                let scope = Scope::new();
+                let failing: Task<i64> = scope.spawn_blocking(|| crate::trap("blocking work failed"));
+                failing.join().await
+            })
+        }));
+        assert_eq!(trap_message(outcome.expect_err("the join traps")), "blocking work failed");
     }
 
     #[test]

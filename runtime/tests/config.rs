@@ -59,6 +59,7 @@ fn defaults() {
         header_timeout_ms: 10_000,
         idle_timeout_ms: 60_000,
         max_connections: 10_000,
+        blocking_threads: 4,
         log: LogLevel::Info,
     };
     assert_eq!(parse_in_child("", &[]), format!("{:?}", Ok::<_, ()>(expected)));
@@ -78,6 +79,7 @@ fn environment_and_flags() {
             ("NAGI_HEADER_TIMEOUT_MS", "1000"),
             ("NAGI_IDLE_TIMEOUT_MS", "2000"),
             ("NAGI_MAX_CONNECTIONS", "50"),
+            ("NAGI_BLOCKING_THREADS", "8"),
             ("NAGI_LOG", "debug"),
         ],
     );
@@ -91,6 +93,7 @@ fn environment_and_flags() {
         header_timeout_ms: 1_000,
         idle_timeout_ms: 2_000,
         max_connections: 50,
+        blocking_threads: 8,
         log: LogLevel::Debug,
     };
     assert_eq!(from_env, format!("{:?}", Ok::<_, ()>(expected.clone())));
@@ -112,6 +115,7 @@ fn environment_and_flags() {
 #[test]
 fn bad_values_are_refused() {
     assert!(parse_in_child("--workers 0", &[]).starts_with("Err("));
+    assert!(parse_in_child("--blocking-threads 0", &[]).starts_with("Err("));
     assert!(parse_in_child("--timeout-ms soon", &[]).starts_with("Err("));
     assert!(parse_in_child("--header-timeout-ms 0", &[]).starts_with("Err("));
     assert!(parse_in_child("--idle-timeout-ms 0", &[]).starts_with("Err("));

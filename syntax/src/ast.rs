@@ -397,6 +397,9 @@ pub enum ExprKind {
     Try(Box<Expr>),
     /// `spawn f(args)`: starts a task of the innermost `scope` running the call.
     Spawn(Box<Expr>),
+    /// `spawn_blocking f(args)`: starts a task of the innermost `scope` running the call of a
+    /// plain function on the bounded blocking pool.
+    SpawnBlocking(Box<Expr>),
     /// `try? e`: `e`'s failing call gives an option (a `bool` for a call without a result)
     /// instead of passing its failure on.
     TryOption(Box<Expr>),

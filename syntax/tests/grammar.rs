@@ -47,6 +47,7 @@ fn sx(e: &Expr) -> String {
         ExprKind::Index { array, index } => format!("(index {} {})", sx(array), sx(index)),
         ExprKind::Try(inner) => format!("(try {})", sx(inner)),
         ExprKind::Spawn(inner) => format!("(spawn {})", sx(inner)),
+        ExprKind::SpawnBlocking(inner) => format!("(spawn_blocking {})", sx(inner)),
         ExprKind::TryOption(inner) => format!("(try? {})", sx(inner)),
         ExprKind::Send(inner) => format!("(send {})", sx(inner)),
         ExprKind::Db { op, class, args } => {

@@ -111,7 +111,8 @@ impl Body<'_, '_> {
             }
             ast::ExprKind::Db { op, class, args } => self.db_op(op, class.as_ref(), args, span),
             ast::ExprKind::Try(inner) => self.try_expr(inner, hint, span),
-            ast::ExprKind::Spawn(call) => self.spawn(call, span),
+            ast::ExprKind::Spawn(call) => self.spawn(call, false, span),
+            ast::ExprKind::SpawnBlocking(call) => self.spawn(call, true, span),
             ast::ExprKind::TryOption(call) => self.try_option(call, span),
             ast::ExprKind::Send(message) => self.send(message, span),
         }

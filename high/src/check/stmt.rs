@@ -572,7 +572,7 @@ fn has_effect(e: &ast::Expr) -> bool {
         ast::ExprKind::Try(inner) | ast::ExprKind::TryOption(inner) => has_effect(inner) || is_method_call(inner),
         ast::ExprKind::Send(_) => true,
         // A task started for its effect, whose handle is dropped: the scope still waits for it.
-        ast::ExprKind::Spawn(_) => true,
+        ast::ExprKind::Spawn(_) | ast::ExprKind::SpawnBlocking(_) => true,
         _ => false,
     }
 }

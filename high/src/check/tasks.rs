@@ -29,8 +29,8 @@ impl Body<'_, '_> {
         Some(StmtKind::Scope(body))
     }
 
-    /// `spawn call`.
-    pub(super) fn spawn(&mut self, call: &ast::Expr, span: Span) -> Option<Expr> {
+    /// `spawn call`, or `spawn_blocking call` (`blocking`).
+    pub(super) fn spawn(&mut self, call: &ast::Expr, blocking: bool, span: Span) -> Option<Expr> {
         if self.scope_depth == 0 {
             self.report(
                 error(H416, span, "`spawn` outside a `scope`", "not inside a scope").note(
@@ -71,14 +71,14 @@ impl Body<'_, '_> {
             );
             return None;
         }
-        self.effects.spawns.push((func, span));
-        Some(mk(ExprKind::Spawn { func, args }, Ty::Task(Box::new(value.ty)), span))
+        self.effects.spawns.push((func, span, blocking));
+        Some(mk(ExprKind::Spawn { func, args, blocking }, Ty::Task(Box::new(value.ty)), span))
     }
 
     /// Whether `receiver` is a task handle: a `spawn`, or a variable holding what one gave.
     pub(super) fn is_task(&self, receiver: &ast::Expr) -> bool {
         match &receiver.kind {
-            ast::ExprKind::Spawn(_) => true,
+            ast::ExprKind::Spawn(_) | ast::ExprKind::SpawnBlocking(_) => true,
             ast::ExprKind::Name(name) => {
                 self.lookup(&name.name).is_some_and(|l| matches!(self.locals[l].ty, Ty::Task(_)))
             }

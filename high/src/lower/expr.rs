@@ -375,7 +375,7 @@ impl FnCx<'_> {
                 self.emit(OpKind::Cast { dest, to: *to, arg });
             }
             ExprKind::Call { func, args } => self.call(*func, args, Some(dest)),
-            ExprKind::Spawn { func, args } => self.spawn(*func, args, dest),
+            ExprKind::Spawn { func, args, blocking } => self.spawn(*func, args, *blocking, dest),
             ExprKind::Join(handle) => self.join(handle, dest),
             ExprKind::ActorStart { actor } => self.actor_start(*actor, dest),
             ExprKind::SupervisorChild { tree, path } => self.supervisor_child(*tree, path, dest),

@@ -38,8 +38,9 @@ impl FnCx<'_> {
         }
     }
 
-    /// `spawn f(args)` into `dest`: the arguments are consumed, as a class literal's fields are.
-    pub(super) fn spawn(&mut self, func: usize, args: &[Expr], dest: LocalId) {
+    /// `spawn f(args)` (or `spawn_blocking`, `blocking`) into `dest`: the arguments are consumed,
+    /// as a class literal's fields are.
+    pub(super) fn spawn(&mut self, func: usize, args: &[Expr], blocking: bool, dest: LocalId) {
         let Some(scope) = self.scopes.iter().rev().find_map(|s| match s.kind {
             ScopeKind::Tasks(local) => Some(local),
             _ => None,
@@ -49,8 +50,9 @@ impl FnCx<'_> {
         self.pin_clobbered(&args.iter().collect::<Vec<_>>());
         let held = self.in_flight.len();
         let operands: Vec<Operand> = args.iter().map(|a| self.held_operand(a)).collect();
-        let callee = self.shared.tasks[func].unwrap_or(self.shared.functions[func]);
-        self.emit(OpKind::ScopeSpawn { dest, scope, callee, args: operands });
+        let wrappers = if blocking { self.shared.blocking } else { self.shared.tasks };
+        let callee = wrappers[func].unwrap_or(self.shared.functions[func]);
+        self.emit(OpKind::ScopeSpawn { dest, scope, callee, args: operands, blocking });
         self.in_flight.truncate(held);
     }
 
@@ -62,26 +64,35 @@ impl FnCx<'_> {
 }
 
 /// Allocates the task function of each spawned function (`spawned`, High function indexes),
-/// to be written by [`define_task_functions`]; the result maps a High function index to it.
+/// named `f__SUFFIX`, to be written by [`define_task_functions`]; the result maps a High
+/// function index to it.
 pub(super) fn declare_task_functions(
     module: &mut Module,
     program: &crate::tir::Program,
     spawned: &[usize],
+    suffix: &str,
 ) -> Vec<Option<FuncId>> {
     let mut tasks = vec![None; program.functions.len()];
     for &f in spawned {
-        let name = format!("{}__task", program.functions[f].name);
+        let name = format!("{}__{suffix}", program.functions[f].name);
         tasks[f] = Some(module.functions.alloc(FunctionData::new(name, Type::Unit)));
     }
     tasks
 }
 
 /// Writes the task function of each spawned function, now that the functions are lowered:
-/// `async fn $f__task(owned params) -> R { borrow, [await] call $f, drop, return }`.
-pub(super) fn define_task_functions(module: &mut Module, functions: &[FuncId], tasks: &[Option<FuncId>]) {
+/// `async fn $f__task(owned params) -> R { borrow, [await] call $f, drop, return }`, or the
+/// same plain function for the blocking pool (`is_async` false, `$f__blocking`).
+pub(super) fn define_task_functions(
+    module: &mut Module,
+    functions: &[FuncId],
+    tasks: &[Option<FuncId>],
+    is_async: bool,
+) {
     for (f, task) in tasks.iter().enumerate() {
         if let Some(task) = *task {
-            module.functions[task] = owning_wrapper(module, functions[f], &module.functions[task].name, true, false);
+            let name = module.functions[task].name.clone();
+            module.functions[task] = owning_wrapper(module, functions[f], &name, is_async, false);
         }
     }
 }

@@ -278,6 +278,7 @@ impl Parser {
                 | Opcode::MapRemove
                 | Opcode::ScopeNew
                 | Opcode::ScopeSpawn
+                | Opcode::ScopeSpawnBlocking
                 | Opcode::ActorStart
                 | Opcode::SupervisorChild
                 | Opcode::String
@@ -338,12 +339,12 @@ impl Parser {
                 OpKind::RuntimeCall { dest, func, class, args, awaited }
             }
             Opcode::ScopeNew => OpKind::ScopeNew { dest: d()? },
-            Opcode::ScopeSpawn => {
+            Opcode::ScopeSpawn | Opcode::ScopeSpawnBlocking => {
                 let dest = d()?;
                 let scope = self.local_ref(cx)?;
                 self.expect(TokenKind::Comma, "`,`")?;
                 let (callee, args) = self.callee_and_args(cx)?;
-                OpKind::ScopeSpawn { dest, scope, callee, args }
+                OpKind::ScopeSpawn { dest, scope, callee, args, blocking: opcode == Opcode::ScopeSpawnBlocking }
             }
             Opcode::ScopeEnd => OpKind::ScopeEnd { scope: self.local_ref(cx)? },
             Opcode::TaskJoin => OpKind::TaskJoin { dest, task: self.local_ref(cx)? },

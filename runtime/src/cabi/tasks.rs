@@ -175,6 +175,56 @@ pub unsafe extern "C" fn nagi_rt_task_spawn(
     Box::into_raw(Box::new(scope.spawn(FrameTask { frame: Some(frame), desc })))
 }
 
+/// A blocking task's block that has not run: dropping it (its task was cancelled before a
+/// thread of the pool took it) drops the arguments and frees the block.
+struct Unrun {
+    block: *mut u8,
+    desc: &'static TaskDesc,
+}
+
+// SAFETY: as for `FrameResult`: the block is plain memory owned by this value alone.
+unsafe impl Send for Unrun {}
+
+impl Drop for Unrun {
+    fn drop(&mut self) {
+        // SAFETY: the block holds the arguments, not moved out; dropped and freed once, here.
+        unsafe { (self.desc.drop)(self.block) };
+    }
+}
+
+/// `scope.spawn_blocking`: runs the plain function `desc` describes on the blocking pool, as a
+/// task of `scope`, with the arguments in `block` (from `nagi_rt_alloc`, which this takes); gives
+/// its handle, joined as any task's.
+///
+/// # Safety
+/// `scope` is a live scope; `block` holds the arguments of the function `desc` describes;
+/// `desc` is a constant of the program. Called inside the Tokio runtime.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nagi_rt_task_spawn_blocking(
+    scope: *mut Scope,
+    block: *mut u8,
+    desc: *const TaskDesc,
+) -> *mut Task<FrameResult> {
+    // SAFETY: forwarded from the caller.
+    let (scope, desc): (&Scope, &'static TaskDesc) = unsafe { (&*scope, &*desc) };
+    let unrun = Unrun { block, desc };
+    let task = scope.spawn_blocking(move || {
+        let unrun = std::mem::ManuallyDrop::new(unrun);
+        // SAFETY: `poll` is the descriptor's run thunk, given its own filled block; it ignores
+        // its second argument. `guarded_poll` is the module's.
+        let answer = unsafe { (unrun.desc.guarded_poll)(unrun.desc.poll, unrun.block, std::ptr::null_mut()) };
+        if answer != 1 {
+            // The block leaks with what the function held when it trapped.
+            let payload = guard::take_failure().unwrap_or_else(|| {
+                Box::new(crate::Trap { message: "a blocking task failed without a reason".to_owned() })
+            });
+            std::panic::resume_unwind(payload)
+        }
+        FrameResult { frame: unrun.block, desc: unrun.desc }
+    });
+    Box::into_raw(Box::new(task))
+}
+
 /// `task.join` (consumes `task`): an operation whose finish writes the task's result; it fails
 /// with the first trap of a task of the scope after cancelling the others.
 ///

@@ -20,7 +20,9 @@ impl<'a> OpCheck<'_, 'a> {
         }
         match kind {
             OpKind::ScopeNew { dest } => self.expect_dest(*dest, &Type::Scope),
-            OpKind::ScopeSpawn { dest, scope, callee, args } => self.spawn(*dest, *scope, *callee, args),
+            OpKind::ScopeSpawn { dest, scope, callee, args, blocking } => {
+                self.spawn(*dest, *scope, *callee, args, *blocking)
+            }
             OpKind::ScopeEnd { scope } => self.expect_scope(*scope),
             OpKind::TaskJoin { dest, task } => {
                 let Some(ty) = self.local(*task) else { return };
@@ -46,7 +48,7 @@ impl<'a> OpCheck<'_, 'a> {
         }
     }
 
-    fn spawn(&mut self, dest: LocalId, scope: LocalId, callee: FuncId, args: &[Operand]) {
+    fn spawn(&mut self, dest: LocalId, scope: LocalId, callee: FuncId, args: &[Operand], blocking: bool) {
         self.expect_scope(scope);
         let types: Vec<_> = args.iter().map(|a| self.operand(a)).collect();
         let Some(callee_data) = self.cx.module.functions.get(callee) else {
@@ -60,8 +62,11 @@ impl<'a> OpCheck<'_, 'a> {
             return;
         };
         let callee_name = format!("${}", callee_data.name);
-        self.name = format!("scope.spawn {callee_name}");
-        if !callee_data.is_async {
+        self.name = format!("{} {callee_name}", if blocking { "scope.spawn_blocking" } else { "scope.spawn" });
+        if blocking && callee_data.is_async {
+            let message = format!("{callee_name} is async; the blocking pool runs plain functions, which never wait");
+            self.error(code::TASK_BOUNDARY, message);
+        } else if !blocking && !callee_data.is_async {
             let message = format!("{callee_name} is not async; a task runs an async function");
             self.error(code::TASK_BOUNDARY, message);
         }
