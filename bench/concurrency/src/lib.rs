@@ -189,10 +189,12 @@ pub fn restart_latency(samples: usize, backoff: Duration, workers: usize) -> ser
 /// `count` tasks of one scope parked at once: each counts itself when first polled and then
 /// waits on a barrier that opens only when all have arrived, so none finishes before every one
 /// has been polled. Time from the first spawn until all are parked, and resident bytes per
-/// parked task beyond the process before the spawns.
+/// parked task beyond the baseline: the process with its runtime started and each worker warm
+/// (each has run tasks, so its allocator arena exists), measured before the spawns.
 pub fn parked_tasks(count: usize, workers: usize) -> serde_json::Value {
     let rt = runtime(workers);
     rt.block_on(async {
+        warm_up(workers).await;
         let before = resident_bytes();
         let polled = Arc::new(AtomicUsize::new(0));
         let barrier = Arc::new(tokio::sync::Barrier::new(count + 1));
@@ -221,11 +223,21 @@ pub fn parked_tasks(count: usize, workers: usize) -> serde_json::Value {
     })
 }
 
+/// Runs a few short tasks on every worker, each allocating, so that the workers' first
+/// allocations (their allocator arenas) belong to the baseline rather than to what is measured.
+async fn warm_up(workers: usize) {
+    let tasks: Vec<_> = (0..workers * 16).map(|i| tokio::spawn(async move { vec![i; 64].len() })).collect();
+    for task in tasks {
+        task.await.expect("a warm-up task");
+    }
+}
+
 /// `count` actors alive at once, each having answered one call (so its task and mailbox
 /// exist): resident bytes per actor beyond the process before they started.
 pub fn live_actors(count: usize, capacity: usize, workers: usize) -> serde_json::Value {
     let rt = runtime(workers);
     rt.block_on(async {
+        warm_up(workers).await;
         let before = resident_bytes();
         let start = Instant::now();
         let actors: Vec<Actor<u64>> = (0..count).map(|i| Actor::start("Cell", capacity, move || i as u64)).collect();
