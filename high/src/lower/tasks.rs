@@ -115,18 +115,22 @@ pub(super) fn owning_wrapper(
     // Generated locals are named by position, so no name can collide.
     let params: Vec<(String, Type)> =
         callee.param_types().enumerate().map(|(i, t)| (format!("p{i}"), t.clone())).collect();
-    let mut ops = Vec::new();
-    let mut call_args = Vec::new();
-    let mut dropped = Vec::new();
+    let lent = |i: usize, ty: &Type| ty.is_ref() && !(keep_first && i == 0);
+    // The parameters are the first locals (V207), so the borrows are allocated after them all.
     for (i, (name, ty)) in params.iter().enumerate() {
-        let lent = ty.is_ref() && !(keep_first && i == 0);
         let owned = match ty {
-            Type::Ref { pointee, .. } if lent => (**pointee).clone(),
+            Type::Ref { pointee, .. } if lent(i, ty) => (**pointee).clone(),
             other => other.clone(),
         };
         let param = out.locals.alloc(LocalData { name: name.clone(), ty: owned });
         out.params.push(param);
-        if lent {
+    }
+    let mut ops = Vec::new();
+    let mut call_args = Vec::new();
+    let mut dropped = Vec::new();
+    for (i, (name, ty)) in params.iter().enumerate() {
+        let param = out.params[i];
+        if lent(i, ty) {
             dropped.push(param);
             let borrowed = out.locals.alloc(LocalData { name: format!("{name}r"), ty: ty.clone() });
             ops.push(OpKind::Borrow { dest: borrowed, src: param, mutable: false });
