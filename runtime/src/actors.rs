@@ -89,6 +89,15 @@ impl<S: Send + 'static> Child for Supervised<S> {
     }
 }
 
+impl<S> Shared<S> {
+    /// An actor's shared part with a mailbox of `capacity` messages (clamped to 1 to
+    /// [`MAX_CAPACITY`]), and the mailbox's receiving end.
+    fn new(name: &'static str, capacity: usize) -> (Arc<Shared<S>>, mpsc::Receiver<Message<S>>) {
+        let (mailbox, messages) = mpsc::channel(capacity.clamp(1, MAX_CAPACITY));
+        (Arc::new(Shared { name, mailbox, crash: Mutex::new(None) }), messages)
+    }
+}
+
 impl<S> Clone for Actor<S> {
     fn clone(&self) -> Self {
         Actor { shared: Arc::clone(&self.shared) }
@@ -106,8 +115,7 @@ impl<S: Send + 'static> Actor<S> {
     /// Outside a Tokio runtime, which only a program that does not start through the runtime's
     /// entries can be.
     pub fn start(name: &'static str, capacity: usize, init: impl FnOnce() -> S + Send + 'static) -> Actor<S> {
-        let (mailbox, messages) = mpsc::channel(capacity.clamp(1, MAX_CAPACITY));
-        let shared = Arc::new(Shared { name, mailbox, crash: Mutex::new(None) });
+        let (shared, messages) = Shared::new(name, capacity);
         let watcher = Arc::downgrade(&shared);
         tokio::spawn(async move {
             let mut messages = messages;
@@ -132,8 +140,7 @@ impl<S: Send + 'static> Actor<S> {
         capacity: usize,
         init: impl Fn() -> S + Send + Sync + 'static,
     ) -> (Actor<S>, Arc<dyn Child>) {
-        let (mailbox, messages) = mpsc::channel(capacity.clamp(1, MAX_CAPACITY));
-        let shared = Arc::new(Shared { name, mailbox, crash: Mutex::new(None) });
+        let (shared, messages) = Shared::new(name, capacity);
         let child = Supervised {
             shared: Arc::clone(&shared),
             messages: tokio::sync::Mutex::new(messages),

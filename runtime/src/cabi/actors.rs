@@ -146,9 +146,7 @@ impl Message {
         let answer = unsafe { (this.desc.guarded_poll)(this.desc.run, this.block, state.block) };
         if answer != 1 {
             state.trapped = true;
-            let payload = guard::take_failure()
-                .unwrap_or_else(|| Box::new(crate::Trap { message: "a handler failed without a reason".to_owned() }));
-            std::panic::resume_unwind(payload)
+            guard::resume_failure("a handler")
         }
         Reply { block: this.block, desc: this.desc }
     }
@@ -218,10 +216,7 @@ pub(super) fn raw_state(desc: &'static ActorDesc) -> RawState {
     let answer = unsafe { (desc.guarded_poll)(desc.init, block, ptr::null_mut()) };
     if answer != 1 {
         // The block leaks with whatever `init` made before it trapped.
-        let payload = guard::take_failure().unwrap_or_else(|| {
-            Box::new(crate::Trap { message: "an actor's state failed without a reason".to_owned() })
-        });
-        std::panic::resume_unwind(payload)
+        guard::resume_failure("an actor's state")
     }
     RawState { block, desc, trapped: false }
 }

@@ -107,6 +107,15 @@ pub(crate) fn store_failure(payload: Payload) {
     FAILURE.with(|slot| slot.set(Some(payload)));
 }
 
+/// Raises again, as a panic in Rust frames, the failure that made a `guarded_poll` of emitted
+/// code (a task's frame, an actor's handler or state, a blocking task) return 2 or 3; `what`
+/// names the failed code should no payload be stored, which no runtime function leaves.
+pub(crate) fn resume_failure(what: &str) -> ! {
+    let payload =
+        take_failure().unwrap_or_else(|| Box::new(crate::Trap { message: format!("{what} failed without a reason") }));
+    std::panic::resume_unwind(payload)
+}
+
 /// Takes the payload of the failure that last jumped to a guard on this thread, if any (the
 /// handler's future, after its `guarded_poll` returned 2 or 3).
 pub(crate) fn take_failure() -> Option<Payload> {

@@ -112,9 +112,7 @@ impl Future for FrameTask {
                     unsafe { (this.desc.drop)(frame) };
                 }
                 // 3: a trap jumped back to the guard; the frame stopped mid-operation and leaks.
-                let payload = guard::take_failure()
-                    .unwrap_or_else(|| Box::new(crate::Trap { message: "a task failed without a reason".to_owned() }));
-                std::panic::resume_unwind(payload)
+                guard::resume_failure("a task")
             }
         }
     }
@@ -215,10 +213,7 @@ pub unsafe extern "C" fn nagi_rt_task_spawn_blocking(
         let answer = unsafe { (unrun.desc.guarded_poll)(unrun.desc.poll, unrun.block, std::ptr::null_mut()) };
         if answer != 1 {
             // The block leaks with what the function held when it trapped.
-            let payload = guard::take_failure().unwrap_or_else(|| {
-                Box::new(crate::Trap { message: "a blocking task failed without a reason".to_owned() })
-            });
-            std::panic::resume_unwind(payload)
+            guard::resume_failure("a blocking task")
         }
         FrameResult { frame: unrun.block, desc: unrun.desc }
     });
