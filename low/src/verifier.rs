@@ -425,6 +425,17 @@ struct TypeScan {
     unknown_classes: Vec<String>,
 }
 
+impl TypeScan {
+    /// The rules a value of the scanned type breaks when a class field or an enum payload holds
+    /// it, with why: a scope or task (V249) and an actor handle (V251) are never held by value.
+    fn handles_held(&self) -> impl Iterator<Item = (&'static str, &'static str)> {
+        let task = (self.root_task || self.nested_task)
+            .then_some((code::TASK_HANDLE_PLACE, "only a local of an async function holds a scope or a task"));
+        let actor = (self.root_actor || self.nested_actor).then_some((code::ACTOR_MESSAGE, ACTOR_PLACES));
+        task.into_iter().chain(actor)
+    }
+}
+
 fn scan_type(module: &Module, ty: &Type) -> TypeScan {
     let mut scan = TypeScan::default();
     let mut stack = vec![(ty, true)];
@@ -510,23 +521,14 @@ fn check_module(module: &Module, source: Option<&SourceMap>) -> Vec<Diagnostic> 
                 );
                 out.push(Diagnostic::new(code::REFERENCE_NOT_ALLOWED, message).at(span));
             }
-            if scan.root_task || scan.nested_task {
+            for (code, why) in scan.handles_held() {
                 let message = format!(
-                    "field `{}` of class {} has type {}; only a local of an async function holds a scope or a task",
+                    "field `{}` of class {} has type {}; {why}",
                     field.name,
                     class.name,
                     field.ty.display(module)
                 );
-                out.push(Diagnostic::new(code::TASK_HANDLE_PLACE, message).at(span));
-            }
-            if scan.root_actor || scan.nested_actor {
-                let message = format!(
-                    "field `{}` of class {} has type {}; {ACTOR_PLACES}",
-                    field.name,
-                    class.name,
-                    field.ty.display(module)
-                );
-                out.push(Diagnostic::new(code::ACTOR_MESSAGE, message).at(span));
+                out.push(Diagnostic::new(code, message).at(span));
             }
             for c in scan.unknown_classes {
                 let message = format!("field `{}` of class {} names {c}", field.name, class.name);
@@ -588,23 +590,14 @@ fn check_enums<'m>(
                 );
                 out.push(Diagnostic::new(code::REFERENCE_NOT_ALLOWED, message).at(span));
             }
-            if scan.root_task || scan.nested_task {
+            for (code, why) in scan.handles_held() {
                 let message = format!(
-                    "variant `{}` of enum {} carries {}; only a local of an async function holds a scope or a task",
+                    "variant `{}` of enum {} carries {}; {why}",
                     variant.name,
                     data.name,
                     payload.display(module)
                 );
-                out.push(Diagnostic::new(code::TASK_HANDLE_PLACE, message).at(span));
-            }
-            if scan.root_actor || scan.nested_actor {
-                let message = format!(
-                    "variant `{}` of enum {} carries {}; {ACTOR_PLACES}",
-                    variant.name,
-                    data.name,
-                    payload.display(module)
-                );
-                out.push(Diagnostic::new(code::ACTOR_MESSAGE, message).at(span));
+                out.push(Diagnostic::new(code, message).at(span));
             }
             for c in scan.unknown_classes {
                 let message = format!("variant `{}` of enum {} names {c}", variant.name, data.name);

@@ -76,6 +76,16 @@ impl<'a> OpCheck<'_, 'a> {
         self.cx.show(ty)
     }
 
+    /// Reports the operation (one that waits or starts what waits: tasks, actors) outside an
+    /// async function (V225).
+    fn require_async(&mut self) {
+        if !self.cx.func.is_async {
+            let message =
+                format!("`{}` is only allowed in async functions, and ${} is not async", self.name, self.cx.func.name);
+            self.error(code::AWAIT_OUTSIDE_ASYNC, message);
+        }
+    }
+
     /// Reports `what` having type `found` where `expected` (spelled out) was needed.
     fn mismatch(&mut self, what: &str, found: &Type, expected: &str) {
         let message = format!("{what} of `{}` has type {}, expected {expected}", self.name, self.show(found));

@@ -47,11 +47,7 @@ pub(crate) fn actor_problems(module: &Module, init: FuncId, capacity: u32) -> Ve
 impl<'a> OpCheck<'_, 'a> {
     /// One actor operation.
     pub(super) fn actor_op(&mut self, kind: &OpKind) {
-        if !self.cx.func.is_async {
-            let message =
-                format!("`{}` is only allowed in async functions, and ${} is not async", self.name, self.cx.func.name);
-            self.error(code::AWAIT_OUTSIDE_ASYNC, message);
-        }
+        self.require_async();
         match kind {
             OpKind::ActorStart { dest, init, capacity } => self.start(*dest, *init, *capacity),
             OpKind::ActorCall { dest, actor, handler, args } => {

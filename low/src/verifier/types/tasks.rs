@@ -13,11 +13,7 @@ use crate::verifier::code;
 impl<'a> OpCheck<'_, 'a> {
     /// One task operation.
     pub(super) fn task_op(&mut self, kind: &OpKind) {
-        if !self.cx.func.is_async {
-            let message =
-                format!("`{}` is only allowed in async functions, and ${} is not async", self.name, self.cx.func.name);
-            self.error(code::AWAIT_OUTSIDE_ASYNC, message);
-        }
+        self.require_async();
         match kind {
             OpKind::ScopeNew { dest } => self.expect_dest(*dest, &Type::Scope),
             OpKind::ScopeSpawn { dest, scope, callee, args, blocking } => {
