@@ -162,7 +162,7 @@ pub(crate) fn param_as<'ctx>(
 /// `nagi.actor.init` of the state function `id`.
 fn actor_desc<'ctx>(cx: &Cx<'ctx, '_>, id: FuncId) -> Result<PointerValue<'ctx>, Error> {
     let func = function(cx, id)?;
-    let Type::Class(class) = func.ret else { return Err(Error::internal("an actor state that is not a class")) };
+    let Type::Class(_) = func.ret else { return Err(Error::internal("an actor state that is not a class")) };
     let state = &func.ret;
     let callee = *cx.functions.get(id).ok_or_else(|| Error::internal("an actor init without its function"))?;
     let b = &cx.builder;
@@ -178,7 +178,7 @@ fn actor_desc<'ctx>(cx: &Cx<'ctx, '_>, id: FuncId) -> Result<PointerValue<'ctx>,
     glue::drop_in_place(cx, state, block)?;
     b.build_return(None)?;
 
-    let name = cx.low.classes.get(class).map_or("", |c| c.name.as_str());
+    let name = cx.low.actor_name(id);
     let desc = struct_of(
         cx,
         &[

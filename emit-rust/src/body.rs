@@ -246,11 +246,8 @@ impl Cx<'_> {
                 }
             }
             OpKind::ActorStart { dest, init, capacity } => {
+                let name = self.module.actor_name(*init);
                 let init = &self.module.functions[*init];
-                let name = match &init.ret {
-                    Type::Class(c) => self.module.classes[*c].name.as_str(),
-                    _ => "",
-                };
                 let start =
                     format!("nagi_runtime::actors::Actor::start({name:?}, {capacity}, self::{})", ident(&init.name));
                 assign(out, *dest, start)

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use nagi_low::{ChildKind, Module, Strategy, Type};
+use nagi_low::{ChildKind, Module, Strategy};
 
 use crate::names::ident;
 
@@ -19,11 +19,8 @@ pub fn supervisors(out: &mut String, module: &Module) {
             .iter()
             .map(|child| match &child.kind {
                 ChildKind::Actor { init, capacity } => {
+                    let name = module.actor_name(*init);
                     let init = &module.functions[*init];
-                    let name = match &init.ret {
-                        Type::Class(c) => module.classes[*c].name.as_str(),
-                        _ => "",
-                    };
                     format!(
                         "nagi_runtime::supervisors::ChildSpec::actor({name:?}, {capacity}, self::{})",
                         ident(&init.name)

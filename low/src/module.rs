@@ -212,6 +212,16 @@ impl Module {
         self.supervisors.iter().any(|s| s.children.iter().any(|c| c.kind == ChildKind::Supervisor(index)))
     }
 
+    /// The name of the actor whose state `init` makes: its state class's (what the runtime
+    /// names it in failures and logs); empty when `init` makes no class, which V251 reports.
+    pub fn actor_name(&self, init: FuncId) -> &str {
+        use crate::entities::ArenaGet;
+        match self.functions.get(init).map(|f| &f.ret) {
+            Some(Type::Class(c)) => self.classes.get(*c).map_or("", |c| c.name.as_str()),
+            _ => "",
+        }
+    }
+
     /// The supervisors that are no other's child (the trees the runtime starts), in order.
     pub fn supervisor_trees(&self) -> Vec<usize> {
         (0..self.supervisors.len()).filter(|&i| !self.is_nested_supervisor(i)).collect()
