@@ -234,11 +234,12 @@ pub(crate) struct MessageParts<'ctx> {
     pub drop_result: FunctionValue<'ctx>,
 }
 
-/// The block type `{ arguments…, result }` of the plain function `id` without a state (a
-/// blocking task's), as [`message_parts`] lays it out.
-pub(crate) fn block_type<'ctx>(cx: &Cx<'ctx, '_>, id: FuncId) -> Result<StructType<'ctx>, Error> {
+/// The block type `{ arguments…, result }` of the plain function `id` (the parameters after
+/// the first when `with_state`), the one [`message_parts`] lays out.
+pub(crate) fn block_type<'ctx>(cx: &Cx<'ctx, '_>, id: FuncId, with_state: bool) -> Result<StructType<'ctx>, Error> {
     let func = function(cx, id)?;
-    let mut fields: Vec<_> = func.params.iter().map(|p| cx.layouts.llvm(&func.locals[*p].ty)).collect();
+    let args = func.params.get(usize::from(with_state)..).unwrap_or_default();
+    let mut fields: Vec<_> = args.iter().map(|p| cx.layouts.llvm(&func.locals[*p].ty)).collect();
     fields.push(cx.layouts.llvm(&func.ret));
     Ok(cx.context.struct_type(&fields, false))
 }
@@ -258,9 +259,7 @@ pub(crate) fn message_parts<'ctx>(
         _ => (None, &func.params[..]),
     };
     let arg_types: Vec<&Type> = args.iter().map(|p| &func.locals[*p].ty).collect();
-    let mut fields: Vec<_> = arg_types.iter().map(|t| cx.layouts.llvm(t)).collect();
-    fields.push(cx.layouts.llvm(&func.ret));
-    let st = cx.context.struct_type(&fields, false);
+    let st = block_type(cx, id, with_state)?;
     let typed = st.ptr_type(inkwell::AddressSpace::default());
     let at_result = arg_types.len() as u32;
     let b = &cx.builder;
@@ -347,6 +346,23 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
 
     /// Fills a message block of `handler` with `args` and starts `rt` (`nagi_rt_actor_call` or
     /// `_send`) with it on `actor` (an `Actor<C>` or `&Actor<C>` local).
+    /// Stores `args` into the first fields of the block `raw` of type `st` (a message's or a
+    /// blocking task's), which then owns them.
+    pub(crate) fn fill_block(
+        &mut self,
+        st: StructType<'ctx>,
+        raw: PointerValue<'ctx>,
+        args: &[Operand],
+    ) -> Result<(), Error> {
+        let b = &self.cx.builder;
+        let typed = b.build_pointer_cast(raw, st.ptr_type(inkwell::AddressSpace::default()), "block")?;
+        for (i, a) in args.iter().enumerate() {
+            let v = self.operand(a)?;
+            b.build_store(ir::field(b, st, typed, i as u32, "arg")?, v)?;
+        }
+        Ok(())
+    }
+
     fn message(
         &mut self,
         rt: Rt,
@@ -361,11 +377,7 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
         let block = runtime_calls::call(cx, Rt::ActorMessage, &[desc.into()])?
             .ok_or_else(|| Error::internal("nagi_rt_actor_message returns nothing"))?
             .into_pointer_value();
-        let typed = b.build_pointer_cast(block, st.ptr_type(inkwell::AddressSpace::default()), "message")?;
-        for (i, a) in args.iter().enumerate() {
-            let v = self.operand(a)?;
-            b.build_store(ir::field(b, st, typed, i as u32, "arg")?, v)?;
-        }
+        self.fill_block(st, block, args)?;
         let mut handle = self.load_local(actor)?;
         if self.func.locals[actor].ty.is_ref() {
             handle = ir::load(b, cx.layouts.byte_ptr().into(), handle.into_pointer_value(), "actor")?;

@@ -161,10 +161,9 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
     /// runtime runs on the blocking pool with `callee`'s descriptor.
     fn spawn_blocking(&mut self, dest: LocalId, scope: LocalId, callee: FuncId, args: &[Operand]) -> Result<(), Error> {
         let cx = self.cx;
-        let b = &cx.builder;
         let i64t = cx.context.i64_type();
-        let parts_block = actors::block_type(cx, callee)?;
-        let size = cx.layouts.struct_size_align(parts_block).0;
+        let block = actors::block_type(cx, callee, false)?;
+        let size = cx.layouts.struct_size_align(block).0;
         let raw = runtime_calls::call(
             cx,
             Rt::Alloc,
@@ -172,11 +171,7 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
         )?
         .ok_or_else(|| Error::internal("nagi_rt_alloc returns nothing"))?
         .into_pointer_value();
-        let typed = b.build_pointer_cast(raw, parts_block.ptr_type(inkwell::AddressSpace::default()), "block")?;
-        for (i, a) in args.iter().enumerate() {
-            let v = self.operand(a)?;
-            b.build_store(ir::field(b, parts_block, typed, i as u32, "arg")?, v)?;
-        }
+        self.fill_block(block, raw, args)?;
         let desc = *cx.tasks.get(callee).ok_or_else(|| Error::internal("a spawn without its task descriptor"))?;
         let scope = self.load_local(scope)?;
         let task = runtime_calls::call(cx, Rt::TaskSpawnBlocking, &[scope.into(), raw.into(), desc.into()])?
