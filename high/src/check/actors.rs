@@ -62,7 +62,7 @@ impl Body<'_, '_> {
         let (tree, mut path) = items.supervisor_place(first);
         let mut current = first;
         for (i, name) in names.iter().enumerate() {
-            let supervisor = &items.supervisors[current];
+            let supervisor = &items.supervisors[current].decl;
             let Some(position) = supervisor.children.iter().position(|(n, _)| *n == name.name) else {
                 let list: Vec<String> = supervisor.children.iter().map(|(n, _)| format!("`{n}`")).collect();
                 let d = error(
@@ -95,7 +95,7 @@ impl Body<'_, '_> {
         let d = error(
             H419,
             e.span,
-            format!("`{}` is a supervisor, not an actor", items.supervisors[current].name),
+            format!("`{}` is a supervisor, not an actor", items.supervisors[current].decl.name),
             "a supervisor",
         )
         .note("name one of its actors: `Supervisor.child`");

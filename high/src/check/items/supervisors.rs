@@ -12,14 +12,9 @@ const DEFAULT_INTENSITY: (u32, u64) = (3, 5000);
 /// The backoff when a supervisor does not say: 10 ms doubling up to 1 s.
 const DEFAULT_BACKOFF: (u64, u64) = (10, 1000);
 
-/// A supervisor, checked.
+/// A supervisor, checked: what the TIR gets, and its place in its tree.
 pub(crate) struct SupervisorInfo {
-    pub name: String,
-    pub strategy: nagi_low::Strategy,
-    pub intensity: u32,
-    pub period_ms: u64,
-    pub backoff_ms: (u64, u64),
-    pub children: Vec<(String, SupervisedChild)>,
+    pub decl: tir::Supervisor,
     /// The supervisor this one is a child of, and its position there.
     pub parent: Option<(usize, u32)>,
 }
@@ -37,15 +32,15 @@ impl Items<'_> {
                 continue;
             }
             self.supervisor_by_name.insert(name.clone(), self.supervisors.len());
-            self.supervisors.push(SupervisorInfo {
+            let decl = tir::Supervisor {
                 name: name.clone(),
                 strategy: nagi_low::Strategy::OneForOne,
                 intensity: DEFAULT_INTENSITY.0,
                 period_ms: DEFAULT_INTENSITY.1,
                 backoff_ms: DEFAULT_BACKOFF,
                 children: Vec::new(),
-                parent: None,
-            });
+            };
+            self.supervisors.push(SupervisorInfo { decl, parent: None });
         }
         for decl in decls {
             let Some(&index) = self.supervisor_by_name.get(&decl.name.name) else { continue };
@@ -65,7 +60,7 @@ impl Items<'_> {
 
     fn resolve_supervisor(&mut self, decl: &ast::SupervisorDecl, index: usize, diags: &mut Vec<Diagnostic>) {
         if let Some(strategy) = &decl.strategy {
-            self.supervisors[index].strategy = match strategy.name.as_str() {
+            self.supervisors[index].decl.strategy = match strategy.name.as_str() {
                 "one_for_one" => nagi_low::Strategy::OneForOne,
                 "one_for_all" => nagi_low::Strategy::OneForAll,
                 other => {
@@ -80,7 +75,7 @@ impl Items<'_> {
         if let Some((n, period, span)) = decl.intensity {
             match u32::try_from(n) {
                 Ok(n) if period > 0 => {
-                    (self.supervisors[index].intensity, self.supervisors[index].period_ms) = (n, period)
+                    (self.supervisors[index].decl.intensity, self.supervisors[index].decl.period_ms) = (n, period)
                 }
                 _ => diags.push(error(H419, span, "an intensity of too many restarts, or per no time", "out of range")),
             }
@@ -89,7 +84,7 @@ impl Items<'_> {
             if min > max {
                 diags.push(error(H419, span, "the backoff's minimum is above its maximum", "reversed"));
             }
-            self.supervisors[index].backoff_ms = (min, max);
+            self.supervisors[index].decl.backoff_ms = (min, max);
         }
         let mut children = Vec::with_capacity(decl.children.len());
         for (position, (name, ty)) in decl.children.iter().enumerate() {
@@ -102,7 +97,7 @@ impl Items<'_> {
                 (Some(actor), _) => SupervisedChild::Actor(actor),
                 (None, Some(&nested)) => {
                     if let Some((other, _)) = self.supervisors[nested].parent {
-                        let other = self.supervisors[other].name.clone();
+                        let other = self.supervisors[other].decl.name.clone();
                         diags.push(
                             error(
                                 H419,
@@ -127,7 +122,7 @@ impl Items<'_> {
             };
             children.push((name.name.clone(), child));
         }
-        self.supervisors[index].children = children;
+        self.supervisors[index].decl.children = children;
     }
 
     /// Whether following the parents from supervisor `index` comes back to it.
@@ -157,16 +152,6 @@ impl Items<'_> {
 
     /// The supervisors as TIR.
     pub fn tir_supervisors(&self) -> Vec<tir::Supervisor> {
-        self.supervisors
-            .iter()
-            .map(|s| tir::Supervisor {
-                name: s.name.clone(),
-                strategy: s.strategy,
-                intensity: s.intensity,
-                period_ms: s.period_ms,
-                backoff_ms: s.backoff_ms,
-                children: s.children.clone(),
-            })
-            .collect()
+        self.supervisors.iter().map(|s| s.decl.clone()).collect()
     }
 }
