@@ -111,7 +111,9 @@ fn value(module: &Module, ty: &Type, n: usize) -> serde_json::Value {
             }
         }
         // Route parameters are never scopes or tasks (V249).
-        Type::Unit | Type::Ref { .. } | Type::Scope | Type::Task(_) | Type::Actor(_) => serde_json::Value::Null,
+        Type::Unit | Type::Ref { .. } | Type::Scope | Type::Task(_) | Type::Actor(_) | Type::Defer => {
+            serde_json::Value::Null
+        }
     }
 }
 

@@ -171,7 +171,7 @@ pub(crate) fn emit_pending(cx: &Cx<'_, '_>) -> Result<(), Error> {
                 name = Some(data.name.as_str());
                 (9, None, offset, first, data.variants.len() as u64)
             }
-            Type::Ref { .. } | Type::Scope | Type::Task(_) | Type::Actor(_) => {
+            Type::Ref { .. } | Type::Scope | Type::Task(_) | Type::Actor(_) | Type::Defer => {
                 return Err(Error::internal("a descriptor of a reference, a scope, a task or an actor"));
             }
         };

@@ -19,8 +19,8 @@
 //!   passed through to what is awaited.
 //! - `void nagi.drop.f(i8* frame)`: cancels a frame that has not returned: drops exactly the
 //!   values its state says are live (the owned parameters in state 0; at the `k`-th await, the
-//!   owned locals the verifier's flow analysis found live there, [`nagi_low::verifier::suspensions`],
-//!   and the pending callee), then frees the frame.
+//!   pending callee, then the owned locals the verifier's flow analysis found live there,
+//!   [`nagi_low::verifier::suspensions`], in reverse arena order), then frees the frame.
 //! - `void nagi.free.f(i8* frame)`: frees a frame that has returned, once its result was moved out.
 //!
 //! An awaited call of an async function `g` is `child = nagi.new.g(args)`, kept in the await's
@@ -206,7 +206,6 @@ fn define_drop<'ctx>(cx: &Cx<'ctx, '_>, func: &FunctionData, frame: &Frame<'ctx>
     for (k, suspension) in frame.awaits.iter().enumerate() {
         let block = c.append_basic_block(f, &format!("drop.await{}", k + 1));
         b.position_at_end(block);
-        drop_locals(cx, func, frame, fr, suspension.live.iter().copied())?;
         let child = ir::load_field(b, frame.st, fr, frame.first_child + k as u32, "child")?.into_pointer_value();
         match &func.ops[suspension.op].kind {
             OpKind::Call { callee, .. } => {
@@ -217,6 +216,10 @@ fn define_drop<'ctx>(cx: &Cx<'ctx, '_>, func: &FunctionData, frame: &Frame<'ctx>
                 runtime_calls::call(cx, Rt::OpDrop, &[child.into()])?;
             }
         }
+        // What is awaited goes first, then the live locals in reverse order, as Rust drops a
+        // future suspended there (the Rust emitter declares every local at the top, in arena
+        // order): the order in which deferred calls run on a cancellation (`Defer`).
+        drop_locals(cx, func, frame, fr, suspension.live.iter().rev().copied())?;
         b.build_unconditional_branch(free)?;
         cases.push((c.i32_type().const_int(k as u64 + 1, false), block));
     }

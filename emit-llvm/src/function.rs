@@ -468,7 +468,8 @@ impl<'a, 'ctx, 'm> FnEmitter<'a, 'ctx, 'm> {
             kind @ (OpKind::ScopeNew { .. }
             | OpKind::ScopeSpawn { .. }
             | OpKind::ScopeEnd { .. }
-            | OpKind::TaskJoin { .. }) => self.task_op(op, kind)?,
+            | OpKind::TaskJoin { .. }
+            | OpKind::DeferNew { .. }) => self.task_op(op, kind)?,
             kind @ (OpKind::ActorStart { .. }
             | OpKind::ActorCall { .. }
             | OpKind::ActorSend { .. }

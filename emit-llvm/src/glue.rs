@@ -174,6 +174,11 @@ fn drop_body<'ctx>(cx: &Cx<'ctx, '_>, f: FunctionValue<'ctx>, ty: &Type, p: Poin
             let rt = if *ty == Type::Scope { Rt::ScopeDrop } else { Rt::TaskDrop };
             runtime_calls::call(cx, rt, &[handle.into()])?;
         }
+        // The deferred call runs, as the runtime's rules say (runtime `cabi::tasks`).
+        Type::Defer => {
+            let handle = ir::load(b, cx.layouts.byte_ptr().into(), p, "handle")?;
+            runtime_calls::call(cx, Rt::DeferDrop, &[handle.into()])?;
+        }
         // One handle fewer; the actor stops once none is left (runtime `cabi::actors`).
         Type::Actor(_) => {
             let handle = ir::load(b, cx.layouts.byte_ptr().into(), p, "handle")?;

@@ -76,6 +76,9 @@ pub(crate) enum Rt {
     TaskJoin,
     TaskDrop,
     TaskSpawnBlocking,
+    /// Deferred calls (runtime `cabi::tasks`): Low §8.4's `defer.new` and the glue of a `Defer`.
+    DeferNew,
+    DeferDrop,
     /// Actors (runtime `cabi::actors`): Low §8.2's operations and the handle's glue.
     ActorStart,
     ActorMessage,
@@ -147,6 +150,8 @@ impl Rt {
             Rt::TaskJoin => ("nagi_rt_task_join", &[Bytes], Some(Bytes), false),
             Rt::TaskDrop => ("nagi_rt_task_drop", &[Bytes], None, false),
             Rt::TaskSpawnBlocking => ("nagi_rt_task_spawn_blocking", &[Bytes, Bytes, Bytes], Some(Bytes), false),
+            Rt::DeferNew => ("nagi_rt_defer_new", &[Bytes, Bytes], Some(Bytes), false),
+            Rt::DeferDrop => ("nagi_rt_defer_drop", &[Bytes], None, false),
             Rt::ActorStart => ("nagi_rt_actor_start", &[Bytes, I64], Some(Bytes), false),
             Rt::ActorMessage => ("nagi_rt_actor_message", &[Bytes], Some(Bytes), false),
             Rt::ActorCall => ("nagi_rt_actor_call", &[Bytes, Bytes, Bytes], Some(Bytes), false),

@@ -8,6 +8,11 @@
 //! Each function the module spawns gets one constant `nagi.task.f` = `{ poll, drop, finish,
 //! free, guarded_poll, i64 result_offset, i64 result_size }` and the function `nagi.finish.f`,
 //! which drops the result of a returned frame and frees it (the task nobody joined).
+//!
+//! `defer.new $f(args)` (Low §8.4) fills a block of the plain function `f` as
+//! `scope.spawn_blocking` does and hands it, with the same descriptor `nagi.blocking.f`, to
+//! `nagi_rt_defer_new`; a `Defer` local is a pointer to the runtime's box, whose drop glue
+//! (`nagi_rt_defer_drop`) makes the call.
 
 use inkwell::module::Linkage;
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, PointerValue};
@@ -20,15 +25,20 @@ use crate::runtime_calls::{self, Rt};
 use crate::service::{constant, fn_ptr, guarded_poll, int, struct_of};
 use crate::{Cx, Error, actors, glue, ir};
 
-/// The task descriptor (as an `i8*`) of every function the module spawns.
+/// The task descriptor (as an `i8*`) of every function the module spawns or defers.
 pub(crate) fn declare<'ctx>(cx: &Cx<'ctx, '_>) -> Result<ArenaMap<FuncId, PointerValue<'ctx>>, Error> {
     let mut descs = ArenaMap::default();
     for (_, func) in cx.low.functions.iter() {
         for (_, data) in func.ops.iter() {
-            let OpKind::ScopeSpawn { callee, blocking, .. } = &data.kind else { continue };
-            if descs.get(*callee).is_none() {
-                let desc = if *blocking { blocking_desc(cx, *callee)? } else { task_desc(cx, *callee)? };
-                descs.insert(*callee, desc);
+            // A deferred call runs its plain function as a blocking task's block does.
+            let (callee, blocking) = match &data.kind {
+                OpKind::ScopeSpawn { callee, blocking, .. } => (*callee, *blocking),
+                OpKind::DeferNew { callee, .. } => (*callee, true),
+                _ => continue,
+            };
+            if descs.get(callee).is_none() {
+                let desc = if blocking { blocking_desc(cx, callee)? } else { task_desc(cx, callee)? };
+                descs.insert(callee, desc);
             }
         }
     }
@@ -126,7 +136,17 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
                 self.spawn(*dest, *scope, *callee, args)
             }
             OpKind::ScopeSpawn { dest, scope, callee, args, blocking: true } => {
-                self.spawn_blocking(*dest, *scope, *callee, args)
+                let (raw, desc) = self.filled_block(*callee, args)?;
+                let scope = self.load_local(*scope)?;
+                let task = runtime_calls::call(cx, Rt::TaskSpawnBlocking, &[scope.into(), raw.into(), desc.into()])?
+                    .ok_or_else(|| Error::internal("nagi_rt_task_spawn_blocking returns nothing"))?;
+                self.store_local(*dest, task)
+            }
+            OpKind::DeferNew { dest, callee, args } => {
+                let (raw, desc) = self.filled_block(*callee, args)?;
+                let defer = runtime_calls::call(cx, Rt::DeferNew, &[raw.into(), desc.into()])?
+                    .ok_or_else(|| Error::internal("nagi_rt_defer_new returns nothing"))?;
+                self.store_local(*dest, defer)
             }
             OpKind::ScopeEnd { scope } => {
                 let scope = self.load_local(*scope)?;
@@ -157,9 +177,13 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
         self.store_local(dest, task)
     }
 
-    /// `scope.spawn_blocking`: the arguments go into a fresh block of `callee`, which the
-    /// runtime runs on the blocking pool with `callee`'s descriptor.
-    fn spawn_blocking(&mut self, dest: LocalId, scope: LocalId, callee: FuncId, args: &[Operand]) -> Result<(), Error> {
+    /// A fresh block of the plain function `callee` holding `args` (`scope.spawn_blocking`,
+    /// `defer.new`), and `callee`'s descriptor, with which the runtime runs it.
+    fn filled_block(
+        &mut self,
+        callee: FuncId,
+        args: &[Operand],
+    ) -> Result<(PointerValue<'ctx>, PointerValue<'ctx>), Error> {
         let cx = self.cx;
         let i64t = cx.context.i64_type();
         let block = actors::block_type(cx, callee, false)?;
@@ -172,11 +196,8 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
         .ok_or_else(|| Error::internal("nagi_rt_alloc returns nothing"))?
         .into_pointer_value();
         self.fill_block(block, raw, args)?;
-        let desc = *cx.tasks.get(callee).ok_or_else(|| Error::internal("a spawn without its task descriptor"))?;
-        let scope = self.load_local(scope)?;
-        let task = runtime_calls::call(cx, Rt::TaskSpawnBlocking, &[scope.into(), raw.into(), desc.into()])?
-            .ok_or_else(|| Error::internal("nagi_rt_task_spawn_blocking returns nothing"))?;
-        self.store_local(dest, task)
+        let desc = *cx.tasks.get(callee).ok_or_else(|| Error::internal("a block without its task descriptor"))?;
+        Ok((raw, desc))
     }
 
     /// The pending operation `rt` starts on the handle `handle`.

@@ -89,8 +89,8 @@ impl<'ctx> Layouts<'ctx> {
             Type::String => self.string.into(),
             Type::Array(elem) => self.array(elem).into(),
             Type::Map(k, v) => self.map(k, v).into(),
-            // The runtime's `Scope` and `Task` boxes, owned by pointer.
-            Type::Scope | Type::Task(_) | Type::Actor(_) => self.byte_ptr().into(),
+            // The runtime's `Scope`, `Task`, `Actor` and `Defer` boxes, owned by pointer.
+            Type::Scope | Type::Task(_) | Type::Actor(_) | Type::Defer => self.byte_ptr().into(),
             Type::Option(inner) => cx.struct_type(&[cx.bool_type().into(), self.llvm(inner)], false).into(),
             // The verifier has checked every class id; an empty struct keeps a bad one harmless.
             Type::Class(c) => self.classes.get(*c).copied().unwrap_or_else(|| self.unit()).into(),

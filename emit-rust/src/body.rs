@@ -100,15 +100,22 @@ impl Cx<'_> {
     /// `actor.call` or `actor.send` (`method`) as an awaited expression: the arguments are
     /// evaluated here and moved into the message, whose handler the actor runs on its state.
     fn message(&self, actor: LocalId, handler: FuncId, args: &[Operand], method: &str) -> String {
-        let mut bind = String::new();
-        let mut names = Vec::with_capacity(args.len() + 1);
-        names.push("nagi_state".to_owned());
-        for (i, a) in args.iter().enumerate() {
-            let _ = write!(bind, "let nagi_m{i} = {}; ", self.operand(a));
-            names.push(format!("nagi_m{i}"));
-        }
+        let (bind, mut names) = self.bound_args(args, "nagi_m");
+        names.insert(0, "nagi_state".to_owned());
         let handler = ident(&self.module.functions[handler].name);
         format!("{{ {bind}{}.{method}(move |nagi_state| self::{handler}({})) }}.await", self.l(actor), names.join(", "))
+    }
+
+    /// Binds `args` to fresh names `{prefix}0`, `{prefix}1`… (the statements, and the names), so
+    /// that they are evaluated here and then moved into a closure that calls a function later.
+    fn bound_args(&self, args: &[Operand], prefix: &str) -> (String, Vec<String>) {
+        let mut bind = String::new();
+        let mut names = Vec::with_capacity(args.len() + 1);
+        for (i, a) in args.iter().enumerate() {
+            let _ = write!(bind, "let {prefix}{i} = {}; ", self.operand(a));
+            names.push(format!("{prefix}{i}"));
+        }
+        (bind, names)
     }
 
     /// Writes the operations of `block` and everything nested in them, at indentation `level`.
@@ -219,12 +226,7 @@ impl Cx<'_> {
             }
             OpKind::ScopeSpawn { dest, scope, callee, args, blocking: true } => {
                 // The arguments are evaluated here and moved into the work.
-                let mut bind = String::new();
-                let mut names = Vec::with_capacity(args.len());
-                for (i, a) in args.iter().enumerate() {
-                    let _ = write!(bind, "let nagi_b{i} = {}; ", self.operand(a));
-                    names.push(format!("nagi_b{i}"));
-                }
+                let (bind, names) = self.bound_args(args, "nagi_b");
                 let name = ident(&self.module.functions[*callee].name);
                 let spawn = format!(
                     "{{ {bind}{}.spawn_blocking(move || self::{name}({})) }}",
@@ -232,6 +234,17 @@ impl Cx<'_> {
                     names.join(", ")
                 );
                 assign(out, *dest, spawn)
+            }
+            OpKind::DeferNew { dest, callee, args } => {
+                // The arguments are evaluated here and moved into the deferred call, whose
+                // result is dropped.
+                let (bind, names) = self.bound_args(args, "nagi_d");
+                let name = ident(&self.module.functions[*callee].name);
+                let defer = format!(
+                    "{{ {bind}nagi_runtime::defers::Defer::new(move || {{ let _ = self::{name}({}); }}) }}",
+                    names.join(", ")
+                );
+                assign(out, *dest, defer)
             }
             OpKind::ScopeEnd { scope } => {
                 let _ = writeln!(out, "{}.end().await;", self.l(*scope));

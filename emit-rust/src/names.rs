@@ -77,6 +77,7 @@ pub fn rust_type(module: &Module, ty: &Type) -> String {
         Type::Option(t) => format!("::std::option::Option<{}>", rust_type(module, t)),
         Type::Map(k, v) => format!("nagi_runtime::map::Map<{}, {}>", rust_type(module, k), rust_type(module, v)),
         Type::Scope => "nagi_runtime::tasks::Scope".into(),
+        Type::Defer => "nagi_runtime::defers::Defer".into(),
         Type::Task(t) => format!("nagi_runtime::tasks::Task<{}>", rust_type(module, t)),
         Type::Actor(c) => format!(
             "nagi_runtime::actors::Actor<{}>",

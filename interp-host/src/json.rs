@@ -49,7 +49,7 @@ impl Shape for LowShape<'_> {
             // No class field holds a reference (V202); `unit` is what nothing else can be.
             // References, scopes, tasks and actors never reach JSON (the verifier keeps them out of
             // classes).
-            Type::Unit | Type::Ref { .. } | Type::Scope | Type::Task(_) | Type::Actor(_) => Kind::Unit,
+            Type::Unit | Type::Ref { .. } | Type::Scope | Type::Task(_) | Type::Actor(_) | Type::Defer => Kind::Unit,
             Type::String => Kind::String,
             Type::Array(_) => Kind::Array,
             Type::Map(k, _) if **k == Type::String => Kind::MapString,

@@ -95,8 +95,18 @@ pub fn check(module: &Module) -> Result<FuncId, Diagnostic> {
     }
     for func in module.functions.values() {
         for op in func.ops.values() {
-            if matches!(op.kind, OpKind::ScopeNew { .. } | OpKind::ActorStart { .. } | OpKind::SupervisorChild { .. }) {
-                let what = if matches!(op.kind, OpKind::ScopeNew { .. }) { "tasks" } else { "actors" };
+            if matches!(
+                op.kind,
+                OpKind::ScopeNew { .. }
+                    | OpKind::ActorStart { .. }
+                    | OpKind::SupervisorChild { .. }
+                    | OpKind::DeferNew { .. }
+            ) {
+                let what = match op.kind {
+                    OpKind::ScopeNew { .. } => "tasks",
+                    OpKind::DeferNew { .. } => "deferred calls",
+                    _ => "actors",
+                };
                 return Err(Diagnostic::new(
                     "I103",
                     format!(

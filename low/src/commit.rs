@@ -46,8 +46,13 @@ pub fn committing_handlers(module: &Module) -> Vec<FuncId> {
 /// block, then the rest of each enclosing block) is one that cannot trap, call, await, branch
 /// away or loop ([`cannot_fail`]), and none of its enclosing operations is a loop. In text order.
 ///
-/// This says nothing about the function itself; [`committing_handlers`] does.
+/// This says nothing about the function itself; [`committing_handlers`] does. A function that
+/// makes a `Defer` has none: dropping one calls a function, which a `drop` after the statement
+/// would then run after the commit.
 pub fn final_statements(data: &FunctionData) -> Vec<OpId> {
+    if data.ops.iter().any(|(_, op)| matches!(op.kind, OpKind::DeferNew { .. })) {
+        return Vec::new();
+    }
     let safe = safe_blocks(data);
     let mut found = Vec::new();
     // Each block once: in a verified body each block has one owner, and a corrupt one (the
@@ -169,6 +174,7 @@ pub fn cannot_fail(kind: &OpKind) -> bool {
         OpKind::Call { .. }
         | OpKind::RuntimeCall { .. }
         | OpKind::ScopeSpawn { .. }
+        | OpKind::DeferNew { .. }
         | OpKind::ScopeEnd { .. }
         | OpKind::TaskJoin { .. }
         | OpKind::ActorStart { .. }

@@ -104,6 +104,8 @@ name_table! {
         ActorSend => "actor.send",
         /// `%d = supervisor.child Tree, child, …`
         SupervisorChild => "supervisor.child",
+        /// `%d = defer.new $f(args)`
+        DeferNew => "defer.new",
         /// `%d = string "text"`
         String => "string",
         /// `%d = str.len %s`
@@ -475,6 +477,14 @@ pub enum OpKind {
         tree: usize,
         path: Vec<u32>,
     },
+    /// A `Defer` (docs/low.md §8.4) that calls the plain function `callee` with `args`
+    /// (consumed, as a call consumes them) when it is dropped: by a `drop`, or by the
+    /// cancellation of its task. Its result is dropped.
+    DeferNew {
+        dest: LocalId,
+        callee: FuncId,
+        args: Vec<Operand>,
+    },
     /// A new owned `String` holding `value` (allocates).
     StringLit {
         dest: LocalId,
@@ -691,6 +701,7 @@ impl OpKind {
             OpKind::ActorCall { .. } => Opcode::ActorCall,
             OpKind::ActorSend { .. } => Opcode::ActorSend,
             OpKind::SupervisorChild { .. } => Opcode::SupervisorChild,
+            OpKind::DeferNew { .. } => Opcode::DeferNew,
             OpKind::StringLit { .. } => Opcode::String,
             OpKind::StrLen { .. } => Opcode::StrLen,
             OpKind::StrConcat { .. } => Opcode::StrConcat,
@@ -746,6 +757,7 @@ impl OpKind {
             | OpKind::ScopeSpawn { dest, .. }
             | OpKind::ActorStart { dest, .. }
             | OpKind::SupervisorChild { dest, .. }
+            | OpKind::DeferNew { dest, .. }
             | OpKind::StringLit { dest, .. }
             | OpKind::StrLen { dest, .. }
             | OpKind::StrConcat { dest, .. }
@@ -825,12 +837,13 @@ impl OpKind {
         mentioned_label!(self)
     }
 
-    /// The function this operation runs: the callee of a `call` or of a `scope.spawn`, the
-    /// `init` of an `actor.start`, the handler of an `actor.call` or `actor.send`.
+    /// The function this operation runs: the callee of a `call`, a `scope.spawn` or a
+    /// `defer.new`, the `init` of an `actor.start`, the handler of an `actor.call` or `actor.send`.
     pub fn callee(&self) -> Option<FuncId> {
         match self {
             OpKind::Call { callee, .. }
             | OpKind::ScopeSpawn { callee, .. }
+            | OpKind::DeferNew { callee, .. }
             | OpKind::ActorStart { init: callee, .. }
             | OpKind::ActorCall { handler: callee, .. }
             | OpKind::ActorSend { handler: callee, .. } => Some(*callee),
@@ -843,6 +856,7 @@ impl OpKind {
         match self {
             OpKind::Call { callee, .. }
             | OpKind::ScopeSpawn { callee, .. }
+            | OpKind::DeferNew { callee, .. }
             | OpKind::ActorStart { init: callee, .. }
             | OpKind::ActorCall { handler: callee, .. }
             | OpKind::ActorSend { handler: callee, .. } => Some(callee),

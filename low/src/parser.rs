@@ -597,6 +597,7 @@ impl Parser {
                         "unit" => break Type::Unit,
                         "String" => break Type::String,
                         "Scope" => break Type::Scope,
+                        "Defer" => break Type::Defer,
                         // `Task<T>` is the task type; a class may still be called `Task`, since
                         // a class name is never followed by `<`.
                         "Task" if matches!(self.peek(), TokenKind::Lt) => {
@@ -796,7 +797,10 @@ impl Parser {
 
 /// Names that spell built-in types, which a class or enum may not take.
 fn is_reserved_type_name(name: &str) -> bool {
-    matches!(name, "i32" | "i64" | "f64" | "bool" | "unit" | "String" | "Option" | "Map" | "Scope" | "str" | "mut")
+    matches!(
+        name,
+        "i32" | "i64" | "f64" | "bool" | "unit" | "String" | "Option" | "Map" | "Scope" | "Defer" | "str" | "mut"
+    )
 }
 
 fn duplicate(what: &str, name: &str, span: Span) -> Diagnostic {

@@ -418,6 +418,13 @@ impl<'a> Printer<'a> {
                 self.operands(f, args);
                 self.out.push(')');
             }
+            OpKind::DeferNew { dest, callee, args } => {
+                self.head(f, *dest, name);
+                let callee = m.functions.get(*callee).map_or("<invalid function>", |c| c.name.as_str());
+                let _ = write!(self.out, " ${callee}(");
+                self.operands(f, args);
+                self.out.push(')');
+            }
             OpKind::ScopeEnd { scope } => {
                 let _ = write!(self.out, "await {name} ");
                 self.local(f, *scope);

@@ -5,7 +5,8 @@
 //! class names, and references `&T` / `&mut T`. A reference to a `String` is spelled `&str` /
 //! `&mut str`, and a reference to an array `&[T]` / `&mut [T]`, as in Rust. `Map<K, V>` is a
 //! map with `i64` or `String` keys; `Scope` and `Task<T>` are the handles of structured
-//! concurrency (docs/low.md §8.1). `&mut [T]` is a
+//! concurrency (docs/low.md §8.1), `Actor<C>` an actor's (§8.2) and `Defer` a deferred call's
+//! (§8.4). `&mut [T]` is a
 //! mutable borrow of the whole owned array, so it may also grow (`array.push`); Rust code sees
 //! it as `&mut Vec<T>`.
 
@@ -47,6 +48,10 @@ pub enum Type {
     /// `actor.call` and `actor.send` send messages to. Cloning it gives another handle of the
     /// same actor; the actor stops once every handle is dropped and its mailbox is empty.
     Actor(ClassId),
+    /// `Defer`: a deferred call (docs/low.md §8.4), made by `defer.new`, which calls its function
+    /// when it is dropped. Only ever the whole type of a local: nothing holds one, no function
+    /// takes or returns one, and it is never cloned.
+    Defer,
     /// A class of the module, owned by value.
     Class(ClassId),
     /// An enum of the module, owned by value. Enums move like classes, whatever their payloads.
@@ -77,6 +82,7 @@ impl Type {
             | Type::Scope
             | Type::Task(_)
             | Type::Actor(_)
+            | Type::Defer
             | Type::Class(_)
             | Type::Enum(_) => false,
         }
@@ -93,7 +99,13 @@ impl Type {
         let mut stack = vec![self];
         while let Some(t) = stack.pop() {
             match t {
-                Type::String | Type::Array(_) | Type::Map(..) | Type::Scope | Type::Task(_) | Type::Actor(_) => {
+                Type::String
+                | Type::Array(_)
+                | Type::Map(..)
+                | Type::Scope
+                | Type::Task(_)
+                | Type::Actor(_)
+                | Type::Defer => {
                     return true;
                 }
                 Type::Option(inner) => stack.push(inner),
@@ -188,6 +200,7 @@ impl fmt::Display for TypeDisplay<'_> {
             Type::Option(t) => write!(f, "Option<{}>", t.display(m)),
             Type::Map(k, v) => write!(f, "Map<{}, {}>", k.display(m), v.display(m)),
             Type::Scope => f.write_str("Scope"),
+            Type::Defer => f.write_str("Defer"),
             Type::Task(t) => write!(f, "Task<{}>", t.display(m)),
             Type::Actor(c) => match m.classes.get(*c) {
                 Some(class) => write!(f, "Actor<{}>", class.name),

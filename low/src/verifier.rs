@@ -198,6 +198,7 @@ mod code {
     pub const TASK_BOUNDARY: &str = "V250";
     pub const ACTOR_MESSAGE: &str = "V251";
     pub const SUPERVISOR: &str = "V252";
+    pub const DEFER: &str = "V253";
 }
 
 /// Checks every rule of the module doc's checklist on `module`.
@@ -403,6 +404,9 @@ fn mnemonic(kind: &OpKind) -> String {
 const ACTOR_PLACES: &str =
     "an actor handle is only ever the whole type of a local, a parameter or a result (clone it to share it)";
 
+/// Where a `Defer` may be, for V253's messages.
+const DEFER_PLACES: &str = "a Defer is only ever the whole type of a local that is not a parameter";
+
 /// What a walk over a type tree found. Types are walked with an explicit stack, since a
 /// hand-written type may nest deeply.
 #[derive(Default)]
@@ -420,6 +424,10 @@ struct TypeScan {
     /// An `Actor<C>` below the root (`[Actor<C>]`, `Option<Actor<C>>`; `&Actor<C>` is a borrow
     /// of a whole local and allowed).
     nested_actor: bool,
+    /// A `Defer` anywhere in the type, at its root or below it.
+    defer: bool,
+    /// A `Defer` below the root (`[Defer]`, `&Defer`).
+    nested_defer: bool,
     /// Class and enum ids that are out of range, in the order found, each described as
     /// "class #3, which does not exist; the module has 2 classes".
     unknown_classes: Vec<String>,
@@ -432,7 +440,8 @@ impl TypeScan {
         let task = (self.root_task || self.nested_task)
             .then_some((code::TASK_HANDLE_PLACE, "only a local of an async function holds a scope or a task"));
         let actor = (self.root_actor || self.nested_actor).then_some((code::ACTOR_MESSAGE, ACTOR_PLACES));
-        task.into_iter().chain(actor)
+        let defer = self.defer.then_some((code::DEFER, DEFER_PLACES));
+        task.into_iter().chain(actor).chain(defer)
     }
 }
 
@@ -486,6 +495,10 @@ fn scan_type(module: &Module, ty: &Type) -> TypeScan {
                         module.enums.len()
                     ));
                 }
+            }
+            Type::Defer => {
+                scan.defer = true;
+                scan.nested_defer |= !root;
             }
             Type::I32 | Type::I64 | Type::F64 | Type::Bool | Type::Unit | Type::String => {}
         }
@@ -809,6 +822,9 @@ fn check_signature(cx: &mut FnCx<'_>) {
     if scan.nested_actor {
         cx.error(code::ACTOR_MESSAGE, format!("the result type is {}; {ACTOR_PLACES}", cx.show(&func.ret)));
     }
+    if scan.defer {
+        cx.error(code::DEFER, format!("the result type is {}; {DEFER_PLACES}", cx.show(&func.ret)));
+    }
     for c in scan.unknown_classes {
         cx.error(code::UNKNOWN_CLASS, format!("the result type names {c}"));
     }
@@ -853,6 +869,10 @@ fn check_locals(cx: &mut FnCx<'_>) {
         if scan.nested_actor {
             let message = format!("%{} has type {}; {ACTOR_PLACES}", local.name, cx.show(&local.ty));
             cx.local_error(code::ACTOR_MESSAGE, id, message);
+        }
+        if scan.nested_defer || (scan.defer && param) {
+            let message = format!("%{} has type {}; {DEFER_PLACES}", local.name, cx.show(&local.ty));
+            cx.local_error(code::DEFER, id, message);
         }
         for c in scan.unknown_classes {
             cx.local_error(code::UNKNOWN_CLASS, id, format!("the type of %{} names {c}", local.name));

@@ -48,6 +48,12 @@ macro_rules! visit_locals {
                 }
                 $f(dest, Write);
             }
+            OpKind::DeferNew { dest, args, .. } => {
+                for a in args {
+                    operand!(a);
+                }
+                $f(dest, Write);
+            }
             OpKind::ScopeEnd { scope } => $f(scope, Read),
             OpKind::ActorStart { dest, .. } | OpKind::SupervisorChild { dest, .. } => $f(dest, Write),
             OpKind::ActorCall { dest, actor, args, .. } => {
@@ -189,6 +195,7 @@ pub fn for_each_operand_mut(kind: &mut OpKind, mut f: impl FnMut(&mut Operand)) 
         OpKind::Call { args, .. }
         | OpKind::RuntimeCall { args, .. }
         | OpKind::ScopeSpawn { args, .. }
+        | OpKind::DeferNew { args, .. }
         | OpKind::ActorCall { args, .. }
         | OpKind::ActorSend { args, .. }
         | OpKind::New { fields: args, .. } => args.iter_mut().for_each(f),
@@ -554,6 +561,7 @@ pub fn has_effect(kind: &OpKind) -> bool {
         | OpKind::RuntimeCall { .. }
         | OpKind::ScopeNew { .. }
         | OpKind::ScopeSpawn { .. }
+        | OpKind::DeferNew { .. }
         | OpKind::ScopeEnd { .. }
         | OpKind::TaskJoin { .. }
         | OpKind::ActorStart { .. }

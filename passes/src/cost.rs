@@ -152,8 +152,9 @@ fn classify(module: &Module, func: &FunctionData, kind: &OpKind) -> [bool; 6] {
             k[0] = true;
             k[5] = true;
         }
-        // Another handle of a supervised actor: the runtime's handle box.
-        OpKind::SupervisorChild { .. } => k[0] = true,
+        // Another handle of a supervised actor: the runtime's handle box. A deferred call holds
+        // its arguments in a box until its drop makes the call.
+        OpKind::SupervisorChild { .. } | OpKind::DeferNew { .. } => k[0] = true,
         OpKind::ActorCall { .. } | OpKind::ActorSend { .. } => {
             k[0] = true;
             k[3] = true;

@@ -22,6 +22,7 @@ pub mod cabi;
 pub mod config;
 mod context;
 pub mod db;
+pub mod defers;
 pub mod failure;
 pub mod http;
 mod json;

@@ -11,8 +11,9 @@
 //!   or not, and dropping a scope (its owner was cancelled or trapped) cancels every task still
 //!   running in it.
 //! - When a task traps, its scope has failed: the next [`Task::join`] or [`Scope::end`] of the
-//!   parent, and one already waiting, cancels every other task of the scope, waits until each
-//!   of them is gone (a cancelled task's future is dropped, which runs its drops), and then
+//!   parent, and one already waiting, cancels every other task of the scope one at a time, in
+//!   the order they were spawned, waiting until each is gone before the next (a cancelled
+//!   task's future is dropped, which runs its drops and its deferred calls), and then
 //!   raises the first trap in the parent with the same payload (the panic hook reported it when
 //!   it was raised, so it is not reported twice). A parent busy elsewhere sees the failure at
 //!   its next join or end.
@@ -129,12 +130,12 @@ impl Shared {
             let mut state = self.lock();
             (std::mem::take(&mut state.children), state.failure.take())
         };
-        for child in &children {
-            child.abort();
-        }
+        // One at a time, in the order they were spawned, each gone before the next is
+        // cancelled: what their drops do (deferred calls) happens in an order the program can
+        // rely on. A task that was cancelled or finished answers at once; what it answers is
+        // not needed, since the failure is already recorded.
         for child in children {
-            // A task that was cancelled or finished answers at once; what it answers is not
-            // needed, since the failure is already recorded.
+            child.abort();
             let _ = child.await;
         }
         match failure {
@@ -181,7 +182,9 @@ impl Scope {
         let mut state = self.shared.lock();
         state.running += 1;
         let handle = tokio::spawn(async move {
-            let outcome = AssertUnwindSafe(task).catch_unwind().await;
+            // A cancelled task is dropped inside `Cancellable`, so that its deferred calls run
+            // as a cancellation's (`crate::defers`).
+            let outcome = AssertUnwindSafe(crate::defers::Cancellable::new(task)).catch_unwind().await;
             let failure = match outcome {
                 // A handle that was dropped leaves nobody to take the result, which is dropped.
                 Ok(value) => {

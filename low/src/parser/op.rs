@@ -281,6 +281,7 @@ impl Parser {
                 | Opcode::ScopeSpawnBlocking
                 | Opcode::ActorStart
                 | Opcode::SupervisorChild
+                | Opcode::DeferNew
                 | Opcode::String
                 | Opcode::StrLen
                 | Opcode::StrConcat
@@ -345,6 +346,11 @@ impl Parser {
                 self.expect(TokenKind::Comma, "`,`")?;
                 let (callee, args) = self.callee_and_args(cx)?;
                 OpKind::ScopeSpawn { dest, scope, callee, args, blocking: opcode == Opcode::ScopeSpawnBlocking }
+            }
+            Opcode::DeferNew => {
+                let dest = d()?;
+                let (callee, args) = self.callee_and_args(cx)?;
+                OpKind::DeferNew { dest, callee, args }
             }
             Opcode::ScopeEnd => OpKind::ScopeEnd { scope: self.local_ref(cx)? },
             Opcode::TaskJoin => OpKind::TaskJoin { dest, task: self.local_ref(cx)? },

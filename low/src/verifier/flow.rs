@@ -393,6 +393,12 @@ impl Analysis for Flow<'_, '_> {
             }
             OpKind::Drop { local } => self.consume(s, op, *local, How::Dropped),
             OpKind::ScopeNew { dest } => self.write(s, op, *dest, true),
+            OpKind::DeferNew { dest, args, .. } => {
+                for arg in args {
+                    self.consume_operand(s, op, arg);
+                }
+                self.write(s, op, *dest, true);
+            }
             OpKind::ScopeSpawn { dest, scope, args, .. } => {
                 self.read(s, op, *scope);
                 for arg in args {

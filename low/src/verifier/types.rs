@@ -15,6 +15,7 @@ use crate::types::{ScalarType, Type};
 use super::{FnCx, code, mnemonic};
 
 mod actors;
+mod defers;
 mod maps;
 
 pub(super) use actors::actor_problems;
@@ -460,6 +461,7 @@ impl<'a> OpCheck<'_, 'a> {
             | OpKind::ActorCall { .. }
             | OpKind::ActorSend { .. }
             | OpKind::SupervisorChild { .. } => self.actor_op(kind),
+            OpKind::DeferNew { dest, callee, args } => self.defer(*dest, *callee, args),
             OpKind::StringLit { dest, .. } => self.expect_dest(*dest, &Type::String),
             OpKind::StrLen { dest, string } => {
                 self.expect_string("operand", *string);
@@ -533,6 +535,13 @@ impl<'a> OpCheck<'_, 'a> {
                         self.show(ty)
                     );
                     self.error(code::TASK_HANDLE_PLACE, message);
+                }
+                Some(Type::Defer) => {
+                    let message = format!(
+                        "`clone` of {}, a Defer; a deferred call has one owner and runs once",
+                        self.cx.name(*src)
+                    );
+                    self.error(code::DEFER, message);
                 }
                 Some(Type::Ref { pointee, .. }) => self.expect_dest(*dest, pointee),
                 Some(ty) => self.expect_dest(*dest, ty),
@@ -746,7 +755,7 @@ impl<'a> OpCheck<'_, 'a> {
         // A handler's first parameter is the actor's state, which the actor passes itself.
         let params = match crossing {
             Crossing::Message => callee.params.get(1..).unwrap_or_default(),
-            Crossing::Call | Crossing::Task => &callee.params[..],
+            Crossing::Call | Crossing::Task | Crossing::Defer => &callee.params[..],
         };
         if args.len() != params.len() {
             let message =
@@ -758,10 +767,11 @@ impl<'a> OpCheck<'_, 'a> {
             let (Some(found), Some(param)) = (found, callee.locals.get(*param)) else { continue };
             let who = match crossing {
                 Crossing::Call => None,
-                Crossing::Task => Some("a task cannot borrow from its parent"),
-                Crossing::Message => Some("a message cannot borrow from its sender"),
+                Crossing::Task => Some((code::TASK_BOUNDARY, "a task cannot borrow from its parent")),
+                Crossing::Message => Some((code::TASK_BOUNDARY, "a message cannot borrow from its sender")),
+                Crossing::Defer => Some((code::DEFER, "a deferred call keeps its arguments until it runs")),
             };
-            if let Some(who) = who
+            if let Some((rule, who)) = who
                 && param.ty.contains_ref()
             {
                 let message = format!(
@@ -769,7 +779,7 @@ impl<'a> OpCheck<'_, 'a> {
                     i + 1 + usize::from(crossing == Crossing::Message),
                     self.show(&param.ty)
                 );
-                self.error(code::TASK_BOUNDARY, message);
+                self.error(rule, message);
                 continue;
             }
             let what = format!("argument {} ({})", i + 1, self.describe(arg));
@@ -930,4 +940,7 @@ pub(super) enum Crossing {
     /// A mailbox (`actor.call`, `actor.send`): every argument is owned, and the handler's first
     /// parameter, the state, is not passed.
     Message,
+    /// A deferred call (`defer.new`): every argument is owned, since the call runs when the
+    /// `Defer` is dropped (V253).
+    Defer,
 }

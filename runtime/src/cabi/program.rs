@@ -67,7 +67,7 @@ impl Future for MainFuture {
         // A statement failed: the frame waits at that await as a pending frame does, so
         // dropping it frees what it holds. The hook reported the failure when it was raised.
         // SAFETY: the frame has not returned and is dropped exactly once, here.
-        unsafe { (this.desc.drop)(frame) };
+        crate::defers::failing(|| unsafe { (this.desc.drop)(frame) });
         drop(super::guard::take_failure());
         Poll::Ready(false)
     }

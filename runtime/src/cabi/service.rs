@@ -320,7 +320,7 @@ impl Future for RouteFuture {
                 // await as a pending frame does, so dropping it frees everything it holds.
                 this.state = State::Done;
                 // SAFETY: the frame is started, not finished, and is freed exactly once, here.
-                unsafe { (desc.drop)(frame) };
+                crate::defers::failing(|| unsafe { (desc.drop)(frame) });
                 match super::guard::take_failure() {
                     Some(payload) => std::panic::resume_unwind(payload),
                     None => panic!("the handler's poll reported a failure, but none was stored"),

@@ -19,6 +19,7 @@ use std::task::{Context, Poll};
 use super::db::{PendingOp, pending_done, pending_frame};
 use super::guard;
 use super::service::{FrameFn, GuardedPollFn, PollFn};
+use crate::defers::{Defer, Payload};
 use crate::tasks::{Scope, Task};
 
 /// What the runtime needs of a spawned function, one constant per function the program spawns:
@@ -109,7 +110,7 @@ impl Future for FrameTask {
                     // What the frame awaited failed; it waits at that await, so dropping it frees
                     // everything it holds.
                     // SAFETY: the frame has not returned; it is dropped once, here.
-                    unsafe { (this.desc.drop)(frame) };
+                    crate::defers::failing(|| unsafe { (this.desc.drop)(frame) });
                 }
                 // 3: a trap jumped back to the guard; the frame stopped mid-operation and leaks.
                 guard::resume_failure("a task")
@@ -206,18 +207,57 @@ pub unsafe extern "C" fn nagi_rt_task_spawn_blocking(
     // SAFETY: forwarded from the caller.
     let (scope, desc): (&Scope, &'static TaskDesc) = unsafe { (&*scope, &*desc) };
     let unrun = Unrun { block, desc };
-    let task = scope.spawn_blocking(move || {
-        let unrun = std::mem::ManuallyDrop::new(unrun);
-        // SAFETY: `poll` is the descriptor's run thunk, given its own filled block; it ignores
-        // its second argument. `guarded_poll` is the module's.
-        let answer = unsafe { (unrun.desc.guarded_poll)(unrun.desc.poll, unrun.block, std::ptr::null_mut()) };
-        if answer != 1 {
-            // The block leaks with what the function held when it trapped.
-            guard::resume_failure("a blocking task")
-        }
-        FrameResult { frame: unrun.block, desc: unrun.desc }
+    let task = scope.spawn_blocking(move || match run_block(unrun) {
+        Ok(result) => result,
+        Err(payload) => std::panic::resume_unwind(payload),
     });
     Box::into_raw(Box::new(task))
+}
+
+/// Runs the plain function of a filled block (a blocking task's, a deferred call's) once, under
+/// the module's `guarded_poll`: its returned block, or the payload of its trap (the block then
+/// leaks with what the function held when it trapped).
+fn run_block(unrun: Unrun) -> Result<FrameResult, Payload> {
+    let unrun = std::mem::ManuallyDrop::new(unrun);
+    // SAFETY: `poll` is the descriptor's run thunk, given its own filled block; it ignores its
+    // second argument. `guarded_poll` is the module's.
+    let answer = unsafe { (unrun.desc.guarded_poll)(unrun.desc.poll, unrun.block, std::ptr::null_mut()) };
+    if answer != 1 {
+        return Err(guard::take_failure()
+            .unwrap_or_else(|| Box::new(crate::Trap { message: "a call failed without a reason".to_owned() })));
+    }
+    Ok(FrameResult { frame: unrun.block, desc: unrun.desc })
+}
+
+/// `defer.new`: a deferred call of the plain function `desc` describes (its blocking-task
+/// descriptor), with the arguments in `block` (from `nagi_rt_alloc`, which this takes). The
+/// call's result is dropped when it returns.
+///
+/// # Safety
+/// `block` holds the arguments of the function `desc` describes; `desc` is a constant of the
+/// program.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nagi_rt_defer_new(block: *mut u8, desc: *const TaskDesc) -> *mut Defer {
+    // SAFETY: forwarded from the caller.
+    let desc: &'static TaskDesc = unsafe { &*desc };
+    let unrun = Unrun { block, desc };
+    Box::into_raw(Box::new(Defer::guarded(move || run_block(unrun).map(drop))))
+}
+
+/// The drop glue of a `Defer`: makes its call as `crate::defers` rules, and fails at this drop
+/// with a trap of the call.
+///
+/// # Safety
+/// `defer` comes from [`nagi_rt_defer_new`] and is dropped once.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nagi_rt_defer_drop(defer: *mut Defer) {
+    // SAFETY: forwarded from the caller; the box is freed here.
+    let mut defer = unsafe { Box::from_raw(defer) };
+    let failure = defer.run();
+    drop(defer);
+    if let Some(payload) = failure {
+        guard::fail_with(payload)
+    }
 }
 
 /// `task.join` (consumes `task`): an operation whose finish writes the task's result; it fails

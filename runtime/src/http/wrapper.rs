@@ -135,8 +135,10 @@ async fn run(
     // A failure recorded on this thread and never answered (none is) must not answer this one.
     crate::failure::take();
     // The handler is called inside the guarded future, so a panic before its first await is
-    // caught too.
-    match AssertUnwindSafe(async move { handler.call(request).await }).catch_unwind().await {
+    // caught too. An abandoned request drops it inside `Cancellable`, so that its deferred calls
+    // run as a cancellation's (`crate::defers`).
+    let handler = crate::defers::Cancellable::new(async move { handler.call(request).await });
+    match AssertUnwindSafe(handler).catch_unwind().await {
         Ok(reply) => reply_response(reply, &method, &path),
         Err(payload) => panic_response(payload),
     }

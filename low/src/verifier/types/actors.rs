@@ -65,7 +65,7 @@ impl<'a> OpCheck<'_, 'a> {
     }
 
     /// The function `id`, named in `self.name` from here on, or an error when it does not exist.
-    fn named_function(&mut self, id: FuncId) -> Option<(&'a FunctionData, String)> {
+    pub(super) fn named_function(&mut self, id: FuncId) -> Option<(&'a FunctionData, String)> {
         let Some(data) = self.cx.module.functions.get(id) else {
             let message = format!(
                 "`{}` names function #{}, which does not exist; the module has {} functions",
@@ -78,11 +78,6 @@ impl<'a> OpCheck<'_, 'a> {
         };
         let name = format!("${}", data.name);
         self.name = format!("{} {name}", self.name);
-        if data.is_async {
-            let message =
-                format!("{name} is async; an actor runs plain functions, each to completion before the next message");
-            self.error(code::ACTOR_MESSAGE, message);
-        }
         Some((data, name))
     }
 
@@ -110,6 +105,11 @@ impl<'a> OpCheck<'_, 'a> {
         let types: Vec<_> = args.iter().map(|a| self.operand(a)).collect();
         let class = self.actor_class(actor);
         let (data, name) = self.named_function(handler)?;
+        if data.is_async {
+            let message =
+                format!("{name} is async; an actor runs plain functions, each to completion before the next message");
+            self.error(code::ACTOR_MESSAGE, message);
+        }
         let state = data.params.first().and_then(|p| data.locals.get(*p)).map(|l| &l.ty);
         let expected = class.map(|c| Type::reference(true, Type::Class(c)));
         match (state, &expected) {
