@@ -165,6 +165,11 @@ pub fn check(
         spawned
     };
     let (spawned, spawned_blocking) = (spawned_by(false), spawned_by(true));
+    let mut deferred: Vec<FnIdx> = effects.iter().flat_map(|e| e.defers.iter().map(|(f, _)| *f)).collect();
+    deferred.sort_unstable();
+    deferred.dedup();
+    // Only a function that borrows a parameter needs an owning function to be deferred.
+    deferred.retain(|&f| functions[f].params.iter().any(|&p| !functions[f].locals[p].ty.is_copy()));
 
     if !diags.is_empty() {
         // A stable sort keeps the order of diagnostics at one position as they were found.
@@ -187,6 +192,7 @@ pub fn check(
         functions,
         spawned,
         spawned_blocking,
+        deferred,
         actors: items.tir_actors(),
         supervisors: items.tir_supervisors(),
     })
@@ -210,6 +216,8 @@ struct Effects {
     suspends: Option<Span>,
     /// Every `spawn` and `spawn_blocking` (true), with the function it starts.
     spawns: Vec<(FnIdx, Span, bool)>,
+    /// Every `defer`, with the function it calls.
+    defers: Vec<(FnIdx, Span)>,
 }
 
 /// Which functions have a property that a call passes on to the caller: `seed` says which have
@@ -250,6 +258,16 @@ fn check_spawns(items: &Items, effects: &[Effects], uses_db: &[bool], is_async: 
                     error(H417, span, format!("`{name}` waits, so it cannot run on the blocking pool"), "waits")
                         .note("the blocking pool runs plain computations; `spawn` a function that waits"),
                 );
+            }
+        }
+        // A deferred call runs inside a drop, which cannot wait (the database waits too).
+        for &(func, span) in &effect.defers {
+            if is_async.get(func) == Some(&true) || uses_db.get(func) == Some(&true) {
+                let name = &items.fns[func].name;
+                diags.push(error(H425, span, format!("`{name}` waits, so it cannot be deferred"), "waits").note(
+                    "a deferred call runs when its block is left or its task is cancelled, and cannot wait for \
+                     the database, tasks, actors or `sleep` then",
+                ));
             }
         }
     }
@@ -380,7 +398,14 @@ fn check_function(
         transaction_loop_depth: None,
         iterating: Vec::new(),
         ret: info.ret.clone(),
-        effects: Effects { db_use: None, calls: Vec::new(), fails_at: None, suspends: None, spawns: Vec::new() },
+        effects: Effects {
+            db_use: None,
+            calls: Vec::new(),
+            fails_at: None,
+            suspends: None,
+            spawns: Vec::new(),
+            defers: Vec::new(),
+        },
         prelude: Vec::new(),
         try_depth: 0,
         scope_depth: 0,
@@ -577,6 +602,7 @@ const H416: &str = "H416";
 const H417: &str = "H417";
 const H418: &str = "H418";
 const H419: &str = "H419";
+const H425: &str = "H425";
 const H240: &str = "H240";
 const H501: &str = "H501";
 const H502: &str = "H502";

@@ -99,6 +99,7 @@ pub fn lower_for(program: &Program, module_name: &str, tests: bool) -> Result<Mo
         .collect();
     let tasks = tasks::declare_task_functions(&mut module, program, &program.spawned, "task");
     let blocking = tasks::declare_task_functions(&mut module, program, &program.spawned_blocking, "blocking");
+    let deferred = tasks::declare_task_functions(&mut module, program, &program.deferred, "defer");
     let messages = actors::declare_message_functions(&mut module, program);
     let supervisors = actors::declare_supervisors(&mut module, program, &functions);
     let mut errors = Vec::new();
@@ -110,6 +111,7 @@ pub fn lower_for(program: &Program, module_name: &str, tests: bool) -> Result<Mo
             functions: &functions,
             tasks: &tasks,
             blocking: &blocking,
+            deferred: &deferred,
             messages: &messages,
             supervisors: &supervisors,
         };
@@ -122,6 +124,7 @@ pub fn lower_for(program: &Program, module_name: &str, tests: bool) -> Result<Mo
     }
     tasks::define_task_functions(&mut module, &functions, &tasks, true);
     tasks::define_task_functions(&mut module, &functions, &blocking, false);
+    tasks::define_task_functions(&mut module, &functions, &deferred, false);
     actors::define_message_functions(&mut module, &functions, &messages);
     if tests {
         let ids: Vec<FuncId> = program.tests.iter().map(|t| functions[t.function]).collect();
@@ -175,6 +178,8 @@ struct Shared<'a> {
     tasks: &'a [Option<FuncId>],
     /// The blocking-pool function of each function `spawn_blocking` starts (`lower/tasks.rs`).
     blocking: &'a [Option<FuncId>],
+    /// The owning function of each function a `defer` calls (`lower/tasks.rs`).
+    deferred: &'a [Option<FuncId>],
     /// The message function of each handler that borrows a parameter (`lower/actors.rs`).
     messages: &'a [Option<FuncId>],
     /// The Low index of each supervisor (`lower/actors.rs`).

@@ -625,7 +625,7 @@ impl Rewriter<'_> {
                 }
                 self.block(body);
             }
-            StmtKind::Return(Some(e)) | StmtKind::Expr(e) => self.expr(e),
+            StmtKind::Return(Some(e)) | StmtKind::Expr(e) | StmtKind::Defer(e) => self.expr(e),
             StmtKind::Transaction(body) | StmtKind::Scope(body) => self.block(body),
             StmtKind::Match { scrutinee, arms } => {
                 self.expr(scrutinee);

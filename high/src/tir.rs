@@ -39,6 +39,9 @@ pub struct Program {
     /// The functions some `spawn_blocking` starts, each once, in index order: each gets a plain
     /// function in Low that owns its arguments.
     pub spawned_blocking: Vec<FnIdx>,
+    /// The functions some `defer` calls that borrow a parameter, each once, in index order: each
+    /// gets a plain function in Low that owns its arguments.
+    pub deferred: Vec<FnIdx>,
     /// The actors, in source order.
     pub actors: Vec<Actor>,
     /// The supervisors, in source order.
@@ -328,6 +331,12 @@ pub enum StmtKind {
     Transaction(Block),
     /// `scope { … }`: the block, after which every task spawned in it has finished.
     Scope(Block),
+    /// `defer func(args)`: the call of a plain function that cannot fail, made when the
+    /// enclosing block is left or its task cancelled; `args` are evaluated here.
+    Defer {
+        func: FnIdx,
+        args: Vec<Expr>,
+    },
     /// `match scrutinee { arms }`: the first arm with a matching pattern runs. The checker has
     /// proven the arms exhaustive, so the last arm may run without a test.
     Match {

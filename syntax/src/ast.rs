@@ -281,6 +281,8 @@ pub enum StmtKind {
     Transaction(Block),
     /// `scope { }`: the tasks spawned inside end before the block does.
     Scope(Block),
+    /// `defer f(args)`: the call runs when the enclosing block is left or its task cancelled.
+    Defer(Expr),
     /// `match e { pattern => { } … }`
     Match {
         scrutinee: Expr,

@@ -94,6 +94,7 @@ fn stmt(s: &Stmt) -> String {
         StmtKind::Return(Some(e)) => format!("return {}", sx(e)),
         StmtKind::Transaction(b) => format!("db.transaction {}", block(b)),
         StmtKind::Scope(b) => format!("scope {}", block(b)),
+        StmtKind::Defer(e) => format!("defer {}", sx(e)),
         StmtKind::Match { scrutinee, arms } => {
             let arms: Vec<String> = arms
                 .iter()
@@ -281,6 +282,7 @@ for i in 0..n { print(i) }
 for x in xs { print(x) }
 if let v = opt { print(v) } else { return }
 db.transaction { db.exec(q) }
+scope { defer close(a, \"x\") }
 print(a)
 return a + 1";
     assert_eq!(
@@ -289,7 +291,7 @@ return a + 1";
          (.f (index xs 0)) = c; while (> c 0) {c -= 1; if (== c 5) {break}; continue}; \
          for i in 0..n {(call print i)}; for x in xs {(call print x)}; \
          if let v = opt {(call print v)} else {return}; db.transaction {(db.exec q)}; \
-         (call print a); return (+ a 1)}"
+         scope {defer (call close a \"x\")}; (call print a); return (+ a 1)}"
     );
 }
 

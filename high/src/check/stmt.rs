@@ -116,6 +116,7 @@ impl Body<'_, '_> {
             ast::StmtKind::Return(value) => self.return_stmt(value.as_ref(), stmt.span),
             ast::StmtKind::Match { scrutinee, arms } => self.match_stmt(scrutinee, arms, stmt.span),
             ast::StmtKind::Scope(body) => self.scope_stmt(body, stmt.span),
+            ast::StmtKind::Defer(call) => self.defer_stmt(call, stmt.span),
             ast::StmtKind::Transaction(body) => {
                 self.effects.db_use.get_or_insert(stmt.span);
                 if self.transaction_loop_depth.is_some() {

@@ -10,7 +10,7 @@
 use nagi_syntax::ast::{self, Span};
 
 use super::expr::mk;
-use super::{Body, H416, H417, error};
+use super::{Body, H416, H417, H425, error};
 use crate::tir::{Block, Builtin, Expr, ExprKind, ParamMode, StmtKind, Ty};
 
 impl Body<'_, '_> {
@@ -73,6 +73,49 @@ impl Body<'_, '_> {
         }
         self.effects.spawns.push((func, span, blocking));
         Some(mk(ExprKind::Spawn { func, args, blocking }, Ty::Task(Box::new(value.ty)), span))
+    }
+
+    /// `defer call`: `call` is a call of a program function that cannot fail and takes no
+    /// `inout` parameter; its arguments are evaluated and consumed here, as a `spawn`'s are.
+    /// Whether the function waits is checked once every function's effects are known.
+    pub(super) fn defer_stmt(&mut self, call: &ast::Expr, span: Span) -> Option<StmtKind> {
+        let not_a_call = |body: &mut Self, span: Span| {
+            body.report(
+                error(H425, span, "`defer` takes a call of a function of the program", "not such a call").note(
+                    "write `defer f(…)`, where `f` is a function of this program or an imported module; to defer \
+                     a builtin such as `print`, call it from such a function",
+                ),
+            );
+        };
+        let ast::ExprKind::Call { callee, .. } = &call.kind else {
+            not_a_call(self, call.span);
+            return None;
+        };
+        if let Some(&func) = self.items.fn_by_name.get(&callee.name)
+            && self.items.fns[func].fails
+        {
+            self.report(
+                error(H425, call.span, format!("`{}` can fail, so it cannot be deferred", callee.name), "can fail")
+                    .note("a deferred call has nobody to pass a failure on to; defer a function that handles it"),
+            );
+            return None;
+        }
+        let value = self.infer(call, None)?;
+        let ExprKind::Call { func, args } = value.kind else {
+            not_a_call(self, call.span);
+            return None;
+        };
+        let info = &self.items.fns[func];
+        if info.params.iter().any(|p| p.mode == ParamMode::Inout) {
+            let name = info.name.clone();
+            self.report(
+                error(H425, call.span, format!("`{name}` has an `inout` parameter, so it cannot be deferred"), "inout")
+                    .note("a deferred call owns what it is given and cannot write to the caller's values"),
+            );
+            return None;
+        }
+        self.effects.defers.push((func, span));
+        Some(StmtKind::Defer { func, args })
     }
 
     /// Whether `receiver` is a task handle: a `spawn`, or a variable holding what one gave.

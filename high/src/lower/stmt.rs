@@ -80,6 +80,7 @@ impl FnCx<'_> {
             }
             StmtKind::Assign { place, value } => self.statement(|cx| cx.assign(place, value)),
             StmtKind::Expr(expr) => self.statement(|cx| cx.eval_effect(expr)),
+            StmtKind::Defer { func, args } => self.defer(*func, args),
             StmtKind::If { cond, then_block, else_block } => {
                 let mut cond_op = Operand::Const(Constant::Bool(true));
                 self.statement(|cx| cond_op = cx.operand(cond));

@@ -1,6 +1,9 @@
 //! Lowering of tasks: a `scope` block becomes `scope.new` … `await scope.end` (also on every
 //! `return`, `break` and `continue` that leaves it, so no task outlives the block), `spawn f(…)`
 //! becomes `scope.spawn` of `f`'s task function, and `h.join()` becomes `await task.join`.
+//! `defer f(…)` becomes `defer.new` of `f`'s owning function into a hidden local that the
+//! block's drops then drop: the call runs when the block is left, or when a cancelled frame is
+//! dropped.
 //!
 //! A task cannot borrow from its parent, so each spawned function `f` gets a task function
 //! `f__task` in Low (`__` cannot occur in a High name) that owns its arguments: it takes each
@@ -54,6 +57,26 @@ impl FnCx<'_> {
         let callee = wrappers[func].unwrap_or(self.shared.functions[func]);
         self.emit(OpKind::ScopeSpawn { dest, scope, callee, args: operands, blocking });
         self.in_flight.truncate(held);
+    }
+
+    /// `defer func(args)`: a hidden `Defer` local of the enclosing scope, dropped (so the call
+    /// made) with the scope's other bindings, in reverse declaration order, at its end and on
+    /// every `return`, `break` and `continue` that leaves it; a cancelled frame drops it too.
+    pub(super) fn defer(&mut self, func: usize, args: &[Expr]) {
+        let name = self.fresh_name("defer");
+        let dest = self.f.locals.alloc(LocalData { name, ty: Type::Defer });
+        let depth = self.loop_depth();
+        self.loop_depth_of.insert(dest, depth);
+        self.scopes.last_mut().expect("inside a scope").owned.push(dest);
+        let callee = self.shared.deferred[func].unwrap_or(self.shared.functions[func]);
+        self.statement(|cx| {
+            cx.pin_clobbered(&args.iter().collect::<Vec<_>>());
+            let held = cx.in_flight.len();
+            let operands: Vec<Operand> = args.iter().map(|a| cx.held_operand(a)).collect();
+            cx.emit(OpKind::DeferNew { dest, callee, args: operands });
+            cx.in_flight.truncate(held);
+        });
+        self.state.insert(dest, Own::Live);
     }
 
     /// `handle.join()` into `dest`.
