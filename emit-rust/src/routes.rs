@@ -72,5 +72,5 @@ pub fn service_main(out: &mut String, module: &Module) {
             route.path
         );
     }
-    out.push_str("        ],\n    })\n}\n");
+    out.push_str("        ],\n        queues: ::std::vec![],\n    })\n}\n");
 }

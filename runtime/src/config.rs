@@ -57,6 +57,11 @@ pub struct Config {
           value_parser = clap::value_parser!(u16).range(1..))]
     pub blocking_threads: u16,
 
+    /// How long a stopping service waits for running job attempts to finish before it cancels
+    /// them (they are rolled back and run again at the next start), in milliseconds.
+    #[arg(long = "shutdown-grace-ms", env = "NAGI_SHUTDOWN_GRACE_MS", value_name = "MS", default_value_t = 10_000)]
+    pub shutdown_grace_ms: u64,
+
     /// Most connections open at once; a connection beyond it is answered 503 and closed.
     #[arg(long = "max-connections", env = "NAGI_MAX_CONNECTIONS", value_name = "N", default_value_t = 10_000,
           value_parser = clap::value_parser!(u32).range(1..))]
@@ -109,6 +114,7 @@ impl Config {
             idle_timeout_ms: 60_000,
             max_connections: 10_000,
             blocking_threads: 4,
+            shutdown_grace_ms: 10_000,
             log: LogLevel::Info,
         }
     }

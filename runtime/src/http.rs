@@ -13,6 +13,9 @@ mod connections;
 mod dispatch;
 mod wrapper;
 
+pub(crate) use dispatch::next_request_id;
+pub(crate) use wrapper::EndGuard;
+
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -152,6 +155,22 @@ impl Request {
     /// The raw body bytes.
     pub fn body(&self) -> &[u8] {
         &self.body
+    }
+
+    /// The request an attempt of a job of `queue` hands its handler (`crate::queues`): a `POST
+    /// /queues/<queue>` with the job as its JSON `body` and the attempt number as the query
+    /// parameter `attempt`.
+    pub(crate) fn for_job(queue: &str, payload: Vec<u8>, attempt: i64) -> Request {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        Request {
+            method: Method::POST,
+            path: format!("/queues/{queue}"),
+            params: Vec::new(),
+            query: vec![("attempt".to_owned(), attempt.to_string())],
+            headers,
+            body: Bytes::from(payload),
+        }
     }
 
     fn query_text(&self, name: &str) -> Option<&str> {
@@ -385,7 +404,7 @@ pub enum Handler {
 
 impl Handler {
     /// The handler's future for `request`. Nothing runs until it is first polled.
-    fn call(self, request: Request) -> HandlerFuture {
+    pub(crate) fn call(self, request: Request) -> HandlerFuture {
         match self {
             Handler::Rust(handler) => handler(request),
             Handler::Llvm(route) => route.future(request),
@@ -413,7 +432,8 @@ pub struct Table {
     pub create_sql: &'static str,
 }
 
-/// A whole service: its name (the default database is `./<name>.db`), tables and routes.
+/// A whole service: its name (the default database is `./<name>.db`), tables, routes and job
+/// queues.
 pub struct Service {
     /// The service's name.
     pub name: &'static str,
@@ -421,6 +441,8 @@ pub struct Service {
     pub tables: Vec<Table>,
     /// Its routes.
     pub routes: Vec<Route>,
+    /// Its job queues (`crate::queues`), whose workers run while it serves.
+    pub queues: Vec<crate::queues::Queue>,
 }
 
 /// Why the server could not start or stopped with an error.
@@ -527,7 +549,10 @@ where
     F: Future<Output = ()> + Send + 'static,
 {
     install_hook(HookMode::Library);
-    let create: Vec<&'static str> = service.tables.iter().map(|table| table.create_sql).collect();
+    let mut create: Vec<&'static str> = service.tables.iter().map(|table| table.create_sql).collect();
+    if !service.queues.is_empty() {
+        create.extend(crate::queues::TABLES);
+    }
     let path = config.db.clone();
     // Opening waits for the database thread; keep that wait off the async workers.
     let busy = Duration::from_millis(config.busy_timeout_ms);
@@ -543,10 +568,20 @@ where
         }
     };
     let is_default = crate::db::set_default_if_unset(&database.handle());
+    let workers = match crate::queues::start(&service.queues, &database.handle()).await {
+        Ok(workers) => workers,
+        Err(error) => {
+            database.close().await;
+            return Err(ServeError::new(format!("cannot start the job queues: {error}")));
+        }
+    };
     let app = Arc::new(dispatch::Dispatch::new(&service, &config, database.handle()));
     let address = listener.local_addr().map_err(|e| ServeError::new(e.to_string()))?;
     tracing::info!(target: "nagi", "{} listening on http://{address} with database {}", service.name, config.db);
     connections::serve(listener, app, connections::Limits::from_config(&config), shutdown).await;
+    // No request is left to push a job; running attempts get the grace period, the rest stay
+    // queued for the next start.
+    workers.stop(Duration::from_millis(config.shutdown_grace_ms)).await;
     if is_default {
         crate::db::set_default(None);
     }

@@ -30,6 +30,7 @@ pub mod logging;
 pub mod map;
 pub mod ops;
 pub mod program;
+pub mod queues;
 pub mod rt;
 pub mod shaped_json;
 pub mod stack;

@@ -60,6 +60,7 @@ fn defaults() {
         idle_timeout_ms: 60_000,
         max_connections: 10_000,
         blocking_threads: 4,
+        shutdown_grace_ms: 10_000,
         log: LogLevel::Info,
     };
     assert_eq!(parse_in_child("", &[]), format!("{:?}", Ok::<_, ()>(expected)));
@@ -80,6 +81,7 @@ fn environment_and_flags() {
             ("NAGI_IDLE_TIMEOUT_MS", "2000"),
             ("NAGI_MAX_CONNECTIONS", "50"),
             ("NAGI_BLOCKING_THREADS", "8"),
+            ("NAGI_SHUTDOWN_GRACE_MS", "300"),
             ("NAGI_LOG", "debug"),
         ],
     );
@@ -94,6 +96,7 @@ fn environment_and_flags() {
         idle_timeout_ms: 2_000,
         max_connections: 50,
         blocking_threads: 8,
+        shutdown_grace_ms: 300,
         log: LogLevel::Debug,
     };
     assert_eq!(from_env, format!("{:?}", Ok::<_, ()>(expected.clone())));

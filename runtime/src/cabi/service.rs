@@ -245,6 +245,7 @@ pub unsafe fn to_service(desc: &'static ServiceDesc) -> Service {
                 handler: Handler::Llvm(LlvmRoute { desc: r, guarded_poll: desc.guarded_poll }),
             })
             .collect(),
+        queues: Vec::new(),
     }
 }
 

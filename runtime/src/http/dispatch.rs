@@ -26,6 +26,11 @@ use crate::db::DbHandle;
 /// Request ids are unique in the process and start at 1.
 static NEXT_REQUEST: AtomicU64 = AtomicU64::new(1);
 
+/// A fresh request id, never 0, unique in the process: a request's, or a job attempt's.
+pub(crate) fn next_request_id() -> u64 {
+    NEXT_REQUEST.fetch_add(1, Ordering::Relaxed)
+}
+
 /// One route's handler and its path parameters' names by position (the route table knows them
 /// as `p0`, `p1`, …; see [`positional_path`]).
 struct Endpoint {
@@ -110,7 +115,7 @@ impl Dispatch {
     /// JSON error body.
     pub(crate) async fn serve(&self, request: hyper::Request<Incoming>) -> Answer {
         let start = Instant::now();
-        let id = NEXT_REQUEST.fetch_add(1, Ordering::Relaxed);
+        let id = next_request_id();
         let method = request.method().clone();
         // A clone of the URI shares its bytes: no copy of the path per request.
         let uri = request.uri().clone();

@@ -57,11 +57,23 @@ fn json_answer(status: StatusCode, body: Vec<u8>) -> Answer {
 
 /// Tells the database thread that a request ended, also when its future is dropped (by the
 /// timeout, or a client that went away), so that a transaction it left open is rolled back and
-/// its deferred statements are discarded.
-struct EndGuard {
+/// its deferred statements are discarded. A job's attempt (`crate::queues`) has one too.
+pub(crate) struct EndGuard {
     id: u64,
     db: DbHandle,
     armed: bool,
+}
+
+impl EndGuard {
+    /// An armed guard of request `id` on `db`.
+    pub(crate) fn new(id: u64, db: DbHandle) -> EndGuard {
+        EndGuard { id, db, armed: true }
+    }
+
+    /// The request ended its transaction itself: nothing to tell when the guard goes.
+    pub(crate) fn disarm(&mut self) {
+        self.armed = false;
+    }
 }
 
 impl Drop for EndGuard {
@@ -86,7 +98,7 @@ pub(crate) async fn handle(
     let headers = context::ResponseHeaders::default();
     let context =
         RequestContext { id, db: shared.db.clone(), began: Arc::clone(&began), headers: Arc::clone(&headers) };
-    let mut guard = EndGuard { id, db: shared.db.clone(), armed: true };
+    let mut guard = EndGuard::new(id, shared.db.clone());
     let response = context::scope(context, run(shared, handler, params, request)).await;
     // Only a request that wrote (or began a transaction) has a transaction to end; a read-only
     // request needs no notice. A 2xx answer is sent only once its writes are committed.
@@ -100,7 +112,7 @@ pub(crate) async fn handle(
     } else {
         response
     };
-    guard.armed = false;
+    guard.disarm();
     // The headers a handler set belong to its answer, not to an error answer in its place.
     let mut response = response;
     if response.status().is_success() {

@@ -225,6 +225,7 @@ pub fn service() -> Service {
             Route { method: "POST", path: "/tx/trap", handler: Handler::Rust(tx_trap) },
             Route { method: "POST", path: "/tx/commit-early", handler: Handler::Rust(tx_commit_early) },
         ],
+        queues: Vec::new(),
     }
 }
 

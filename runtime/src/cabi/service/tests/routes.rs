@@ -134,6 +134,7 @@ fn rust_service() -> Service {
             route("POST", "/big", rust_big),
             route("GET", "/nulls", rust_nulls),
         ],
+        queues: Vec::new(),
     }
 }
 
