@@ -474,6 +474,7 @@ impl<'a, 'ctx, 'm> FnEmitter<'a, 'ctx, 'm> {
             | OpKind::ActorCall { .. }
             | OpKind::ActorSend { .. }
             | OpKind::SupervisorChild { .. }) => self.actor_op(op, kind)?,
+            OpKind::QueuePush { dest, queue, job, delay } => self.queue_push(op, *dest, *queue, *job, delay)?,
             OpKind::ArrayNew { dest } => {
                 let zero = cx.layouts.llvm(self.ty(*dest)).const_zero();
                 self.store_local(*dest, zero)?;

@@ -32,6 +32,7 @@ mod ir;
 mod jit;
 mod maps;
 mod ops;
+mod queues;
 mod runtime_calls;
 mod service;
 mod tasks;
@@ -274,7 +275,7 @@ fn check_supported(module: &Module, options: &Options, program: bool) -> Result<
             ));
         }
     }
-    if program && module.function_by_name("main").is_none() && module.routes.is_empty() {
+    if program && module.function_by_name("main").is_none() && !module.is_service() {
         return Err(Diagnostic::new(
             "M100",
             format!("module `{}` has nothing to run: it has neither a `main` function nor routes", module.name),
@@ -332,7 +333,7 @@ fn generate<'ctx>(
     // The entry may ask for glue and descriptors (a service's routes do), so it comes first.
     if entry == Entry::Jit {
         jit::entry_point(&cx)?;
-    } else if export.is_empty() && !low.routes.is_empty() {
+    } else if export.is_empty() && low.is_service() {
         service::emit(&cx)?;
     } else if export.is_empty() && low.function_by_name("main").is_some() {
         entry_point(&cx)?;

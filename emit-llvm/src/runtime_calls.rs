@@ -87,6 +87,8 @@ pub(crate) enum Rt {
     ActorClone,
     ActorDrop,
     SupervisorChild,
+    /// Job queues (runtime `cabi::queues`): Low §8.5's `queue.push`.
+    QueuePush,
 }
 
 /// Parameter and result kinds of the C signatures.
@@ -159,6 +161,7 @@ impl Rt {
             Rt::ActorClone => ("nagi_rt_actor_clone", &[Bytes], Some(Bytes), false),
             Rt::ActorDrop => ("nagi_rt_actor_drop", &[Bytes], None, false),
             Rt::SupervisorChild => ("nagi_rt_supervisor_child", &[Bytes, I64, Bytes, I64], Some(Bytes), false),
+            Rt::QueuePush => ("nagi_rt_queue_push", &[Bytes, I64, Bytes, Bytes, I64], Some(Bytes), false),
         }
     }
 }

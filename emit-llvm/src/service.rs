@@ -26,7 +26,7 @@ use nagi_low::{ArenaGet, FunctionData, ParamSource, RouteDecl};
 
 use crate::frames::{self, DONE, RESULT, STATE};
 use crate::runtime_calls::{self, Rt};
-use crate::{Cx, Error, descriptors, glue, ir};
+use crate::{Cx, Error, descriptors, glue, ir, queues};
 
 /// The size of the `jmp_buf` the guard reserves: glibc's is 200 bytes on x86-64 and 312 on
 /// AArch64; 512 leaves room on every Linux target.
@@ -40,6 +40,7 @@ pub(crate) fn emit(cx: &Cx<'_, '_>) -> Result<(), Error> {
         routes.push(route_desc(cx, index, route)?);
     }
     let tables: Vec<BasicValueEnum> = cx.low.tables.iter().map(|t| table_desc(cx, t)).collect::<Result<_, _>>()?;
+    let queues = queues::queue_descs(cx, routes.len(), |index, route| route_desc(cx, index, route))?;
     let service = struct_of(
         cx,
         &[
@@ -50,6 +51,8 @@ pub(crate) fn emit(cx: &Cx<'_, '_>) -> Result<(), Error> {
             array_global(cx, "nagi.routes", &routes, route_type(cx))?.into(),
             int(cx, routes.len() as u64),
             fn_ptr(cx, guarded).into(),
+            array_global(cx, "nagi.queues", &queues, queues::queue_type(cx))?.into(),
+            int(cx, queues.len() as u64),
         ],
     );
     let global = constant(cx, "nagi.service", service);

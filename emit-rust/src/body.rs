@@ -235,6 +235,21 @@ impl Cx<'_> {
                 );
                 assign(out, *dest, spawn)
             }
+            OpKind::QueuePush { dest, queue, job, delay } => {
+                let name = &self.module.queues[*queue].name;
+                let amp = if self.ty(*job).is_ref() { "" } else { "&" };
+                let push = format!(
+                    "nagi_runtime::queues::push_value({name:?}, {amp}{}, {}).await",
+                    self.l(*job),
+                    self.operand(delay)
+                );
+                match dest {
+                    Some(d) => assign(out, *d, push),
+                    None => {
+                        let _ = writeln!(out, "{push};");
+                    }
+                }
+            }
             OpKind::DeferNew { dest, callee, args } => {
                 // The arguments are evaluated here and moved into the deferred call, whose
                 // result is dropped.

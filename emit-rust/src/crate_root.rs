@@ -23,7 +23,7 @@ const ALLOWED_LINTS: &str = "unused_mut, unused_variables, unused_assignments, u
 /// The whole crate root for `module`.
 pub fn crate_root(module: &Module) -> Result<String, Diagnostic> {
     let main = module.function_by_name("main");
-    if main.is_none() && module.routes.is_empty() {
+    if main.is_none() && !module.is_service() {
         return Err(Diagnostic::new(
             "R100",
             format!("module `{}` has nothing to run: it has neither a `main` function nor routes", module.name),
@@ -37,7 +37,7 @@ pub fn crate_root(module: &Module) -> Result<String, Diagnostic> {
     out.push_str(&program_module(module));
     out.push('\n');
     match main {
-        _ if !module.routes.is_empty() => routes::service_main(&mut out, module),
+        _ if module.is_service() => routes::service_main(&mut out, module),
         Some(main) if module.functions[main].is_async => database_main(&mut out, module),
         _ => {
             let _ = writeln!(out, "fn main() {{\n    nagi_runtime::program::run_main(program::{});\n}}", ident("main"));
@@ -70,7 +70,11 @@ pub fn program_module(module: &Module) -> String {
         out.push('\n');
     }
     for (index, route) in module.routes.iter().enumerate() {
-        routes::route_handler(&mut out, module, index, route, &module.functions[route.handler]);
+        routes::route_handler(&mut out, module, &format!("route_{index}"), route, &module.functions[route.handler]);
+    }
+    for (index, queue) in module.queues.iter().enumerate() {
+        let route = queue.as_route();
+        routes::route_handler(&mut out, module, &format!("queue_{index}"), &route, &module.functions[queue.handler]);
     }
     supervisors::supervisors(&mut out, module);
     out.push_str("}\n");

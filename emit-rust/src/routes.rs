@@ -7,12 +7,13 @@ use nagi_low::{FunctionData, Module, ParamSource, RouteDecl, Type};
 
 use crate::names::{ident, rust_type};
 
-/// A route's handler: binds path, query, header and body parameters by the Low handler's parameter
-/// names and types, calls it, and encodes the result (POST answers 201, `none` answers 404).
-pub fn route_handler(out: &mut String, module: &Module, index: usize, route: &RouteDecl, handler: &FunctionData) {
+/// A route's handler `name` (a queue's too, through [`nagi_low::QueueDecl::as_route`]): binds
+/// path, query, header and body parameters by the Low handler's parameter names and types,
+/// calls it, and encodes the result (POST answers 201, `none` answers 404).
+pub fn route_handler(out: &mut String, module: &Module, name: &str, route: &RouteDecl, handler: &FunctionData) {
     let _ = writeln!(
         out,
-        "    pub fn route_{index}(request: nagi_runtime::http::Request) -> nagi_runtime::http::HandlerFuture {{"
+        "    pub fn {name}(request: nagi_runtime::http::Request) -> nagi_runtime::http::HandlerFuture {{"
     );
     out.push_str("        ::std::boxed::Box::pin(async move {\n");
     let mut args = Vec::new();
@@ -72,5 +73,15 @@ pub fn service_main(out: &mut String, module: &Module) {
             route.path
         );
     }
-    out.push_str("        ],\n        queues: ::std::vec![],\n    })\n}\n");
+    out.push_str("        ],\n        queues: ::std::vec![\n");
+    for (index, queue) in module.queues.iter().enumerate() {
+        let (min, max) = queue.backoff_ms;
+        let _ = writeln!(
+            out,
+            "            nagi_runtime::queues::Queue {{ name: {:?}, handler: nagi_runtime::http::Handler::Rust(program::queue_{index}), \
+             workers: {}, max_attempts: {}, backoff_min_ms: {min}, backoff_max_ms: {max} }},",
+            queue.name, queue.workers, queue.max_attempts
+        );
+    }
+    out.push_str("        ],\n    })\n}\n");
 }

@@ -91,6 +91,7 @@ mod expr;
 mod failures;
 mod items;
 mod maps;
+mod queues;
 mod stmt;
 mod tasks;
 #[cfg(test)]
@@ -195,6 +196,7 @@ pub fn check(
         deferred,
         actors: items.tir_actors(),
         supervisors: items.tir_supervisors(),
+        queues: items.tir_queues(),
     })
 }
 
@@ -441,8 +443,12 @@ fn check_function(
         locals: body.locals,
         body: block,
         is_async: false,
-        is_route: info.route.is_some(),
-        fails: if info.route.is_some() || info.test.is_some() { body.effects.fails_at.is_some() } else { info.fails },
+        is_route: info.route.is_some() || info.queue.is_some(),
+        fails: if info.route.is_some() || info.queue.is_some() || info.test.is_some() {
+            body.effects.fails_at.is_some()
+        } else {
+            info.fails
+        },
         span: info.span,
     };
     (function, body.effects)
@@ -603,6 +609,7 @@ const H417: &str = "H417";
 const H418: &str = "H418";
 const H419: &str = "H419";
 const H425: &str = "H425";
+const H426: &str = "H426";
 const H240: &str = "H240";
 const H501: &str = "H501";
 const H502: &str = "H502";

@@ -28,6 +28,7 @@ mod failures;
 mod maps;
 mod order;
 mod patterns;
+mod queues;
 mod stmt;
 mod tasks;
 mod testing;
@@ -102,6 +103,7 @@ pub fn lower_for(program: &Program, module_name: &str, tests: bool) -> Result<Mo
     let deferred = tasks::declare_task_functions(&mut module, program, &program.deferred, "defer");
     let messages = actors::declare_message_functions(&mut module, program);
     let supervisors = actors::declare_supervisors(&mut module, program, &functions);
+    queues::declare_queues(&mut module, program, &functions);
     let mut errors = Vec::new();
     for (index, function) in program.functions.iter().enumerate() {
         let types = Types { classes: &classes, enums: &enums };
@@ -298,9 +300,15 @@ impl<'a> FnCx<'a> {
     /// (shadowed names get a numeric suffix).
     fn declare_locals(&mut self) {
         let defaults: HashMap<usize, ()> = self.tir.defaults.iter().map(|(l, _)| (*l, ())).collect();
+        let queue_handler = self.is_queue_handler();
         for (index, local) in self.tir.locals.iter().enumerate() {
             let is_param = self.tir.params.contains(&index);
-            let name = self.unique_name(&local.name);
+            // A queue's handler receives the job and the attempt under the names Low binds.
+            let written = match self.tir.params.iter().position(|&p| p == index) {
+                Some(i) if queue_handler => queues::PARAM_NAMES[i.min(1)],
+                _ => &local.name,
+            };
+            let name = self.unique_name(written);
             let (ty, is_ref) = match local.kind {
                 LocalKind::Param(mode) if defaults.contains_key(&index) => {
                     (Type::Option(Box::new(self.shared.types.param(&local.ty, mode))), false)

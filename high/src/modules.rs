@@ -468,6 +468,20 @@ impl Rewriter<'_> {
                     ));
                 }
             }
+            Item::Queue(q) => {
+                // Queues live in the program's main file, as supervisors do: their names are
+                // the service's, and the database's rows name them.
+                if q.name.name != self.this().qualified(&q.name.name) {
+                    self.diags.push(error(
+                        "H426",
+                        q.name.span,
+                        "a queue is declared in the program's main file",
+                        "in an imported module",
+                    ));
+                }
+                self.params(&mut q.handler.params);
+                self.block(&mut q.handler.body);
+            }
             Item::Actor(a) => {
                 a.name.name = self.this().qualified(&a.name.name);
                 for field in &mut a.fields {

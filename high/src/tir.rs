@@ -46,6 +46,23 @@ pub struct Program {
     pub actors: Vec<Actor>,
     /// The supervisors, in source order.
     pub supervisors: Vec<Supervisor>,
+    /// The job queues, in source order.
+    pub queues: Vec<Queue>,
+}
+
+/// A durable job queue: its rules and the function that runs a job (a handler like a route's,
+/// whose parameters are the job and, optionally, the attempt's number).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Queue {
+    pub name: String,
+    pub handler: FnIdx,
+    /// How many jobs run at once, 1 to 1024.
+    pub workers: u32,
+    /// How many times a job runs at most before it is dead-lettered, at least 1.
+    pub max_attempts: u32,
+    /// The delay after a first failure and the longest delay, in milliseconds.
+    pub backoff_ms: (u64, u64),
+    pub span: Span,
 }
 
 /// A supervisor: its restart rules and its children.
@@ -401,6 +418,10 @@ impl Expr {
                 | ExprKind::Db { args, .. }
                 | ExprKind::Spawn { args, .. } => stack.extend(args.iter()),
                 ExprKind::ActorStart { .. } | ExprKind::SupervisorChild { .. } => {}
+                ExprKind::QueuePush { job, delay, .. } => {
+                    stack.push(job);
+                    stack.extend(delay.as_deref());
+                }
                 ExprKind::ActorCall { actor, args, .. } => {
                     stack.push(actor);
                     stack.extend(args.iter());
@@ -453,7 +474,9 @@ impl Expr {
     /// or a database operation (both may print, write or trap).
     pub fn has_call(&self) -> bool {
         let mut found = false;
-        self.walk(&mut |e| found |= matches!(e.kind, ExprKind::Call { .. } | ExprKind::Db { .. }));
+        self.walk(&mut |e| {
+            found |= matches!(e.kind, ExprKind::Call { .. } | ExprKind::Db { .. } | ExprKind::QueuePush { .. })
+        });
         found
     }
 
@@ -664,6 +687,15 @@ pub enum ExprKind {
     /// `h.join()`: waits for the task whose handle the local `h` is (consumed) and gives its
     /// result.
     Join(Box<Expr>),
+    /// `q.push(job[, delay])`: pushes `job` (evaluated, then borrowed) on the queue of that
+    /// index (into `Program::queues`), to run no sooner than `delay` milliseconds (an `i64`)
+    /// from now; the job's id, an `i64`. A database statement (inside a request, part of its
+    /// transaction).
+    QueuePush {
+        queue: usize,
+        job: Box<Expr>,
+        delay: Option<Box<Expr>>,
+    },
     /// `Name.start()`: starts the actor of that index (into `Program::actors`); its handle.
     ActorStart {
         actor: usize,

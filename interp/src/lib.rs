@@ -93,6 +93,12 @@ pub fn check(module: &Module) -> Result<FuncId, Diagnostic> {
             ),
         ));
     }
+    if let Some(queue) = module.queues.first() {
+        return Err(Diagnostic::new(
+            "I101",
+            format!("the interpreter does not run services (queue {}); build services with --backend=rust", queue.name),
+        ));
+    }
     for func in module.functions.values() {
         for op in func.ops.values() {
             if matches!(
@@ -101,10 +107,12 @@ pub fn check(module: &Module) -> Result<FuncId, Diagnostic> {
                     | OpKind::ActorStart { .. }
                     | OpKind::SupervisorChild { .. }
                     | OpKind::DeferNew { .. }
+                    | OpKind::QueuePush { .. }
             ) {
                 let what = match op.kind {
                     OpKind::ScopeNew { .. } => "tasks",
                     OpKind::DeferNew { .. } => "deferred calls",
+                    OpKind::QueuePush { .. } => "job queues",
                     _ => "actors",
                 };
                 return Err(Diagnostic::new(

@@ -175,6 +175,7 @@ pub fn cannot_fail(kind: &OpKind) -> bool {
         | OpKind::RuntimeCall { .. }
         | OpKind::ScopeSpawn { .. }
         | OpKind::DeferNew { .. }
+        | OpKind::QueuePush { .. }
         | OpKind::ScopeEnd { .. }
         | OpKind::TaskJoin { .. }
         | OpKind::ActorStart { .. }

@@ -34,6 +34,8 @@ pub struct Module {
     /// Supervisors, in declaration order; a nested one is declared before its parent
     /// (docs/low.md §8.3).
     pub supervisors: Vec<SupervisorDecl>,
+    /// Durable job queues, in declaration order (docs/low.md §8.5).
+    pub queues: Vec<QueueDecl>,
 }
 
 impl Module {
@@ -50,6 +52,11 @@ impl Module {
     /// The enum called `name`, if any.
     pub fn enum_by_name(&self, name: &str) -> Option<EnumId> {
         self.enums.iter().find(|(_, e)| e.name == name).map(|(id, _)| id)
+    }
+
+    /// Whether the module is a service: it has routes or job queues, which the runtime serves.
+    pub fn is_service(&self) -> bool {
+        !self.routes.is_empty() || !self.queues.is_empty()
     }
 
     /// The function called `name` (without the `$` sigil), if any.
@@ -157,6 +164,34 @@ pub struct RouteDecl {
     pub handler: FuncId,
     /// The handler's parameters bound from request headers, in declaration order.
     pub headers: Vec<String>,
+}
+
+/// A durable job queue (docs/low.md §8.5): `queue NAME $handler workers N max_attempts M
+/// backoff Ams Bms`. The handler is bound as a route's is: `%body` (an owned class) is the job,
+/// and an `i64` parameter `%attempt`, if it has one, the attempt's number from 1.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QueueDecl {
+    pub name: String,
+    pub handler: FuncId,
+    /// How many attempts of the queue run at once.
+    pub workers: u32,
+    /// How many attempts a job gets before it is dead-lettered.
+    pub max_attempts: u32,
+    /// The delay after a first failed attempt and the longest delay, in milliseconds.
+    pub backoff_ms: (u64, u64),
+}
+
+impl QueueDecl {
+    /// The route an attempt's request would take (`POST /queues/NAME`): the one the runtime
+    /// hands the handler, so that both emitters bind its parameters exactly as a route's.
+    pub fn as_route(&self) -> RouteDecl {
+        RouteDecl {
+            method: HttpMethod::Post,
+            path: format!("/queues/{}", self.name),
+            handler: self.handler,
+            headers: Vec::new(),
+        }
+    }
 }
 
 /// A supervisor: its rules and its children (docs/low.md §8.3). The supervisors that are no

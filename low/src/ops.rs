@@ -106,6 +106,8 @@ name_table! {
         SupervisorChild => "supervisor.child",
         /// `%d = defer.new $f(args)`
         DeferNew => "defer.new",
+        /// `[%d =] await queue.push NAME, %job, delay`
+        QueuePush => "queue.push",
         /// `%d = string "text"`
         String => "string",
         /// `%d = str.len %s`
@@ -485,6 +487,16 @@ pub enum OpKind {
         callee: FuncId,
         args: Vec<Operand>,
     },
+    /// Pushes a job on the queue `queue` (an index into `Module::queues`): `job` (a value or a
+    /// reference of the queue's job class, borrowed) as JSON, to run no sooner than `delay` (an
+    /// `i64`, milliseconds) from now; `dest` is the job's id (`i64`). Inside a route handler it
+    /// is part of the request's transaction. Always awaited (it is a database statement).
+    QueuePush {
+        dest: Option<LocalId>,
+        queue: usize,
+        job: LocalId,
+        delay: Operand,
+    },
     /// A new owned `String` holding `value` (allocates).
     StringLit {
         dest: LocalId,
@@ -702,6 +714,7 @@ impl OpKind {
             OpKind::ActorSend { .. } => Opcode::ActorSend,
             OpKind::SupervisorChild { .. } => Opcode::SupervisorChild,
             OpKind::DeferNew { .. } => Opcode::DeferNew,
+            OpKind::QueuePush { .. } => Opcode::QueuePush,
             OpKind::StringLit { .. } => Opcode::String,
             OpKind::StrLen { .. } => Opcode::StrLen,
             OpKind::StrConcat { .. } => Opcode::StrConcat,
@@ -777,7 +790,8 @@ impl OpKind {
             OpKind::Call { dest, .. }
             | OpKind::RuntimeCall { dest, .. }
             | OpKind::TaskJoin { dest, .. }
-            | OpKind::ActorCall { dest, .. } => *dest,
+            | OpKind::ActorCall { dest, .. }
+            | OpKind::QueuePush { dest, .. } => *dest,
             OpKind::ForRange { var, .. } | OpKind::ForEach { var, .. } => Some(*var),
             OpKind::FieldSet { .. }
             | OpKind::ArraySet { .. }
@@ -865,13 +879,15 @@ impl OpKind {
     }
 
     /// Whether this operation suspends its function: an awaited call, `scope.end`,
-    /// `task.join`, `actor.call` or `actor.send`.
+    /// `task.join`, `actor.call`, `actor.send` or `queue.push`.
     pub fn is_await(&self) -> bool {
         match self {
             OpKind::Call { awaited, .. } | OpKind::RuntimeCall { awaited, .. } => *awaited,
-            OpKind::ScopeEnd { .. } | OpKind::TaskJoin { .. } | OpKind::ActorCall { .. } | OpKind::ActorSend { .. } => {
-                true
-            }
+            OpKind::ScopeEnd { .. }
+            | OpKind::TaskJoin { .. }
+            | OpKind::ActorCall { .. }
+            | OpKind::ActorSend { .. }
+            | OpKind::QueuePush { .. } => true,
             _ => false,
         }
     }

@@ -16,7 +16,7 @@ use crate::entities::{BlockId, ClassId, EnumId, FieldIndex, FuncId, LabelId, Loc
 use crate::lexer::{Token, TokenKind, lex};
 use crate::module::{
     BlockData, ChildDecl, ChildKind, ClassData, EnumData, FORMAT_VERSION, FieldData, FunctionData, HttpMethod,
-    LocalData, Module, OpData, RouteDecl, Strategy, SupervisorDecl, TableDecl, VariantData,
+    LocalData, Module, OpData, QueueDecl, RouteDecl, Strategy, SupervisorDecl, TableDecl, VariantData,
 };
 use crate::ops::OpKind;
 use crate::source::{Anchor, FunctionSpans, SourceMap, Span};
@@ -317,13 +317,14 @@ impl Parser {
                     "table" => self.table()?,
                     "route" => self.route()?,
                     "supervisor" => self.supervisor()?,
+                    "queue" => self.queue()?,
                     "fn" | "async" => {
                         let id = next_function.next().ok_or_else(|| self.error("`fn $name`"))?;
                         self.function(id)?;
                     }
-                    _ => return Err(self.error("`class`, `enum`, `table`, `route`, `supervisor`, `fn` or `async fn`")),
+                    _ => return Err(self.error("`class`, `enum`, `table`, `route`, `supervisor`, `queue`, `fn` or `async fn`")),
                 },
-                _ => return Err(self.error("`class`, `enum`, `table`, `route`, `supervisor`, `fn` or `async fn`")),
+                _ => return Err(self.error("`class`, `enum`, `table`, `route`, `supervisor`, `queue`, `fn` or `async fn`")),
             }
         }
     }
@@ -475,6 +476,29 @@ impl Parser {
         let decl = SupervisorDecl { name, strategy, intensity, period_ms, backoff_ms, children };
         self.module.supervisors.push(decl);
         Ok(())
+    }
+
+    /// `queue NAME $handler workers N max_attempts M backoff Ams Bms`.
+    fn queue(&mut self) -> PResult<()> {
+        self.anchor(Anchor::Queue(self.module.queues.len()));
+        let start = self.keyword("queue")?;
+        let (name, _) = self.ident("a queue name")?;
+        let handler = match self.peek().clone() {
+            TokenKind::Function(f) => {
+                let span = self.bump().span;
+                self.function_id(&f, span)?
+            }
+            _ => return Err(self.error("the handler function `$name`")),
+        };
+        self.keyword("workers")?;
+        let workers = self.count("the number of workers")?;
+        self.keyword("max_attempts")?;
+        let max_attempts = self.count("the number of attempts a job gets")?;
+        self.keyword("backoff")?;
+        let backoff_ms = (self.millis()?, self.millis()?);
+        self.source.queues.push(start.to(self.prev_span()));
+        self.module.queues.push(QueueDecl { name, handler, workers, max_attempts, backoff_ms });
+        self.end_of_line()
     }
 
     /// A count without a type suffix, such as a mailbox's capacity.

@@ -220,6 +220,19 @@ impl<'a> Printer<'a> {
             }
             self.out.push_str("}\n");
         }
+        if !m.queues.is_empty() {
+            self.out.push('\n');
+        }
+        for (i, queue) in m.queues.iter().enumerate() {
+            self.comments(Anchor::Queue(i), 0);
+            let handler = m.functions.get(queue.handler).map_or("<invalid function>", |f| f.name.as_str());
+            let (min, max) = queue.backoff_ms;
+            let _ = writeln!(
+                self.out,
+                "queue {} ${handler} workers {} max_attempts {} backoff {min}ms {max}ms",
+                queue.name, queue.workers, queue.max_attempts
+            );
+        }
         for (id, _) in m.functions.iter() {
             self.out.push('\n');
             self.function(id);
@@ -417,6 +430,17 @@ impl<'a> Printer<'a> {
                 let _ = write!(self.out, ", ${callee}(");
                 self.operands(f, args);
                 self.out.push(')');
+            }
+            OpKind::QueuePush { dest, queue, job, delay } => {
+                if let Some(d) = dest {
+                    self.local(f, *d);
+                    self.out.push_str(" = ");
+                }
+                let queue = m.queues.get(*queue).map_or("<invalid queue>", |q| q.name.as_str());
+                let _ = write!(self.out, "await {name} {queue}, ");
+                self.local(f, *job);
+                self.out.push_str(", ");
+                self.operands(f, std::slice::from_ref(delay));
             }
             OpKind::DeferNew { dest, callee, args } => {
                 self.head(f, *dest, name);

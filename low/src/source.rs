@@ -49,6 +49,8 @@ pub enum Anchor {
     Route(usize),
     /// A `supervisor` line, by position in `Module::supervisors`.
     Supervisor(usize),
+    /// A `queue` line, by position in `Module::queues`.
+    Queue(usize),
     /// A function's header line.
     Function(FuncId),
     /// A `let` line declaring a (non-parameter) local.
@@ -81,6 +83,8 @@ pub struct SourceMap {
     pub routes: Vec<Span>,
     /// Spans of supervisor headers (`supervisor Name`), parallel to `Module::supervisors`.
     pub supervisors: Vec<Span>,
+    /// Spans of queue declarations, parallel to `Module::queues`.
+    pub queues: Vec<Span>,
     pub functions: ArenaMap<FuncId, FunctionSpans>,
     /// Full-line comments, without their leading `//`, keyed by the line below them.
     pub comments: HashMap<Anchor, Vec<String>>,

@@ -143,6 +143,7 @@
 
 mod flow;
 mod structure;
+mod queues;
 mod supervisors;
 #[cfg(test)]
 mod tests;
@@ -199,6 +200,7 @@ mod code {
     pub const ACTOR_MESSAGE: &str = "V251";
     pub const SUPERVISOR: &str = "V252";
     pub const DEFER: &str = "V253";
+    pub const QUEUE: &str = "V254";
 }
 
 /// Checks every rule of the module doc's checklist on `module`.
@@ -510,6 +512,7 @@ fn scan_type(module: &Module, ty: &Type) -> TypeScan {
 fn check_module(module: &Module, source: Option<&SourceMap>) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     supervisors::check(module, source, &mut out);
+    queues::check(module, source, &mut out);
 
     let mut class_names = BTreeMap::new();
     for (id, class) in module.classes.iter() {

@@ -54,6 +54,13 @@ macro_rules! visit_locals {
                 }
                 $f(dest, Write);
             }
+            OpKind::QueuePush { dest, job, delay, .. } => {
+                $f(job, Read);
+                operand!(delay);
+                if let Some(d) = dest {
+                    $f(d, Write);
+                }
+            }
             OpKind::ScopeEnd { scope } => $f(scope, Read),
             OpKind::ActorStart { dest, .. } | OpKind::SupervisorChild { dest, .. } => $f(dest, Write),
             OpKind::ActorCall { dest, actor, args, .. } => {
@@ -199,6 +206,7 @@ pub fn for_each_operand_mut(kind: &mut OpKind, mut f: impl FnMut(&mut Operand)) 
         | OpKind::ActorCall { args, .. }
         | OpKind::ActorSend { args, .. }
         | OpKind::New { fields: args, .. } => args.iter_mut().for_each(f),
+        OpKind::QueuePush { delay, .. } => f(delay),
         OpKind::FieldSet { value, .. }
         | OpKind::ArrayPush { value, .. }
         | OpKind::Store { value, .. }
@@ -562,6 +570,7 @@ pub fn has_effect(kind: &OpKind) -> bool {
         | OpKind::ScopeNew { .. }
         | OpKind::ScopeSpawn { .. }
         | OpKind::DeferNew { .. }
+        | OpKind::QueuePush { .. }
         | OpKind::ScopeEnd { .. }
         | OpKind::TaskJoin { .. }
         | OpKind::ActorStart { .. }

@@ -44,10 +44,12 @@ impl CallGraph {
         CallGraph { graph, node }
     }
 
-    /// The functions the runtime calls: `main` and every route handler, in arena order and
+    /// The functions the runtime calls: `main`, every route and queue handler, in arena order and
     /// without repeats. Empty for a module with neither (a library of functions).
     pub fn roots(module: &Module) -> Vec<FuncId> {
         let mut roots: Vec<FuncId> = module.routes.iter().map(|r| r.handler).collect();
+        // The runtime runs queues' handlers as it runs routes'.
+        roots.extend(module.queues.iter().map(|q| q.handler));
         roots.extend(module.function_by_name("main"));
         // The runtime makes supervised actors' states itself.
         for supervisor in &module.supervisors {

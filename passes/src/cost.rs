@@ -146,6 +146,11 @@ fn classify(module: &Module, func: &FunctionData, kind: &OpKind) -> [bool; 6] {
             k[5] = true;
         }
         OpKind::ScopeEnd { .. } | OpKind::TaskJoin { .. } => k[3] = true,
+        // The job is encoded as JSON (allocates) and inserted by the database thread.
+        OpKind::QueuePush { .. } => {
+            k[0] = true;
+            k[3] = true;
+        }
         // An actor is a task of its own; a message is allocated, and the sender waits for
         // room in the mailbox (and a call for the reply).
         OpKind::ActorStart { .. } => {

@@ -71,6 +71,11 @@ impl Pass for DeadFn {
                 route.handler = new;
             }
         }
+        for queue in &mut module.queues {
+            if let Some(&new) = renumber.get(queue.handler) {
+                queue.handler = new;
+            }
+        }
         for supervisor in &mut module.supervisors {
             for child in &mut supervisor.children {
                 if let nagi_low::ChildKind::Actor { init, .. } = &mut child.kind

@@ -44,6 +44,7 @@ pub mod inprocess;
 pub mod json;
 pub mod maps;
 pub mod program;
+pub mod queues;
 pub mod service;
 pub mod strings;
 pub mod supervisors;

@@ -40,6 +40,33 @@ pub enum Item {
     Function(FnDecl),
     Actor(ActorDecl),
     Supervisor(SupervisorDecl),
+    Queue(QueueDecl),
+}
+
+/// `queue name { workers N  max_attempts M  backoff A..B  fn run(job: J[, attempt: i64]) { … } }`:
+/// a durable job queue, its rules (each written at most once; the checker gives the defaults)
+/// and the handler that runs a job.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QueueDecl {
+    pub name: Ident,
+    /// `workers N`, and where.
+    pub workers: Option<(u64, Span)>,
+    /// `max_attempts N`, and where.
+    pub max_attempts: Option<(u64, Span)>,
+    /// `backoff A..B`, in milliseconds, and where.
+    pub backoff: Option<(u64, u64, Span)>,
+    /// The handler, `fn run(…)`.
+    pub handler: FnDecl,
+    pub span: Span,
+}
+
+/// One member of a queue's body, as parsed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum QueueMember {
+    /// `workers N` or `max_attempts N` (the word is checked when the queue is built).
+    Count(Ident, u64, Span),
+    Backoff(u64, u64, Span),
+    Handler(FnDecl),
 }
 
 /// `supervisor Name { child name: Type … strategy S  intensity N per T  backoff A..B }`: the

@@ -2,8 +2,8 @@
 //! ordinary, type-checked Rust.
 
 use crate::ast::{
-    ActorDecl, ActorMember, Block, Expr, ExprKind, Ident, PatternKind, Span, Stmt, StmtKind, SupervisorDecl,
-    SupervisorMember,
+    ActorDecl, ActorMember, Block, Expr, ExprKind, FnDecl, Ident, PatternKind, QueueDecl, QueueMember, Span, Stmt,
+    StmtKind, SupervisorDecl, SupervisorMember,
 };
 use crate::lexer::LexError;
 
@@ -110,4 +110,54 @@ pub fn supervisor_decl(name: Ident, members: Vec<SupervisorMember>, span: Span) 
         }
     }
     Ok(decl)
+}
+
+/// A queue from its parsed members: `workers`, `max_attempts` and `backoff` each at most once,
+/// and exactly one handler, `fn run`.
+pub fn queue_decl(name: Ident, members: Vec<QueueMember>, span: Span) -> Result<QueueDecl, LexError> {
+    let mut workers = None;
+    let mut max_attempts = None;
+    let mut backoff = None;
+    let mut handler: Option<FnDecl> = None;
+    let twice = |what: &str, at: Span| LexError { message: format!("queue `{}` has two `{what}` lines", name.name), span: at };
+    for member in members {
+        match member {
+            QueueMember::Count(word, n, at) => {
+                let slot = match word.name.as_str() {
+                    "workers" => &mut workers,
+                    "max_attempts" => &mut max_attempts,
+                    other => {
+                        return Err(LexError {
+                            message: format!("expected `workers`, `max_attempts`, `backoff` or `fn run`, found `{other}`"),
+                            span: word.span,
+                        });
+                    }
+                };
+                if slot.is_some() {
+                    return Err(twice(&word.name, at));
+                }
+                *slot = Some((n, at));
+            }
+            QueueMember::Backoff(_, _, at) if backoff.is_some() => return Err(twice("backoff", at)),
+            QueueMember::Backoff(min, max, at) => backoff = Some((min, max, at)),
+            QueueMember::Handler(f) if handler.is_some() => {
+                return Err(LexError {
+                    message: format!("queue `{}` has a second function; a queue has one handler, `fn run`", name.name),
+                    span: f.name.span,
+                });
+            }
+            QueueMember::Handler(f) if f.name.name != "run" => {
+                return Err(LexError {
+                    message: format!("a queue's handler is called `run`, not `{}`", f.name.name),
+                    span: f.name.span,
+                });
+            }
+            QueueMember::Handler(f) => handler = Some(f),
+        }
+    }
+    let handler = handler.ok_or_else(|| LexError {
+        message: format!("queue `{}` has no handler; write `fn run(job: Job, attempt: i64) {{ … }}` in it", name.name),
+        span: name.span,
+    })?;
+    Ok(QueueDecl { name, workers, max_attempts, backoff, handler, span })
 }

@@ -81,6 +81,9 @@ impl Body<'_, '_> {
             ast::ExprKind::MethodCall { receiver, method, args } if let Some(e) = self.enum_named(receiver) => {
                 self.variant_value(e, method, Some(args), span)
             }
+            ast::ExprKind::MethodCall { receiver, method, args } if let Some(q) = self.queue_named(receiver) => {
+                self.queue_method(q, method, args, span)
+            }
             ast::ExprKind::MethodCall { receiver, method, args } if let Some(a) = self.actor_named(receiver) => {
                 self.actor_start(a, method, args, span)
             }

@@ -13,10 +13,12 @@ use super::{
 use crate::tir::{self, ClassIdx, EnumIdx, FnIdx, Literal, ParamMode, Ty};
 
 mod actors;
+mod queues;
 mod routes;
 mod supervisors;
 
 pub(super) use actors::ActorInfo;
+pub(super) use queues::QueueInfo;
 use actors::{actor_stored, holds_actor};
 pub(super) use supervisors::SupervisorInfo;
 
@@ -81,11 +83,16 @@ pub(super) struct FnInfo<'f> {
     pub fails: bool,
     /// For a test: its name as written.
     pub test: Option<String>,
+    /// For the handler of a queue: the queue's name.
+    pub queue: Option<String>,
 }
 
 impl FnInfo<'_> {
     /// How messages name the function: `` `f` `` or `` route `GET /users` ``.
     pub fn display_name(&self) -> String {
+        if let Some(queue) = &self.queue {
+            return format!("the handler of queue `{queue}`");
+        }
         match (&self.route, &self.test) {
             (Some((method, path)), _) => format!("route `{method} {path}`"),
             (None, Some(test)) => format!("test {test:?}"),
@@ -117,6 +124,8 @@ pub(super) struct Items<'f> {
     /// The supervisors, in source order, and by name.
     pub supervisors: Vec<SupervisorInfo>,
     pub supervisor_by_name: HashMap<String, usize>,
+    /// The queues, in source order.
+    pub queues: Vec<QueueInfo>,
 }
 
 /// Collects and checks every item of `file`.
@@ -136,6 +145,7 @@ pub(super) fn collect<'f>(file: &'f SourceFile, diags: &mut Vec<Diagnostic>) -> 
         actors: Vec::new(),
         supervisors: Vec::new(),
         supervisor_by_name: HashMap::new(),
+        queues: Vec::new(),
     };
     let schema_start = diags.len();
     let class_decls: Vec<&ast::ClassDecl> =
@@ -177,6 +187,7 @@ pub(super) fn collect<'f>(file: &'f SourceFile, diags: &mut Vec<Diagnostic>) -> 
             Item::Function(f) => items.collect_fn(f, diags),
             Item::Route(r) => items.collect_route(r, diags),
             Item::Test(t) => items.collect_test(t, diags),
+            Item::Queue(q) => items.collect_queue(q, diags),
             Item::Class(_)
             | Item::Enum(_)
             | Item::Table(_)
@@ -626,6 +637,7 @@ impl<'f> Items<'f> {
             route: None,
             fails: decl.fails,
             test: None,
+            queue: None,
         });
     }
 
@@ -649,6 +661,7 @@ impl<'f> Items<'f> {
             // A test may `try` failing functions: a failure ends it as failed.
             fails: true,
             test: Some(name),
+            queue: None,
         });
     }
 

@@ -390,6 +390,7 @@ impl FnCx<'_> {
                 self.emit(OpKind::Const { dest, value: Constant::Unit });
             }
             ExprKind::Db { op, class, sql, args } => self.db(*op, *class, sql, args, dest),
+            ExprKind::QueuePush { queue, job, delay } => self.queue_push(*queue, job, delay.as_deref(), Some(dest)),
             ExprKind::OptionSome(inner) => {
                 let value = self.operand(inner);
                 self.emit(OpKind::OptionSome { dest, value });

@@ -238,14 +238,16 @@ impl Parser {
             return Err(unknown());
         }
         let opcode = Opcode::from_name(&mnemonic).ok_or_else(unknown)?;
-        let always_awaited =
-            matches!(opcode, Opcode::ScopeEnd | Opcode::TaskJoin | Opcode::ActorCall | Opcode::ActorSend);
+        let always_awaited = matches!(
+            opcode,
+            Opcode::ScopeEnd | Opcode::TaskJoin | Opcode::ActorCall | Opcode::ActorSend | Opcode::QueuePush
+        );
         if awaited && !always_awaited && !matches!(opcode, Opcode::Call | Opcode::RuntimeCall) {
             return Err(Diagnostic::new(
                 "L110",
                 format!(
-                    "`await` applies to `call`, `rtcall`, `scope.end`, `task.join`, `actor.call` and `actor.send`, \
-                     not `{mnemonic}`"
+                    "`await` applies to `call`, `rtcall`, `scope.end`, `task.join`, `actor.call`, `actor.send` \
+                     and `queue.push`, not `{mnemonic}`"
                 ),
             )
             .at(Some(mspan))
@@ -375,6 +377,19 @@ impl Parser {
                 .ok_or_else(|| self.error("the mailbox's capacity, a number of messages such as `64`"))?;
                 self.bump();
                 OpKind::ActorStart { dest, init, capacity }
+            }
+            Opcode::QueuePush => {
+                let (name, span) = self.ident("a queue name")?;
+                let queue = self.module.queues.iter().position(|q| q.name == name).ok_or_else(|| {
+                    Diagnostic::new("L122", format!("unknown queue `{name}`"))
+                        .at(Some(span))
+                        .label("no queue of this name in the module (a queue is declared before the functions)")
+                })?;
+                self.expect(TokenKind::Comma, "`,`")?;
+                let job = self.local_ref(cx)?;
+                self.expect(TokenKind::Comma, "`,`")?;
+                let delay = self.operand(cx)?;
+                OpKind::QueuePush { dest, queue, job, delay }
             }
             Opcode::SupervisorChild => {
                 let dest = d()?;

@@ -393,6 +393,15 @@ impl Analysis for Flow<'_, '_> {
             }
             OpKind::Drop { local } => self.consume(s, op, *local, How::Dropped),
             OpKind::ScopeNew { dest } => self.write(s, op, *dest, true),
+            // The job is read (encoded) before the function suspends.
+            OpKind::QueuePush { dest, job, delay, .. } => {
+                self.read(s, op, *job);
+                self.read_operand(s, op, delay);
+                self.suspend(s, op);
+                if let Some(dest) = dest {
+                    self.write(s, op, *dest, true);
+                }
+            }
             OpKind::DeferNew { dest, args, .. } => {
                 for arg in args {
                     self.consume_operand(s, op, arg);

@@ -16,6 +16,7 @@ use super::{FnCx, code, mnemonic};
 
 mod actors;
 mod defers;
+mod queues;
 mod maps;
 
 pub(super) use actors::actor_problems;
@@ -462,6 +463,7 @@ impl<'a> OpCheck<'_, 'a> {
             | OpKind::ActorSend { .. }
             | OpKind::SupervisorChild { .. } => self.actor_op(kind),
             OpKind::DeferNew { dest, callee, args } => self.defer(*dest, *callee, args),
+            OpKind::QueuePush { dest, queue, job, delay } => self.queue_push(*dest, *queue, *job, delay),
             OpKind::StringLit { dest, .. } => self.expect_dest(*dest, &Type::String),
             OpKind::StrLen { dest, string } => {
                 self.expect_string("operand", *string);

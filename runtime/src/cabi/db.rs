@@ -75,6 +75,12 @@ fn pending(future: impl Future<Output = Outcome> + Send + 'static) -> *mut Pendi
     Box::into_raw(Box::new(PendingOp { state: OpState::Running(Box::pin(future)) }))
 }
 
+/// A new pending operation that gives an `i64`, as `exec` gives its count (a pushed job's id,
+/// `cabi::queues`).
+pub(super) fn pending_changed(future: impl Future<Output = i64> + Send + 'static) -> *mut PendingOp {
+    pending(async move { Outcome::Changed(future.await) })
+}
+
 /// A new pending operation that gives nothing: the end of a scope, a sleep (`cabi::tasks`).
 pub(super) fn pending_done(future: impl Future<Output = ()> + Send + 'static) -> *mut PendingOp {
     pending(async move {

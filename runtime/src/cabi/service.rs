@@ -121,7 +121,8 @@ pub struct RouteDesc {
 }
 
 /// A whole service: `{ i8* name, i64 name_len, %nagi.TableDesc* tables, i64 table_count,
-/// %nagi.RouteDesc* routes, i64 route_count, guarded_poll }`.
+/// %nagi.RouteDesc* routes, i64 route_count, guarded_poll, %nagi.QueueDesc* queues,
+/// i64 queue_count }`.
 #[repr(C)]
 pub struct ServiceDesc {
     /// The service's name (the default database is `./<name>.db`).
@@ -138,6 +139,10 @@ pub struct ServiceDesc {
     pub route_count: usize,
     /// The emitted function that polls a frame under a trap guard.
     pub guarded_poll: GuardedPollFn,
+    /// The job queues ([`super::queues::QueueDesc`]).
+    pub queues: *const super::queues::QueueDesc,
+    /// How many queues `queues` points to.
+    pub queue_count: usize,
 }
 
 // SAFETY (the four impls): descriptors are immutable constants of the program; nothing writes
@@ -211,14 +216,19 @@ pub struct LlvmRoute {
 }
 
 impl LlvmRoute {
+    /// The route `desc` describes, polled through `guarded_poll`.
+    pub(crate) fn new(desc: &'static RouteDesc, guarded_poll: GuardedPollFn) -> LlvmRoute {
+        LlvmRoute { desc, guarded_poll }
+    }
+
     /// The future that answers `request` with this route's handler.
     pub(crate) fn future(self, request: Request) -> HandlerFuture {
         Box::pin(RouteFuture { route: self, state: State::Bind(request) })
     }
 }
 
-/// The [`Service`] that `desc` describes: its name, tables, and routes whose handlers are the
-/// described frames, polled through `desc.guarded_poll`.
+/// The [`Service`] that `desc` describes: its name, tables, routes and queues whose handlers are
+/// the described frames, polled through `desc.guarded_poll`.
 ///
 /// # Safety
 /// `desc` and everything it points to must be descriptors as documented here (the emitter's
@@ -228,6 +238,7 @@ pub unsafe fn to_service(desc: &'static ServiceDesc) -> Service {
     // SAFETY (every call below): the caller vouches for the descriptors.
     let tables = unsafe { items(desc.tables, desc.table_count) };
     let routes = unsafe { items(desc.routes, desc.route_count) };
+    let queues = unsafe { items(desc.queues, desc.queue_count) };
     Service {
         name: unsafe { static_text(desc.name, desc.name_len) },
         tables: tables
@@ -245,7 +256,7 @@ pub unsafe fn to_service(desc: &'static ServiceDesc) -> Service {
                 handler: Handler::Llvm(LlvmRoute { desc: r, guarded_poll: desc.guarded_poll }),
             })
             .collect(),
-        queues: Vec::new(),
+        queues: queues.iter().map(|q| unsafe { q.to_queue(desc.guarded_poll) }).collect(),
     }
 }
 

@@ -55,6 +55,7 @@ impl<'f> Items<'f> {
             route: None,
             fails: false,
             test: None,
+            queue: None,
         });
         for handler in &decl.handlers {
             if self.actors[actor].handlers.iter().any(|(h, _)| *h == handler.name.name) {
@@ -104,6 +105,7 @@ impl<'f> Items<'f> {
                 route: None,
                 fails: false,
                 test: None,
+                queue: None,
             });
         }
     }

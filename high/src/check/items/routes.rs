@@ -126,6 +126,7 @@ impl<'f> Items<'f> {
             route: Some((decl.method.name.clone(), decl.path.value.clone())),
             fails: true,
             test: None,
+            queue: None,
         });
     }
 

@@ -540,6 +540,8 @@ fn llvm_service() -> &'static ServiceDesc {
         routes: routes.as_ptr(),
         route_count: routes.len(),
         guarded_poll,
+        queues: std::ptr::null(),
+        queue_count: 0,
     })
 }
 

@@ -1,0 +1,79 @@
+//! Job queues (Low §8.5) on the LLVM path: `queue.push` encodes the job through its layout
+//! descriptor and starts a pending runtime operation (`nagi_rt_queue_push`) that the frame
+//! awaits like a statement, whose result is the job's id; and the service's table of queues,
+//! each `{ name, handler, workers, max_attempts, backoff }` with the handler described as the
+//! route a job's attempt takes (`QueueDecl::as_route`), so that the runtime binds the job and
+//! the attempt's number exactly as it binds a route's body and query (docs/c-abi.md, "Job
+//! queues").
+
+use inkwell::values::BasicValueEnum;
+use nagi_low::{LocalId, OpId, Operand};
+
+use crate::function::FnEmitter;
+use crate::runtime_calls::{self, Rt};
+use crate::service::{constant, int, struct_of};
+use crate::{Cx, Error, descriptors};
+
+impl<'ctx> FnEmitter<'_, 'ctx, '_> {
+    /// `[%d =] await queue.push NAME, %job, delay`.
+    pub(crate) fn queue_push(
+        &mut self,
+        op: OpId,
+        dest: Option<LocalId>,
+        queue: usize,
+        job: LocalId,
+        delay: &Operand,
+    ) -> Result<(), Error> {
+        let cx = self.cx;
+        let name = &cx.low.queues.get(queue).ok_or_else(|| Error::internal("a push to an unknown queue"))?.name;
+        let (job, ty) = self.place(job)?;
+        let desc = descriptors::descriptor(cx, ty);
+        let delay = self.operand(delay)?;
+        let job = cx.builder.build_pointer_cast(job, cx.layouts.byte_ptr(), "job")?;
+        let args = [
+            descriptors::name_bytes(cx, name).into(),
+            cx.context.i64_type().const_int(name.len() as u64, false).into(),
+            job.into(),
+            desc.into(),
+            delay.into(),
+        ];
+        let started = runtime_calls::call(cx, Rt::QueuePush, &args)?
+            .ok_or_else(|| Error::internal("nagi_rt_queue_push returns nothing"))?
+            .into_pointer_value();
+        self.await_runtime(op, started, dest.map(|d| self.slot(d)))
+    }
+}
+
+/// The constant `QueueDesc` of every queue, each pointing at its handler's `RouteDesc`
+/// (written by `route_desc` under the route number `first_index + i`).
+pub(crate) fn queue_descs<'ctx>(
+    cx: &Cx<'ctx, '_>,
+    first_index: usize,
+    route_desc: impl Fn(usize, &nagi_low::RouteDecl) -> Result<BasicValueEnum<'ctx>, Error>,
+) -> Result<Vec<BasicValueEnum<'ctx>>, Error> {
+    let mut descs = Vec::with_capacity(cx.low.queues.len());
+    for (i, queue) in cx.low.queues.iter().enumerate() {
+        let route = route_desc(first_index + i, &queue.as_route())?;
+        let route = constant(cx, &format!("nagi.queue{i}.handler"), route);
+        let (min, max) = queue.backoff_ms;
+        descs.push(struct_of(
+            cx,
+            &[
+                descriptors::name_bytes(cx, &queue.name).into(),
+                int(cx, queue.name.len() as u64),
+                route.as_pointer_value().const_cast(cx.layouts.byte_ptr()).into(),
+                int(cx, u64::from(queue.workers)),
+                int(cx, u64::from(queue.max_attempts)),
+                int(cx, min),
+                int(cx, max),
+            ],
+        ));
+    }
+    Ok(descs)
+}
+
+/// The LLVM type of a `QueueDesc`.
+pub(crate) fn queue_type<'ctx>(cx: &Cx<'ctx, '_>) -> inkwell::types::StructType<'ctx> {
+    let (p, i) = (cx.layouts.byte_ptr().into(), cx.context.i64_type().into());
+    cx.context.struct_type(&[p, i, p, i, i, i, i], false)
+}

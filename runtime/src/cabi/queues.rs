@@ -1,0 +1,82 @@
+//! Job queues on the LLVM path (docs/c-abi.md, "Job queues"): the descriptor of a queue that a
+//! service hands the runtime beside its routes, and `queue.push` as a pending operation. The
+//! rules themselves are `crate::queues`, shared with the Rust path: a queue's handler is a
+//! [`RouteDesc`] run as a route's is, and a pushed job is encoded with the layout descriptor
+//! that encodes a route's result.
+
+use super::db::pending_changed;
+use super::json::{TypeDesc, Typed};
+use super::service::{GuardedPollFn, LlvmRoute, RouteDesc, static_text};
+use crate::queues::{self, Queue};
+
+/// One queue: `{ i8* name, i64 name_len, %RouteDesc* handler, i64 workers, i64 max_attempts,
+/// i64 backoff_min_ms, i64 backoff_max_ms }`.
+#[repr(C)]
+pub struct QueueDesc {
+    /// The queue's name, UTF-8.
+    pub name: *const u8,
+    /// The name's length in bytes.
+    pub name_len: usize,
+    /// The handler, described as the route `POST /queues/<name>` whose `body` is the job and
+    /// whose query parameter `attempt` (if it has one) is the attempt's number.
+    pub handler: *const RouteDesc,
+    /// How many attempts run at once, 1 to 1024.
+    pub workers: u64,
+    /// How many attempts a job gets, at least 1.
+    pub max_attempts: u64,
+    /// The delay after a first failed attempt, in milliseconds.
+    pub backoff_min_ms: u64,
+    /// The longest delay between attempts, in milliseconds.
+    pub backoff_max_ms: u64,
+}
+
+// SAFETY: a descriptor is an immutable constant of the program.
+unsafe impl Sync for QueueDesc {}
+
+impl QueueDesc {
+    /// The [`Queue`] this describes, its handler polled through `guarded_poll`.
+    ///
+    /// # Safety
+    /// The descriptor and what it points to are the emitter's constants.
+    pub(super) unsafe fn to_queue(&'static self, guarded_poll: GuardedPollFn) -> Queue {
+        // SAFETY: forwarded from the caller.
+        let (name, route) = unsafe { (static_text(self.name, self.name_len), &*self.handler) };
+        Queue {
+            name,
+            handler: crate::http::Handler::Llvm(LlvmRoute::new(route, guarded_poll)),
+            workers: u16::try_from(self.workers).unwrap_or(u16::MAX),
+            max_attempts: u32::try_from(self.max_attempts).unwrap_or(u32::MAX),
+            backoff_min_ms: self.backoff_min_ms,
+            backoff_max_ms: self.backoff_max_ms,
+        }
+    }
+}
+
+/// Starts `queue.push`: the job at `job` (described by `ty`, a class) is encoded as JSON at
+/// once, then pushed on the queue `name` to run no sooner than `delay_ms` from now, as
+/// `queues::push` does (inside a request, as part of its transaction). The operation's result
+/// is the job's id, an `i64`. A job that cannot be encoded traps.
+///
+/// # Safety
+/// `name` points to `name_len` bytes of a program constant; `job` holds a value laid out as the
+/// descriptor constant `ty` says, which this only reads.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nagi_rt_queue_push(
+    name: *const u8,
+    name_len: usize,
+    job: *const u8,
+    ty: *const TypeDesc,
+    delay_ms: i64,
+) -> *mut super::db::PendingOp {
+    // SAFETY: forwarded from the caller.
+    let (name, ty) = unsafe { (static_text(name, name_len), &*ty) };
+    // The message is made before any failure: `fail` may jump over this frame, which must then
+    // hold nothing with a destructor.
+    // SAFETY: forwarded from the caller.
+    let value = unsafe { Typed::new(job, ty) };
+    let encoded = serde_json::to_string(&value).map_err(|error| format!("cannot encode a job: {error}"));
+    match encoded {
+        Ok(payload) => pending_changed(async move { queues::push(name, payload, delay_ms).await }),
+        Err(message) => super::fail(message),
+    }
+}
