@@ -1,0 +1,217 @@
+//! Integration tests of durable job queues, on both emitters from one harness:
+//! `tests/fixtures/queue_service.nagi` built by `nagic build`, run as a real process on a real
+//! SQLite file, which the tests read directly. A thousand jobs on eight workers, with failures
+//! injected by id, end with exact counts of completed, retried and dead-lettered jobs; a
+//! `kill -9` in the middle loses none of them; SIGTERM lets running attempts finish and leaves
+//! the rest queued; a job pushed by a request that then fails never exists.
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use support::{Backend, Server, build, free_port, temp_dir};
+
+const SERVICE: &str = "tests/fixtures/queue_service.nagi";
+
+/// The queue's `max_attempts` in the fixture.
+const MAX_ATTEMPTS: i64 = 3;
+/// The queue's `workers` in the fixture.
+const WORKERS: usize = 8;
+
+/// Starts the service on `db`, its log (standard output) written to `log`.
+fn start(exe: &Path, db: &Path, log: &Path) -> Server {
+    let port = free_port();
+    let log = File::options().create(true).append(true).open(log).expect("the log file opens");
+    let child = Command::new(exe)
+        .args(["--listen", &format!("127.0.0.1:{port}"), "--db", db.to_str().unwrap()])
+        .stdout(log)
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("the service starts");
+    Server::adopt(child, port)
+}
+
+/// A read-only view of the service's database file.
+fn open(db: &Path) -> rusqlite::Connection {
+    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY;
+    let conn = rusqlite::Connection::open_with_flags(db, flags).expect("the database opens");
+    conn.busy_timeout(Duration::from_secs(5)).expect("a busy timeout");
+    conn
+}
+
+fn count(db: &Path, sql: &str) -> i64 {
+    open(db).query_row(sql, [], |row| row.get(0)).unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+/// Every job's payload id, attempts and state (`dead` for a dead letter), by payload id.
+fn outcomes(db: &Path) -> Vec<(i64, i64, String)> {
+    let conn = open(db);
+    let mut statement = conn
+        .prepare(
+            "SELECT json_extract(payload, '$.id'), attempts, state FROM nagi_jobs \
+             UNION ALL SELECT json_extract(payload, '$.id'), attempts, 'dead' FROM nagi_dead_letters ORDER BY 1",
+        )
+        .expect("the query prepares");
+    let rows = statement.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).expect("the query runs");
+    rows.map(|r| r.expect("a row")).collect()
+}
+
+/// Waits until `total` jobs exist and every one is done or dead-lettered.
+fn wait_settled(db: &Path, total: i64) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let settled = count(db, "SELECT count(*) FROM nagi_jobs WHERE state = 'done'")
+            + count(db, "SELECT count(*) FROM nagi_dead_letters");
+        if settled == total {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{settled} of {total} jobs settled after 120 s");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Pushes jobs `from..from + count` in one request.
+fn push(server: &Server, from: i64, count: i64, sleep_ms: i64) {
+    let (status, body) = server.send_json("POST", &format!("/jobs?from={from}&count={count}&sleep_ms={sleep_ms}"), "");
+    assert_eq!((status, body.as_str()), (201, count.to_string().as_str()));
+}
+
+/// The fixture's failure rule: how many attempts job `id` takes to complete, or `None` when
+/// every attempt fails.
+fn attempts_to_complete(id: i64) -> Option<i64> {
+    match id % 10 {
+        0 => None,
+        1 | 2 => Some(2),
+        _ => Some(1),
+    }
+}
+
+/// The peak of attempts at once that the service logged when it stopped.
+fn logged_peak(log: &Path) -> usize {
+    let text = std::fs::read_to_string(log).expect("the log reads");
+    let line = text.lines().rev().find(|l| l.contains("peak attempts at once:")).unwrap_or_else(|| panic!("no peak in:\n{text}"));
+    let peak = line.split("peak attempts at once: ").nth(1).and_then(|rest| rest.split_whitespace().next());
+    peak.and_then(|p| p.parse().ok()).unwrap_or_else(|| panic!("no peak in {line}"))
+}
+
+fn files(tag: &str) -> (PathBuf, PathBuf) {
+    let dir = temp_dir(tag);
+    (dir.join("queue.db"), dir.join("service.log"))
+}
+
+fn a_thousand_jobs_end_with_exact_counts(backend: Backend) {
+    let exe = build(SERVICE, backend);
+    let (db, log) = files("queue-thousand");
+    let server = start(&exe, &db, &log);
+    push(&server, 1, 1000, 0);
+    wait_settled(&db, 1000);
+    let outcomes = outcomes(&db);
+    assert_eq!(outcomes.len(), 1000);
+    for (id, attempts, state) in &outcomes {
+        match attempts_to_complete(*id) {
+            Some(n) => assert_eq!((*attempts, state.as_str()), (n, "done"), "job {id}"),
+            None => assert_eq!((*attempts, state.as_str()), (MAX_ATTEMPTS, "dead"), "job {id}"),
+        }
+    }
+    let done = outcomes.iter().filter(|o| o.2 == "done").count();
+    let retried = outcomes.iter().filter(|o| o.2 == "done" && o.1 > 1).count();
+    let dead = outcomes.iter().filter(|o| o.2 == "dead").count();
+    assert_eq!((done, retried, dead), (900, 200, 100));
+    // One committed run per completed job, from its successful attempt: the failed attempts'
+    // writes were rolled back with them.
+    assert_eq!(count(&db, "SELECT count(*) FROM runs"), 900);
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM runs JOIN nagi_jobs ON json_extract(nagi_jobs.payload, '$.id') = runs.id \
+             WHERE runs.attempt = nagi_jobs.attempts"
+        ),
+        900
+    );
+    let errors = count(&db, "SELECT count(*) FROM nagi_dead_letters WHERE last_error LIKE '503 %this job always fails%'");
+    assert_eq!(errors, 100);
+    assert!(server.stop().success());
+    let peak = logged_peak(&log);
+    assert!((1..=WORKERS).contains(&peak), "peak attempts at once: {peak}");
+}
+
+fn kill_9_in_the_middle_loses_no_job(backend: Backend) {
+    let exe = build(SERVICE, backend);
+    let (db, log) = files("queue-kill");
+    let mut server = start(&exe, &db, &log);
+    push(&server, 1, 1000, 3);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while count(&db, "SELECT count(*) FROM runs") < 200 {
+        assert!(Instant::now() < deadline, "the jobs did not start");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    server.child.kill().expect("kill -9");
+    server.child.wait().expect("the service ends");
+    let unfinished = count(&db, "SELECT count(*) FROM nagi_jobs WHERE state != 'done'");
+    assert!(unfinished > 0, "every job had finished before the kill");
+    let server = start(&exe, &db, &log);
+    wait_settled(&db, 1000);
+    let outcomes = outcomes(&db);
+    let ids: BTreeSet<i64> = outcomes.iter().map(|o| o.0).collect();
+    assert_eq!((outcomes.len(), ids), (1000, (1..=1000).collect()));
+    for (id, attempts, state) in &outcomes {
+        assert!((1..=MAX_ATTEMPTS).contains(attempts), "job {id} ran {attempts} times");
+        // An interrupted attempt counts, so a job completes at its expected attempt or later.
+        match attempts_to_complete(*id) {
+            Some(n) => assert!(state == "done" && *attempts >= n, "job {id}: {state} after {attempts}"),
+            None => assert_eq!((*attempts, state.as_str()), (MAX_ATTEMPTS, "dead"), "job {id}"),
+        }
+    }
+    assert_eq!(count(&db, "SELECT count(*) FROM runs"), 900);
+    assert!(server.stop().success());
+}
+
+fn sigterm_finishes_running_attempts_and_leaves_the_rest_queued(backend: Backend) {
+    let exe = build(SERVICE, backend);
+    let (db, log) = files("queue-term");
+    let server = start(&exe, &db, &log);
+    // Ids ending in 3 to 9 succeed at their first attempt.
+    push(&server, 3, 5, 300);
+    push(&server, 13, 5, 300);
+    push(&server, 23, 5, 300);
+    push(&server, 33, 5, 300);
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(server.stop().success());
+    let running = count(&db, "SELECT count(*) FROM nagi_jobs WHERE state = 'running'");
+    let done = count(&db, "SELECT count(*) FROM nagi_jobs WHERE state = 'done'");
+    let queued = count(&db, "SELECT count(*) FROM nagi_jobs WHERE state = 'queued'");
+    assert_eq!(running, 0, "an attempt was cut short");
+    assert!(done >= 1 && queued >= 1 && done + queued == 20, "{done} done, {queued} queued");
+    let server = start(&exe, &db, &log);
+    wait_settled(&db, 20);
+    assert_eq!(count(&db, "SELECT count(*) FROM runs"), 20);
+    assert!(server.stop().success());
+}
+
+fn a_job_pushed_by_a_failed_request_never_runs(backend: Backend) {
+    let exe = build(SERVICE, backend);
+    let (db, log) = files("queue-rollback");
+    let server = start(&exe, &db, &log);
+    let (status, body) = server.send_json("POST", "/orders", r#"{"id": 5003}"#);
+    assert_eq!(status, 201, "{body}");
+    let (status, body) = server.send_json("POST", "/orders", r#"{"id": 5003}"#);
+    assert_eq!(status, 409, "{body}");
+    wait_settled(&db, 1);
+    // Jobs pushed later run after the failed request's would have: the queue is drained.
+    push(&server, 7, 1, 0);
+    wait_settled(&db, 2);
+    assert_eq!(count(&db, "SELECT count(*) FROM nagi_jobs WHERE json_extract(payload, '$.id') = 5003"), 1);
+    assert_eq!(count(&db, "SELECT count(*) FROM runs WHERE id = 5003"), 1);
+    assert!(server.stop().success());
+}
+
+crate::on_every_backend!(
+    a_thousand_jobs_end_with_exact_counts,
+    kill_9_in_the_middle_loses_no_job,
+    sigterm_finishes_running_attempts_and_leaves_the_rest_queued,
+    a_job_pushed_by_a_failed_request_never_runs,
+);
