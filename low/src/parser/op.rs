@@ -302,8 +302,8 @@ impl Parser {
                 | Opcode::BorrowMut
                 | Opcode::Load
         );
-        let no_dest =
-            !has_dest && !matches!(opcode, Opcode::Call | Opcode::RuntimeCall | Opcode::TaskJoin | Opcode::ActorCall);
+        let no_dest = !has_dest
+            && !matches!(opcode, Opcode::Call | Opcode::RuntimeCall | Opcode::TaskJoin | Opcode::ActorCall | Opcode::QueuePush);
         if no_dest && dest.is_some() {
             return Err(Diagnostic::new("L110", format!("`{mnemonic}` has no result to assign"))
                 .at(Some(mspan))

@@ -44,7 +44,7 @@ impl<'f> Items<'f> {
             match u32::try_from(n) {
                 Ok(n) if n >= 1 => max_attempts = n,
                 _ => diags.push(
-                    error(H426, span, format!("a job gets 1 to {} attempts, not {n}", u32::MAX), "out of range")
+                    error(H426, span, format!("a job gets at least 1 and at most {} attempts, not {n}", u32::MAX), "out of range")
                         .note("`max_attempts 3` runs a job at most three times before it is dead-lettered"),
                 ),
             }
