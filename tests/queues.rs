@@ -3,7 +3,8 @@
 //! SQLite file, which the tests read directly. A thousand jobs on eight workers, with failures
 //! injected by id, end with exact counts of completed, retried and dead-lettered jobs; a
 //! `kill -9` in the middle loses none of them; SIGTERM lets running attempts finish and leaves
-//! the rest queued; a job pushed by a request that then fails never exists.
+//! the rest queued; a job pushed by a request that then fails never exists; dead letters are
+//! listed and pushed again from the language.
 
 mod support;
 
@@ -134,9 +135,38 @@ fn a_thousand_jobs_end_with_exact_counts(backend: Backend) {
     );
     let errors = count(&db, "SELECT count(*) FROM nagi_dead_letters WHERE last_error LIKE '503 %this job always fails%'");
     assert_eq!(errors, 100);
+    dead_letters_are_listed_and_pushed_again(&server, &db);
     assert!(server.stop().success());
     let peak = logged_peak(&log);
     assert!((1..=WORKERS).contains(&peak), "peak attempts at once: {peak}");
+}
+
+/// The language lists the 100 dead letters (jobs 10, 20, … 1000) and pushes job 10 again: it
+/// runs its 3 attempts anew and is dead-lettered again under its new id.
+fn dead_letters_are_listed_and_pushed_again(server: &Server, db: &Path) {
+    let (status, body) = server.get("/dead");
+    assert_eq!(status, 200, "{body}");
+    let dead: serde_json::Value = serde_json::from_str(&body).expect("JSON");
+    let dead = dead.as_array().expect("an array");
+    let jobs: BTreeSet<i64> = dead
+        .iter()
+        .map(|d| {
+            assert_eq!(d["attempts"], 3, "{d}");
+            assert!(d["last_error"].as_str().is_some_and(|e| e.contains("this job always fails")), "{d}");
+            let job: serde_json::Value = serde_json::from_str(d["job"].as_str().expect("the job's JSON")).expect("JSON");
+            job["id"].as_i64().expect("the job's id")
+        })
+        .collect();
+    assert_eq!(jobs, (1..=100).map(|i| i * 10).collect());
+    let first = dead[0]["id"].as_i64().expect("an id");
+    let (status, body) = server.send_json("POST", &format!("/dead/{first}/retry"), "");
+    assert_eq!(status, 201, "{body}");
+    let again: i64 = body.parse().expect("the new job's id");
+    assert!(again > 1000, "{again}");
+    assert_eq!(server.send_json("POST", &format!("/dead/{first}/retry"), ""), (201, "0".to_string()));
+    wait_settled(db, 1000);
+    assert_eq!(count(db, &format!("SELECT attempts FROM nagi_dead_letters WHERE id = {again}")), MAX_ATTEMPTS);
+    assert_eq!(count(db, &format!("SELECT count(*) FROM nagi_dead_letters WHERE id = {first}")), 0);
 }
 
 fn kill_9_in_the_middle_loses_no_job(backend: Backend) {

@@ -54,11 +54,29 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
                     }
                 }
             }
+            RuntimeFn::QueueDeadLetters => {
+                let (name, len) = self.text_of(args.first())?;
+                let desc = descriptors::descriptor(cx, &class_type()?);
+                runtime_calls::call(cx, Rt::Row(func), &[name.into(), len.into(), desc.into()])?
+            }
+            RuntimeFn::QueueRetry => {
+                let (name, len) = self.text_of(args.first())?;
+                let id = self.operand(args.get(1).ok_or_else(|| Error::internal("queue.retry without its id"))?)?;
+                runtime_calls::call(cx, Rt::Row(func), &[name.into(), len.into(), id.into()])?
+            }
             _ => return Err(Error::internal(format!("{} is not a database row", func.name()))),
         };
         let started = started.ok_or_else(|| Error::internal("a database call returns nothing"))?.into_pointer_value();
         let out = match (func, dest) {
-            (RuntimeFn::DbExec | RuntimeFn::DbExecCommit | RuntimeFn::DbQuery | RuntimeFn::DbQueryOne, Some(d)) => {
+            (
+                RuntimeFn::DbExec
+                | RuntimeFn::DbExecCommit
+                | RuntimeFn::DbQuery
+                | RuntimeFn::DbQueryOne
+                | RuntimeFn::QueueDeadLetters
+                | RuntimeFn::QueueRetry,
+                Some(d),
+            ) => {
                 Some(self.slot(d))
             }
             _ => None,

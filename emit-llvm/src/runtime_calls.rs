@@ -218,6 +218,8 @@ fn row_signature(func: RuntimeFn) -> Signature {
         RuntimeFn::DbBegin => ("nagi_rt_db_begin", &[], Some(Bytes), false),
         RuntimeFn::DbCommit => ("nagi_rt_db_commit", &[], Some(Bytes), false),
         RuntimeFn::DbRollback => ("nagi_rt_db_rollback", &[], Some(Bytes), false),
+        RuntimeFn::QueueDeadLetters => ("nagi_rt_queue_dead_letters", &[Bytes, I64, Bytes], Some(Bytes), false),
+        RuntimeFn::QueueRetry => ("nagi_rt_queue_retry", &[Bytes, I64, I64], Some(Bytes), false),
     }
 }
 

@@ -582,6 +582,10 @@ impl Cx<'_> {
             RuntimeFn::DbBegin => "nagi_runtime::db::begin()".into(),
             RuntimeFn::DbCommit => "nagi_runtime::db::commit()".into(),
             RuntimeFn::DbRollback => "nagi_runtime::db::rollback()".into(),
+            RuntimeFn::QueueDeadLetters => {
+                format!("nagi_runtime::queues::dead_letter_rows{turbofish}({}.as_str())", a[0])
+            }
+            RuntimeFn::QueueRetry => format!("nagi_runtime::queues::retry({}.as_str(), {})", a[0], a[1]),
         };
         if awaited { format!("{call}.await") } else { call }
     }

@@ -422,6 +422,8 @@ impl Expr {
                     stack.push(job);
                     stack.extend(delay.as_deref());
                 }
+                ExprKind::QueueDeadLetters { .. } => {}
+                ExprKind::QueueRetry { id, .. } => stack.push(id),
                 ExprKind::ActorCall { actor, args, .. } => {
                     stack.push(actor);
                     stack.extend(args.iter());
@@ -475,7 +477,14 @@ impl Expr {
     pub fn has_call(&self) -> bool {
         let mut found = false;
         self.walk(&mut |e| {
-            found |= matches!(e.kind, ExprKind::Call { .. } | ExprKind::Db { .. } | ExprKind::QueuePush { .. })
+            found |= matches!(
+                e.kind,
+                ExprKind::Call { .. }
+                    | ExprKind::Db { .. }
+                    | ExprKind::QueuePush { .. }
+                    | ExprKind::QueueDeadLetters { .. }
+                    | ExprKind::QueueRetry { .. }
+            )
         });
         found
     }
@@ -695,6 +704,18 @@ pub enum ExprKind {
         queue: usize,
         job: Box<Expr>,
         delay: Option<Box<Expr>>,
+    },
+    /// `q.dead_letters()`: the dead letters of the queue of that index, oldest first, as an
+    /// array of the class `DeadLetter`. A database statement.
+    QueueDeadLetters {
+        queue: usize,
+        class: ClassIdx,
+    },
+    /// `q.retry(id)`: pushes the dead letter `id` (an `i64`) of the queue of that index again;
+    /// the new job's id, or 0 when there is none. A database statement.
+    QueueRetry {
+        queue: usize,
+        id: Box<Expr>,
     },
     /// `Name.start()`: starts the actor of that index (into `Program::actors`); its handle.
     ActorStart {

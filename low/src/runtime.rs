@@ -314,6 +314,13 @@ runtime_functions! {
         doc: "Commits the open transaction.";
     DbRollback = "db.rollback", generic: false, params: [], variadic: None, ret: Unit, async: true,
         doc: "Rolls the open transaction back.";
+    // Job queues (docs/low.md §8.5): the dead letters of the queue named by the string, as
+    // rows of a class with fields `id`, `attempts`, `last_error` and `job` (the payload's
+    // JSON), and a dead letter pushed again.
+    QueueDeadLetters = "queue.dead_letters", generic: true, params: [Str], variadic: None, ret: ClassArray, async: true,
+        doc: "The dead-lettered jobs of the queue, oldest first; every row decodes into the class.";
+    QueueRetry = "queue.retry", generic: false, params: [Str, I64], variadic: None, ret: I64, async: true,
+        doc: "Pushes the queue's dead letter of that id again as a new job with fresh attempts; the new job's id, or 0 when there is no such dead letter.";
 }
 
 impl RuntimeFn {
@@ -351,7 +358,8 @@ impl RuntimeFn {
             HttpFail | HttpClearFailure | HttpSetHeader => RowGroup::Http,
             TestSelected | TestFailed | TestAssertFailed => RowGroup::Test,
             TimeSleep => RowGroup::Time,
-            DbExec | DbExecCommit | DbQuery | DbQueryOne | DbBegin | DbCommit | DbRollback => RowGroup::Database,
+            DbExec | DbExecCommit | DbQuery | DbQueryOne | DbBegin | DbCommit | DbRollback | QueueDeadLetters
+            | QueueRetry => RowGroup::Database,
         }
     }
 
@@ -423,7 +431,7 @@ mod tests {
 
     #[test]
     fn every_variant_spelling_parses_back_to_it() {
-        assert_eq!(RuntimeFn::all().count(), 43);
+        assert_eq!(RuntimeFn::all().count(), 45);
         for (i, row) in RUNTIME_FUNCTIONS.iter().enumerate() {
             assert_eq!(row.func as usize, i, "row {} is out of variant order", row.name);
             assert_eq!(RuntimeFn::from_name(row.name), Some(row.func), "{}", row.name);

@@ -167,25 +167,38 @@ pub struct DeadLetter {
 }
 
 impl FromRow for DeadLetter {
-    const COLUMNS: &'static [&'static str] = &["id", "payload", "attempts", "last_error"];
+    const COLUMNS: &'static [&'static str] = &["id", "job", "attempts", "last_error"];
 
     fn from_row(row: &Row<'_>, columns: &[usize]) -> Result<Self, RowError> {
         Ok(DeadLetter {
             id: row.i64(columns[0], "id")?,
-            payload: row.string(columns[1], "payload")?,
+            payload: row.string(columns[1], "job")?,
             attempts: row.i64(columns[2], "attempts")?,
             last_error: row.string(columns[3], "last_error")?,
         })
     }
 }
 
+/// The query of a queue's dead letters, oldest first, whose columns are the fields of the
+/// language's `DeadLetter` class: `id`, `attempts`, `last_error`, and `job`, the payload.
+pub const DEAD_LETTERS_SQL: &str = "SELECT id, attempts, last_error, payload AS job FROM nagi_dead_letters \
+     WHERE queue = ?1 ORDER BY dead_at, id";
+
 /// The dead-lettered jobs of `queue`, oldest first.
 pub async fn dead_letters(queue: &str) -> Vec<DeadLetter> {
-    db::query(
-        "SELECT id, payload, attempts, last_error FROM nagi_dead_letters WHERE queue = ?1 ORDER BY dead_at, id",
-        vec![SqlValue::Text(queue.to_owned())],
-    )
-    .await
+    dead_letter_rows(queue).await
+}
+
+/// The dead-lettered jobs of `queue`, oldest first, as rows of `T` ([`DEAD_LETTERS_SQL`]'s
+/// columns): the Rust path's `queue.dead_letters<C>`.
+pub async fn dead_letter_rows<T: FromRow>(queue: &str) -> Vec<T> {
+    db::query(DEAD_LETTERS_SQL, vec![SqlValue::Text(queue.to_owned())]).await
+}
+
+/// [`retry_dead`] as the language has it (`queue.retry`): the new job's id, or 0 when `queue`
+/// has no dead letter `id` (job ids start at 1).
+pub async fn retry(queue: &str, id: i64) -> i64 {
+    retry_dead(queue, id).await.unwrap_or(0)
 }
 
 /// Pushes the dead-lettered job `id` of `queue` again, as a new job with fresh attempts, and
@@ -193,7 +206,7 @@ pub async fn dead_letters(queue: &str) -> Vec<DeadLetter> {
 /// dead letter. Inside a request it is part of the request's transaction.
 pub async fn retry_dead(queue: &str, id: i64) -> Option<i64> {
     let found: Vec<DeadLetter> = db::query(
-        "DELETE FROM nagi_dead_letters WHERE queue = ?1 AND id = ?2 RETURNING id, payload, attempts, last_error",
+        "DELETE FROM nagi_dead_letters WHERE queue = ?1 AND id = ?2 RETURNING id, payload AS job, attempts, last_error",
         vec![SqlValue::Text(queue.to_owned()), SqlValue::Integer(id)],
     )
     .await;

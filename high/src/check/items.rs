@@ -126,6 +126,8 @@ pub(super) struct Items<'f> {
     pub supervisor_by_name: HashMap<String, usize>,
     /// The queues, in source order.
     pub queues: Vec<QueueInfo>,
+    /// The class `DeadLetter`, declared when the program has a queue.
+    pub dead_letter: Option<ClassIdx>,
 }
 
 /// Collects and checks every item of `file`.
@@ -146,6 +148,7 @@ pub(super) fn collect<'f>(file: &'f SourceFile, diags: &mut Vec<Diagnostic>) -> 
         supervisors: Vec::new(),
         supervisor_by_name: HashMap::new(),
         queues: Vec::new(),
+        dead_letter: None,
     };
     let schema_start = diags.len();
     let class_decls: Vec<&ast::ClassDecl> =
@@ -161,6 +164,9 @@ pub(super) fn collect<'f>(file: &'f SourceFile, diags: &mut Vec<Diagnostic>) -> 
     }
     for decl in &enum_decls {
         items.declare_enum(decl, diags);
+    }
+    if let Some(queue) = file.items.iter().find_map(|i| if let Item::Queue(q) = i { Some(q) } else { None }) {
+        items.declare_dead_letter(queue, diags);
     }
     // An actor's state is a class named as the actor, declared after the written classes.
     let states: Vec<ClassIdx> = actor_decls.iter().map(|decl| items.declare_actor(decl, diags)).collect();

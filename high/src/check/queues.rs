@@ -1,5 +1,5 @@
-//! Checking of the queue operations: `q.push(job)` and `q.push(job, delay)`, where `q` names a
-//! queue that no variable hides. Pushing is a database statement, so a function that pushes is
+//! Checking of the queue operations: `q.push(job)`, `q.push(job, delay)`, `q.dead_letters()`
+//! and `q.retry(id)`, where `q` names a queue that no variable hides. Pushing is a database statement, so a function that pushes is
 //! async and, in a request, the job is part of the request's transaction.
 
 use nagi_syntax::ast::{self, Ident, Span};
@@ -18,16 +18,34 @@ impl Body<'_, '_> {
         self.items.queue_by_name(&id.name)
     }
 
-    /// `q.method(args)` on the queue `queue`.
+    /// `q.method(args)` on the queue `queue`. Each is a database statement.
     pub(super) fn queue_method(&mut self, queue: usize, method: &Ident, args: &[ast::Expr], span: Span) -> Option<Expr> {
         let info = &self.items.queues[queue].queue;
         let name = info.name.clone();
-        if method.name != "push" {
-            self.report(
-                error(H211, method.span, format!("queue `{name}` has no method `{}`", method.name), "unknown method")
-                    .note("a queue has `push(job)` and `push(job, delay)`"),
-            );
-            return None;
+        match method.name.as_str() {
+            "push" => {}
+            "dead_letters" => {
+                self.effects.db_use.get_or_insert(span);
+                let class = self.items.dead_letter?;
+                return self
+                    .arity("dead_letters", 0, args, span)
+                    .then(|| mk(ExprKind::QueueDeadLetters { queue, class }, Ty::Array(Box::new(Ty::Class(class))), span));
+            }
+            "retry" => {
+                self.effects.db_use.get_or_insert(span);
+                if !self.arity("retry", 1, args, span) {
+                    return None;
+                }
+                let id = self.check_expr(&args[0], &Ty::I64)?;
+                return Some(mk(ExprKind::QueueRetry { queue, id: Box::new(id) }, Ty::I64, span));
+            }
+            _ => {
+                self.report(
+                    error(H211, method.span, format!("queue `{name}` has no method `{}`", method.name), "unknown method")
+                        .note("a queue has `push(job)`, `push(job, delay)`, `dead_letters()` and `retry(id)`"),
+                );
+                return None;
+            }
         }
         self.effects.db_use.get_or_insert(span);
         let job_ty = self.items.fns[info.handler].params.first().and_then(|p| p.ty.clone());

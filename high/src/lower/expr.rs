@@ -391,6 +391,8 @@ impl FnCx<'_> {
             }
             ExprKind::Db { op, class, sql, args } => self.db(*op, *class, sql, args, dest),
             ExprKind::QueuePush { queue, job, delay } => self.queue_push(*queue, job, delay.as_deref(), Some(dest)),
+            ExprKind::QueueDeadLetters { queue, class } => self.queue_dead_letters(*queue, *class, dest),
+            ExprKind::QueueRetry { queue, id } => self.queue_retry(*queue, id, dest),
             ExprKind::OptionSome(inner) => {
                 let value = self.operand(inner);
                 self.emit(OpKind::OptionSome { dest, value });

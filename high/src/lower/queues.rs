@@ -1,9 +1,10 @@
 //! Lowering of job queues (docs/low.md §8.5): each queue becomes a `queue` declaration whose
 //! handler is the lowered `run`, with its parameters named as Low binds a queue's handler
 //! (`%body`, the job, and `%attempt`, the attempt's number); `q.push(job, delay)` becomes
-//! `queue.push`, which borrows the job.
+//! `queue.push`, which borrows the job; `q.dead_letters()` and `q.retry(id)` become the runtime
+//! rows `queue.dead_letters` and `queue.retry`.
 
-use nagi_low::{Constant, FuncId, Module, OpKind, Operand, QueueDecl};
+use nagi_low::{Constant, FuncId, LocalId, Module, OpKind, Operand, QueueDecl, RuntimeFn, Type};
 
 use super::FnCx;
 use crate::tir::{Expr, Program};
@@ -45,5 +46,29 @@ impl FnCx<'_> {
             None => Operand::Const(Constant::I64(0)),
         };
         self.emit(OpKind::QueuePush { dest, queue, job, delay });
+    }
+
+    /// `q.dead_letters()` into `dest`: `rtcall queue.dead_letters<DeadLetter>` of the queue's
+    /// name.
+    pub(super) fn queue_dead_letters(&mut self, queue: usize, class: usize, dest: LocalId) {
+        let name = self.queue_name(queue);
+        let class = self.shared.types.classes[class];
+        self.runtime_call(RuntimeFn::QueueDeadLetters, Some(dest), vec![Operand::Local(name)], Some(class));
+    }
+
+    /// `q.retry(id)` into `dest`: `rtcall queue.retry` of the queue's name and the id.
+    pub(super) fn queue_retry(&mut self, queue: usize, id: &Expr, dest: LocalId) {
+        let id = self.operand(id);
+        let name = self.queue_name(queue);
+        self.runtime_call(RuntimeFn::QueueRetry, Some(dest), vec![Operand::Local(name), id], None);
+    }
+
+    /// A `&str` of queue `queue`'s name, in a temporary string that the statement drops.
+    fn queue_name(&mut self, queue: usize) -> LocalId {
+        let text = self.temp(Type::String);
+        self.emit(OpKind::StringLit { dest: text, value: self.shared.program.queues[queue].name.clone() });
+        let name = self.temp(Type::reference(false, Type::String));
+        self.emit(OpKind::Borrow { dest: name, src: text, mutable: false });
+        name
     }
 }

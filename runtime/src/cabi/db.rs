@@ -219,6 +219,19 @@ pub unsafe extern "C" fn nagi_rt_db_query(
     };
     // SAFETY: forwarded from the caller.
     let (sql, args) = unsafe { statement(sql, sql_len, args) };
+    query_rows(sql, args, class, desc, one)
+}
+
+/// Starts a query whose rows decode into `class`; `desc` is what [`nagi_rt_op_finish`] writes
+/// (`[C]`, or `C?` for `one`). Shared with the queries the runtime makes itself
+/// (`cabi::queues`).
+pub(super) fn query_rows(
+    sql: String,
+    args: Vec<SqlValue>,
+    class: &'static TypeDesc,
+    desc: &'static TypeDesc,
+    one: bool,
+) -> *mut PendingOp {
     let key = ptr::from_ref(class) as usize;
     pending(async move {
         let sink = Box::new(LayoutRows::new(class, key, one));

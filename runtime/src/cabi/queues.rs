@@ -80,3 +80,34 @@ pub unsafe extern "C" fn nagi_rt_queue_push(
         Err(message) => super::fail(message),
     }
 }
+
+/// Starts `queue.dead_letters<C>`: the dead letters of queue `name`, oldest first, as an array
+/// of the class `row` describes (the language's `DeadLetter`: `id`, `attempts`, `last_error`,
+/// `job`), decoded as a query's rows are.
+///
+/// # Safety
+/// `name` points to `name_len` bytes of a program constant; `row` is a descriptor constant of
+/// a class.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nagi_rt_queue_dead_letters(
+    name: *const u8,
+    name_len: usize,
+    row: *const TypeDesc,
+) -> *mut super::db::PendingOp {
+    // SAFETY: forwarded from the caller.
+    let (name, row) = unsafe { (static_text(name, name_len), &*row) };
+    let args = vec![crate::db::SqlValue::Text(name.to_owned())];
+    super::db::query_rows(queues::DEAD_LETTERS_SQL.to_owned(), args, row, row, false)
+}
+
+/// Starts `queue.retry`: pushes the dead letter `id` of queue `name` again as a new job; the
+/// result, an `i64`, is the new job's id, or 0 when there is no such dead letter.
+///
+/// # Safety
+/// `name` points to `name_len` bytes of a program constant.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nagi_rt_queue_retry(name: *const u8, name_len: usize, id: i64) -> *mut super::db::PendingOp {
+    // SAFETY: forwarded from the caller.
+    let name = unsafe { static_text(name, name_len) };
+    pending_changed(async move { queues::retry(name, id).await })
+}

@@ -22,7 +22,21 @@ pub(crate) struct QueueInfo {
     pub queue: tir::Queue,
 }
 
+/// The class of a queue's dead letters, declared by the first queue.
+pub(crate) const DEAD_LETTER: &str = "DeadLetter";
+
 impl<'f> Items<'f> {
+    /// Declares the class `DeadLetter` that `q.dead_letters()` gives rows of: the job's `id`,
+    /// its `attempts`, its `last_error`, and the `job` itself as its JSON text.
+    pub(super) fn declare_dead_letter(&mut self, decl: &ast::QueueDecl, diags: &mut Vec<Diagnostic>) {
+        let ident = Ident { name: DEAD_LETTER.into(), span: decl.name.span };
+        let class = self.declare_class(&ident, decl.span, diags);
+        let field = |name: &str, ty: Ty| FieldInfo { name: name.into(), ty: Some(ty) };
+        self.classes[class].fields =
+            vec![field("id", Ty::I64), field("attempts", Ty::I64), field("last_error", Ty::String), field("job", Ty::String)];
+        self.dead_letter = Some(class);
+    }
+
     /// Collects the queue `decl`: its rules and its handler function (Low name `queue.NAME`).
     pub(super) fn collect_queue(&mut self, decl: &'f ast::QueueDecl, diags: &mut Vec<Diagnostic>) {
         let name = &decl.name.name;
