@@ -76,6 +76,7 @@
 //! | H415 | `set_header` outside a route handler's own body |
 //! | H416 | `spawn` outside a `scope`, a `scope` inside `db.transaction`, or a task that uses the database |
 //! | H417 | a `spawn` of something that cannot run as a task, or a task handle stored, copied or passed on |
+//! | H426 | a queue whose rules are out of range or whose handler does not fit, or a `push` with the wrong arguments |
 //! | H240 | test declared twice |
 //! | H501 | SQL rejected by the SQL checker (unknown table or column, syntax, result shape) |
 //! | H502 | SQL that is not a string literal |
