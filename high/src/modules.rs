@@ -457,28 +457,11 @@ impl Rewriter<'_> {
                     self.ty(&mut field.ty);
                 }
             }
-            Item::Supervisor(s) => {
-                // Supervisors live in the program's main file, whose names stay as written.
-                if s.name.name != self.this().qualified(&s.name.name) {
-                    self.diags.push(error(
-                        "H419",
-                        s.name.span,
-                        "a supervisor is declared in the program's main file",
-                        "in an imported module",
-                    ));
-                }
-            }
+            // Supervisors and queues live in the program's main file, whose names stay as
+            // written: a queue's name is also what the database's rows name it by.
+            Item::Supervisor(s) => self.main_file_only(&s.name, "H419", "a supervisor"),
             Item::Queue(q) => {
-                // Queues live in the program's main file, as supervisors do: their names are
-                // the service's, and the database's rows name them.
-                if q.name.name != self.this().qualified(&q.name.name) {
-                    self.diags.push(error(
-                        "H426",
-                        q.name.span,
-                        "a queue is declared in the program's main file",
-                        "in an imported module",
-                    ));
-                }
+                self.main_file_only(&q.name, "H426", "a queue");
                 self.params(&mut q.handler.params);
                 self.block(&mut q.handler.body);
             }
@@ -526,6 +509,18 @@ impl Rewriter<'_> {
             }
         }
         true
+    }
+
+    /// Reports `what` (`code`) declared in an imported module rather than the main file.
+    fn main_file_only(&mut self, name: &Ident, code: &'static str, what: &str) {
+        if name.name != self.this().qualified(&name.name) {
+            self.diags.push(error(
+                code,
+                name.span,
+                format!("{what} is declared in the program's main file"),
+                "in an imported module",
+            ));
+        }
     }
 
     fn params(&mut self, params: &mut [ast::Param]) {
