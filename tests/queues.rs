@@ -4,7 +4,8 @@
 //! injected by id, end with exact counts of completed, retried and dead-lettered jobs; a
 //! `kill -9` in the middle loses none of them; SIGTERM lets running attempts finish and leaves
 //! the rest queued; a job pushed by a request that then fails never exists; dead letters are
-//! listed and pushed again from the language.
+//! listed and pushed again from the language; and `nagic test` of the service pushes jobs in its
+//! tests without running them.
 
 mod support;
 
@@ -239,9 +240,17 @@ fn a_job_pushed_by_a_failed_request_never_runs(backend: Backend) {
     assert!(server.stop().success());
 }
 
+fn a_test_build_pushes_jobs_without_running_them(backend: Backend) {
+    let out = support::nagic(&["test", SERVICE, backend.flag()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("test result: ok. 1 passed; 0 failed"), "{stdout}");
+}
+
 crate::on_every_backend!(
     a_thousand_jobs_end_with_exact_counts,
     kill_9_in_the_middle_loses_no_job,
     sigterm_finishes_running_attempts_and_leaves_the_rest_queued,
     a_job_pushed_by_a_failed_request_never_runs,
+    a_test_build_pushes_jobs_without_running_them,
 );

@@ -54,9 +54,11 @@ impl Module {
         self.enums.iter().find(|(_, e)| e.name == name).map(|(id, _)| id)
     }
 
-    /// Whether the module is a service: it has routes or job queues, which the runtime serves.
+    /// Whether the module is a service, which the runtime serves: it has routes, or job queues
+    /// and no `$main`. A test build keeps its program's queues beside the `$main` that runs its
+    /// tests, which may push jobs (no worker runs them there).
     pub fn is_service(&self) -> bool {
-        !self.routes.is_empty() || !self.queues.is_empty()
+        !self.routes.is_empty() || (!self.queues.is_empty() && self.function_by_name("main").is_none())
     }
 
     /// The function called `name` (without the `$` sigil), if any.

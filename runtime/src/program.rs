@@ -52,8 +52,8 @@ pub fn run_main_with_database(tables: &[&str], main: impl Future<Output = ()>) -
     finish_with_database(outcome.is_ok(), runtime, database)
 }
 
-/// The Tokio runtime and the database of a program whose `main` is async, the database set as
-/// the default one; on failure, reports it and exits with 1. Shared by both paths' entries.
+/// The Tokio runtime and the database of a program whose `main` is async (`tables` and the job
+/// queues' tables), the database set as the default one; on failure, reports it and exits with 1. Shared by both paths' entries.
 pub(crate) fn open_database(tables: &[&str]) -> (tokio::runtime::Runtime, Database) {
     let fail = |message: String| -> ! {
         crate::rt::flush_stdout();
@@ -65,7 +65,9 @@ pub(crate) fn open_database(tables: &[&str]) -> (tokio::runtime::Runtime, Databa
         .build()
         .unwrap_or_else(|e| fail(format!("cannot start Tokio: {e}")));
     let busy = Duration::from_millis(Config::new(PROGRAM_DATABASE).busy_timeout_ms);
-    let database = Database::open(PROGRAM_DATABASE, tables, busy).unwrap_or_else(|e| fail(e.to_string()));
+    // The job queues' tables too, so that a test build can push jobs; no worker runs them there.
+    let tables: Vec<&str> = tables.iter().copied().chain(crate::queues::TABLES).collect();
+    let database = Database::open(PROGRAM_DATABASE, &tables, busy).unwrap_or_else(|e| fail(e.to_string()));
     db::set_default(Some(database.handle()));
     (runtime, database)
 }
