@@ -22,6 +22,9 @@
 //!   against a hand-written Axum baseline (`bench/http-baseline`), under wrk.
 //! - [`concurrency`]: the concurrency bench (`nagi-bench concurrency`): the runtime's actors,
 //!   supervisors and scopes (`bench/concurrency`), one process per experiment.
+//! - [`queue`]: the queue bench (`nagi-bench queue`): a service's durable job queue
+//!   (`bench/queue/queue.nagi`) built by both emitters with 1 and 8 workers: throughput and
+//!   push → start latency.
 
 #![warn(missing_docs)]
 
@@ -31,6 +34,7 @@ pub mod disasm;
 pub mod http;
 pub mod kernels;
 pub mod machine;
+pub mod queue;
 pub mod records;
 pub mod report;
 pub mod runner;

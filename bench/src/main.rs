@@ -5,12 +5,15 @@
 //! nagi-bench disasm  [--levels x86-64-v2,native]
 //! nagi-bench chart   bench/results/DATE-TIME [--reference]
 //! nagi-bench http    [--soak SECS | --sinks] [--rounds N] [--duration SECS] [--warmup SECS] [--quick] [--cases …] [--servers …] [--reference]
+//! nagi-bench concurrency [--quick]
+//! nagi-bench queue   [--quick] [--pin]
 //! ```
 //!
 //! `kernels` builds, checks, times and reports everything (see `bench/README.md`); `disasm`
 //! only builds and disassembles the native variants' kernels; `chart` redraws a run's charts
 //! from its records; `http` runs the HTTP bench (`nagi_bench::http`), or with `--soak` or `--sinks`
-//! its soak or its log-sink gates.
+//! its soak or its log-sink gates; `concurrency` and `queue` run the concurrency bench
+//! (`nagi_bench::concurrency`) and the queue bench (`nagi_bench::queue`).
 
 use std::process::ExitCode;
 
@@ -21,7 +24,8 @@ const USAGE: &str =
        nagi-bench disasm [--levels x86-64-v2,native]
        nagi-bench chart RESULTS_DIR [--reference]
        nagi-bench http [--soak SECS | --sinks] [--rounds N] [--duration SECS] [--warmup SECS] [--quick] [--cases a,b] [--servers a,b] [--connections N] [--threads N] [--reference]
-       nagi-bench concurrency [--quick]";
+       nagi-bench concurrency [--quick]
+       nagi-bench queue [--quick] [--pin]";
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -35,6 +39,15 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(message) => {
                 eprintln!("nagi-bench: error: {message}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    if command == "queue" {
+        return match nagi_bench::queue::parse_args(args).and_then(nagi_bench::queue::run) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(message) => {
+                eprintln!("nagi-bench: error: {message}\nusage: {}", nagi_bench::queue::USAGE);
                 ExitCode::FAILURE
             }
         };

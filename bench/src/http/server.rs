@@ -81,8 +81,8 @@ pub fn build(root: &Path, run_dir: &Path) -> Result<Builds, String> {
     // Two cargo calls, so that each package keeps its own features of the shared dependencies
     // (the baseline turns on Axum's `json` and `query`; built together, `nagic` would be
     // rebuilt with them).
-    let nagic = cargo_build(root, "nagic", "nagic")?;
-    let baseline = cargo_build(root, "nagi-http-baseline", "http-baseline")?;
+    let nagic = cargo_build(root, "nagic", "nagic", true)?;
+    let baseline = cargo_build(root, "nagi-http-baseline", "http-baseline", true)?;
     let source = run_dir.join("users-bench.nagi");
     let example =
         std::fs::read_to_string(root.join("examples/users.nagi")).map_err(|e| format!("examples/users.nagi: {e}"))?;
@@ -108,12 +108,15 @@ pub fn build(root: &Path, run_dir: &Path) -> Result<Builds, String> {
     Ok(Builds { nagic, baseline, nagi_rust, nagi_llvm })
 }
 
-/// `cargo build --release -p PACKAGE` and the path of its executable `bin`.
-fn cargo_build(root: &Path, package: &str, bin: &str) -> Result<PathBuf, String> {
+/// `cargo build -p PACKAGE` (with `--release` when `release`) and the path of its executable
+/// `bin`.
+pub(crate) fn cargo_build(root: &Path, package: &str, bin: &str, release: bool) -> Result<PathBuf, String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let output = Command::new(&cargo)
         .current_dir(root)
-        .args(["build", "--release", "-p", package, "--bin", bin, "--message-format=json-render-diagnostics"])
+        .arg("build")
+        .args(release.then_some("--release"))
+        .args(["-p", package, "--bin", bin, "--message-format=json-render-diagnostics"])
         .stderr(Stdio::inherit())
         .output()
         .map_err(|e| format!("cannot run {cargo}: {e}"))?;
