@@ -1,6 +1,6 @@
-//! Integration tests of durable job queues, on both emitters from one harness:
-//! `tests/fixtures/queue_service.nagi` built by `nagic build`, run as a real process on a real
-//! SQLite file, which the tests read directly. A thousand jobs on eight workers, with failures
+//! Integration tests of durable job queues, on both emitters (LLVM at `-O2` and `-O0`) from one
+//! harness: `tests/fixtures/queue_service.nagi` built by `nagic build`, run as a real process on
+//! a real SQLite file, which the tests read directly. A thousand jobs on eight workers, with failures
 //! injected by id, end with exact counts of completed, retried and dead-lettered jobs; a
 //! `kill -9` in the middle loses none of them; SIGTERM lets running attempts finish and leaves
 //! the rest queued; a job pushed by a request that then fails never exists; dead letters are
@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use support::{Backend, Server, build, free_port, temp_dir};
+use support::{Backend, Server, build, temp_dir};
 
 const SERVICE: &str = "tests/fixtures/queue_service.nagi";
 
@@ -24,16 +24,30 @@ const MAX_ATTEMPTS: i64 = 3;
 /// The queue's `workers` in the fixture.
 const WORKERS: usize = 8;
 
-/// Starts the service on `db`, its log (standard output) written to `log`.
+/// Starts the service on `db`, its log (standard output) appended to `log`. It listens on a port
+/// the system picks, read back from its log: a port chosen by the test could be taken by
+/// another test's service before this one binds it.
 fn start(exe: &Path, db: &Path, log: &Path) -> Server {
-    let port = free_port();
-    let log = File::options().create(true).append(true).open(log).expect("the log file opens");
-    let child = Command::new(exe)
-        .args(["--listen", &format!("127.0.0.1:{port}"), "--db", db.to_str().unwrap()])
-        .stdout(log)
+    let file = File::options().create(true).append(true).open(log).expect("the log file opens");
+    let from = file.metadata().expect("the log's size").len() as usize;
+    let mut child = Command::new(exe)
+        .args(["--listen", "127.0.0.1:0", "--db", db.to_str().unwrap()])
+        .stdout(file)
         .stderr(Stdio::inherit())
         .spawn()
         .expect("the service starts");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let port = loop {
+        let text = std::fs::read(log).expect("the log reads");
+        let text = String::from_utf8_lossy(text.get(from..).unwrap_or_default());
+        let port = text.split("listening on http://127.0.0.1:").nth(1).and_then(|rest| rest.split_whitespace().next());
+        if let Some(port) = port.and_then(|p| p.parse().ok()) {
+            break port;
+        }
+        assert!(child.try_wait().expect("the service's status").is_none(), "the service ended at start:\n{text}");
+        assert!(Instant::now() < deadline, "the service did not start listening:\n{text}");
+        std::thread::sleep(Duration::from_millis(10));
+    };
     Server::adopt(child, port)
 }
 
@@ -241,13 +255,15 @@ fn a_job_pushed_by_a_failed_request_never_runs(backend: Backend) {
 }
 
 fn a_test_build_pushes_jobs_without_running_them(backend: Backend) {
-    let out = support::nagic(&["test", SERVICE, backend.flag()]);
+    let mut args = vec!["test", SERVICE];
+    args.extend(backend.flags());
+    let out = support::nagic(&args);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("test result: ok. 1 passed; 0 failed"), "{stdout}");
 }
 
-crate::on_every_backend!(
+crate::on_every_backend_and_llvm_level!(
     a_thousand_jobs_end_with_exact_counts,
     kill_9_in_the_middle_loses_no_job,
     sigterm_finishes_running_attempts_and_leaves_the_rest_queued,

@@ -50,16 +50,28 @@ pub fn nagic_with_env(args: &[&str], vars: &[(&str, &Path)]) -> std::process::Ou
 pub enum Backend {
     /// Low → Rust → rustc.
     Rust,
-    /// Low → LLVM IR → object, linked with the runtime's static library.
+    /// Low → LLVM IR → object, linked with the runtime's static library (LLVM's `-O2`, the
+    /// default).
     Llvm,
+    /// The LLVM emitter with LLVM's optimizations off (`--llvm-opt=0`).
+    LlvmO0,
 }
 
 impl Backend {
-    /// The `nagic build` flag that selects it.
+    /// The `nagic build` flag that selects its emitter.
     pub fn flag(self) -> &'static str {
         match self {
             Backend::Rust => "--backend=rust",
-            Backend::Llvm => "--backend=llvm",
+            Backend::Llvm | Backend::LlvmO0 => "--backend=llvm",
+        }
+    }
+
+    /// Every `nagic build` flag it takes: the emitter and, for [`Backend::LlvmO0`], LLVM's level.
+    pub fn flags(self) -> &'static [&'static str] {
+        match self {
+            Backend::Rust => &["--backend=rust"],
+            Backend::Llvm => &["--backend=llvm"],
+            Backend::LlvmO0 => &["--backend=llvm", "--llvm-opt=0"],
         }
     }
 }
@@ -74,11 +86,14 @@ pub fn build(source: &str, backend: Backend) -> PathBuf {
     }
     let dir = temp_dir("build");
     let exe = dir.join("app");
-    let out = nagic(&["build", source, backend.flag(), "-o", exe.to_str().unwrap()]);
+    let mut args = vec!["build", source];
+    args.extend(backend.flags());
+    args.extend(["-o", exe.to_str().unwrap()]);
+    let out = nagic(&args);
     assert!(
         out.status.success(),
         "nagic build {source} {} failed:\n{}",
-        backend.flag(),
+        backend.flags().join(" "),
         String::from_utf8_lossy(&out.stderr)
     );
     built.push((source.to_string(), backend, exe.clone()));
@@ -100,6 +115,21 @@ macro_rules! on_every_backend {
             $(#[test]
             fn $name() {
                 super::$name($crate::support::Backend::Llvm)
+            })*
+        }
+    };
+}
+
+/// [`on_every_backend!`] and the LLVM emitter with LLVM's optimizations off as well:
+/// `rust::NAME`, `llvm::NAME` (`-O2`) and `llvm_o0::NAME`.
+#[macro_export]
+macro_rules! on_every_backend_and_llvm_level {
+    ($($name:ident),* $(,)?) => {
+        $crate::on_every_backend!($($name),*);
+        mod llvm_o0 {
+            $(#[test]
+            fn $name() {
+                super::$name($crate::support::Backend::LlvmO0)
             })*
         }
     };
