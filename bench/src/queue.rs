@@ -8,7 +8,9 @@
 //! scratch directory ([`measure`]): the **backlog** experiment pushes all jobs in one request
 //! and measures the throughput and how long jobs wait to start; the **single** experiment
 //! pushes one job per request onto an idle queue and measures how soon it starts (the wake-up
-//! path). Every run checks that each job ran exactly once, that none was dead-lettered and
+//! path); the **waiting** experiment pushes all jobs in one request, each waiting
+//! [`measure::WAIT`] outside the database (`sleep`) before its insert, and measures the
+//! throughput (what workers are for). Every run checks that each job ran exactly once, that none was dead-lettered and
 //! that no more attempts ran at once than the queue has workers. Each service runs with one
 //! Tokio worker thread (`--workers 1`), not pinned, or with `--pin` pinned to CPU 0 by
 //! `taskset` (its Tokio worker and its database thread then share one core). The records go to
@@ -73,15 +75,26 @@ pub struct Sizes {
     pub backlog: u64,
     /// Jobs pushed one per request by the single experiment.
     pub single: u64,
+    /// Jobs pushed in one request by the waiting experiment.
+    pub waiting: u64,
 }
 
 impl Sizes {
     /// The measured run's sizes, or the tiny ones of `--quick` (a smoke run).
     pub fn new(quick: bool) -> Sizes {
         if quick {
-            Sizes { rounds: 1, backlog: 200, single: 20 }
+            Sizes { rounds: 1, backlog: 200, single: 20, waiting: 40 }
         } else {
-            Sizes { rounds: 5, backlog: 5_000, single: 200 }
+            Sizes { rounds: 5, backlog: 5_000, single: 200, waiting: 400 }
+        }
+    }
+
+    /// How many jobs `experiment` pushes.
+    pub fn jobs(self, experiment: Experiment) -> u64 {
+        match experiment {
+            Experiment::Backlog => self.backlog,
+            Experiment::Single => self.single,
+            Experiment::Waiting => self.waiting,
         }
     }
 }
@@ -175,7 +188,8 @@ fn measure_all(
     let mut file = std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut records = Vec::new();
     for round in 1..=sizes.rounds {
-        for (experiment, jobs) in [(Experiment::Backlog, sizes.backlog), (Experiment::Single, sizes.single)] {
+        for experiment in Experiment::ALL {
+            let jobs = sizes.jobs(experiment);
             for i in 0..variants.len() {
                 let variant = &variants[(i + round as usize) % variants.len()];
                 let label = format!("r{round}-{}-{}-w{}", experiment.name(), variant.emitter, variant.workers);
@@ -214,12 +228,12 @@ fn median_of(records: &[Value], experiment: &str, emitter: &str, workers: u16, k
     crate::records::median(&mut values)
 }
 
-/// The median across rounds of the backlog throughput of `a` over that of `b` in the same
-/// round; each is `(emitter, workers)`.
-fn ratio(records: &[Value], a: (&str, u16), b: (&str, u16)) -> Option<f64> {
-    let mut ratios: Vec<f64> = runs(records, "backlog", a.0, a.1)
+/// The median across rounds of the throughput of `a` over that of `b` in the same round, in
+/// `experiment`; each is `(emitter, workers)`.
+fn ratio(records: &[Value], experiment: &str, a: (&str, u16), b: (&str, u16)) -> Option<f64> {
+    let mut ratios: Vec<f64> = runs(records, experiment, a.0, a.1)
         .filter_map(|ra| {
-            let rb = runs(records, "backlog", b.0, b.1).find(|rb| rb["round"] == ra["round"])?;
+            let rb = runs(records, experiment, b.0, b.1).find(|rb| rb["round"] == ra["round"])?;
             Some(ra["jobs_per_s"].as_f64()? / rb["jobs_per_s"].as_f64()?)
         })
         .collect();
@@ -229,6 +243,17 @@ fn ratio(records: &[Value], a: (&str, u16), b: (&str, u16)) -> Option<f64> {
 /// The emitter's name in the table.
 fn emitter_name(emitter: &str) -> &'static str {
     if emitter == "rust" { "Rust emitter" } else { "LLVM emitter" }
+}
+
+/// The peak attempts at once of `experiment` on one variant across rounds: one number when
+/// every round reached the same, else the lowest and the highest.
+fn peaks(records: &[Value], experiment: &str, emitter: &str, workers: u16) -> String {
+    let peaks: Vec<u64> = runs(records, experiment, emitter, workers).filter_map(|r| r["peak"].as_u64()).collect();
+    match (peaks.iter().min(), peaks.iter().max()) {
+        (Some(low), Some(high)) if low == high => low.to_string(),
+        (Some(low), Some(high)) => format!("{low}–{high}"),
+        _ => "—".to_string(),
+    }
 }
 
 /// The Markdown table of a run: per emitter and worker count, the medians across rounds, then
@@ -241,11 +266,14 @@ pub fn table(records: &[Value], sizes: Sizes, options: Options) -> String {
     }
     out.push_str(&format!(
         "Backlog: {} jobs pushed in one request. One at a time: {} requests of one job each, {} ms apart. \
+         Waiting: {} jobs pushed in one request, each waiting {} ms (`sleep`) before its insert. \
          Each service has one Tokio worker (`--workers 1`) and is {}. Medians across {} round{}; push → start in whole milliseconds (the clocks' \
-         resolution).\n\n",
+         resolution); peaks across rounds.\n\n",
         sizes.backlog,
         sizes.single,
         measure::SPACING.as_millis(),
+        sizes.waiting,
+        measure::WAIT.as_millis(),
         if options.pin {
             format!("pinned to CPU {PIN_CPU} (`taskset -c {PIN_CPU}`)")
         } else {
@@ -256,15 +284,15 @@ pub fn table(records: &[Value], sizes: Sizes, options: Options) -> String {
     ));
     out.push_str(
         "| emitter | workers | backlog: push request | backlog: jobs/s | backlog: push → start, median / p99 | \
-         one at a time: push → start, median / p99 / mean | backlog: peak attempts at once |\n\
-         | --- | --- | --- | --- | --- | --- | --- |\n",
+         one at a time: push → start, median / p99 / mean | backlog: peak attempts at once | waiting: jobs/s | \
+         waiting: peak attempts at once |\n\
+         | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
     );
     for emitter in EMITTERS {
         for workers in WORKERS {
             let m = |experiment: &str, key: &str| median_of(records, experiment, emitter, workers, key);
-            let peak = runs(records, "backlog", emitter, workers).filter_map(|r| r["peak"].as_u64()).max();
             out.push_str(&format!(
-                "| {} | {workers} | {} ms | {} | {} / {} ms | {} / {} / {} ms | {} |\n",
+                "| {} | {workers} | {} ms | {} | {} / {} ms | {} / {} / {} ms | {} | {} | {} |\n",
                 emitter_name(emitter),
                 f(m("backlog", "push_ms"), 1),
                 f(m("backlog", "jobs_per_s"), 0),
@@ -273,7 +301,9 @@ pub fn table(records: &[Value], sizes: Sizes, options: Options) -> String {
                 f(m("single", "latency_median_ms"), 1),
                 f(m("single", "latency_p99_ms"), 0),
                 f(m("single", "latency_mean_ms"), 2),
-                peak.map_or("—".to_string(), |p| p.to_string()),
+                peaks(records, "backlog", emitter, workers),
+                f(m("waiting", "jobs_per_s"), 0),
+                peaks(records, "waiting", emitter, workers),
             ));
         }
     }
@@ -281,10 +311,16 @@ pub fn table(records: &[Value], sizes: Sizes, options: Options) -> String {
     out.push_str(&format!(
         "\nBacklog throughput, medians of the per-round ratios: workers 8 / workers 1 {} (Rust emitter), \
          {} (LLVM emitter); LLVM / Rust {} (workers 1), {} (workers 8).\n",
-        x(ratio(records, ("rust", 8), ("rust", 1))),
-        x(ratio(records, ("llvm", 8), ("llvm", 1))),
-        x(ratio(records, ("llvm", 1), ("rust", 1))),
-        x(ratio(records, ("llvm", 8), ("rust", 8))),
+        x(ratio(records, "backlog", ("rust", 8), ("rust", 1))),
+        x(ratio(records, "backlog", ("llvm", 8), ("llvm", 1))),
+        x(ratio(records, "backlog", ("llvm", 1), ("rust", 1))),
+        x(ratio(records, "backlog", ("llvm", 8), ("rust", 8))),
+    ));
+    out.push_str(&format!(
+        "\nWaiting throughput, medians of the per-round ratios: workers 8 / workers 1 {} (Rust emitter), \
+         {} (LLVM emitter).\n",
+        x(ratio(records, "waiting", ("rust", 8), ("rust", 1))),
+        x(ratio(records, "waiting", ("llvm", 8), ("llvm", 1))),
     ));
     out
 }
@@ -323,16 +359,32 @@ mod tests {
             records.push(record("backlog", "rust", 8, round, Some(rust8), 200.0));
             records.push(record("single", "rust", 1, round, None, 1.0));
         }
-        let sizes = Sizes { rounds: 3, backlog: 5000, single: 200 };
+        for (round, rust8, peak) in [(1, 700.0, 8), (2, 800.0, 7), (3, 600.0, 8)] {
+            records.push(record("waiting", "rust", 1, round, Some(100.0), 2000.0));
+            let mut eight = record("waiting", "rust", 8, round, Some(rust8), 300.0);
+            eight["peak"] = peak.into();
+            records.push(eight);
+        }
+        let sizes = Sizes { rounds: 3, backlog: 5000, single: 200, waiting: 400 };
         let table = table(&records, sizes, Options::default());
         assert!(
-            table.contains("| Rust emitter | 1 | 50.0 ms | 1000 | 300 / 600 ms | 1.0 / 2 / 1.00 ms | 1 |"),
+            table.contains("| Rust emitter | 1 | 50.0 ms | 1000 | 300 / 600 ms | 1.0 / 2 / 1.00 ms | 1 | 100 | 1 |"),
             "{table}"
         );
-        assert!(table.contains("| Rust emitter | 8 | 50.0 ms | 1500 | 200 / 400 ms | — / — / — ms | 8 |"), "{table}");
-        assert!(table.contains("| LLVM emitter | 1 | — ms | — | — / — ms | — / — / — ms | — |"), "{table}");
-        // The per-round ratios are 1.5, 1.0 and 2.0.
+        assert!(
+            table.contains("| Rust emitter | 8 | 50.0 ms | 1500 | 200 / 400 ms | — / — / — ms | 8 | 700 | 7–8 |"),
+            "{table}"
+        );
+        assert!(table.contains("| LLVM emitter | 1 | — ms | — | — / — ms | — / — / — ms | — | — | — |"), "{table}");
+        // The per-round ratios are 1.5, 1.0 and 2.0 in the backlog, 7, 8 and 6 waiting.
         assert!(table.contains("workers 8 / workers 1 1.50× (Rust emitter), — (LLVM emitter)"), "{table}");
+        assert!(
+            table.contains(
+                "Waiting throughput, medians of the per-round ratios: workers 8 / workers 1 7.00× (Rust emitter)"
+            ),
+            "{table}"
+        );
+        assert!(table.contains("each waiting 10 ms (`sleep`) before its insert"), "{table}");
         assert!(!table.contains("Quick run"));
         assert!(table.contains("(`--workers 1`) and is not pinned."), "{table}");
     }

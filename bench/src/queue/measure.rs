@@ -1,6 +1,7 @@
 //! One measured run of the queue bench: a service started on a fresh database, its jobs
-//! pushed (all in one request, or one per request), waited for, the service stopped, and the
-//! database read back to check that every job ran exactly once and to compute the figures.
+//! pushed (all in one request, or one per request; waiting outside the database first, or
+//! not), waited for, the service stopped, and the database read back to check that every job
+//! ran exactly once and to compute the figures.
 
 use std::io::Read as _;
 use std::net::SocketAddr;
@@ -13,7 +14,7 @@ use serde_json::{Value, json};
 use crate::http::client;
 use crate::http::server::{self, Contender, Stdout};
 
-/// The two experiments, each on a fresh service.
+/// The three experiments, each on a fresh service.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Experiment {
     /// All jobs pushed in one request onto an idle queue: throughput, and how long jobs wait
@@ -21,17 +22,41 @@ pub enum Experiment {
     Backlog,
     /// One job per request, [`SPACING`] apart, onto an idle queue: the wake-up path.
     Single,
+    /// All jobs pushed in one request onto an idle queue, each waiting [`WAIT`] outside the
+    /// database before its insert: throughput when the handler waits on something else.
+    Waiting,
 }
 
 impl Experiment {
+    /// Every experiment, in the order a round runs them.
+    pub const ALL: [Experiment; 3] = [Experiment::Backlog, Experiment::Single, Experiment::Waiting];
+
     /// Its name in records and tables.
     pub fn name(self) -> &'static str {
         match self {
             Experiment::Backlog => "backlog",
             Experiment::Single => "single",
+            Experiment::Waiting => "waiting",
         }
     }
+
+    /// How long each of its jobs waits before its insert, in milliseconds.
+    pub fn wait_ms(self) -> u64 {
+        match self {
+            Experiment::Waiting => WAIT.as_millis() as u64,
+            Experiment::Backlog | Experiment::Single => 0,
+        }
+    }
+
+    /// Whether it pushes all its jobs in one request (and so measures throughput).
+    pub fn pushes_at_once(self) -> bool {
+        self != Experiment::Single
+    }
 }
+
+/// How long each job of [`Experiment::Waiting`] waits (`sleep`) before its insert: a call to
+/// a server outside the database, as far as the queue can tell.
+pub const WAIT: Duration = Duration::from_millis(10);
 
 /// The pause between one push's answer and the next push in [`Experiment::Single`]: long
 /// enough for the previous job to have run, so that each push finds the queue idle.
@@ -55,16 +80,20 @@ pub struct Variant {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Figures {
     /// Jobs per second from the push's answer (its commit precedes it) to the last job's
-    /// `finished_at`; only for [`Experiment::Backlog`].
+    /// `finished_at`; only for the experiments that push at once
+    /// ([`Experiment::pushes_at_once`]).
     pub jobs_per_s: Option<f64>,
     /// From the push's answer to the first job's start, in milliseconds (negative when a job
-    /// started before the answer reached the bench); only for [`Experiment::Backlog`].
+    /// started before the answer reached the bench); only for the experiments that push at
+    /// once.
     pub first_start_ms: Option<f64>,
     /// How long a push request took as the bench saw it (sent to answered), in milliseconds:
-    /// the one request of [`Experiment::Backlog`], the median one of [`Experiment::Single`].
+    /// the one request of an experiment that pushes at once, the median one of
+    /// [`Experiment::Single`].
     pub push_ms: f64,
-    /// Each job's start minus its `created_at`, in whole milliseconds (both clocks count whole
-    /// milliseconds), in job order.
+    /// Each job's start (its insert into `starts`, so after its wait in
+    /// [`Experiment::Waiting`]) minus its `created_at`, in whole milliseconds (both clocks
+    /// count whole milliseconds), in job order.
     pub latencies_ms: Vec<i64>,
     /// The most attempts that ran at once, from the service's shutdown line.
     pub peak: u64,
@@ -137,12 +166,15 @@ struct Pushed {
     requests_ms: Vec<f64>,
 }
 
-/// Pushes the jobs `0..jobs`: all in one request, or one per request [`SPACING`] apart.
+/// Pushes the jobs `0..jobs`, each to wait the experiment's [`Experiment::wait_ms`]: all in
+/// one request, or one per request [`SPACING`] apart.
 fn push(address: SocketAddr, experiment: Experiment, jobs: u64) -> Result<Pushed, String> {
     let mut pushed = Pushed { answered: 0.0, requests_ms: Vec::new() };
+    let wait_ms = experiment.wait_ms();
     let mut one = |first: u64, count: u64| -> Result<(), String> {
         let sent = Instant::now();
-        let answer = client::request(address, "POST", &format!("/push?first={first}&count={count}"), None)?;
+        let path = format!("/push?first={first}&count={count}&wait_ms={wait_ms}");
+        let answer = client::request(address, "POST", &path, None)?;
         pushed.answered = now_ms();
         pushed.requests_ms.push(sent.elapsed().as_secs_f64() * 1e3);
         if answer.status != 201 || answer.body.trim() != count.to_string() {
@@ -153,13 +185,12 @@ fn push(address: SocketAddr, experiment: Experiment, jobs: u64) -> Result<Pushed
         }
         Ok(())
     };
-    match experiment {
-        Experiment::Backlog => one(0, jobs)?,
-        Experiment::Single => {
-            for n in 0..jobs {
-                one(n, 1)?;
-                std::thread::sleep(SPACING);
-            }
+    if experiment.pushes_at_once() {
+        one(0, jobs)?;
+    } else {
+        for n in 0..jobs {
+            one(n, 1)?;
+            std::thread::sleep(SPACING);
         }
     }
     Ok(pushed)
@@ -238,16 +269,16 @@ fn check(rows: &[Row], dead: i64, jobs: u64) -> Result<(), String> {
 
 /// The figures of a checked run.
 fn figures(rows: &[Row], pushed: &Pushed, experiment: Experiment, peak: u64) -> Figures {
-    let backlog = experiment == Experiment::Backlog;
+    let at_once = experiment.pushes_at_once();
     let first_start = rows.iter().filter_map(|r| r.started_at).min().unwrap_or(0) as f64;
     let last_finish = rows.iter().filter_map(|r| r.finished_at).max().unwrap_or(0) as f64;
-    let jobs_per_s = backlog.then(|| {
+    let jobs_per_s = at_once.then(|| {
         let from = pushed.answered.min(first_start);
         rows.len() as f64 / ((last_finish - from).max(1.0) / 1e3)
     });
     Figures {
         jobs_per_s,
-        first_start_ms: backlog.then_some(first_start - pushed.answered),
+        first_start_ms: at_once.then_some(first_start - pushed.answered),
         push_ms: crate::records::median(&mut pushed.requests_ms.clone()).unwrap_or(0.0),
         latencies_ms: rows.iter().map(|r| r.started_at.unwrap_or(r.created_at) - r.created_at).collect(),
         peak,
@@ -276,6 +307,7 @@ impl Figures {
             "round": round,
             "pinned": pinned,
             "jobs": self.latencies_ms.len(),
+            "wait_ms": experiment.wait_ms(),
             "jobs_per_s": self.jobs_per_s,
             "first_start_ms": self.first_start_ms,
             "push_ms": self.push_ms,
@@ -340,5 +372,15 @@ mod tests {
         assert_eq!(figures.latencies_ms, vec![5, 6]);
         let single = super::figures(&rows, &pushed, Experiment::Single, 1);
         assert_eq!((single.jobs_per_s, single.first_start_ms), (None, None));
+        let waiting = super::figures(&rows, &pushed, Experiment::Waiting, 1);
+        assert_eq!(waiting.jobs_per_s, Some(200.0));
+    }
+
+    #[test]
+    fn only_the_waiting_experiment_waits() {
+        assert_eq!(Experiment::Waiting.wait_ms(), 10);
+        assert_eq!(Experiment::Backlog.wait_ms(), 0);
+        assert_eq!(Experiment::Single.wait_ms(), 0);
+        assert!(Experiment::Waiting.pushes_at_once() && !Experiment::Single.pushes_at_once());
     }
 }
