@@ -109,7 +109,11 @@ fn attempts_to_complete(id: i64) -> Option<i64> {
 /// The peak of attempts at once that the service logged when it stopped.
 fn logged_peak(log: &Path) -> usize {
     let text = std::fs::read_to_string(log).expect("the log reads");
-    let line = text.lines().rev().find(|l| l.contains("peak attempts at once:")).unwrap_or_else(|| panic!("no peak in:\n{text}"));
+    let line = text
+        .lines()
+        .rev()
+        .find(|l| l.contains("peak attempts at once:"))
+        .unwrap_or_else(|| panic!("no peak in:\n{text}"));
     let peak = line.split("peak attempts at once: ").nth(1).and_then(|rest| rest.split_whitespace().next());
     peak.and_then(|p| p.parse().ok()).unwrap_or_else(|| panic!("no peak in {line}"))
 }
@@ -148,7 +152,8 @@ fn a_thousand_jobs_end_with_exact_counts(backend: Backend) {
         ),
         900
     );
-    let errors = count(&db, "SELECT count(*) FROM nagi_dead_letters WHERE last_error LIKE '503 %this job always fails%'");
+    let errors =
+        count(&db, "SELECT count(*) FROM nagi_dead_letters WHERE last_error LIKE '503 %this job always fails%'");
     assert_eq!(errors, 100);
     dead_letters_are_listed_and_pushed_again(&server, &db);
     assert!(server.stop().success());
@@ -168,7 +173,8 @@ fn dead_letters_are_listed_and_pushed_again(server: &Server, db: &Path) {
         .map(|d| {
             assert_eq!(d["attempts"], 3, "{d}");
             assert!(d["last_error"].as_str().is_some_and(|e| e.contains("this job always fails")), "{d}");
-            let job: serde_json::Value = serde_json::from_str(d["job"].as_str().expect("the job's JSON")).expect("JSON");
+            let job: serde_json::Value =
+                serde_json::from_str(d["job"].as_str().expect("the job's JSON")).expect("JSON");
             job["id"].as_i64().expect("the job's id")
         })
         .collect();

@@ -76,9 +76,7 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
                 | RuntimeFn::QueueDeadLetters
                 | RuntimeFn::QueueRetry,
                 Some(d),
-            ) => {
-                Some(self.slot(d))
-            }
+            ) => Some(self.slot(d)),
             _ => None,
         };
         self.await_runtime(op, started, out)?;

@@ -29,7 +29,8 @@ pub use diagnostic::Diagnostic;
 pub use entities::{ArenaGet, BlockId, ClassId, EnumId, FieldIndex, FuncId, LabelId, LocalId, OpId, VariantIndex};
 pub use module::{
     BlockData, ChildDecl, ChildKind, ClassData, EnumData, FieldData, FunctionData, HttpMethod, LabelData, LocalData,
-    Module, OpData, ParamSource, QueueDecl, RouteDecl, Strategy, SupervisorDecl, TableDecl, VariantData, enum_mismatch_message,
+    Module, OpData, ParamSource, QueueDecl, RouteDecl, Strategy, SupervisorDecl, TableDecl, VariantData,
+    enum_mismatch_message,
 };
 pub use ops::{BinaryOp, OpKind, Opcode, Operand, ScopeKind, UnaryOp};
 pub use parser::parse;

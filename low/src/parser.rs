@@ -322,9 +322,17 @@ impl Parser {
                         let id = next_function.next().ok_or_else(|| self.error("`fn $name`"))?;
                         self.function(id)?;
                     }
-                    _ => return Err(self.error("`class`, `enum`, `table`, `route`, `supervisor`, `queue`, `fn` or `async fn`")),
+                    _ => {
+                        return Err(
+                            self.error("`class`, `enum`, `table`, `route`, `supervisor`, `queue`, `fn` or `async fn`")
+                        );
+                    }
                 },
-                _ => return Err(self.error("`class`, `enum`, `table`, `route`, `supervisor`, `queue`, `fn` or `async fn`")),
+                _ => {
+                    return Err(
+                        self.error("`class`, `enum`, `table`, `route`, `supervisor`, `queue`, `fn` or `async fn`")
+                    );
+                }
             }
         }
     }

@@ -142,8 +142,8 @@
 //! - Recursion and reachability between functions, and whether `main` exists at all.
 
 mod flow;
-mod structure;
 mod queues;
+mod structure;
 mod supervisors;
 #[cfg(test)]
 mod tests;

@@ -119,7 +119,8 @@ pub fn queue_decl(name: Ident, members: Vec<QueueMember>, span: Span) -> Result<
     let mut max_attempts = None;
     let mut backoff = None;
     let mut handler: Option<FnDecl> = None;
-    let twice = |what: &str, at: Span| LexError { message: format!("queue `{}` has two `{what}` lines", name.name), span: at };
+    let twice =
+        |what: &str, at: Span| LexError { message: format!("queue `{}` has two `{what}` lines", name.name), span: at };
     for member in members {
         match member {
             QueueMember::Count(word, n, at) => {
@@ -128,7 +129,9 @@ pub fn queue_decl(name: Ident, members: Vec<QueueMember>, span: Span) -> Result<
                     "max_attempts" => &mut max_attempts,
                     other => {
                         return Err(LexError {
-                            message: format!("expected `workers`, `max_attempts`, `backoff` or `fn run`, found `{other}`"),
+                            message: format!(
+                                "expected `workers`, `max_attempts`, `backoff` or `fn run`, found `{other}`"
+                            ),
                             span: word.span,
                         });
                     }

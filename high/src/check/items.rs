@@ -18,8 +18,8 @@ mod routes;
 mod supervisors;
 
 pub(super) use actors::ActorInfo;
-pub(super) use queues::QueueInfo;
 use actors::{actor_stored, holds_actor};
+pub(super) use queues::QueueInfo;
 pub(super) use supervisors::SupervisorInfo;
 
 /// The builtin functions, which user functions may not shadow.

@@ -19,7 +19,13 @@ impl Body<'_, '_> {
     }
 
     /// `q.method(args)` on the queue `queue`. Each is a database statement.
-    pub(super) fn queue_method(&mut self, queue: usize, method: &Ident, args: &[ast::Expr], span: Span) -> Option<Expr> {
+    pub(super) fn queue_method(
+        &mut self,
+        queue: usize,
+        method: &Ident,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Option<Expr> {
         let info = &self.items.queues[queue].queue;
         let name = info.name.clone();
         match method.name.as_str() {
@@ -27,9 +33,9 @@ impl Body<'_, '_> {
             "dead_letters" => {
                 self.effects.db_use.get_or_insert(span);
                 let class = self.items.dead_letter?;
-                return self
-                    .arity("dead_letters", 0, args, span)
-                    .then(|| mk(ExprKind::QueueDeadLetters { queue, class }, Ty::Array(Box::new(Ty::Class(class))), span));
+                return self.arity("dead_letters", 0, args, span).then(|| {
+                    mk(ExprKind::QueueDeadLetters { queue, class }, Ty::Array(Box::new(Ty::Class(class))), span)
+                });
             }
             "retry" => {
                 self.effects.db_use.get_or_insert(span);
@@ -41,8 +47,13 @@ impl Body<'_, '_> {
             }
             _ => {
                 self.report(
-                    error(H211, method.span, format!("queue `{name}` has no method `{}`", method.name), "unknown method")
-                        .note("a queue has `push(job)`, `push(job, delay)`, `dead_letters()` and `retry(id)`"),
+                    error(
+                        H211,
+                        method.span,
+                        format!("queue `{name}` has no method `{}`", method.name),
+                        "unknown method",
+                    )
+                    .note("a queue has `push(job)`, `push(job, delay)`, `dead_letters()` and `retry(id)`"),
                 );
                 return None;
             }
@@ -52,7 +63,9 @@ impl Body<'_, '_> {
         if args.is_empty() || args.len() > 2 {
             self.report(
                 error(H426, span, format!("`{name}.push` takes the job and an optional delay"), "wrong arguments")
-                    .note(format!("write `{name}.push(job)`, or `{name}.push(job, 5s)` to run it no sooner than 5 s from now")),
+                    .note(format!(
+                        "write `{name}.push(job)`, or `{name}.push(job, 5s)` to run it no sooner than 5 s from now"
+                    )),
             );
             return None;
         }

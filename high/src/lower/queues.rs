@@ -36,7 +36,13 @@ impl FnCx<'_> {
     }
 
     /// `q.push(job[, delay])` into `dest` (the job's id).
-    pub(super) fn queue_push(&mut self, queue: usize, job: &Expr, delay: Option<&Expr>, dest: Option<nagi_low::LocalId>) {
+    pub(super) fn queue_push(
+        &mut self,
+        queue: usize,
+        job: &Expr,
+        delay: Option<&Expr>,
+        dest: Option<nagi_low::LocalId>,
+    ) {
         let mut parts = vec![job];
         parts.extend(delay);
         self.pin_clobbered(&parts);

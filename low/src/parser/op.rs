@@ -303,7 +303,10 @@ impl Parser {
                 | Opcode::Load
         );
         let no_dest = !has_dest
-            && !matches!(opcode, Opcode::Call | Opcode::RuntimeCall | Opcode::TaskJoin | Opcode::ActorCall | Opcode::QueuePush);
+            && !matches!(
+                opcode,
+                Opcode::Call | Opcode::RuntimeCall | Opcode::TaskJoin | Opcode::ActorCall | Opcode::QueuePush
+            );
         if no_dest && dest.is_some() {
             return Err(Diagnostic::new("L110", format!("`{mnemonic}` has no result to assign"))
                 .at(Some(mspan))

@@ -16,8 +16,8 @@ use super::{FnCx, code, mnemonic};
 
 mod actors;
 mod defers;
-mod queues;
 mod maps;
+mod queues;
 
 pub(super) use actors::actor_problems;
 mod tasks;

@@ -32,8 +32,12 @@ impl<'f> Items<'f> {
         let ident = Ident { name: DEAD_LETTER.into(), span: decl.name.span };
         let class = self.declare_class(&ident, decl.span, diags);
         let field = |name: &str, ty: Ty| FieldInfo { name: name.into(), ty: Some(ty) };
-        self.classes[class].fields =
-            vec![field("id", Ty::I64), field("attempts", Ty::I64), field("last_error", Ty::String), field("job", Ty::String)];
+        self.classes[class].fields = vec![
+            field("id", Ty::I64),
+            field("attempts", Ty::I64),
+            field("last_error", Ty::String),
+            field("job", Ty::String),
+        ];
         self.dead_letter = Some(class);
     }
 
@@ -58,8 +62,13 @@ impl<'f> Items<'f> {
             match u32::try_from(n) {
                 Ok(n) if n >= 1 => max_attempts = n,
                 _ => diags.push(
-                    error(H426, span, format!("a job gets at least 1 and at most {} attempts, not {n}", u32::MAX), "out of range")
-                        .note("`max_attempts 3` runs a job at most three times before it is dead-lettered"),
+                    error(
+                        H426,
+                        span,
+                        format!("a job gets at least 1 and at most {} attempts, not {n}", u32::MAX),
+                        "out of range",
+                    )
+                    .note("`max_attempts 3` runs a job at most three times before it is dead-lettered"),
                 ),
             }
         }
@@ -108,7 +117,8 @@ impl<'f> Items<'f> {
     /// owned, neither `inout`, with no default or request source.
     fn check_queue_handler(&self, decl: &ast::QueueDecl, params: &[ParamInfo], diags: &mut Vec<Diagnostic>) {
         let handler = &decl.handler;
-        let shape = "a queue's handler is `fn run(job: Job)` or `fn run(job: Job, attempt: i64)`, where `Job` is a class";
+        let shape =
+            "a queue's handler is `fn run(job: Job)` or `fn run(job: Job, attempt: i64)`, where `Job` is a class";
         if params.is_empty() || params.len() > 2 {
             let at = handler.params.get(2).map_or(handler.name.span, |p| p.span);
             diags.push(
