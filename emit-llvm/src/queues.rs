@@ -11,7 +11,7 @@ use nagi_low::{LocalId, OpId, Operand};
 
 use crate::function::FnEmitter;
 use crate::runtime_calls::{self, Rt};
-use crate::service::{constant, int, struct_of};
+use crate::service::{constant, int, struct_of, text};
 use crate::{Cx, Error, descriptors};
 
 impl<'ctx> FnEmitter<'_, 'ctx, '_> {
@@ -30,13 +30,8 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
         let desc = descriptors::descriptor(cx, ty);
         let delay = self.operand(delay)?;
         let job = cx.builder.build_pointer_cast(job, cx.layouts.byte_ptr(), "job")?;
-        let args = [
-            descriptors::name_bytes(cx, name).into(),
-            cx.context.i64_type().const_int(name.len() as u64, false).into(),
-            job.into(),
-            desc.into(),
-            delay.into(),
-        ];
+        let (name, name_len) = text(cx, name);
+        let args = [name.into(), name_len.into(), job.into(), desc.into(), delay.into()];
         let started = runtime_calls::call(cx, Rt::QueuePush, &args)?
             .ok_or_else(|| Error::internal("nagi_rt_queue_push returns nothing"))?
             .into_pointer_value();
@@ -56,11 +51,12 @@ pub(crate) fn queue_descs<'ctx>(
         let route = route_desc(first_index + i, &queue.as_route())?;
         let route = constant(cx, &format!("nagi.queue{i}.handler"), route);
         let (min, max) = queue.backoff_ms;
+        let (name, name_len) = text(cx, &queue.name);
         descs.push(struct_of(
             cx,
             &[
-                descriptors::name_bytes(cx, &queue.name).into(),
-                int(cx, queue.name.len() as u64),
+                name.into(),
+                name_len.into(),
                 route.as_pointer_value().const_cast(cx.layouts.byte_ptr()).into(),
                 int(cx, u64::from(queue.workers)),
                 int(cx, u64::from(queue.max_attempts)),

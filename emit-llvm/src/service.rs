@@ -419,7 +419,7 @@ pub(crate) fn int<'ctx>(cx: &Cx<'ctx, '_>, v: u64) -> BasicValueEnum<'ctx> {
 }
 
 /// The bytes of `value` as a private constant, and their length.
-fn text<'ctx>(cx: &Cx<'ctx, '_>, value: &str) -> (PointerValue<'ctx>, inkwell::values::IntValue<'ctx>) {
+pub(crate) fn text<'ctx>(cx: &Cx<'ctx, '_>, value: &str) -> (PointerValue<'ctx>, inkwell::values::IntValue<'ctx>) {
     (descriptors::name_bytes(cx, value), cx.context.i64_type().const_int(value.len() as u64, false))
 }
 

@@ -197,7 +197,7 @@ pub fn check(
         deferred,
         actors: items.tir_actors(),
         supervisors: items.tir_supervisors(),
-        queues: items.tir_queues(),
+        queues: items.queues.clone(),
     })
 }
 

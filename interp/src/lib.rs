@@ -83,20 +83,15 @@ pub enum Stop {
 /// tasks and database calls are refused with a diagnostic naming the construct, as the LLVM emitter
 /// refuses what it does not support.
 pub fn check(module: &Module) -> Result<FuncId, Diagnostic> {
-    if let Some(route) = module.routes.first() {
+    if module.is_service() {
+        let what = match (module.routes.first(), module.queues.first()) {
+            (Some(route), _) => format!("route {} {}", route.method.name(), route.path),
+            (None, Some(queue)) => format!("queue {}", queue.name),
+            (None, None) => module.name.clone(),
+        };
         return Err(Diagnostic::new(
             "I101",
-            format!(
-                "the interpreter does not run services (route {} {}); build services with --backend=rust",
-                route.method.name(),
-                route.path
-            ),
-        ));
-    }
-    if let Some(queue) = module.queues.first() {
-        return Err(Diagnostic::new(
-            "I101",
-            format!("the interpreter does not run services (queue {}); build services with --backend=rust", queue.name),
+            format!("the interpreter does not run services ({what}); build services with --backend=rust"),
         ));
     }
     for func in module.functions.values() {

@@ -117,10 +117,10 @@ pub async fn push(queue: &str, payload: String, delay_ms: i64) -> i64 {
     pushed.first().map_or(0, |id| id.0)
 }
 
-/// [`push`] of a job value, encoded as its JSON (the Rust path's `queue.push`).
+/// [`push`] of a job value, encoded as its JSON as `json.encode` encodes it (the Rust path's
+/// `queue.push`).
 pub async fn push_value<T: serde::Serialize>(queue: &str, job: &T, delay_ms: i64) -> i64 {
-    let payload = serde_json::to_string(job).unwrap_or_else(|e| crate::trap(&format!("cannot encode a job: {e}")));
-    push(queue, payload, delay_ms).await
+    push(queue, crate::json::json_encode(job), delay_ms).await
 }
 
 /// A job a worker claimed: its id, payload, and the number of the attempt it starts.

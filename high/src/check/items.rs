@@ -19,7 +19,6 @@ mod supervisors;
 
 pub(super) use actors::ActorInfo;
 use actors::{actor_stored, holds_actor};
-pub(super) use queues::QueueInfo;
 pub(super) use supervisors::SupervisorInfo;
 
 /// The builtin functions, which user functions may not shadow.
@@ -125,7 +124,7 @@ pub(super) struct Items<'f> {
     pub supervisors: Vec<SupervisorInfo>,
     pub supervisor_by_name: HashMap<String, usize>,
     /// The queues, in source order.
-    pub queues: Vec<QueueInfo>,
+    pub queues: Vec<tir::Queue>,
     /// The class `DeadLetter`, declared when the program has a queue.
     pub dead_letter: Option<ClassIdx>,
 }

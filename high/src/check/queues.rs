@@ -1,6 +1,7 @@
 //! Checking of the queue operations: `q.push(job)`, `q.push(job, delay)`, `q.dead_letters()`
-//! and `q.retry(id)`, where `q` names a queue that no variable hides. Pushing is a database statement, so a function that pushes is
-//! async and, in a request, the job is part of the request's transaction.
+//! and `q.retry(id)`, where `q` names a queue that no variable hides. Each is a database
+//! statement, so a function that uses one is async and, in a request, a push is part of the
+//! request's transaction.
 
 use nagi_syntax::ast::{self, Ident, Span};
 
@@ -26,40 +27,31 @@ impl Body<'_, '_> {
         args: &[ast::Expr],
         span: Span,
     ) -> Option<Expr> {
-        let info = &self.items.queues[queue].queue;
+        let info = &self.items.queues[queue];
         let name = info.name.clone();
-        match method.name.as_str() {
-            "push" => {}
-            "dead_letters" => {
-                self.effects.db_use.get_or_insert(span);
-                let class = self.items.dead_letter?;
-                return self.arity("dead_letters", 0, args, span).then(|| {
-                    mk(ExprKind::QueueDeadLetters { queue, class }, Ty::Array(Box::new(Ty::Class(class))), span)
-                });
-            }
-            "retry" => {
-                self.effects.db_use.get_or_insert(span);
-                if !self.arity("retry", 1, args, span) {
-                    return None;
-                }
-                let id = self.check_expr(&args[0], &Ty::I64)?;
-                return Some(mk(ExprKind::QueueRetry { queue, id: Box::new(id) }, Ty::I64, span));
-            }
-            _ => {
-                self.report(
-                    error(
-                        H211,
-                        method.span,
-                        format!("queue `{name}` has no method `{}`", method.name),
-                        "unknown method",
-                    )
+        if !matches!(method.name.as_str(), "push" | "dead_letters" | "retry") {
+            self.report(
+                error(H211, method.span, format!("queue `{name}` has no method `{}`", method.name), "unknown method")
                     .note("a queue has `push(job)`, `push(job, delay)`, `dead_letters()` and `retry(id)`"),
-                );
-                return None;
-            }
+            );
+            return None;
         }
         self.effects.db_use.get_or_insert(span);
-        let job_ty = self.items.fns[info.handler].params.first().and_then(|p| p.ty.clone());
+        if method.name == "dead_letters" {
+            let class = self.items.dead_letter?;
+            let ty = Ty::Array(Box::new(Ty::Class(class)));
+            return self
+                .arity("dead_letters", 0, args, span)
+                .then(|| mk(ExprKind::QueueDeadLetters { queue, class }, ty, span));
+        }
+        if method.name == "retry" {
+            if !self.arity("retry", 1, args, span) {
+                return None;
+            }
+            let id = self.check_expr(&args[0], &Ty::I64)?;
+            return Some(mk(ExprKind::QueueRetry { queue, id: Box::new(id) }, Ty::I64, span));
+        }
+        let job_ty = self.items.fns[self.items.queues[queue].handler].params.first().and_then(|p| p.ty.clone());
         if args.is_empty() || args.len() > 2 {
             self.report(
                 error(H426, span, format!("`{name}.push` takes the job and an optional delay"), "wrong arguments")

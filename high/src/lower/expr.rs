@@ -601,14 +601,19 @@ impl FnCx<'_> {
         }
     }
 
+    /// A `&str` of `value`: a borrow of a new temporary `String`, which the statement drops.
+    pub(super) fn str_temp(&mut self, value: String) -> LocalId {
+        let text = self.temp(Type::String);
+        self.emit(OpKind::StringLit { dest: text, value });
+        let text_ref = self.temp(Type::reference(false, Type::String));
+        self.emit(OpKind::Borrow { dest: text_ref, src: text, mutable: false });
+        text_ref
+    }
+
     /// A database operation: the SQL text as a temporary `String`, borrowed, and the
     /// placeholder values (scalars by value, strings by reference), awaited.
     fn db(&mut self, op: DbOp, class: Option<usize>, sql: &str, args: &[Expr], dest: LocalId) {
-        let text = self.temp(Type::String);
-        self.emit(OpKind::StringLit { dest: text, value: sql.to_string() });
-        let text_ref = self.temp(Type::reference(false, Type::String));
-        self.emit(OpKind::Borrow { dest: text_ref, src: text, mutable: false });
-        let mut operands = vec![Operand::Local(text_ref)];
+        let mut operands = vec![Operand::Local(self.str_temp(sql.to_string()))];
         self.pin_clobbered(&args.iter().collect::<Vec<_>>());
         for arg in args {
             let operand = if arg.ty.is_copy() { self.operand(arg) } else { Operand::Local(self.borrow_arg(arg)) };

@@ -4,7 +4,7 @@
 //! `queue.push`, which borrows the job; `q.dead_letters()` and `q.retry(id)` become the runtime
 //! rows `queue.dead_letters` and `queue.retry`.
 
-use nagi_low::{Constant, FuncId, LocalId, Module, OpKind, Operand, QueueDecl, RuntimeFn, Type};
+use nagi_low::{Constant, FuncId, LocalId, Module, OpKind, Operand, QueueDecl, RuntimeFn};
 
 use super::FnCx;
 use crate::tir::{Expr, Program};
@@ -36,13 +36,7 @@ impl FnCx<'_> {
     }
 
     /// `q.push(job[, delay])` into `dest` (the job's id).
-    pub(super) fn queue_push(
-        &mut self,
-        queue: usize,
-        job: &Expr,
-        delay: Option<&Expr>,
-        dest: Option<nagi_low::LocalId>,
-    ) {
+    pub(super) fn queue_push(&mut self, queue: usize, job: &Expr, delay: Option<&Expr>, dest: Option<LocalId>) {
         let mut parts = vec![job];
         parts.extend(delay);
         self.pin_clobbered(&parts);
@@ -57,7 +51,7 @@ impl FnCx<'_> {
     /// `q.dead_letters()` into `dest`: `rtcall queue.dead_letters<DeadLetter>` of the queue's
     /// name.
     pub(super) fn queue_dead_letters(&mut self, queue: usize, class: usize, dest: LocalId) {
-        let name = self.queue_name(queue);
+        let name = self.str_temp(self.shared.program.queues[queue].name.clone());
         let class = self.shared.types.classes[class];
         self.runtime_call(RuntimeFn::QueueDeadLetters, Some(dest), vec![Operand::Local(name)], Some(class));
     }
@@ -65,16 +59,7 @@ impl FnCx<'_> {
     /// `q.retry(id)` into `dest`: `rtcall queue.retry` of the queue's name and the id.
     pub(super) fn queue_retry(&mut self, queue: usize, id: &Expr, dest: LocalId) {
         let id = self.operand(id);
-        let name = self.queue_name(queue);
+        let name = self.str_temp(self.shared.program.queues[queue].name.clone());
         self.runtime_call(RuntimeFn::QueueRetry, Some(dest), vec![Operand::Local(name), id], None);
-    }
-
-    /// A `&str` of queue `queue`'s name, in a temporary string that the statement drops.
-    fn queue_name(&mut self, queue: usize) -> LocalId {
-        let text = self.temp(Type::String);
-        self.emit(OpKind::StringLit { dest: text, value: self.shared.program.queues[queue].name.clone() });
-        let name = self.temp(Type::reference(false, Type::String));
-        self.emit(OpKind::Borrow { dest: name, src: text, mutable: false });
-        name
     }
 }

@@ -306,6 +306,16 @@ impl Serialize for Typed<'_> {
     }
 }
 
+/// The value at `value`, described by `ty`, as compact JSON; errors: serde's, as the message a
+/// failure reports. The message is made (and serde's error dropped) before the caller fails:
+/// `fail` may jump over the caller's frame, which must then hold nothing with a destructor.
+///
+/// # Safety
+/// `value` must hold a value laid out as `ty` describes.
+pub(super) unsafe fn encode(value: *const u8, ty: &TypeDesc) -> Result<String, String> {
+    serde_json::to_string(&Typed { ptr: value, ty }).map_err(|error| format!("cannot encode JSON: {error}"))
+}
+
 /// Encodes the value at `value`, described by `ty`, as compact JSON into `out` (what
 /// `rt::json_encode` gives for the derived class on the Rust path).
 ///
@@ -315,11 +325,8 @@ impl Serialize for Typed<'_> {
 pub unsafe extern "C" fn nagi_rt_json_encode(out: *mut RawString, value: *const u8, ty: *const TypeDesc) {
     // SAFETY: the emitter passes one of its descriptor constants.
     let ty = unsafe { &*ty };
-    // The message is made (and serde's error dropped) before any failure: `fail` may jump over
-    // this frame, which must then hold nothing with a destructor.
-    let encoded =
-        serde_json::to_string(&Typed { ptr: value, ty }).map_err(|error| format!("cannot encode JSON: {error}"));
-    match encoded {
+    // SAFETY: forwarded from the caller.
+    match unsafe { encode(value, ty) } {
         // SAFETY: `out` is writable.
         Ok(text) => unsafe { out.write(into_raw(text.into_bytes())) },
         Err(message) => super::fail(message),

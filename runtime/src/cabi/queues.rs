@@ -5,7 +5,7 @@
 //! that encodes a route's result.
 
 use super::db::pending_changed;
-use super::json::{TypeDesc, Typed};
+use super::json::TypeDesc;
 use super::service::{GuardedPollFn, LlvmRoute, RouteDesc, static_text};
 use crate::queues::{self, Queue};
 
@@ -55,7 +55,7 @@ impl QueueDesc {
 /// Starts `queue.push`: the job at `job` (described by `ty`, a class) is encoded as JSON at
 /// once, then pushed on the queue `name` to run no sooner than `delay_ms` from now, as
 /// `queues::push` does (inside a request, as part of its transaction). The operation's result
-/// is the job's id, an `i64`. A job that cannot be encoded traps.
+/// is the job's id, an `i64`. A job that cannot be encoded traps, as `json.encode` does.
 ///
 /// # Safety
 /// `name` points to `name_len` bytes of a program constant; `job` holds a value laid out as the
@@ -70,12 +70,8 @@ pub unsafe extern "C" fn nagi_rt_queue_push(
 ) -> *mut super::db::PendingOp {
     // SAFETY: forwarded from the caller.
     let (name, ty) = unsafe { (static_text(name, name_len), &*ty) };
-    // The message is made before any failure: `fail` may jump over this frame, which must then
-    // hold nothing with a destructor.
     // SAFETY: forwarded from the caller.
-    let value = unsafe { Typed::new(job, ty) };
-    let encoded = serde_json::to_string(&value).map_err(|error| format!("cannot encode a job: {error}"));
-    match encoded {
+    match unsafe { super::json::encode(job, ty) } {
         Ok(payload) => pending_changed(async move { queues::push(name, payload, delay_ms).await }),
         Err(message) => super::fail(message),
     }

@@ -17,13 +17,8 @@ const DEFAULT_MAX_ATTEMPTS: u32 = 3;
 /// doubling up to 5 minutes.
 const DEFAULT_BACKOFF_MS: (u64, u64) = (1_000, 300_000);
 
-/// A queue: its name, rules and handler.
-pub(crate) struct QueueInfo {
-    pub queue: tir::Queue,
-}
-
 /// The class of a queue's dead letters, declared by the first queue.
-pub(crate) const DEAD_LETTER: &str = "DeadLetter";
+const DEAD_LETTER: &str = "DeadLetter";
 
 impl<'f> Items<'f> {
     /// Declares the class `DeadLetter` that `q.dead_letters()` gives rows of: the job's `id`,
@@ -44,7 +39,7 @@ impl<'f> Items<'f> {
     /// Collects the queue `decl`: its rules and its handler function (Low name `queue.NAME`).
     pub(super) fn collect_queue(&mut self, decl: &'f ast::QueueDecl, diags: &mut Vec<Diagnostic>) {
         let name = &decl.name.name;
-        if self.queues.iter().any(|q| q.queue.name == *name) {
+        if self.queues.iter().any(|q| q.name == *name) {
             diags.push(error(H207, decl.name.span, format!("queue `{name}` is declared twice"), "declared again here"));
         }
         let mut workers = DEFAULT_WORKERS;
@@ -95,8 +90,13 @@ impl<'f> Items<'f> {
             );
         }
         let idx = self.fns.len();
-        self.queues.push(QueueInfo {
-            queue: tir::Queue { name: name.clone(), handler: idx, workers, max_attempts, backoff_ms, span: decl.span },
+        self.queues.push(tir::Queue {
+            name: name.clone(),
+            handler: idx,
+            workers,
+            max_attempts,
+            backoff_ms,
+            span: decl.span,
         });
         self.fns.push(FnInfo {
             name: format!("queue.{name}"),
@@ -153,13 +153,8 @@ impl<'f> Items<'f> {
         }
     }
 
-    /// The queues as TIR.
-    pub fn tir_queues(&self) -> Vec<tir::Queue> {
-        self.queues.iter().map(|q| q.queue.clone()).collect()
-    }
-
     /// The queue called `name`, by index.
     pub fn queue_by_name(&self, name: &str) -> Option<usize> {
-        self.queues.iter().position(|q| q.queue.name == name)
+        self.queues.iter().position(|q| q.name == name)
     }
 }
