@@ -5,6 +5,7 @@
 //! One `rustc` invocation on the emitted crate root with `--extern nagi_runtime=…`, and its
 //! incremental state kept beside it, is what keeps a rebuild of a service under a second.
 
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -77,17 +78,28 @@ pub(crate) fn rustc(
         .arg("-o")
         .arg(output)
         .arg(root)
-        .status()
+        // rustc's messages are read here (to tell a failed link from a rejected crate) and then
+        // passed on; colours only when they would have been shown.
+        .arg(if std::io::stderr().is_terminal() { "--color=always" } else { "--color=never" })
+        .stderr(std::process::Stdio::piped())
+        .output()
         .map_err(|e| {
             eprintln!("nagic: error: cannot start rustc: {e}");
             Failure::Input
         })?;
-    if !status.success() {
-        eprintln!(
-            "nagic: internal compiler error: rustc rejected the emitted crate {}; please report this with the input{}",
-            root.display(),
-            crate::backend::static_link_hint(target.link)
-        );
+    let _ = std::io::stderr().write_all(&status.stderr);
+    if !status.status.success() {
+        // Only the link step can fail for want of the C library's static archives; a crate
+        // rustc rejects is the emitter's bug, and a note about linking would mislead.
+        let linking = String::from_utf8_lossy(&status.stderr).contains("error: linking with");
+        if linking {
+            eprintln!("nagic: error: linking the program failed{}", crate::backend::static_link_hint(target.link));
+        } else {
+            eprintln!(
+                "nagic: internal compiler error: rustc rejected the emitted crate {}; please report this with the input",
+                root.display(),
+            );
+        }
         return Err(Failure::Input);
     }
     Ok(())

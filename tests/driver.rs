@@ -86,12 +86,16 @@ fn the_interpreter_reports_a_trap_as_a_compiled_program_does_and_refuses_what_it
         "{}",
         stderr(&out)
     );
-    // An async `main` runs with the runtime's database, which the JIT does not start.
+    // An async `main` needs the runtime's scheduler (and database), which the JIT does not start.
     let low = temp_dir("jit").join("waits.low");
     std::fs::write(&low, "nagi-low 1\nmodule waits\n\nasync fn $main() -> unit {\n  return\n}\n").unwrap();
     let out = nagic(&["run", "--backend=jit", low.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("error[M109]: --backend=jit runs a `main` that is not async"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("error[M109]: --backend=jit runs a `main` that is not async, and this one waits"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -212,7 +216,24 @@ fn nagic_test_fails_a_test_whose_failure_leaves_values_in_flight(backend: Backen
     }
 }
 
+/// A recursive function that reads the database (tests/fixtures/recursive_db.nagi) builds as a
+/// service and passes its test on every emitter: its future contains itself, which the Rust
+/// emitter once left to rustc as an `async fn` (E0733, "internal compiler error").
+fn a_recursive_function_that_reads_the_database_builds_and_runs(backend: Backend) {
+    let source = "tests/fixtures/recursive_db.nagi";
+    let exe = temp_dir("recursive-db").join("app");
+    let mut args = vec!["build", source, "-o", exe.to_str().unwrap()];
+    args.extend(backend.flags());
+    let out = nagic(&args);
+    assert!(out.status.success(), "{backend:?}: {}", stderr(&out));
+    let out = nagic(&["test", backend.flag(), source]);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{backend:?}: {stdout}{}", stderr(&out));
+    assert!(stdout.lines().any(|l| l == "test result: ok. 1 passed; 0 failed"), "{backend:?}: {stdout}");
+}
+
 crate::on_every_backend!(
+    a_recursive_function_that_reads_the_database_builds_and_runs,
     nagic_test_gives_each_test_an_empty_database,
     nagic_test_runs_the_blog_tests,
     nagic_test_fails_a_test_whose_failure_leaves_values_in_flight

@@ -13,11 +13,18 @@ use nagi_low::{
     ScalarType, Type, UnaryOp,
 };
 
-use crate::names::{LocalNames, ident, label, rust_type};
+use crate::names::{LocalNames, ident, label, rust_type, rust_type_with_lifetime};
 
 /// Writes `func` (named `name` in Rust) to `out`. A function that can recurse (`recursive`)
 /// starts with the runtime's stack check, so that deep recursion is the trap `stack overflow`.
-pub fn function(out: &mut String, module: &Module, func: &FunctionData, recursive: bool) {
+///
+/// An async function whose future could contain itself (`boxed`: on a cycle of calls and
+/// spawns, `nagi_low::recursion::async_cycle_functions`) is written as a plain function that
+/// returns its body as a boxed `dyn Future + Send`: an `async fn`'s future would contain itself
+/// (rustc's E0733), and naming the boxed type also ends the cycle rustc would otherwise follow
+/// to prove that the future can move between threads (a task that spawns itself). Every
+/// reference parameter gets the one lifetime `'nagi` that the future may borrow for.
+pub fn function(out: &mut String, module: &Module, func: &FunctionData, recursive: bool, boxed: bool) {
     let mut names = LocalNames::new();
     let mut locals = ArenaMap::default();
     for (id, local) in func.locals.iter() {
@@ -28,17 +35,27 @@ pub fn function(out: &mut String, module: &Module, func: &FunctionData, recursiv
         labels.insert(id, label(&l.name));
     }
     let cx = Cx { module, func, locals, labels };
-    let params: Vec<String> = func
-        .params
-        .iter()
-        .map(|p| format!("mut {}: {}", cx.locals[*p], rust_type(module, &func.locals[*p].ty)))
-        .collect();
-    let asyncness = if func.is_async { "async " } else { "" };
-    let ret = match func.ret {
-        Type::Unit => String::new(),
-        ref ty => format!(" -> {}", rust_type(module, ty)),
+    let param_type = |ty: &Type| {
+        if boxed { rust_type_with_lifetime(module, ty, "'nagi") } else { rust_type(module, ty) }
     };
-    let _ = writeln!(out, "    pub {asyncness}fn {}({}){ret} {{", ident(&func.name), params.join(", "));
+    let params: Vec<String> =
+        func.params.iter().map(|p| format!("mut {}: {}", cx.locals[*p], param_type(&func.locals[*p].ty))).collect();
+    let name = ident(&func.name);
+    let params = params.join(", ");
+    if boxed {
+        let _ = writeln!(
+            out,
+            "    pub fn {name}<'nagi>({params}) -> ::std::pin::Pin<::std::boxed::Box<dyn ::std::future::Future<Output = {}> + ::std::marker::Send + 'nagi>> {{\n    ::std::boxed::Box::pin(async move {{",
+            rust_type(module, &func.ret)
+        );
+    } else {
+        let asyncness = if func.is_async { "async " } else { "" };
+        let ret = match func.ret {
+            Type::Unit => String::new(),
+            ref ty => format!(" -> {}", rust_type(module, ty)),
+        };
+        let _ = writeln!(out, "    pub {asyncness}fn {name}({params}){ret} {{");
+    }
     for (id, local) in func.locals.iter() {
         if !func.params.contains(&id) {
             let _ = writeln!(out, "        let mut {}: {};", cx.locals[id], rust_type(module, &local.ty));
@@ -48,6 +65,9 @@ pub fn function(out: &mut String, module: &Module, func: &FunctionData, recursiv
         out.push_str("        nagi_runtime::stack::check();\n");
     }
     cx.block(out, func.body, 2);
+    if boxed {
+        out.push_str("    })\n");
+    }
     out.push_str("    }\n");
 }
 

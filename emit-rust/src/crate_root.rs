@@ -65,8 +65,9 @@ pub fn program_module(module: &Module) -> String {
     classes::structs(&mut out, module);
     classes::enums(&mut out, module);
     let recursive = nagi_low::recursion::recursive_functions(module);
+    let boxed = nagi_low::recursion::async_cycle_functions(module);
     for (id, func) in module.functions.iter() {
-        body::function(&mut out, module, func, recursive.contains(&id));
+        body::function(&mut out, module, func, recursive.contains(&id), boxed.contains(&id));
         out.push('\n');
     }
     for (index, route) in module.routes.iter().enumerate() {

@@ -66,6 +66,17 @@ impl LocalNames {
 
 /// The Rust type of a Low type.
 pub fn rust_type(module: &Module, ty: &Type) -> String {
+    rust_type_in(module, ty, None)
+}
+
+/// The Rust type of a Low type whose references all carry the lifetime `lifetime` (such as
+/// `'nagi`), for a signature that must name it: a boxed future borrows its arguments.
+pub fn rust_type_with_lifetime(module: &Module, ty: &Type, lifetime: &str) -> String {
+    rust_type_in(module, ty, Some(lifetime))
+}
+
+fn rust_type_in(module: &Module, ty: &Type, lifetime: Option<&str>) -> String {
+    let rust_type = |module: &Module, ty: &Type| rust_type_in(module, ty, lifetime);
     match ty {
         Type::I32 => "i32".into(),
         Type::I64 => "i64".into(),
@@ -86,7 +97,8 @@ pub fn rust_type(module: &Module, ty: &Type) -> String {
         Type::Class(c) => module.classes.get(*c).map_or_else(|| "()".into(), |c| ident(&c.name)),
         Type::Enum(e) => module.enums.get(*e).map_or_else(|| "()".into(), |e| ident(&e.name)),
         Type::Ref { mutable, pointee } => {
-            format!("{}{}", if *mutable { "&mut " } else { "&" }, rust_type(module, pointee))
+            let lifetime = lifetime.map(|l| format!("{l} ")).unwrap_or_default();
+            format!("&{lifetime}{}{}", if *mutable { "mut " } else { "" }, rust_type(module, pointee))
         }
     }
 }

@@ -17,19 +17,40 @@ use crate::ops::OpKind;
 /// The functions of `module` that lie on a cycle of calls (a function that calls itself, or a
 /// group that calls each other round).
 pub fn recursive_functions(module: &Module) -> HashSet<FuncId> {
+    on_cycles(module, |kind| match kind {
+        OpKind::Call { callee, .. } => Some(*callee),
+        _ => None,
+    })
+}
+
+/// The async functions of `module` whose futures could contain themselves: those on a cycle of
+/// calls and task spawns (`scope.spawn`: a task that spawns a task of its own function). The
+/// Rust emitter boxes exactly these futures, whose type would otherwise be infinite.
+pub fn async_cycle_functions(module: &Module) -> HashSet<FuncId> {
+    let mut cyclic = on_cycles(module, |kind| match kind {
+        OpKind::Call { callee, .. } | OpKind::ScopeSpawn { callee, blocking: false, .. } => Some(*callee),
+        _ => None,
+    });
+    cyclic.retain(|f| module.functions[*f].is_async);
+    cyclic
+}
+
+/// The functions on a cycle of the graph whose edges go from each function to the function
+/// `edge` names for each of its operations.
+fn on_cycles(module: &Module, edge: impl Fn(&OpKind) -> Option<FuncId>) -> HashSet<FuncId> {
     let mut graph = DiGraph::<FuncId, ()>::with_capacity(module.functions.len(), module.functions.len());
     let mut node = la_arena::ArenaMap::default();
     for (id, _) in module.functions.iter() {
         node.insert(id, graph.add_node(id));
     }
-    let mut recursive = HashSet::new();
+    let mut cyclic = HashSet::new();
     for (caller, func) in module.functions.iter() {
         for op in func.ops.values() {
-            if let OpKind::Call { callee, .. } = op.kind
+            if let Some(callee) = edge(&op.kind)
                 && let Some(&to) = node.get(callee)
             {
                 if callee == caller {
-                    recursive.insert(caller);
+                    cyclic.insert(caller);
                 }
                 graph.update_edge(node[caller], to, ());
             }
@@ -37,10 +58,10 @@ pub fn recursive_functions(module: &Module) -> HashSet<FuncId> {
     }
     for component in petgraph::algo::tarjan_scc(&graph) {
         if component.len() > 1 {
-            recursive.extend(component.into_iter().map(|n| graph[n]));
+            cyclic.extend(component.into_iter().map(|n| graph[n]));
         }
     }
-    recursive
+    cyclic
 }
 
 #[cfg(test)]
