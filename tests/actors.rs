@@ -7,7 +7,6 @@
 mod support;
 
 use std::collections::BTreeSet;
-use std::process::Stdio;
 use std::sync::{Arc, Barrier};
 
 use support::{Backend, Server, build, temp_dir};
@@ -16,7 +15,7 @@ const SERVICE: &str = "tests/fixtures/counter_service.nagi";
 
 fn start(tag: &str, backend: Backend) -> Server {
     let exe = build(SERVICE, backend);
-    Server::start(&exe, &temp_dir(tag).join("counter.db"), Stdio::null(), &[])
+    Server::start(&exe, &temp_dir(tag).join("counter.db"), None, &[])
 }
 
 /// The `total` of a `Hits` answer.

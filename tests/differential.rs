@@ -16,7 +16,6 @@ mod support;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 use nagi_low::{ArenaGet, Module, ParamSource, Type};
@@ -361,11 +360,11 @@ fn run(source: &str, backend: Backend, requests: &[Request], module: &Module) ->
     let exe: PathBuf = build(source, backend);
     let dir = temp_dir("differential");
     let db = dir.join("service.db");
-    let log = std::fs::File::create(dir.join("service.log")).expect("the log file");
+    let log = dir.join("service.log");
     // A short request timeout: the transcript's largest integers make some handlers loop for
     // minutes (a bulk insert of 10^8 rows), which then answer 503 on both builds, and the LLVM
     // build's frame is cancelled in the middle of an await.
-    let server = Server::start(&exe, &db, Stdio::from(log), &["--timeout-ms", "2000"]);
+    let server = Server::start(&exe, &db, Some(&log), &["--timeout-ms", "2000"]);
     let answers: Vec<Answer> = requests.iter().map(|r| send(&server, r)).collect();
     assert!(server.stop().success(), "{source} on {backend:?} stops cleanly");
     // The LLVM build's code owns nothing once every request has ended, cancelled ones (the

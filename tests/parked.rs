@@ -14,7 +14,6 @@ mod support;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use support::{Backend, Server, build, temp_dir};
@@ -72,10 +71,9 @@ fn ten_thousand_requests_parked_in_an_await_are_answered_and_leave_nothing_behin
     let dir = temp_dir("parked");
     let db = dir.join("users.db");
     let log_path = dir.join("service.log");
-    let log = std::fs::File::create(&log_path).expect("the log file");
     let flags =
         ["--workers", "1", "--max-connections", "20000", "--busy-timeout-ms", "120000", "--timeout-ms", "240000"];
-    let server = Server::start(&build("examples/users.nagi", backend), &db, Stdio::from(log), &flags);
+    let server = Server::start(&build("examples/users.nagi", backend), &db, Some(&log_path), &flags);
     let pid = server.child.id();
     // Warm up the paths the parked requests take, then take the baseline.
     for id in 0..100 {
@@ -166,7 +164,7 @@ fn ten_thousand_keep_alive_connections_are_answered_and_closed_without_a_trace(b
     raise_fd_limit(PARKED as u64 + 1_000);
     let db = temp_dir("connections").join("users.db");
     let flags = ["--workers", "1", "--max-connections", "20000", "--idle-timeout-ms", "120000"];
-    let server = Server::start(&build("examples/users.nagi", backend), &db, Stdio::null(), &flags);
+    let server = Server::start(&build("examples/users.nagi", backend), &db, None, &flags);
     let pid = server.child.id();
     assert_eq!(server.get("/health").0, 200);
     std::thread::sleep(Duration::from_millis(200));

@@ -10,9 +10,7 @@
 mod support;
 
 use std::collections::BTreeSet;
-use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use support::{Backend, Server, build, temp_dir};
@@ -24,31 +22,9 @@ const MAX_ATTEMPTS: i64 = 3;
 /// The queue's `workers` in the fixture.
 const WORKERS: usize = 8;
 
-/// Starts the service on `db`, its log (standard output) appended to `log`. It listens on a port
-/// the system picks, read back from its log: a port chosen by the test could be taken by
-/// another test's service before this one binds it.
+/// Starts the service on `db`, its log (standard output) appended to `log`.
 fn start(exe: &Path, db: &Path, log: &Path) -> Server {
-    let file = File::options().create(true).append(true).open(log).expect("the log file opens");
-    let from = file.metadata().expect("the log's size").len() as usize;
-    let mut child = Command::new(exe)
-        .args(["--listen", "127.0.0.1:0", "--db", db.to_str().unwrap()])
-        .stdout(file)
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("the service starts");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let port = loop {
-        let text = std::fs::read(log).expect("the log reads");
-        let text = String::from_utf8_lossy(text.get(from..).unwrap_or_default());
-        let port = text.split("listening on http://127.0.0.1:").nth(1).and_then(|rest| rest.split_whitespace().next());
-        if let Some(port) = port.and_then(|p| p.parse().ok()) {
-            break port;
-        }
-        assert!(child.try_wait().expect("the service's status").is_none(), "the service ended at start:\n{text}");
-        assert!(Instant::now() < deadline, "the service did not start listening:\n{text}");
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    Server::adopt(child, port)
+    Server::start(exe, db, Some(log), &[])
 }
 
 /// A read-only view of the service's database file.

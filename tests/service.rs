@@ -13,7 +13,7 @@ const USERS: &str = "examples/users.nagi";
 fn start(tag: &str, backend: Backend) -> (Server, std::path::PathBuf) {
     let exe = build(USERS, backend);
     let db = temp_dir(tag).join("users.db");
-    (Server::start(&exe, &db, Stdio::null(), &[]), db)
+    (Server::start(&exe, &db, None, &[]), db)
 }
 
 /// The rows of `users`, ordered by id, read straight from the database file.
@@ -62,7 +62,7 @@ fn crud_over_http_persists_in_the_sqlite_file(backend: Backend) {
     // A graceful stop, then a new process on the same file still has the data.
     assert!(server.stop().success());
     let exe = build(USERS, backend);
-    let again = Server::start(&exe, &db, Stdio::null(), &[]);
+    let again = Server::start(&exe, &db, None, &[]);
     let (status, body) = again.get("/users/3");
     assert_eq!((status, json(&body)), (200, serde_json::json!({"id": 3, "name": "Linus", "age": 28})));
     assert!(again.stop().success());
@@ -208,15 +208,25 @@ fn a_stalled_stdout_never_blocks_requests(backend: Backend) {
     let db = temp_dir("stalled").join("users.db");
     // A pipe whose reading end nobody reads until the end: once its buffer fills, every write
     // to stdout would block if logging were synchronous.
-    let port = support::free_port();
     let mut child = std::process::Command::new(&exe)
-        .args(["--listen", &format!("127.0.0.1:{port}"), "--db", db.to_str().unwrap()])
+        .args(["--listen", "127.0.0.1:0", "--db", db.to_str().unwrap()])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("the service starts");
-    let stdout = child.stdout.take().expect("stdout is piped");
+    let mut stdout = std::io::BufReader::new(child.stdout.take().expect("stdout is piped"));
     let stderr = child.stderr.take().expect("stderr is piped");
+    // The port the system picked, from the log's first lines; the rest of the pipe stays unread.
+    let mut head = String::new();
+    let port = loop {
+        let mut line = String::new();
+        let read = std::io::BufRead::read_line(&mut stdout, &mut line).expect("the log reads");
+        assert!(read > 0, "the service ended before listening:\n{head}");
+        head.push_str(&line);
+        if let Some(port) = support::listening_port(&line) {
+            break port;
+        }
+    };
     let server = Server::adopt(child, port);
     for i in 0..3000 {
         let (status, _) = if i % 2 == 0 { server.get("/health") } else { server.get("/users/1") };
@@ -265,7 +275,7 @@ fn emitted_rust_builds_with_plain_cargo_and_has_no_unsafe() {
 fn a_trap_in_a_handler_is_500_and_the_next_request_works(backend: Backend) {
     let exe = build("tests/fixtures/calc.nagi", backend);
     let db = temp_dir("trap").join("calc.db");
-    let server = Server::start(&exe, &db, Stdio::null(), &[]);
+    let server = Server::start(&exe, &db, None, &[]);
     assert_eq!(server.get("/div/84/2"), (200, "42".to_string()));
     let (status, text) = server.get("/div/1/0");
     assert_eq!(status, 500, "{text}");
@@ -279,10 +289,29 @@ fn a_trap_in_a_handler_is_500_and_the_next_request_works(backend: Backend) {
     assert_eq!(server.get("/health"), (200, "\"ok\"".to_string()));
 }
 
+/// A line printed by a handler is written to the service's stdout once, also when a log record
+/// (the trap's) follows it on the same thread: both shared one scratch buffer, and the record
+/// once began with the printed line again.
+fn a_printed_line_is_logged_once_before_the_trap_that_follows_it(backend: Backend) {
+    let exe = build("tests/fixtures/calc.nagi", backend);
+    let dir = temp_dir("printed-once");
+    let log_path = dir.join("stdout.log");
+    let server = Server::start(&exe, &dir.join("calc.db"), Some(&log_path), &[]);
+    for _ in 0..3 {
+        assert_eq!(server.get("/p").0, 500);
+    }
+    assert_eq!(server.get("/p?d=1"), (200, "1".to_string()));
+    assert!(server.stop().success());
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    assert_eq!(log.matches("printed once").count(), 4, "{log}");
+    assert_eq!(log.lines().filter(|l| *l == "printed once").count(), 4, "{log}");
+    assert_eq!(log.matches("trap: division by zero").count(), 3, "{log}");
+}
+
 fn a_route_without_a_result_answers_204_with_no_body(backend: Backend) {
     let exe = build("tests/fixtures/context.nagi", backend);
     let db = temp_dir("no-content").join("context.db");
-    let server = Server::start(&exe, &db, Stdio::null(), &[]);
+    let server = Server::start(&exe, &db, None, &[]);
     assert_eq!(server.send_json("POST", "/notes", r#"{"id":1,"text":"a"}"#).0, 201);
     let response = server.raw(b"DELETE /notes/1 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
     assert_eq!(response, (204, String::new()));
@@ -296,7 +325,7 @@ fn a_route_without_a_result_answers_204_with_no_body(backend: Backend) {
 fn header_parameters_bind_and_a_missing_or_malformed_one_is_400(backend: Backend) {
     let exe = build("tests/fixtures/context.nagi", backend);
     let db = temp_dir("headers").join("context.db");
-    let server = Server::start(&exe, &db, Stdio::null(), &[]);
+    let server = Server::start(&exe, &db, None, &[]);
     let get = |headers: &str| {
         server.raw(format!("GET /me HTTP/1.1\r\nHost: 127.0.0.1\r\n{headers}Connection: close\r\n\r\n").as_bytes())
     };
@@ -323,7 +352,7 @@ fn header_parameters_bind_and_a_missing_or_malformed_one_is_400(backend: Backend
 fn enums_in_bodies_use_the_externally_tagged_form_and_an_unknown_variant_is_422(backend: Backend) {
     let exe = build("golden/high/enum_service.nagi", backend);
     let db = temp_dir("enums").join("enums.db");
-    let server = Server::start(&exe, &db, Stdio::null(), &[]);
+    let server = Server::start(&exe, &db, None, &[]);
     let post = |body: &str| {
         let (status, text) = server.send_json("POST", "/tasks", body);
         (status, json(&text))
@@ -361,7 +390,7 @@ fn enums_in_bodies_use_the_externally_tagged_form_and_an_unknown_variant_is_422(
 fn maps_in_bodies_are_json_objects_in_insertion_order(backend: Backend) {
     let exe = build("golden/high/map_service.nagi", backend);
     let db = temp_dir("maps").join("maps.db");
-    let server = Server::start(&exe, &db, Stdio::null(), &[]);
+    let server = Server::start(&exe, &db, None, &[]);
     // The raw text shows the order: first insertion, not hash or key order.
     let (status, text) = server.send_json("POST", "/tally", r#"{"words":["b","a","b","c","a","b"]}"#);
     assert_eq!((status, text.as_str()), (201, r#"{"counts":{"b":3,"a":2,"c":1},"distinct":3}"#));
@@ -389,7 +418,7 @@ fn maps_in_bodies_are_json_objects_in_insertion_order(backend: Backend) {
 fn fail_answers_its_status_and_message_and_a_failed_request_writes_nothing(backend: Backend) {
     let exe = build("golden/high/failures.nagi", backend);
     let db = temp_dir("failures").join("failures.db");
-    let server = Server::start(&exe, &db, Stdio::null(), &[]);
+    let server = Server::start(&exe, &db, None, &[]);
     let send = |method: &str, path: &str, token: &str, body: &str| {
         let (status, text) = server.send_json_with(method, path, &format!("Authorization: {token}\r\n"), body);
         (status, if text.is_empty() { serde_json::Value::Null } else { json(&text) })
@@ -444,7 +473,7 @@ fn fail_answers_its_status_and_message_and_a_failed_request_writes_nothing(backe
 fn the_blog_example_serves_its_walkthrough(backend: Backend) {
     let exe = build("examples/blog/blog.nagi", backend);
     let db = temp_dir("blog").join("blog.db");
-    let server = Server::start(&exe, &db, Stdio::null(), &[]);
+    let server = Server::start(&exe, &db, None, &[]);
     let send = |method: &str, path: &str, token: Option<&str>, body: &str| {
         let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
         let (status, text) = server.send_json_with(method, path, &auth, body);
@@ -556,7 +585,7 @@ fn entry_ids(db: &std::path::Path) -> Vec<i64> {
 fn a_request_that_fails_after_writing_leaves_no_row(backend: Backend) {
     let exe = build("tests/fixtures/ledger.nagi", backend);
     let db = temp_dir("request-tx").join("ledger.db");
-    let server = Server::start(&exe, &db, Stdio::null(), &[]);
+    let server = Server::start(&exe, &db, None, &[]);
     // Insert, then divide by zero: 500, and the insert is rolled back.
     let (status, text) = server.send_json("POST", "/entries/0", r#"{"id":1,"amount":10}"#);
     assert_eq!(status, 500, "{text}");
@@ -580,7 +609,7 @@ fn a_database_locked_by_another_process_answers_503_within_the_busy_budget(backe
     use std::time::{Duration, Instant};
     // One worker thread: if a parked write blocked it, `/health` would wait too.
     let db = temp_dir("locked").join("users.db");
-    let server = Server::start(&build(USERS, backend), &db, Stdio::null(), &["--workers", "1"]);
+    let server = Server::start(&build(USERS, backend), &db, None, &["--workers", "1"]);
     assert_eq!(server.send_json("POST", "/users", r#"{"id":1,"name":"first","age":1}"#).0, 201);
     // Another process's connection holds the write lock for 9 s (WAL: readers go on).
     let locker = rusqlite::Connection::open(&db).expect("the file opens");
@@ -679,7 +708,7 @@ fn kill_9_during_concurrent_writes_loses_no_acknowledged_write(backend: Backend)
     assert!(acknowledged.len() > 50, "too few writes to mean anything: {}", acknowledged.len());
     // A new process on the same file (it recovers the WAL) has every acknowledged row.
     drop(server);
-    let again = Server::start(&build(USERS, backend), &db, Stdio::null(), &[]);
+    let again = Server::start(&build(USERS, backend), &db, None, &[]);
     assert_eq!(again.get("/health").0, 200);
     let stored: std::collections::HashSet<i64> = rows(&db).into_iter().map(|(id, _, _)| id).collect();
     let lost: Vec<i64> = acknowledged.iter().copied().filter(|id| !stored.contains(id)).collect();
@@ -692,9 +721,8 @@ fn connection_limits_from_the_command_line(backend: Backend) {
     let exe = build(USERS, backend);
     let dir = temp_dir("limits");
     let log_path = dir.join("stdout.log");
-    let log = std::fs::File::create(&log_path).unwrap();
     let flags = ["--header-timeout-ms", "1000", "--idle-timeout-ms", "2000", "--max-connections", "3"];
-    let server = Server::start(&exe, &dir.join("users.db"), Stdio::from(log), &flags);
+    let server = Server::start(&exe, &dir.join("users.db"), Some(&log_path), &flags);
     let connect = || std::net::TcpStream::connect(("127.0.0.1", server.port)).expect("connects");
 
     // A connection that sends nothing is closed at the header timeout, without an answer.
@@ -755,6 +783,7 @@ crate::on_every_backend!(
     fifty_concurrent_posts_all_land,
     a_stalled_stdout_never_blocks_requests,
     a_trap_in_a_handler_is_500_and_the_next_request_works,
+    a_printed_line_is_logged_once_before_the_trap_that_follows_it,
     a_route_without_a_result_answers_204_with_no_body,
     header_parameters_bind_and_a_missing_or_malformed_one_is_400,
     enums_in_bodies_use_the_externally_tagged_form_and_an_unknown_variant_is_422,

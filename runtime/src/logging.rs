@@ -431,7 +431,10 @@ impl<'a> MakeWriter<'a> for QueueWriter {
     type Writer = RecordBuffer<'a>;
 
     fn make_writer(&'a self) -> RecordBuffer<'a> {
-        let bytes = SCRATCH.try_with(|scratch| std::mem::take(&mut *scratch.borrow_mut())).unwrap_or_default();
+        let mut bytes = SCRATCH.try_with(|scratch| std::mem::take(&mut *scratch.borrow_mut())).unwrap_or_default();
+        // The scratch buffer is shared with `forward_print`: whatever an earlier user left in it
+        // must not become the start of this record (a printed line written twice).
+        bytes.clear();
         RecordBuffer { queue: &self.0, bytes }
     }
 }
@@ -500,6 +503,7 @@ pub(crate) fn forward_print(value: &dyn Display) -> bool {
                 } else {
                     queue.push_text(&line);
                 }
+                line.clear();
             });
             true
         }

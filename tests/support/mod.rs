@@ -6,7 +6,7 @@
 #![allow(dead_code, reason = "each test binary uses a different subset of these helpers")]
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
@@ -135,11 +135,6 @@ macro_rules! on_every_backend_and_llvm_level {
     };
 }
 
-/// A free TCP port on 127.0.0.1.
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
 /// A running service; killed when dropped.
 pub struct Server {
     pub child: Child,
@@ -147,17 +142,39 @@ pub struct Server {
 }
 
 impl Server {
-    /// Starts `exe` with `--listen` on a free port, `--db db`, and `extra` arguments; stdout goes
-    /// to `stdout`. Waits until `/health`-style readiness: a TCP connection is accepted.
-    pub fn start(exe: &Path, db: &Path, stdout: Stdio, extra: &[&str]) -> Server {
-        let port = free_port();
-        let child = Command::new(exe)
-            .args(["--listen", &format!("127.0.0.1:{port}"), "--db", db.to_str().unwrap()])
+    /// Starts `exe` on `--db db` with `extra` arguments, its standard output (the log) appended
+    /// to `log`, or to a fresh file when `None`. It listens on a port the system picks
+    /// (`--listen 127.0.0.1:0`), read back from its log's `listening on` line: a port chosen by
+    /// the test could be taken by another test's service before this one binds it.
+    pub fn start(exe: &Path, db: &Path, log: Option<&Path>, extra: &[&str]) -> Server {
+        let own_log;
+        let log = match log {
+            Some(path) => path,
+            None => {
+                own_log = temp_dir("log").join("stdout.log");
+                &own_log
+            }
+        };
+        let file = std::fs::File::options().create(true).append(true).open(log).expect("the log file opens");
+        let from = file.metadata().expect("the log's size").len() as usize;
+        let mut child = Command::new(exe)
+            .args(["--listen", "127.0.0.1:0", "--db", db.to_str().unwrap()])
             .args(extra)
-            .stdout(stdout)
+            .stdout(file)
             .stderr(Stdio::inherit())
             .spawn()
             .expect("the service starts");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let port = loop {
+            let text = std::fs::read(log).expect("the log reads");
+            let text = String::from_utf8_lossy(text.get(from..).unwrap_or_default());
+            if let Some(port) = listening_port(&text) {
+                break port;
+            }
+            assert!(child.try_wait().expect("the service's status").is_none(), "the service ended at start:\n{text}");
+            assert!(Instant::now() < deadline, "the service did not start listening:\n{text}");
+            std::thread::sleep(Duration::from_millis(10));
+        };
         Server::adopt(child, port)
     }
 
@@ -240,6 +257,13 @@ impl Server {
             None => (0, String::new()),
         }
     }
+}
+
+/// The port of a service's `listening on http://127.0.0.1:PORT` log line in `log`, if it is
+/// there yet.
+pub fn listening_port(log: &str) -> Option<u16> {
+    let rest = log.split("listening on http://127.0.0.1:").nth(1)?;
+    rest.split_whitespace().next()?.parse().ok()
 }
 
 /// An HTTP/1.1 request that closes its connection, with the further header lines `headers`.
