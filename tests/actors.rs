@@ -93,7 +93,28 @@ fn a_tree_that_gives_up_answers_503_from_then_on(backend: Backend) {
     assert_eq!(server.send_json("POST", "/hits", "").0, 201);
 }
 
+/// A trap in an actor's handler is logged with the request whose message crashed the actor (the
+/// actor runs on a task of its own, outside any request, and once logged `request=0`).
+fn a_trap_in_an_actor_names_the_request_that_sent_the_message(backend: Backend) {
+    let dir = temp_dir("actor-trap-log");
+    let log_path = dir.join("stdout.log");
+    let server = Server::start(&build(SERVICE, backend), &dir.join("counter.db"), Some(&log_path), &[]);
+    assert_eq!(server.request("POST", "/hits", None, "").0, 201);
+    assert_eq!(server.request("POST", "/crash", None, "").0, 503);
+    assert!(server.stop().success());
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    let crash_request = log
+        .lines()
+        .find(|l| l.contains("nagi::request:") && l.contains("path=/crash"))
+        .and_then(|l| l.split("request=").nth(1)?.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_else(|| panic!("no request line for /crash in:\n{log}"));
+    let trap = log.lines().find(|l| l.contains("nagi::trap:")).unwrap_or_else(|| panic!("no trap line in:\n{log}"));
+    assert!(trap.contains(&format!("request={crash_request} actor=\"Counter\"")), "{trap}\n{log}");
+    assert!(!log.contains("request=0"), "{log}");
+}
+
 crate::on_every_backend!(
+    a_trap_in_an_actor_names_the_request_that_sent_the_message,
     a_thousand_concurrent_requests_through_one_actor_are_counted_exactly,
     a_crashing_actor_is_restarted_while_requests_continue,
     a_tree_that_gives_up_answers_503_from_then_on,

@@ -135,6 +135,24 @@ fn a_thousand_jobs_end_with_exact_counts(backend: Backend) {
     assert!(server.stop().success());
     let peak = logged_peak(&log);
     assert!((1..=WORKERS).contains(&peak), "peak attempts at once: {peak}");
+    failures_are_logged_with_the_queue_and_the_job_id(&log);
+}
+
+/// Each failed attempt is logged once, naming the queue and the queue's own job id (not the
+/// payload's `id`, which is another number): `queue jobs: job id 57 failed attempt 1 of 3: …`.
+fn failures_are_logged_with_the_queue_and_the_job_id(log: &Path) {
+    let text = std::fs::read_to_string(log).expect("the log reads");
+    let failed: Vec<&str> = text.lines().filter(|l| l.contains("failed attempt")).collect();
+    // 100 jobs fail 3 attempts and 200 fail one; job 10, pushed again, fails up to 3 more.
+    assert!((500..=503).contains(&failed.len()), "{} failed attempts logged", failed.len());
+    for line in &failed {
+        let rest = line.split("WARN nagi::queue: queue jobs: job id ").nth(1).unwrap_or_else(|| panic!("{line}"));
+        let (id, rest) = rest.split_once(' ').unwrap_or_else(|| panic!("{line}"));
+        assert!(id.parse::<u64>().is_ok(), "{line}");
+        assert!(rest.starts_with("failed attempt ") && rest.contains(" of 3: 503 "), "{line}");
+    }
+    let dead = text.lines().filter(|l| l.contains("moved to the dead letters after 3 attempts")).count();
+    assert!((100..=101).contains(&dead), "{dead} dead letters logged");
 }
 
 /// The language lists the 100 dead letters (jobs 10, 20, … 1000) and pushes job 10 again: it

@@ -23,6 +23,7 @@
 //!   whose handler trapped fails, and the others wait for the restarted actor.
 
 use std::any::Any;
+use std::cell::Cell;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -36,6 +37,32 @@ use crate::supervisors::{Child, Run};
 
 /// A message: the handler of one call or send, applied to the state.
 type Message<S> = Box<dyn FnOnce(&mut S) + Send>;
+
+thread_local! {
+    /// While a message's handler runs on this thread: the actor's name and the id of the
+    /// request that sent the message (0 when no request did), so that a trap's log line names
+    /// the request whose message crashed the actor rather than the actor's own task.
+    static RUNNING: Cell<Option<(&'static str, u64)>> = const { Cell::new(None) };
+}
+
+/// The actor whose message is running on this thread and the request that sent it (0: none),
+/// for the trap hook.
+pub(crate) fn running_message() -> Option<(&'static str, u64)> {
+    RUNNING.with(Cell::get)
+}
+
+/// Runs `handler` as a message of actor `name` sent by `request`; the panic hook sees both
+/// while it runs, also when it traps (the hook runs before unwinding leaves `handler`).
+fn as_message<R>(name: &'static str, request: u64, handler: impl FnOnce() -> R) -> R {
+    struct Reset(Option<(&'static str, u64)>);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            RUNNING.with(|r| r.set(self.0));
+        }
+    }
+    let _reset = Reset(RUNNING.with(|r| r.replace(Some((name, request)))));
+    handler()
+}
 
 /// Messages sent to actors that had stopped, since the process started.
 static DEAD_LETTERS: AtomicU64 = AtomicU64::new(0);
@@ -154,11 +181,12 @@ impl<S: Send + 'static> Actor<S> {
     /// before it answers, after recording the failure (503) for the caller to pass on.
     pub async fn call<R: Send + 'static>(&self, handler: impl FnOnce(&mut S) -> R + Send + 'static) -> Option<R> {
         let (reply, result) = oneshot::channel();
+        let (name, request) = (self.shared.name, crate::context::request_id());
         let message: Message<S> = Box::new(move |state| {
             // A caller that went away leaves nobody to take the answer, which is dropped. A trap
             // is answered with its message before it goes on to crash the actor, so the caller
             // whose message crashed it learns why without waiting for the crash to be recorded.
-            match panic::catch_unwind(AssertUnwindSafe(|| handler(state))) {
+            match panic::catch_unwind(AssertUnwindSafe(|| as_message(name, request, || handler(state)))) {
                 Ok(value) => drop(reply.send(Ok(value))),
                 Err(payload) => {
                     let _ = reply.send(Err(crate::trap::payload_text(&*payload)));
@@ -187,7 +215,9 @@ impl<S: Send + 'static> Actor<S> {
     /// only for room in the mailbox. When the actor has stopped, the message is a dead letter:
     /// counted ([`dead_letters`]) and logged, and dropped.
     pub async fn send(&self, handler: impl FnOnce(&mut S) + Send + 'static) {
-        if self.shared.mailbox.send(Box::new(handler)).await.is_err() {
+        let (name, request) = (self.shared.name, crate::context::request_id());
+        let message: Message<S> = Box::new(move |state| as_message(name, request, || handler(state)));
+        if self.shared.mailbox.send(message).await.is_err() {
             DEAD_LETTERS.fetch_add(1, Ordering::Relaxed);
             tracing::warn!(actor = self.shared.name, "a message to a stopped actor was dropped (a dead letter)");
         }

@@ -430,17 +430,39 @@ async fn run_attempt(shared: &Shared, job: Claimed) -> Result<(), String> {
 async fn record_failure(shared: &Shared, id: i64, attempt: i64, error: String) {
     let queue = shared.queue;
     let last = attempt >= i64::from(queue.max_attempts);
-    tracing::warn!(target: "nagi::queue", queue = queue.name, job = id, attempt, "attempt {attempt} of job {id} failed: {error}");
+    // "job id" is the queue's own number for the job (what `push` gave and `dead_letters()`
+    // lists), never a field of the payload, which may have an `id` of its own.
+    let max = queue.max_attempts;
+    tracing::warn!(
+        target: "nagi::queue",
+        queue = queue.name,
+        job_id = id,
+        attempt,
+        "queue {}: job id {id} failed attempt {attempt} of {max}: {error}",
+        queue.name
+    );
     loop {
         match write_failure(shared, id, attempt, error.clone()).await {
             Ok(()) => {
                 if last {
-                    tracing::warn!(target: "nagi::queue", queue = queue.name, job = id, "job {id} dead-lettered after {attempt} attempts");
+                    tracing::warn!(
+                        target: "nagi::queue",
+                        queue = queue.name,
+                        job_id = id,
+                        "queue {}: job id {id} moved to the dead letters after {attempt} attempts",
+                        queue.name
+                    );
                 }
                 return;
             }
             Err(problem) => {
-                tracing::error!(target: "nagi::queue", queue = queue.name, job = id, "cannot record the failure of job {id}: {problem}");
+                tracing::error!(
+                    target: "nagi::queue",
+                    queue = queue.name,
+                    job_id = id,
+                    "queue {}: cannot record the failure of job id {id}: {problem}",
+                    queue.name
+                );
                 if shared.stopping.load(Ordering::SeqCst) {
                     return;
                 }
