@@ -337,13 +337,16 @@ impl<'a> FnCx<'a> {
     }
 
     /// Route query parameters with defaults arrive as `Option<T>`; the body sees the value or
-    /// the default in a local of its own.
+    /// the default in a local of its own. A `String` default is owned: the option is consumed
+    /// by the unwrap or dropped (it is `none`) where the literal is made, and the value is the
+    /// parameter the body owns from then on.
     fn apply_defaults(&mut self) {
-        for &(local, literal) in &self.tir.defaults {
+        for (local, literal) in self.tir.defaults.clone() {
             let param = self.bindings[local].low;
             let name = format!("{}_value", self.tir.locals[local].name);
             let name = self.unique_name(&name);
             let ty = self.shared.types.low(&self.tir.locals[local].ty);
+            let owned = !ty.is_copy();
             let value = self.f.locals.alloc(LocalData { name, ty });
             self.bindings[local].low = value;
             let present = self.temp(Type::Bool);
@@ -352,15 +355,28 @@ impl<'a> FnCx<'a> {
             self.in_block(then_block, |cx| {
                 cx.emit(OpKind::OptionUnwrap { dest: value, option: param });
             });
-            let constant = match literal {
-                tir::Literal::I32(v) => nagi_low::Constant::I32(v),
-                tir::Literal::I64(v) => nagi_low::Constant::I64(v),
-                tir::Literal::F64(v) => nagi_low::Constant::F64(v),
-                tir::Literal::Bool(v) => nagi_low::Constant::Bool(v),
-            };
             self.in_block(else_block.expect("requested"), |cx| {
+                let constant = match literal {
+                    tir::Literal::I32(v) => nagi_low::Constant::I32(v),
+                    tir::Literal::I64(v) => nagi_low::Constant::I64(v),
+                    tir::Literal::F64(v) => nagi_low::Constant::F64(v),
+                    tir::Literal::Bool(v) => nagi_low::Constant::Bool(v),
+                    tir::Literal::Str(text) => {
+                        cx.emit(OpKind::Drop { local: param });
+                        cx.emit(OpKind::StringLit { dest: value, value: text });
+                        return;
+                    }
+                };
                 cx.emit(OpKind::Const { dest: value, value: constant });
             });
+            if owned {
+                // The option is gone on both paths; the value takes its place among the
+                // function's owned locals.
+                self.state.insert(param, Own::Moved);
+                self.state.insert(value, Own::Live);
+                self.loop_depth_of.insert(value, 0);
+                self.scopes[0].owned.push(value);
+            }
         }
     }
 

@@ -267,12 +267,13 @@ pub struct Function {
 }
 
 /// A constant usable as a default.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Literal {
     I32(i32),
     I64(i64),
     F64(f64),
     Bool(bool),
+    Str(String),
 }
 
 /// A sequence of statements; the locals it declares go out of scope at its end.

@@ -208,6 +208,18 @@ fn route_defaults_name_the_literal_they_need() {
         "H225",
         "a `bool` parameter must be `true` or `false`",
     );
+    fails(
+        "route GET \"/a\" (s: String = 1) -> String { return s }",
+        "H225",
+        "a `String` parameter must be a string literal",
+    );
+}
+
+#[test]
+fn a_string_query_parameter_takes_a_string_default() {
+    let p = ok("route GET \"/a\" (sort: String = \"new\", n: i64 = 2) -> String { return sort }");
+    let f = function(&p, "get_a");
+    assert_eq!(f.defaults, [(0, tir::Literal::Str("new".to_string())), (1, tir::Literal::I64(2))]);
 }
 
 #[test]

@@ -351,7 +351,8 @@ fn default_literal(e: &ast::Expr, ty: &Ty) -> Result<Literal, (&'static str, Str
             Ty::I64 => "a default for an `i64` parameter must be an integer literal, such as `10`",
             Ty::F64 => "a default for an `f64` parameter must be a float literal, such as `1.0`",
             Ty::Bool => "a default for a `bool` parameter must be `true` or `false`",
-            _ => "a default must be an integer, float or bool literal of the parameter's type",
+            Ty::String => "a default for a `String` parameter must be a string literal, such as `\"new\"`",
+            _ => "a default must be an integer, float, bool or string literal of the parameter's type",
         };
         (H225, message.to_string())
     };
@@ -370,7 +371,7 @@ fn default_literal(e: &ast::Expr, ty: &Ty) -> Result<Literal, (&'static str, Str
             Err((H225, format!("a default for an `f64` parameter must be a float literal, such as `{v}.0`")))
         }
         (ast::ExprKind::Bool(b), Ty::Bool) if !negative => Ok(Literal::Bool(*b)),
-        (_, Ty::String) => Err((H225, "String query parameters cannot have defaults".to_string())),
+        (ast::ExprKind::Str(text), Ty::String) if !negative => Ok(Literal::Str(text.clone())),
         _ => Err(wrong()),
     }
 }
