@@ -500,8 +500,16 @@ pub fn serve(service: Service) -> ! {
                     .await
                     .map_err(|e| ServeError::new(format!("cannot listen on {listen}: {e}")))
             };
+            let compiled = service.routes.iter().map(|route| &route.handler).chain(service.queues.iter().map(|q| &q.handler)).any(|handler| matches!(handler, Handler::Llvm(_)));
             let result = runtime.block_on(serve_on(bind, service, config, shutdown_signal()));
+            // Shutting Tokio down drops every task, the actors' with their states (a
+            // supervised actor lives as long as the process), so what the compiled code still
+            // owns after it was truly leaked: a leak check that costs nothing while serving.
             runtime.shutdown_timeout(Duration::from_secs(1));
+            if compiled && result.is_ok() {
+                let buffers = crate::cabi::live_buffers();
+                tracing::info!(target: "nagi::memory", buffers, "buffers the compiled code still owns at shutdown: {buffers}");
+            }
             result
         });
     if let Err(error) = &result {
@@ -586,12 +594,6 @@ where
         crate::db::set_default(None);
     }
     database.close().await;
-    if service.routes.iter().any(|route| matches!(route.handler, Handler::Llvm(_))) {
-        // Every request has ended, so compiled code should own nothing now: a leak check that
-        // costs nothing while serving.
-        let buffers = crate::cabi::live_buffers();
-        tracing::info!(target: "nagi::memory", buffers, "buffers the compiled code still owns at shutdown: {buffers}");
-    }
     tracing::info!(target: "nagi", "stopped");
     Ok(())
 }
