@@ -10,6 +10,7 @@ use clap::ValueEnum;
 
 use crate::backend::{Backend, Target, no_executable};
 use crate::failure::Failure;
+use crate::importers;
 use crate::interp;
 use crate::jit;
 use crate::load::load;
@@ -19,10 +20,27 @@ use crate::pipeline::{self, FrontEnd};
 use crate::runtime_lib::checkout;
 
 /// `nagic check FILE...`: loads every file, printing all their diagnostics.
+/// A `.nagi` file that other files import is checked as part of each program that imports it
+/// (`crate::importers`), since a module may use what its program declares.
 pub(crate) fn check(files: &[PathBuf], replace: &[PathBuf]) -> Result<(), Failure> {
     let mut failed = false;
     for file in files {
-        failed |= load(file, replace).is_err();
+        let programs = if file.extension().is_some_and(|e| e == "nagi") {
+            importers::programs_importing(file)
+        } else {
+            Vec::new()
+        };
+        if programs.is_empty() {
+            failed |= load(file, replace).is_err();
+        }
+        for program in programs {
+            eprintln!(
+                "nagic: note: {} is a module of {}; checking it as part of that program",
+                file.display(),
+                program.display()
+            );
+            failed |= load(&program, replace).is_err();
+        }
     }
     if failed { Err(Failure::Input) } else { Ok(()) }
 }

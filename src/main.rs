@@ -14,6 +14,7 @@ use clap::{Parser, Subcommand};
 mod backend;
 mod commands;
 mod failure;
+mod importers;
 mod interp;
 mod jit;
 mod llvm_link;

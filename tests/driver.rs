@@ -216,6 +216,33 @@ fn nagic_test_fails_a_test_whose_failure_leaves_values_in_flight(backend: Backen
     }
 }
 
+/// `nagic check` of a module checks it as part of the program that imports it: here the module's
+/// SQL names a table only the main file declares (H501 when checked alone), and a real fault in
+/// the module is still reported in the module's own file.
+#[test]
+fn checking_a_module_checks_it_in_its_program() {
+    let dir = temp_dir("check-module");
+    std::fs::create_dir_all(dir.join("store")).unwrap();
+    std::fs::write(
+        dir.join("app.nagi"),
+        "import store/notes\n\nclass Note { id: i64, text: String }\n\ntable notes: Note key id\n\n\
+         route GET \"/count\" () -> i64 {\n    return notes.count()\n}\n",
+    )
+    .unwrap();
+    let module = dir.join("store/notes.nagi");
+    std::fs::write(&module, "pub fn count() -> i64 {\n    return db.exec(\"DELETE FROM notes WHERE id < 0\")\n}\n")
+        .unwrap();
+    let out = nagic(&["check", module.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("is a module of"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("app.nagi; checking it as part of that program"), "{}", stderr(&out));
+    std::fs::write(&module, "pub fn count() -> i64 {\n    return db.exec(\"DELETE FROM nothing\")\n}\n").unwrap();
+    let out = nagic(&["check", module.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("store/notes.nagi:2:"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("error[H501]"), "{}", stderr(&out));
+}
+
 /// A recursive function that reads the database (tests/fixtures/recursive_db.nagi) builds as a
 /// service and passes its test on every emitter: its future contains itself, which the Rust
 /// emitter once left to rustc as an `async fn` (E0733, "internal compiler error").
