@@ -504,3 +504,18 @@ fn mutated_programs_never_panic() {
     }
     assert!(parsed > 100, "too few mutants parsed ({parsed}) to mean anything");
 }
+
+/// docs/language.md §11.2: `try` covers the method calls after its call; a field of the call's
+/// result is a field of a temporary (H312), as §6.8 says.
+#[test]
+fn try_covers_the_methods_after_its_call_and_a_field_of_the_result_is_h312() {
+    let fns = "class Post { id: i64, title: String }\n\
+        fn title_of(id: i64) fails -> String {\n    if id < 0 { fail(404, \"no\") }\n    return \"t\"\n}\n\
+        fn find(id: i64) fails -> Post {\n    if id < 0 { fail(404, \"no\") }\n    return Post { id: id, title: \"t\" }\n}\n";
+    ok(&format!("{fns}route GET \"/a/{{id}}\" (id: i64) -> i64 {{ return try title_of(id).len() }}"));
+    fails(
+        &format!("{fns}route GET \"/a/{{id}}\" (id: i64) -> String {{ return try find(id).title }}"),
+        "H312",
+        "cannot read a field of a temporary",
+    );
+}
