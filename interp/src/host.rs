@@ -89,4 +89,10 @@ pub trait Host {
 
     /// `test.failed`: the trap's message for a test that failed with the recorded failure.
     fn test_failure(&mut self) -> String;
+
+    /// `time.sleep`: waits `ms` milliseconds. Nothing else runs meanwhile (the interpreter runs
+    /// no tasks), so a host that only records what a program does may return at once.
+    fn sleep(&mut self, ms: u64) {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
 }

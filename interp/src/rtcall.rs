@@ -32,7 +32,7 @@ impl Machine<'_, '_> {
             RowGroup::Time => {
                 let ms = args.first().ok_or_else(|| fault("`rtcall time.sleep` lacks its argument"))?;
                 let ms = u64::try_from(self.i64_arg(ms)?).unwrap_or(0);
-                std::thread::sleep(std::time::Duration::from_millis(ms));
+                self.host.sleep(ms);
                 Value::Unit
             }
             RowGroup::Test if func == RuntimeFn::TestSelected => Value::I64(self.host.selected_test()),
