@@ -124,9 +124,8 @@ fn verify_low(block: &Block) -> Result<(), Failed> {
     }
     let name = format!("{}:{}", block.document, block.line);
     let (module, source) = nagi_low::parse(&block.text).map_err(|d| d.render(&name, &block.text))?;
-    nagi_low::verify(&module, Some(&source)).map_err(|ds| {
-        ds.iter().map(|d| d.render(&name, &block.text)).collect::<Vec<_>>().join("\n")
-    })?;
+    nagi_low::verify(&module, Some(&source))
+        .map_err(|ds| ds.iter().map(|d| d.render(&name, &block.text)).collect::<Vec<_>>().join("\n"))?;
     Ok(())
 }
 
@@ -165,8 +164,10 @@ fn compile(block: &Block, files: HashMap<String, Block>) -> Result<(), Failed> {
             if expected.is_empty() {
                 Err(format!("{name}: the block does not compile:\n{rendered}").into())
             } else if found != expected {
-                Err(format!("{name}: expected the errors {expected:?} (line in block, code), found {found:?}:\n{rendered}")
-                    .into())
+                Err(format!(
+                    "{name}: expected the errors {expected:?} (line in block, code), found {found:?}:\n{rendered}"
+                )
+                .into())
             } else {
                 Ok(())
             }
