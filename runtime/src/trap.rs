@@ -136,7 +136,9 @@ fn report(info: &PanicHookInfo<'_>, previous: &(dyn Fn(&PanicHookInfo<'_>) + Sen
             (true, 0) => tracing::error!(target: "nagi::trap", actor, "trap: {text} (in a message no request sent)"),
             (true, _) => tracing::error!(target: "nagi::trap", request, actor, "trap: {text}"),
             (false, 0) => tracing::error!(target: "nagi::panic", actor, "internal error at {location}: {text}"),
-            (false, _) => tracing::error!(target: "nagi::panic", request, actor, "internal error at {location}: {text}"),
+            (false, _) => {
+                tracing::error!(target: "nagi::panic", request, actor, "internal error at {location}: {text}")
+            }
         }
     } else if in_request || mode == HookMode::Serve as u8 {
         // Request 0 names no request (a trap outside one, such as an actor's start): say none.
