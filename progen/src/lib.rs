@@ -32,7 +32,11 @@
 //! third of the programs, a module `lib` holding the prelude, functions and a test, used
 //! qualified and through `import lib.{…}`. Traps (division by zero, an index or a slice out of
 //! range, a failed assertion, a test's failure) are part of the behaviour to compare, not
-//! failures of the run.
+//! failures of the run. With [`Config::waits`] ([`program_with`], [`from_seed_with`]; off by
+//! default, as only the compiled backends run such programs), also recursive async functions
+//! and tasks that spawn tasks of their own function (`waits.rs`): helpers that `sleep` and call
+//! themselves or each other with a bounded depth, or spawn themselves in a `scope`, called in
+//! expressions and statements and spawned from a `scope` in `main`, tests and functions.
 
 use arbitrary::{Result, Unstructured};
 
@@ -44,6 +48,7 @@ mod modules;
 mod prelude;
 pub mod reduce;
 mod testing;
+mod waits;
 
 use failures::{Func, Ret};
 use modules::File;
@@ -183,6 +188,19 @@ struct Gen<'a, 'b> {
     /// For a program with a module `lib` (which then holds the prelude): the names the main
     /// file imports unqualified (`import lib.{…}`); every other name of `lib` it qualifies.
     imports: Option<Vec<String>>,
+    /// Which optional forms the program may contain.
+    config: Config,
+}
+
+/// Which optional forms [`program_with`] writes. The default ([`program`], [`from_seed`]) is
+/// what every executor runs, the interpreter and the JIT included.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Config {
+    /// Recursive async functions and tasks that spawn tasks of their own function (`sleep`,
+    /// `scope`, `spawn`, `join`; `waits.rs`). They make `main` async, which the JIT refuses
+    /// (M109), and the interpreter refuses tasks (I103): such programs are for the compiled
+    /// backends (`rust`, `llvm`). With it off, a seed gives the same program as before it existed.
+    pub waits: bool,
 }
 
 /// What the body being written is.
@@ -204,6 +222,13 @@ struct Body {
 ///
 /// Errors: only `arbitrary`'s own (it never runs out of data: exhausted input reads as zeros).
 pub fn program(u: &mut Unstructured) -> Result<String> {
+    program_with(u, &Config::default())
+}
+
+/// A program drawn from `u` as [`program`] draws one, with the optional forms `config` asks for.
+///
+/// Errors: only `arbitrary`'s own.
+pub fn program_with(u: &mut Unstructured, config: &Config) -> Result<String> {
     let mut g = Gen {
         u,
         out: String::new(),
@@ -217,11 +242,12 @@ pub fn program(u: &mut Unstructured) -> Result<String> {
         body: Body { file: File::Main, fails: false, ret: None },
         funcs: Vec::new(),
         imports: None,
+        config: *config,
     };
     let mut lib = String::new();
     if g.u.ratio(1, 3)? {
         g.imports = Some(Vec::new());
-        lib.push_str(&prelude::public());
+        lib.push_str(&prelude::public(config));
         for _ in 0..g.u.int_in_range(0..=2)? {
             lib.push_str(&g.function(File::Lib)?);
         }
@@ -229,7 +255,7 @@ pub fn program(u: &mut Unstructured) -> Result<String> {
     }
     let mut text = match g.imports.clone() {
         Some(imports) => g.import_lines(&imports)?,
-        None => prelude::PRELUDE.to_string(),
+        None => prelude::text(config),
     };
     for _ in 0..g.u.int_in_range(0..=3)? {
         text.push_str(&g.function(File::Main)?);
@@ -258,6 +284,12 @@ pub fn program(u: &mut Unstructured) -> Result<String> {
 
 /// The program for `seed`: `size` bytes from a splitmix64 stream fed to [`program`].
 pub fn from_seed(seed: u64, size: usize) -> String {
+    from_seed_with(seed, size, &Config::default())
+}
+
+/// The program for `seed` with the optional forms `config` asks for: [`from_seed`]'s bytes fed
+/// to [`program_with`].
+pub fn from_seed_with(seed: u64, size: usize, config: &Config) -> String {
     let mut state = seed;
     let mut bytes = Vec::with_capacity(size);
     while bytes.len() < size {
@@ -267,7 +299,7 @@ pub fn from_seed(seed: u64, size: usize) -> String {
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         bytes.extend_from_slice(&(z ^ (z >> 31)).to_le_bytes());
     }
-    program(&mut Unstructured::new(&bytes)).unwrap_or_default()
+    program_with(&mut Unstructured::new(&bytes), config).unwrap_or_default()
 }
 
 impl Gen<'_, '_> {
@@ -334,6 +366,10 @@ impl Gen<'_, '_> {
             return Ok(());
         }
         self.budget -= 1;
+        // A call of a helper that waits, or a `scope` of tasks (only where asked for).
+        if self.may_wait() && self.u.ratio(1, 8)? {
+            return self.wait_stmt(depth);
+        }
         let choice = self.u.int_in_range(0..=21)?;
         match choice {
             0..=2 => self.declare_scalar(),
@@ -558,6 +594,10 @@ impl Gen<'_, '_> {
             return self.leaf(ty);
         }
         let d = depth - 1;
+        // A call of a helper that waits, in the middle of the expression (only where asked for).
+        if matches!(ty, Ty::I64 | Ty::Bool | Ty::Str) && self.may_wait() && self.u.ratio(1, 12)? {
+            return self.wait_call(ty, d);
+        }
         // A call of a function the generator wrote, now and then.
         if self.u.ratio(1, 10)?
             && let Some(call) = self.call(Ret::Of(ty), d)?

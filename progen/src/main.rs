@@ -2,9 +2,14 @@
 //! with `nagic`, every difference in stdout, exit status or trap message saved for a person.
 //!
 //! ```text
-//! cargo run -p nagi-progen --release -- [--count N] [--seed S] [--nagic PATH] [--out DIR]
+//! cargo run -p nagi-progen --release -- [--count N] [--seed S] [--nagic PATH] [--out DIR] [--waits]
 //!                                       [--backends interp,jit-O0,jit-O2,rust,rust-O0,llvm-O0,llvm-O2]
 //! ```
+//!
+//! `--waits` adds recursive async functions and tasks that spawn tasks of their own function
+//! (`nagi_progen::Config::waits`): their programs run only on the compiled backends (`rust`,
+//! `rust-O0`, `llvm-O0`, `llvm-O2`), since the JIT refuses an async `main` (M109) and the
+//! interpreter refuses tasks (I103), so `--waits` with an in-process backend is refused.
 //!
 //! Backends: `rust` (Low passes on), `rust-O0` (passes off), `llvm-O0`, `llvm-O2` (LLVM's
 //! levels, Low passes on), each built into an executable; and in `nagic`'s own process, with no
@@ -188,7 +193,27 @@ struct Options {
     nagic: PathBuf,
     out: PathBuf,
     backends: Vec<String>,
+    /// What the generator writes (`--waits`: `config.waits`).
+    config: nagi_progen::Config,
 }
+
+const HELP: &str = "\
+nagi-progen: seeded random High programs, each built and run on several backends with nagic;
+every program whose stdout, exit status or trap differ is saved (and shrunk) in DIR.
+
+Usage: nagi-progen [--count N] [--seed S] [--backends B,B,...] [--nagic PATH] [--out DIR] [--waits]
+
+  --count N       how many programs (default 100), seeds S, S+1, ...
+  --seed S        the first seed (default 1)
+  --backends ...  the first is the reference (default rust,rust-O0,llvm-O0,llvm-O2); compiled:
+                  rust, rust-O0, llvm-O0, llvm-O2; inside nagic: interp, jit-O0, jit-O2
+  --nagic PATH    the compiler (default target/debug/nagic)
+  --out DIR       where differing programs go (default target/progen)
+  --waits         also generate recursive async functions (sleep) and tasks that spawn tasks
+                  of their own function (scope, spawn, join). Use compiled backends only:
+                  the JIT refuses an async main (M109) and the interpreter refuses tasks
+                  (I103), so --waits with interp, jit-O0 or jit-O2 is refused.
+";
 
 fn options() -> Result<Options, String> {
     let mut o = Options {
@@ -197,6 +222,7 @@ fn options() -> Result<Options, String> {
         nagic: PathBuf::from("target/debug/nagic"),
         out: PathBuf::from("target/progen"),
         backends: ["rust", "rust-O0", "llvm-O0", "llvm-O2"].map(String::from).to_vec(),
+        config: nagi_progen::Config::default(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -207,8 +233,21 @@ fn options() -> Result<Options, String> {
             "--nagic" => o.nagic = PathBuf::from(value()?),
             "--out" => o.out = PathBuf::from(value()?),
             "--backends" => o.backends = value()?.split(',').map(str::to_owned).collect(),
-            other => return Err(format!("unknown argument {other}")),
+            "--waits" => o.config.waits = true,
+            "--help" | "-h" => {
+                print!("{HELP}");
+                std::process::exit(0);
+            }
+            other => return Err(format!("unknown argument {other} (see --help)")),
         }
+    }
+    if o.config.waits
+        && let Some(backend) = o.backends.iter().find(|b| in_process(b).is_some())
+    {
+        return Err(format!(
+            "--waits programs run only on compiled backends (rust, rust-O0, llvm-O0, llvm-O2), not {backend}: \
+             the JIT refuses an async `main` (M109) and the interpreter refuses tasks (I103)"
+        ));
     }
     Ok(o)
 }
@@ -230,7 +269,7 @@ fn main() -> std::process::ExitCode {
     let (mut tests, mut failed_tests) = (0u64, 0u64);
     let started = Instant::now();
     for seed in o.seed..o.seed + o.count {
-        let text = nagi_progen::from_seed(seed, 4096);
+        let text = nagi_progen::from_seed_with(seed, 4096, &o.config);
         let results = run_program(&o, &work, &text);
         let reference = &results[0].1;
         if results.iter().all(|(_, r)| r == reference)
@@ -267,7 +306,7 @@ fn main() -> std::process::ExitCode {
         "{} programs ({}): {same} identical on every backend ({traps} of them trap in `main`; {tests} tests, \
          {failed_tests} of them fail), {differ} differ, {errors} failed to build or run; {:.0} s",
         o.count,
-        o.backends.join(", "),
+        o.backends.join(", ") + if o.config.waits { "; waits" } else { "" },
         started.elapsed().as_secs_f64()
     );
     if differ + errors == 0 { std::process::ExitCode::SUCCESS } else { std::process::ExitCode::FAILURE }

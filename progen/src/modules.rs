@@ -87,7 +87,7 @@ impl Gen<'_, '_> {
     /// The names of `lib` the main file imports unqualified: none, all (the prelude's and the
     /// `pub` functions'), or about half.
     pub(super) fn choose_imports(&mut self) -> Result<Vec<String>> {
-        let mut names: Vec<String> = prelude::items().into_iter().map(String::from).collect();
+        let mut names: Vec<String> = prelude::items(&self.config).into_iter().map(String::from).collect();
         names.extend(self.funcs.iter().filter(|f| f.public).map(|f| f.name.clone()));
         Ok(match self.u.int_in_range(0..=3)? {
             0 => Vec::new(),

@@ -204,20 +204,33 @@ fn item_of(t: Tok) -> Item {
 
 ";
 
-/// The names of the prelude's classes, enums and functions, in order, for the main file's
-/// `import lib.{…}` of a program with a module.
-pub(super) fn items() -> Vec<&'static str> {
-    let names = PRELUDE.lines().filter_map(|line| {
+/// The prelude of a program generated with `config`: [`PRELUDE`], and the helpers that wait
+/// when it asks for them ([`super::waits::PRELUDE`]).
+pub(super) fn text(config: &super::Config) -> String {
+    let mut text = PRELUDE.to_string();
+    if config.waits {
+        text.push_str(super::waits::PRELUDE);
+    }
+    text
+}
+
+/// The names of the prelude's classes, enums and functions (as [`text`] gives it for
+/// `config`), in order, for the main file's `import lib.{…}` of a program with a module.
+pub(super) fn items(config: &super::Config) -> Vec<&'static str> {
+    let waits = if config.waits { super::waits::PRELUDE } else { "" };
+    let names = PRELUDE.lines().chain(waits.lines()).filter_map(|line| {
         let rest = line.strip_prefix("class ").or(line.strip_prefix("enum ")).or(line.strip_prefix("fn "))?;
         rest.split([' ', '(']).next()
     });
     names.collect()
 }
 
-/// The prelude as the module `lib` declares it: every class, enum and function `pub`.
-pub(super) fn public() -> String {
-    let mut out = String::with_capacity(PRELUDE.len() + 200);
-    for line in PRELUDE.lines() {
+/// The prelude (as [`text`] gives it for `config`) as the module `lib` declares it: every
+/// class, enum and function `pub`.
+pub(super) fn public(config: &super::Config) -> String {
+    let prelude = text(config);
+    let mut out = String::with_capacity(prelude.len() + 200);
+    for line in prelude.lines() {
         if line.starts_with("class ") || line.starts_with("enum ") || line.starts_with("fn ") {
             out.push_str("pub ");
         }

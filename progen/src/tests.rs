@@ -208,3 +208,103 @@ fn maps_are_generated() {
     }
     assert!(texts.iter().any(|t| t.lines().any(|l| l.trim_start().starts_with("for k") && l.contains(", v"))));
 }
+
+/// The first 300 programs with [`Config::waits`].
+fn waiting_programs() -> Vec<String> {
+    let config = Config { waits: true };
+    (0..300).map(|seed| from_seed_with(seed, 4096, &config)).collect()
+}
+
+/// With [`Config::waits`], every seeded program checks and lowers, as a program and as a test
+/// build; without it, no program waits.
+#[test]
+fn every_waiting_program_checks_and_lowers() {
+    for (seed, text) in waiting_programs().iter().enumerate() {
+        if let Err(rendered) = compile(text, "gen") {
+            panic!("seed {seed} (waits) does not check:\n{rendered}\n{text}");
+        }
+        if let Err(rendered) = compile_tests(text, "gen") {
+            panic!("seed {seed} (waits) does not check as a test build:\n{rendered}\n{text}");
+        }
+    }
+    for seed in 0..300 {
+        let text = from_seed(seed, 4096);
+        assert!(!text.contains("sleep(") && !text.contains("scope {"), "seed {seed} waits by default:\n{text}");
+    }
+}
+
+/// With [`Config::waits`], calls of the recursive async helper, of both mutually recursive
+/// pairs and of both self-spawning helpers, and a `scope` spawning them, appear outside the
+/// prelude (in a `main`, a test or a generated function of the main file) in the first 300
+/// programs; so do a wait inside an expression, inside a loop and in a test.
+#[test]
+fn recursive_waits_and_self_spawning_tasks_are_generated() {
+    // The main file after its prelude: its functions, `main` and its tests.
+    let bodies: Vec<String> = waiting_programs()
+        .iter()
+        .map(|text| {
+            let main = files(text).main;
+            let first = ["\nfn calc", "\nfn check", "\nfn main() {"].iter().filter_map(|f| main.find(f)).min();
+            main[first.expect("a main")..].to_string()
+        })
+        .collect();
+    let lines: Vec<String> =
+        bodies.iter().flat_map(|b| b.lines().map(|l| l.trim().to_string()).collect::<Vec<_>>()).collect();
+    let calls = |name: &str| lines.iter().any(|l| l.contains(&format!("{name}(")) && !l.starts_with("fn "));
+    for name in ["wait_down", "wait_even", "wait_odd", "wait_ping", "wait_pong", "split_sum", "split_text"] {
+        assert!(calls(name), "no program of the first 300 calls `{name}`");
+    }
+    let any = |pred: &dyn Fn(&String) -> bool| lines.iter().any(pred);
+    let checks: [(&str, bool); 6] = [
+        ("a `scope`", any(&|l| l == "scope {")),
+        (
+            "a spawn of a self-spawning task",
+            any(&|l| l.contains("= spawn split_sum(") || l.contains("= spawn lib.split_sum(")),
+        ),
+        ("a spawn whose handle is dropped", any(&|l| l.starts_with("spawn "))),
+        ("a join inside an expression", any(&|l| l.starts_with("print((") && l.ends_with(".join()))"))),
+        (
+            "a wait inside an expression",
+            any(&|l| {
+                ["wait_down(", "split_sum(", "wait_even(", "wait_ping("].iter().any(|c| l.contains(c))
+                    && !l.starts_with("print(wait_")
+                    && !l.starts_with("print(split_")
+                    && !l.starts_with("print(lib.")
+                    && !l.contains("spawn ")
+            }),
+        ),
+        (
+            "a wait in a function the generator wrote",
+            bodies.iter().any(|b| {
+                b.split("\nfn main() {")
+                    .next()
+                    .is_some_and(|functions| functions.contains("wait_") || functions.contains("split_"))
+            }),
+        ),
+    ];
+    for (what, found) in checks {
+        assert!(found, "no program of the first 300 (waits) has {what}");
+    }
+    let in_test = bodies
+        .iter()
+        .any(|b| b.split("\ntest \"").skip(1).any(|t| ["wait_", "split_", "scope {"].iter().any(|w| t.contains(w))));
+    assert!(in_test, "no test of the first 300 programs (waits) waits");
+    // A call on a line indented deeper than a `for` or `while` line above it, before the
+    // loop's closing brace.
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let in_loop = bodies.iter().any(|b| {
+        let mut loop_at: Option<usize> = None;
+        b.lines().any(|l| {
+            let t = l.trim_start();
+            if loop_at.is_some_and(|at| indent(l) <= at) {
+                loop_at = None;
+            }
+            if loop_at.is_none() && (t.starts_with("for ") || t.starts_with("while ")) {
+                loop_at = Some(indent(l));
+                return false;
+            }
+            loop_at.is_some() && (t.contains("wait_") || t.contains("split_"))
+        })
+    });
+    assert!(in_loop, "no program of the first 300 (waits) waits inside a loop");
+}
