@@ -62,6 +62,12 @@ pub struct Config {
     #[arg(long = "shutdown-grace-ms", env = "NAGI_SHUTDOWN_GRACE_MS", value_name = "MS", default_value_t = 10_000)]
     pub shutdown_grace_ms: u64,
 
+    /// Largest request head (request line and headers), in bytes; a larger one is answered 431
+    /// and the connection closed. It bounds what a connection holds while its head arrives.
+    #[arg(long = "max-head-bytes", env = "NAGI_MAX_HEAD_BYTES", value_name = "BYTES", default_value_t = 32_768,
+          value_parser = clap::value_parser!(u32).range(8192..))]
+    pub max_head_bytes: u32,
+
     /// Most connections open at once; a connection beyond it is answered 503 and closed.
     #[arg(long = "max-connections", env = "NAGI_MAX_CONNECTIONS", value_name = "N", default_value_t = 10_000,
           value_parser = clap::value_parser!(u32).range(1..))]
@@ -113,6 +119,7 @@ impl Config {
             header_timeout_ms: 10_000,
             idle_timeout_ms: 60_000,
             max_connections: 10_000,
+            max_head_bytes: 32_768,
             blocking_threads: 4,
             shutdown_grace_ms: 10_000,
             log: LogLevel::Info,

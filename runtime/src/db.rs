@@ -138,6 +138,13 @@ pub enum DbErrorKind {
     /// At start: a table in the database file differs from the program's declaration (the
     /// service does not start; exit status 2).
     Schema,
+    /// At start: the database file cannot be opened for writing (a read-only file or file
+    /// system, a folder that does not exist or cannot be written); the service does not start,
+    /// exit status 2.
+    Unwritable,
+    /// The disk (or the file system's quota) is full: HTTP 507 with `Retry-After`; the service
+    /// stays up and writes again once there is room.
+    Full,
 }
 
 /// A database error: its kind and SQLite's (or the decoder's) message.
@@ -158,7 +165,8 @@ impl DbError {
         DbError::new(DbErrorKind::Closed, "the database is closed")
     }
 
-    /// The HTTP answer for this error: 409 `conflict` or 500 `database error`.
+    /// The HTTP answer for this error: 409 `conflict`, 503 `database busy`, 507 `insufficient
+    /// storage` or 500 `database error`.
     pub fn to_http(&self) -> HttpError {
         match self.kind {
             DbErrorKind::Conflict => HttpError::new(409, "conflict", self.message.clone()),
@@ -166,6 +174,11 @@ impl DbError {
                 503,
                 "database busy",
                 format!("the database is locked by another connection; try again ({})", self.message),
+            ),
+            DbErrorKind::Full => HttpError::new(
+                507,
+                "insufficient storage",
+                format!("the database's disk is full; nothing was written, try again later ({})", self.message),
             ),
             _ => HttpError::new(500, "database error", self.message.clone()),
         }

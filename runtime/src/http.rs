@@ -103,7 +103,10 @@ impl Request {
     /// bytes, 422 when the JSON does not fit `T` (missing field, `null` for a non-option, wrong
     /// type, integer out of range, duplicate or unknown field). The detail names the field.
     pub fn json<T: DeserializeOwned>(&self) -> T {
-        self.decode_body(|deserializer| serde_path_to_error::deserialize(deserializer))
+        // The derived class's Rust name, `program::accounts__User`: its last segment, with a
+        // module's `__` read back as the `.` of High (`accounts.User`).
+        let name = std::any::type_name::<T>().rsplit("::").next().unwrap_or("").replace("__", ".");
+        self.decode_body(&name, |deserializer| serde_path_to_error::deserialize(deserializer))
     }
 
     /// Decodes the JSON body into a value of the type `shape` describes (the LLVM path's layout
@@ -111,7 +114,7 @@ impl Request {
     /// same order, and the same answers, detail included, as `json::<T>()` gives for the
     /// equivalent derived class.
     pub fn json_shaped<S: Shape>(&self, shape: S) -> shaped_json::Value {
-        self.decode_body(|deserializer| {
+        self.decode_body(shape.class_name(), |deserializer| {
             let mut track = serde_path_to_error::Track::new();
             let wrapped = serde_path_to_error::Deserializer::new(deserializer, &mut track);
             serde::de::DeserializeSeed::deserialize(shaped_json::Seed(shape), wrapped)
@@ -120,18 +123,22 @@ impl Request {
     }
 
     /// The binding rules of a JSON body around `decode`, which reads one value: 415 for the
-    /// content type, 400 for an empty body, then `decode`'s failure classified (400 or 422), and
-    /// 400 for trailing bytes.
+    /// content type, 400 for an empty body, 422 for a body that is not an object (of `class`),
+    /// then `decode`'s failure classified (400 or 422), and 400 for trailing bytes. An integer
+    /// `-0` is read as 0 (`binding::integer_zeros`).
     fn decode_body<T>(
         &self,
+        class: &str,
         decode: impl FnOnce(
             &mut serde_json::Deserializer<serde_json::de::SliceRead<'_>>,
         ) -> Result<T, serde_path_to_error::Error<serde_json::Error>>,
     ) -> T {
         binding::check_content_type(self.headers.get(header::CONTENT_TYPE)).unwrap_or_else(|e| e.raise());
         binding::check_not_empty(&self.body).unwrap_or_else(|e| e.raise());
-        let mut deserializer = serde_json::Deserializer::from_slice(&self.body);
-        let value = decode(&mut deserializer).unwrap_or_else(|e| binding::decode_error(e, &self.body).raise());
+        binding::check_object(&self.body, class).unwrap_or_else(|e| e.raise());
+        let body = binding::integer_zeros(&self.body);
+        let mut deserializer = serde_json::Deserializer::from_slice(&body);
+        let value = decode(&mut deserializer).unwrap_or_else(|e| binding::decode_error(e, &body).raise());
         deserializer.end().unwrap_or_else(|e| binding::trailing_error(&e).raise());
         value
     }
@@ -206,7 +213,7 @@ fn parse_param<T: Param>(place: &str, name: &str, text: &str) -> T {
         HttpError::new(
             400,
             "bad request",
-            format!("{place} parameter `{name}`: expected {}, got {text:?}", T::EXPECTED),
+            format!("{place} parameter `{name}`: expected {}, got {}", T::EXPECTED, binding::echo(text)),
         )
         .raise()
     })
@@ -449,8 +456,8 @@ pub struct Service {
 #[derive(Debug)]
 pub struct ServeError {
     message: String,
-    /// The process exit status: 2 when the database file does not match the program's tables,
-    /// 1 otherwise.
+    /// The process exit status: 2 when the database file does not match the program's tables or
+    /// cannot be written (a misconfiguration), 1 otherwise.
     pub status: i32,
 }
 
@@ -460,7 +467,8 @@ impl ServeError {
     }
 
     fn database(error: crate::db::DbError) -> ServeError {
-        let status = if error.kind == crate::db::DbErrorKind::Schema { 2 } else { 1 };
+        let misconfigured = matches!(error.kind, crate::db::DbErrorKind::Schema | crate::db::DbErrorKind::Unwritable);
+        let status = if misconfigured { 2 } else { 1 };
         ServeError { message: error.to_string(), status }
     }
 }

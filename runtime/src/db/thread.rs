@@ -214,12 +214,33 @@ fn db_error(error: rusqlite::Error) -> DbError {
     {
         return DbError::new(DbErrorKind::Conflict, error.to_string());
     }
+    if let rusqlite::Error::SqliteFailure(failure, _) = &error
+        && failure.code == ErrorCode::DiskFull
+    {
+        return DbError::new(DbErrorKind::Full, error.to_string());
+    }
     DbError::new(DbErrorKind::Failed, error.to_string())
+}
+
+/// Why the database file at `path` cannot be opened for writing, found by opening it (or creating
+/// it, as SQLite would) with the operating system's own answer: `Read-only file system`,
+/// `Permission denied`, `No such file or directory` for a missing folder, `Is a directory`.
+fn unwritable(path: &str, sqlite: &str) -> DbError {
+    let why = match std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path) {
+        Err(error) => error.to_string(),
+        Ok(_) => format!("SQLite opened it read-only ({sqlite})"),
+    };
+    DbError::new(DbErrorKind::Unwritable, format!("the database {path} cannot be written: {why}"))
 }
 
 fn open(path: &str, create_sql: &[String], busy: Duration) -> Result<Connection, DbError> {
     let conn = if path == ":memory:" { Connection::open_in_memory() } else { Connection::open(path) }
-        .map_err(|e| DbError::new(DbErrorKind::Failed, format!("cannot open {path}: {e}")))?;
+        .map_err(|e| unwritable(path, &e.to_string()))?;
+    // SQLite falls back to read-only when the file cannot be written, and would then fail every
+    // write; a service that cannot write stops here instead, before it listens.
+    if conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(false) {
+        return Err(unwritable(path, "attempt to write a readonly database"));
+    }
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     // Opening (the schema check included) gets one budget.
     DEADLINE.with(|d| d.set(Instant::now() + busy));
@@ -234,6 +255,14 @@ fn open(path: &str, create_sql: &[String], busy: Duration) -> Result<Connection,
     }
     conn.execute_batch("PRAGMA foreign_keys = ON").map_err(db_error)?;
     super::schema::ensure(&conn, path, create_sql)?;
+    if path != ":memory:" {
+        // A write lock taken and given back: the journal (the WAL file beside the database) can
+        // be created and the file written, which a read-only folder or mount would refuse.
+        conn.execute_batch("BEGIN IMMEDIATE; ROLLBACK").map_err(|e| match db_error(e) {
+            full @ DbError { kind: DbErrorKind::Full | DbErrorKind::Busy, .. } => full,
+            other => unwritable(path, &other.message),
+        })?;
+    }
     Ok(conn)
 }
 
@@ -549,5 +578,37 @@ impl Worker {
             Ok(()) => tracing::info!(target: "nagi::db", "closed {path}"),
             Err((_, e)) => tracing::error!(target: "nagi::db", "closing {path} failed: {e}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A full disk is SQLite's `SQLITE_FULL`, here made real by a page limit: it is `Full`,
+    /// answered 507 with nothing written, and a write fits again once there is room.
+    #[test]
+    fn a_full_database_is_507_and_writes_again_once_there_is_room() {
+        let conn = Connection::open_in_memory().expect("an in-memory database");
+        conn.execute_batch("CREATE TABLE t (x TEXT); PRAGMA max_page_count = 8;").expect("the table");
+        let big = "x".repeat(4096);
+        let error = (0..64)
+            .find_map(|_| conn.execute("INSERT INTO t VALUES (?)", [&big]).err())
+            .expect("the page limit fills the database");
+        let error = db_error(error);
+        assert_eq!(error.kind, DbErrorKind::Full, "{error}");
+        assert_eq!(error.to_http().status, 507);
+        conn.execute_batch("DELETE FROM t; PRAGMA max_page_count = 1000;").expect("room again");
+        conn.execute("INSERT INTO t VALUES (?)", [&big]).expect("a write fits again");
+    }
+
+    /// A database file that cannot be written is named with the operating system's reason.
+    #[test]
+    fn an_unwritable_database_names_the_path_and_the_reason() {
+        let dir = std::env::temp_dir();
+        let error = open(&dir.display().to_string(), &[], Duration::from_secs(1)).expect_err("a folder is no database");
+        assert_eq!(error.kind, DbErrorKind::Unwritable);
+        assert!(error.message.contains(&format!("the database {} cannot be written", dir.display())), "{error}");
+        assert!(error.message.contains("Is a directory"), "{error}");
     }
 }

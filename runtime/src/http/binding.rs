@@ -3,6 +3,8 @@
 //! Decoding itself is generic (serde derive) and happens in [`super::Request::json`]; everything
 //! here is plain code, compiled once into the runtime.
 
+use std::borrow::Cow;
+
 use axum::http::HeaderValue;
 use serde_json::error::Category;
 
@@ -61,20 +63,125 @@ pub(crate) fn check_not_empty(body: &[u8]) -> Result<(), HttpError> {
 /// nor an object (`"role": 5`) as "expected value", a syntax error, although `body` is valid
 /// JSON. A syntax error on a body that is valid JSON is therefore a data error too; only failing
 /// requests pay for that second parse.
+///
+/// A data error is only a data error when the whole body is well-formed JSON: the typed decoder
+/// stops at the first value that does not fit, before it has read the rest, so a body with a
+/// type error and a syntax error further on (`{"id":1,"name":5,"age":`), bytes that are not
+/// UTF-8, or a lone surrogate escape, must still be 400. The check parses the body into a JSON
+/// tree, which validates every string, and only failing requests pay for it.
 pub(crate) fn decode_error(error: serde_path_to_error::Error<serde_json::Error>, body: &[u8]) -> HttpError {
     let path = error.path().to_string();
     let inner = error.into_inner();
-    let data = match inner.classify() {
-        Category::Data => true,
-        Category::Syntax => serde_json::from_slice::<serde::de::IgnoredAny>(body).is_ok(),
-        Category::Io | Category::Eof => false,
+    let well_formed = match inner.classify() {
+        Category::Data | Category::Syntax => well_formed(body),
+        Category::Io | Category::Eof => Err(inner.to_string()),
     };
-    if data {
-        let detail = if path == "." || path.is_empty() { inner.to_string() } else { format!("{path}: {inner}") };
-        HttpError::new(422, "unprocessable entity", detail)
-    } else {
-        HttpError::new(400, "bad request", format!("malformed JSON: {inner}"))
+    match well_formed {
+        Ok(()) => {
+            let detail = if path == "." || path.is_empty() { inner.to_string() } else { format!("{path}: {inner}") };
+            HttpError::new(422, "unprocessable entity", cap_detail(detail))
+        }
+        Err(syntax) => HttpError::new(400, "bad request", cap_detail(format!("malformed JSON: {syntax}"))),
     }
+}
+
+/// Whether `body` is one well-formed JSON text (RFC 8259: UTF-8, every escape valid, nested at
+/// most serde_json's 128 levels), or the syntax error that says why not.
+fn well_formed(body: &[u8]) -> Result<(), String> {
+    serde_json::from_slice::<serde_json::Value>(body).map(drop).map_err(|e| e.to_string())
+}
+
+/// A class is bound from a JSON object, never from serde's sequence form (`[9219,"a",1]`,
+/// fields by position): a filter keyed on field names would not see such a body, and reordering
+/// a class's fields would change its meaning. `class` names the class in the 422.
+pub(crate) fn check_object(body: &[u8], class: &str) -> Result<(), HttpError> {
+    let first = body.iter().find(|b| !b.is_ascii_whitespace()).copied();
+    if first == Some(b'{') {
+        return Ok(());
+    }
+    if let Err(syntax) = well_formed(body) {
+        return Err(HttpError::new(400, "bad request", cap_detail(format!("malformed JSON: {syntax}"))));
+    }
+    let found = match first {
+        Some(b'[') => "an array",
+        Some(b'"') => "a string",
+        Some(b't' | b'f') => "a boolean",
+        Some(b'n') => "null",
+        _ => "a number",
+    };
+    let class = if class.is_empty() { String::new() } else { format!(" (class {class})") };
+    Err(HttpError::new(422, "unprocessable entity", format!("the body must be a JSON object{class}, found {found}")))
+}
+
+/// RFC 8259's grammar makes `-0` an integer, but serde_json reads it as the float `-0.0`, which an
+/// integer field refuses. Each `-0` number token (no fraction or exponent) outside strings is
+/// rewritten to ` 0`; negative zero for an `f64` is written `-0.0`. The body is borrowed
+/// unchanged when it has no such token, which one scan for `-0` tells in the usual case.
+pub(crate) fn integer_zeros(body: &[u8]) -> Cow<'_, [u8]> {
+    if !body.windows(2).any(|w| w == b"-0") {
+        return Cow::Borrowed(body);
+    }
+    let mut out: Option<Vec<u8>> = None;
+    let (mut in_string, mut escaped) = (false, false);
+    for (i, &b) in body.iter().enumerate() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'-' if body.get(i + 1) == Some(&b'0')
+                && !matches!(body.get(i + 2), Some(b'0'..=b'9' | b'.' | b'e' | b'E')) =>
+            {
+                out.get_or_insert_with(|| body.to_vec())[i] = b' ';
+            }
+            _ => {}
+        }
+    }
+    match out {
+        Some(rewritten) => Cow::Owned(rewritten),
+        None => Cow::Borrowed(body),
+    }
+}
+
+/// The most bytes of a client's input that an error detail repeats.
+pub(crate) const ECHO_LIMIT: usize = 200;
+
+/// `text` quoted as an error detail repeats a client's input: whole up to [`ECHO_LIMIT`] bytes,
+/// else its start (cut at a character boundary) and `…`.
+pub(crate) fn echo(text: &str) -> String {
+    if text.len() <= ECHO_LIMIT {
+        return format!("{text:?}");
+    }
+    let mut end = ECHO_LIMIT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{:?}…", &text[..end])
+}
+
+/// A detail made by serde, which quotes the offending input whole (a 60 KB string): past twice
+/// [`ECHO_LIMIT`] bytes, its start and its end (which says what was expected, and where) are kept
+/// around a `…`.
+pub(crate) fn cap_detail(detail: String) -> String {
+    if detail.len() <= 2 * ECHO_LIMIT {
+        return detail;
+    }
+    let mut head = ECHO_LIMIT;
+    while !detail.is_char_boundary(head) {
+        head -= 1;
+    }
+    let mut tail = detail.len() - ECHO_LIMIT / 2;
+    while !detail.is_char_boundary(tail) {
+        tail += 1;
+    }
+    format!("{} … {}", &detail[..head], &detail[tail..])
 }
 
 /// Bytes after the JSON value (other than whitespace) are 400.

@@ -76,6 +76,9 @@ impl Limits {
         // The driver enforces the header timeout itself (see the module comment); turning hyper's
         // off also means hyper needs no timer.
         http1.header_read_timeout(None);
+        // Hyper's read buffer grows to about 400 KiB for a head by default, and a connection
+        // keeps it while the head arrives; capped, a longer head is hyper's 431.
+        http1.max_buf_size(usize::try_from(config.max_head_bytes).unwrap_or(usize::MAX));
         Limits {
             header_timeout: Duration::from_millis(config.header_timeout_ms),
             idle_timeout: Duration::from_millis(config.idle_timeout_ms),

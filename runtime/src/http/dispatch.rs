@@ -141,6 +141,9 @@ impl Dispatch {
     /// Finds the route of `path` and the request's method, checks the declared body length
     /// against the limit, decodes the path parameters and runs the handler.
     async fn route(&self, id: u64, path: &str, request: hyper::Request<Incoming>) -> Answer {
+        if let Some(problem) = host_problem(&request) {
+            return wrapper::error_response(400, "bad request", problem);
+        }
         let method = request.method();
         let Ok(found) = self.table.at(path) else {
             return wrapper::error_response(404, "not found", &format!("no route for {method} {path}"));
@@ -170,6 +173,18 @@ impl Dispatch {
             }
         }
         wrapper::handle(&self.shared, id, endpoint.handler, params, request).await
+    }
+}
+
+/// RFC 9112 §3.2: an HTTP/1.1 request carries exactly one `Host` header (an HTTP/1.0 one may
+/// carry none); any other is answered 400, as nginx answers it.
+fn host_problem(request: &hyper::Request<Incoming>) -> Option<&'static str> {
+    match request.headers().get_all(header::HOST).iter().count() {
+        0 if request.version() == hyper::Version::HTTP_11 => {
+            Some("an HTTP/1.1 request needs a Host header (RFC 9112 section 3.2)")
+        }
+        0 | 1 => None,
+        _ => Some("a request has at most one Host header (RFC 9112 section 3.2)"),
     }
 }
 

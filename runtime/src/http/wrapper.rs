@@ -36,13 +36,16 @@ pub(crate) struct ErrorBody<'a> {
 }
 
 /// An error answer: `status` with `{"error": error, "detail": detail}`. A 503 (a locked
-/// database, the request timeout) also says `Retry-After: 1`: both are worth retrying soon.
+/// database, the request timeout) also says `Retry-After: 1`: both are worth retrying soon; a
+/// 507 (a full disk) says `Retry-After: 60`.
 pub(crate) fn error_response(status: u16, error: &str, detail: &str) -> Answer {
     let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let body = serde_json::to_vec(&ErrorBody { error, detail }).unwrap_or_default();
     let mut response = json_answer(status, body);
     if status == StatusCode::SERVICE_UNAVAILABLE {
         response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    } else if status == StatusCode::INSUFFICIENT_STORAGE {
+        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("60"));
     }
     response
 }
