@@ -609,7 +609,7 @@ async fn llvm_routes_answer_byte_for_byte_as_rust_routes() {
     let rust = serve(rust_service(), 30_000).await;
     let json = Some("application/json");
     let ada = r#"{"id": 1, "name": "Ada", "age": 36}"#;
-    let requests: [(&str, &str, Option<&str>, &str, u16); 28] = [
+    let requests: [(&str, &str, Option<&str>, &str, u16); 29] = [
         ("GET", "/people/1", None, "", 404),
         ("POST", "/people", json, ada, 201),
         ("POST", "/people", json, ada, 409),
@@ -622,7 +622,9 @@ async fn llvm_routes_answer_byte_for_byte_as_rust_routes() {
         ("POST", "/people", json, r#"{"id": 2, "name": "Bo", "age": 3000000000}"#, 422),
         ("POST", "/people", json, r#"{"id": 2, "name": "Bo", "age": 5, "x": 1}"#, 422),
         ("POST", "/people", json, r#"{"id": 2, "name": "Bo", "name": "Cy", "age": 5}"#, 422),
-        ("POST", "/people", json, r#"[3, "Jürgen \u00e9", 7]"#, 201),
+        // serde's sequence form of a class is refused: a class body is a JSON object.
+        ("POST", "/people", json, r#"[3, "Jürgen \u00e9", 7]"#, 422),
+        ("POST", "/people", json, r#"{"id": 3, "name": "Jürgen \u00e9", "age": 7}"#, 201),
         ("GET", "/people/1", None, "", 200),
         ("GET", "/people/x", None, "", 400),
         ("GET", "/people", None, "", 200),
