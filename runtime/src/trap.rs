@@ -127,26 +127,20 @@ fn report(info: &PanicHookInfo<'_>, previous: &(dyn Fn(&PanicHookInfo<'_>) + Sen
     let mode = MODE.load(Ordering::Relaxed);
     if in_request && payload.is::<HttpError>() {
         tracing::debug!(target: "nagi::http", request = crate::context::request_id(), "error answer: {text}");
-    } else if let Some((actor, request)) = crate::actors::running_message()
-        && mode == HookMode::Serve as u8
-    {
-        // An actor's message runs on the actor's task, outside any request: name the request
-        // that sent the message, or say that none did.
-        match (payload.is::<Trap>(), request) {
-            (true, 0) => tracing::error!(target: "nagi::trap", actor, "trap: {text} (in a message no request sent)"),
-            (true, _) => tracing::error!(target: "nagi::trap", request, actor, "trap: {text}"),
-            (false, 0) => tracing::error!(target: "nagi::panic", actor, "internal error at {location}: {text}"),
-            (false, _) => {
-                tracing::error!(target: "nagi::panic", request, actor, "internal error at {location}: {text}")
-            }
-        }
     } else if in_request || mode == HookMode::Serve as u8 {
-        // Request 0 names no request (a trap outside one, such as an actor's start): say none.
-        match (payload.is::<Trap>(), crate::context::request_id()) {
-            (true, 0) => tracing::error!(target: "nagi::trap", "trap: {text}"),
-            (true, request) => tracing::error!(target: "nagi::trap", request, "trap: {text}"),
-            (false, 0) => tracing::error!(target: "nagi::panic", "internal error at {location}: {text}"),
-            (false, request) => tracing::error!(target: "nagi::panic", request, "internal error at {location}: {text}"),
+        // An actor's message runs on the actor's task, outside any request: it names the actor
+        // and the request that sent the message. Request 0 names no request, so the field is
+        // left out (a `None` field is not written); a message no request sent says so.
+        let (actor, request) = match crate::actors::running_message() {
+            Some((actor, request)) => (Some(actor), request),
+            None => (None, crate::context::request_id()),
+        };
+        let unsent = if actor.is_some() && request == 0 { " (in a message no request sent)" } else { "" };
+        let request = (request != 0).then_some(request);
+        if payload.is::<Trap>() {
+            tracing::error!(target: "nagi::trap", request, actor, "trap: {text}{unsent}");
+        } else {
+            tracing::error!(target: "nagi::panic", request, actor, "internal error at {location}: {text}{unsent}");
         }
     } else if mode == HookMode::Program as u8 {
         // Flushing first keeps the program's printed output before the error line when both go

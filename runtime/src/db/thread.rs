@@ -198,28 +198,26 @@ impl<S: Shape + Send + 'static> RowSink for CollectValues<S> {
     }
 }
 
-/// Converts a rusqlite error, telling unique and primary-key violations apart.
+/// Converts a rusqlite error into its kind by SQLite's result code: a lock held too long,
+/// a unique or primary-key violation, a full disk, or any other failure.
 fn db_error(error: rusqlite::Error) -> DbError {
-    if let rusqlite::Error::SqliteFailure(failure, _) = &error
-        && matches!(failure.code, ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
-    {
-        return DbError::new(DbErrorKind::Busy, error.to_string());
-    }
-    if let rusqlite::Error::SqliteFailure(failure, _) = &error
-        && failure.code == ErrorCode::ConstraintViolation
-        && matches!(
-            failure.extended_code,
-            rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE | rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
-        )
-    {
-        return DbError::new(DbErrorKind::Conflict, error.to_string());
-    }
-    if let rusqlite::Error::SqliteFailure(failure, _) = &error
-        && failure.code == ErrorCode::DiskFull
-    {
-        return DbError::new(DbErrorKind::Full, error.to_string());
-    }
-    DbError::new(DbErrorKind::Failed, error.to_string())
+    let kind = match &error {
+        rusqlite::Error::SqliteFailure(failure, _) => match failure.code {
+            ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => DbErrorKind::Busy,
+            ErrorCode::ConstraintViolation
+                if matches!(
+                    failure.extended_code,
+                    rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE | rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
+                ) =>
+            {
+                DbErrorKind::Conflict
+            }
+            ErrorCode::DiskFull => DbErrorKind::Full,
+            _ => DbErrorKind::Failed,
+        },
+        _ => DbErrorKind::Failed,
+    };
+    DbError::new(kind, error.to_string())
 }
 
 /// Why the database file at `path` cannot be opened for writing, found by opening it (or creating

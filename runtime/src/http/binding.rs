@@ -81,8 +81,13 @@ pub(crate) fn decode_error(error: serde_path_to_error::Error<serde_json::Error>,
             let detail = if path == "." || path.is_empty() { inner.to_string() } else { format!("{path}: {inner}") };
             HttpError::new(422, "unprocessable entity", cap_detail(detail))
         }
-        Err(syntax) => HttpError::new(400, "bad request", cap_detail(format!("malformed JSON: {syntax}"))),
+        Err(syntax) => malformed(&syntax),
     }
+}
+
+/// The 400 for a body that is not well-formed JSON, with serde_json's reason.
+fn malformed(reason: &dyn std::fmt::Display) -> HttpError {
+    HttpError::new(400, "bad request", cap_detail(format!("malformed JSON: {reason}")))
 }
 
 /// Whether `body` is one well-formed JSON text (RFC 8259: UTF-8, every escape valid, nested at
@@ -100,7 +105,7 @@ pub(crate) fn check_object(body: &[u8], class: &str) -> Result<(), HttpError> {
         return Ok(());
     }
     if let Err(syntax) = well_formed(body) {
-        return Err(HttpError::new(400, "bad request", cap_detail(format!("malformed JSON: {syntax}"))));
+        return Err(malformed(&syntax));
     }
     let found = match first {
         Some(b'[') => "an array",
@@ -159,11 +164,15 @@ pub(crate) fn echo(text: &str) -> String {
     if text.len() <= ECHO_LIMIT {
         return format!("{text:?}");
     }
-    let mut end = ECHO_LIMIT;
-    while !text.is_char_boundary(end) {
-        end -= 1;
+    format!("{:?}…", &text[..char_boundary_at_or_before(text, ECHO_LIMIT)])
+}
+
+/// The largest character boundary of `text` at or before byte `at`.
+fn char_boundary_at_or_before(text: &str, mut at: usize) -> usize {
+    while !text.is_char_boundary(at) {
+        at -= 1;
     }
-    format!("{:?}…", &text[..end])
+    at
 }
 
 /// A detail made by serde, which quotes the offending input whole (a 60 KB string): past twice
@@ -173,20 +182,15 @@ pub(crate) fn cap_detail(detail: String) -> String {
     if detail.len() <= 2 * ECHO_LIMIT {
         return detail;
     }
-    let mut head = ECHO_LIMIT;
-    while !detail.is_char_boundary(head) {
-        head -= 1;
-    }
-    let mut tail = detail.len() - ECHO_LIMIT / 2;
-    while !detail.is_char_boundary(tail) {
-        tail += 1;
-    }
+    let head = char_boundary_at_or_before(&detail, ECHO_LIMIT);
+    // The boundary before the tail's first byte: the tail may then be a few bytes longer.
+    let tail = char_boundary_at_or_before(&detail, detail.len() - ECHO_LIMIT / 2);
     format!("{} … {}", &detail[..head], &detail[tail..])
 }
 
 /// Bytes after the JSON value (other than whitespace) are 400.
 pub(crate) fn trailing_error(error: &serde_json::Error) -> HttpError {
-    HttpError::new(400, "bad request", format!("malformed JSON: {error}"))
+    malformed(error)
 }
 
 #[cfg(test)]
