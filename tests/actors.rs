@@ -18,6 +18,13 @@ fn start(tag: &str, backend: Backend) -> Server {
     Server::start(&exe, &temp_dir(tag).join("counter.db"), None, &[])
 }
 
+/// [`start`] with the service's log (its standard output) in a file, whose path comes back too.
+fn start_logged(tag: &str, backend: Backend) -> (Server, std::path::PathBuf) {
+    let dir = temp_dir(tag);
+    let log = dir.join("stdout.log");
+    (Server::start(&build(SERVICE, backend), &dir.join("counter.db"), Some(&log), &[]), log)
+}
+
 /// The `total` of a `Hits` answer.
 fn total(body: &str) -> i64 {
     let value: serde_json::Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("not JSON ({e}): {body}"));
@@ -96,9 +103,7 @@ fn a_tree_that_gives_up_answers_503_from_then_on(backend: Backend) {
 /// A trap in an actor's handler is logged with the request whose message crashed the actor (the
 /// actor runs on a task of its own, outside any request, and once logged `request=0`).
 fn a_trap_in_an_actor_names_the_request_that_sent_the_message(backend: Backend) {
-    let dir = temp_dir("actor-trap-log");
-    let log_path = dir.join("stdout.log");
-    let server = Server::start(&build(SERVICE, backend), &dir.join("counter.db"), Some(&log_path), &[]);
+    let (server, log_path) = start_logged("actor-trap-log", backend);
     assert_eq!(server.request("POST", "/hits", None, "").0, 201);
     assert_eq!(server.request("POST", "/crash", None, "").0, 503);
     assert!(server.stop().success());
@@ -117,14 +122,12 @@ fn a_trap_in_an_actor_names_the_request_that_sent_the_message(backend: Backend) 
 /// shutdown count of buffers its code still owns is taken after they are dropped: 0 when no
 /// handler trapped (it said 2 here, the live counter states). A Rust build has no such count.
 fn live_actor_states_are_not_counted_as_leaked_at_shutdown(backend: Backend) {
-    let dir = temp_dir("actor-leak-count");
-    let log_path = dir.join("stdout.log");
-    let server = Server::start(&build(SERVICE, backend), &dir.join("counter.db"), Some(&log_path), &[]);
+    let (server, log_path) = start_logged("actor-leak-count", backend);
     assert_eq!(server.request("POST", "/hits", None, "").0, 201);
     assert_eq!(server.request("POST", "/fragile", None, "").0, 201);
     assert!(server.stop().success());
     let log = std::fs::read_to_string(&log_path).unwrap();
-    let owned = log.lines().find_map(|l| l.split("still owns at shutdown: ").nth(1)?.split_whitespace().next());
+    let owned = support::owned_at_shutdown(&log);
     match backend {
         Backend::Rust => assert_eq!(owned, None, "{log}"),
         Backend::Llvm | Backend::LlvmO0 => assert_eq!(owned, Some("0"), "{log}"),

@@ -372,7 +372,7 @@ fn run(source: &str, backend: Backend, requests: &[Request], module: &Module) ->
     let trapped = answers.iter().any(|a| a.status == 500 && String::from_utf8_lossy(&a.body).contains("\"trap\""));
     if backend == Backend::Llvm && !trapped {
         let log = std::fs::read_to_string(dir.join("service.log")).expect("the log");
-        let owned = log.lines().find_map(|l| l.split("still owns at shutdown: ").nth(1)?.split_whitespace().next());
+        let owned = support::owned_at_shutdown(&log);
         assert_eq!(owned, Some("0"), "{source}: the LLVM build leaked; its log:\n{log}");
     }
     (answers, all_rows(&db, module))

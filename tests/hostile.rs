@@ -127,11 +127,7 @@ fn an_unwritable_database_stops_the_service_with_status_2(backend: Backend) {
     let dir = temp_dir("unwritable");
     let missing = dir.join("no-such-folder").join("users.db");
     for (db, reason) in [(dir.clone(), "Is a directory"), (missing, "No such file or directory")] {
-        let output = std::process::Command::new(&exe)
-            .args(["--listen", "127.0.0.1:0", "--db"])
-            .arg(&db)
-            .output()
-            .expect("the service runs");
+        let output = support::run_to_exit(&exe, &db);
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(2), "{}: {stderr}", db.display());
         assert!(stderr.contains(&format!("the database {} cannot be written", db.display())), "{stderr}");

@@ -561,11 +561,7 @@ fn a_table_rebuilt_with_another_column_type_stops_the_service_with_status_2(back
         )
         .expect("the drifted table");
     }
-    let output = std::process::Command::new(&exe)
-        .args(["--listen", "127.0.0.1:0", "--db"])
-        .arg(&db)
-        .output()
-        .expect("the service runs");
+    let output = support::run_to_exit(&exe, &db);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "stderr: {stderr}");
     assert!(stderr.contains("table `users`:"), "{stderr}");

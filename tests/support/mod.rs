@@ -259,6 +259,18 @@ impl Server {
     }
 }
 
+/// Runs the service `exe` on `--db db` (and a port the system picks) to its end, for a service
+/// that must stop at start: its exit status and stderr tell why.
+pub fn run_to_exit(exe: &Path, db: &Path) -> std::process::Output {
+    Command::new(exe).args(["--listen", "127.0.0.1:0", "--db"]).arg(db).output().expect("the service runs")
+}
+
+/// The count of an LLVM build's `buffers the compiled code still owns at shutdown: N` line in
+/// its log, if the log has one.
+pub fn owned_at_shutdown(log: &str) -> Option<&str> {
+    log.lines().find_map(|l| l.split("still owns at shutdown: ").nth(1)?.split_whitespace().next())
+}
+
 /// The port of a service's `listening on http://127.0.0.1:PORT` log line in `log`, if it is
 /// there yet.
 pub fn listening_port(log: &str) -> Option<u16> {
