@@ -68,6 +68,28 @@ pub struct Config {
           value_parser = clap::value_parser!(u32).range(8192..))]
     pub max_head_bytes: u32,
 
+    /// Memory for request bodies and answers, in bytes, all connections together: a body is
+    /// counted at its declared length before it is read, an answer from when it is built until
+    /// the client has taken it. A body that does not fit within half a second, or a large answer
+    /// (over 64 KiB) of a request that wrote nothing, is answered 503 with `Retry-After`. At
+    /// least `--body-limit`.
+    #[arg(long = "memory-limit", env = "NAGI_MEMORY_LIMIT", value_name = "BYTES", default_value_t = 268_435_456)]
+    pub memory_limit: u64,
+
+    /// Most rows one `db.query` returns: a query that has more fails, and its request is answered
+    /// 500 saying so (page with `LIMIT`), so that one request cannot load a whole table into
+    /// memory.
+    #[arg(long = "max-query-rows", env = "NAGI_MAX_QUERY_ROWS", value_name = "N", default_value_t = 10_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_query_rows: u64,
+
+    /// Largest size of the database file, in bytes (SQLite's `max_page_count`); a write that would
+    /// grow it further is answered 507 with `Retry-After`, as a full disk is. No limit by default
+    /// but the disk's.
+    #[arg(long = "db-max-bytes", env = "NAGI_DB_MAX_BYTES", value_name = "BYTES",
+          value_parser = clap::value_parser!(u64).range(65_536..))]
+    pub db_max_bytes: Option<u64>,
+
     /// Most connections open at once; a connection beyond it is answered 503 and closed.
     #[arg(long = "max-connections", env = "NAGI_MAX_CONNECTIONS", value_name = "N", default_value_t = 10_000,
           value_parser = clap::value_parser!(u32).range(1..))]
@@ -120,6 +142,9 @@ impl Config {
             idle_timeout_ms: 60_000,
             max_connections: 10_000,
             max_head_bytes: 32_768,
+            memory_limit: 268_435_456,
+            max_query_rows: 10_000,
+            db_max_bytes: None,
             blocking_threads: 4,
             shutdown_grace_ms: 10_000,
             log: LogLevel::Info,
@@ -143,7 +168,15 @@ impl Config {
     {
         let mut command = Config::command_for(service);
         let matches = command.try_get_matches_from_mut(args)?;
-        Config::from_arg_matches(&matches).map_err(|e| e.format(&mut command))
+        let config = Config::from_arg_matches(&matches).map_err(|e| e.format(&mut command))?;
+        if config.memory_limit < config.body_limit as u64 {
+            let message = format!(
+                "--memory-limit {} is less than --body-limit {}: a body at the limit could never be read",
+                config.memory_limit, config.body_limit
+            );
+            return Err(command.error(clap::error::ErrorKind::ArgumentConflict, message));
+        }
+        Ok(config)
     }
 
     /// Parses the process's command line and environment for `service`; on `--help`, `--version`

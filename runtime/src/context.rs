@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use axum::http::{HeaderName, HeaderValue};
 
+use crate::budget::Hold;
 use crate::db::DbHandle;
 
 /// What the running request carries.
@@ -26,6 +27,9 @@ pub(crate) struct RequestContext {
     /// The headers the handler set for its answer ([`crate::http::set_header`]), in the order
     /// set, a name set again replacing its value.
     pub(crate) headers: ResponseHeaders,
+    /// The memory budget's holds of the request's query results, given back when the request
+    /// (its last clone of the context) ends.
+    pub(crate) held: Arc<Mutex<Option<Hold>>>,
 }
 
 /// The headers a handler sets for its answer, shared between the request's context and the
@@ -73,6 +77,12 @@ pub(crate) fn database() -> Option<(u64, DbHandle)> {
 /// begins one on the request's behalf; `None` outside a request.
 pub(crate) fn began_flag() -> Option<Arc<AtomicBool>> {
     CONTEXT.try_with(|c| Arc::clone(&c.began)).ok()
+}
+
+/// Keeps `hold` (of a query's rows) until the current request ends; outside a request it is
+/// given back at once.
+pub(crate) fn keep(hold: Hold) {
+    let _ = CONTEXT.try_with(|c| hold.add_to(&mut c.held.lock().unwrap_or_else(PoisonError::into_inner)));
 }
 
 /// Records that the current request has begun a transaction.

@@ -37,6 +37,7 @@ pub use row::{FromRow, Row, RowError};
 pub(crate) use thread::{ClassKey, RowSink};
 
 use crate::HttpError;
+use crate::budget::Hold;
 #[cfg(test)]
 use crate::shaped_json::{Shape, Value};
 use thread::{Job, Op};
@@ -142,9 +143,47 @@ pub enum DbErrorKind {
     /// system, a folder that does not exist or cannot be written); the service does not start,
     /// exit status 2.
     Unwritable,
-    /// The disk (or the file system's quota) is full: HTTP 507 with `Retry-After`; the service
-    /// stays up and writes again once there is room.
+    /// The disk (or the file system's quota) is full, or the database reached `--db-max-bytes`:
+    /// HTTP 507 with `Retry-After`; the service stays up and writes again once there is room.
     Full,
+    /// A `db.query` found more rows than `--max-query-rows` allows (HTTP 500).
+    TooManyRows,
+    /// A query's rows do not fit in the memory budget now (HTTP 503 with `Retry-After`).
+    Overloaded,
+}
+
+/// How a database thread runs, from the service's settings.
+#[derive(Debug, Clone)]
+pub struct DbOptions {
+    /// The longest a statement waits for a lock another connection holds, counted from when its
+    /// request queued it (`--busy-timeout-ms`).
+    pub busy: Duration,
+    /// The most rows one query returns (`--max-query-rows`).
+    pub max_query_rows: u64,
+    /// The largest size of the database file in bytes (`--db-max-bytes`), if any.
+    pub max_bytes: Option<u64>,
+    /// The memory budget a query's rows are counted in (a service's `--memory-limit`); a query
+    /// whose rows do not fit fails with [`DbErrorKind::Overloaded`]. `None` counts nothing.
+    pub budget: Option<std::sync::Arc<crate::budget::Budget>>,
+}
+
+impl DbOptions {
+    /// The options of `config`.
+    pub fn from_config(config: &crate::config::Config) -> DbOptions {
+        DbOptions {
+            busy: Duration::from_millis(config.busy_timeout_ms),
+            max_query_rows: config.max_query_rows,
+            max_bytes: config.db_max_bytes,
+            budget: None,
+        }
+    }
+}
+
+impl Default for DbOptions {
+    /// The defaults of a service's flags.
+    fn default() -> DbOptions {
+        DbOptions::from_config(&crate::config::Config::new(":memory:"))
+    }
 }
 
 /// A database error: its kind and SQLite's (or the decoder's) message.
@@ -178,8 +217,13 @@ impl DbError {
             DbErrorKind::Full => HttpError::new(
                 507,
                 "insufficient storage",
-                format!("the database's disk is full; nothing was written, try again later ({})", self.message),
+                format!(
+                    "the database's disk is full or the database is at its size limit; nothing was written, try again \
+                     later ({})",
+                    self.message
+                ),
             ),
+            DbErrorKind::Overloaded => HttpError::new(503, "overloaded", self.message.clone()),
             _ => HttpError::new(500, "database error", self.message.clone()),
         }
     }
@@ -253,17 +297,18 @@ impl Database {
     ///
     /// A file database is put in WAL mode with `synchronous = NORMAL` (a commit survives a process
     /// crash; a power loss may lose the last commits), a statement waits at most `busy` (from
-    /// when its request queued it; `--busy-timeout-ms`) for a lock another connection holds,
-    /// foreign keys are enforced, and the statement cache holds 128 statements. Blocks until the
-    /// database is open.
-    pub fn open(path: &str, create_sql: &[&str], busy: Duration) -> Result<Database, DbError> {
+    /// when its request queued it; `options.busy`) for a lock another connection holds,
+    /// foreign keys are enforced, the statement cache holds 128 statements, and a query returns
+    /// at most `options.max_query_rows` rows. Blocks until the database is open.
+    pub fn open(path: &str, create_sql: &[&str], options: &DbOptions) -> Result<Database, DbError> {
         let (sender, receiver) = mpsc::channel(64);
         let (opened_tx, opened_rx) = std::sync::mpsc::channel();
         let path = path.to_owned();
         let create: Vec<String> = create_sql.iter().map(|s| (*s).to_owned()).collect();
+        let options = options.clone();
         let thread = std::thread::Builder::new()
             .name("nagi-db".to_owned())
-            .spawn(move || thread::run(&path, &create, busy, receiver, opened_tx))
+            .spawn(move || thread::run(&path, &create, &options, receiver, opened_tx))
             .map_err(|e| DbError::new(DbErrorKind::Failed, format!("cannot start the database thread: {e}")))?;
         match opened_rx.recv() {
             Ok(Ok(())) => Ok(Database { handle: DbHandle { sender }, thread }),
@@ -371,7 +416,11 @@ pub async fn query_one<T: FromRow>(sql: &str, args: Vec<SqlValue>) -> Option<T> 
 /// the row decoder.
 pub(crate) async fn run_query(sql: &str, args: Vec<SqlValue>, sink: Box<dyn RowSink>) -> Box<dyn Any + Send> {
     let sql = sql.to_owned();
-    let sink: Box<dyn RowSink> = submit(|reply| Op::Query { sql, args, sink, reply }).await;
+    let (sink, hold): (Box<dyn RowSink>, Option<Hold>) = submit(|reply| Op::Query { sql, args, sink, reply }).await;
+    // The rows are the request's until it ends; outside a request nothing is counted.
+    if let Some(hold) = hold {
+        crate::context::keep(hold);
+    }
     sink.into_any()
 }
 

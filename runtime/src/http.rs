@@ -29,7 +29,7 @@ use serde::de::DeserializeOwned;
 use crate::HttpError;
 use crate::cabi::service::LlvmRoute;
 use crate::config::Config;
-use crate::db::Database;
+use crate::db::{Database, DbOptions};
 use crate::shaped_json::{self, Shape};
 use crate::trap::{HookMode, install_hook};
 
@@ -571,8 +571,9 @@ where
     }
     let path = config.db.clone();
     // Opening waits for the database thread; keep that wait off the async workers.
-    let busy = Duration::from_millis(config.busy_timeout_ms);
-    let database = tokio::task::spawn_blocking(move || Database::open(&path, &create, busy))
+    let budget = crate::budget::Budget::new(usize::try_from(config.memory_limit).unwrap_or(usize::MAX));
+    let options = DbOptions { budget: Some(Arc::clone(&budget)), ..DbOptions::from_config(&config) };
+    let database = tokio::task::spawn_blocking(move || Database::open(&path, &create, &options))
         .await
         .map_err(|e| ServeError::new(format!("cannot open the database: {e}")))?
         .map_err(ServeError::database)?;
@@ -591,7 +592,7 @@ where
             return Err(ServeError::new(format!("cannot start the job queues: {error}")));
         }
     };
-    let app = Arc::new(dispatch::Dispatch::new(&service, &config, database.handle()));
+    let app = Arc::new(dispatch::Dispatch::new(&service, &config, database.handle(), budget));
     let address = listener.local_addr().map_err(|e| ServeError::new(e.to_string()))?;
     tracing::info!(target: "nagi", "{} listening on http://{address} with database {}", service.name, config.db);
     connections::serve(listener, app, connections::Limits::from_config(&config), shutdown).await;

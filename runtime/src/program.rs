@@ -5,10 +5,8 @@
 use std::future::Future;
 use std::panic::{self, AssertUnwindSafe};
 use std::process;
-use std::time::Duration;
 
-use crate::config::Config;
-use crate::db::{self, Database};
+use crate::db::{self, Database, DbOptions};
 use crate::trap::{HookMode, install_hook};
 
 /// Runs a Nagi program's `main` and exits the process.
@@ -64,10 +62,9 @@ pub(crate) fn open_database(tables: &[&str]) -> (tokio::runtime::Runtime, Databa
         .enable_all()
         .build()
         .unwrap_or_else(|e| fail(format!("cannot start Tokio: {e}")));
-    let busy = Duration::from_millis(Config::new(PROGRAM_DATABASE).busy_timeout_ms);
     // The job queues' tables too, so that a test build can push jobs; no worker runs them there.
     let tables: Vec<&str> = tables.iter().copied().chain(crate::queues::TABLES).collect();
-    let database = Database::open(PROGRAM_DATABASE, &tables, busy).unwrap_or_else(|e| fail(e.to_string()));
+    let database = Database::open(PROGRAM_DATABASE, &tables, &DbOptions::default()).unwrap_or_else(|e| fail(e.to_string()));
     db::set_default(Some(database.handle()));
     (runtime, database)
 }

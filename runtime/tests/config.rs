@@ -33,6 +33,13 @@ fn parse_in_child(args: &str, env: &[(&str, &str)]) -> String {
         "NAGI_HEADER_TIMEOUT_MS",
         "NAGI_IDLE_TIMEOUT_MS",
         "NAGI_MAX_CONNECTIONS",
+        "NAGI_MAX_HEAD_BYTES",
+        "NAGI_MEMORY_LIMIT",
+        "NAGI_MAX_QUERY_ROWS",
+        "NAGI_DB_MAX_BYTES",
+        "NAGI_BUSY_TIMEOUT_MS",
+        "NAGI_BLOCKING_THREADS",
+        "NAGI_SHUTDOWN_GRACE_MS",
         "NAGI_LOG",
     ] {
         command.env_remove(name);
@@ -60,6 +67,9 @@ fn defaults() {
         idle_timeout_ms: 60_000,
         max_connections: 10_000,
         max_head_bytes: 32_768,
+        memory_limit: 268_435_456,
+        max_query_rows: 10_000,
+        db_max_bytes: None,
         blocking_threads: 4,
         shutdown_grace_ms: 10_000,
         log: LogLevel::Info,
@@ -82,6 +92,9 @@ fn environment_and_flags() {
             ("NAGI_IDLE_TIMEOUT_MS", "2000"),
             ("NAGI_MAX_CONNECTIONS", "50"),
             ("NAGI_MAX_HEAD_BYTES", "16384"),
+            ("NAGI_MEMORY_LIMIT", "1000000"),
+            ("NAGI_MAX_QUERY_ROWS", "500"),
+            ("NAGI_DB_MAX_BYTES", "1000000"),
             ("NAGI_BLOCKING_THREADS", "8"),
             ("NAGI_SHUTDOWN_GRACE_MS", "300"),
             ("NAGI_LOG", "debug"),
@@ -98,6 +111,9 @@ fn environment_and_flags() {
         idle_timeout_ms: 2_000,
         max_connections: 50,
         max_head_bytes: 16_384,
+        memory_limit: 1_000_000,
+        max_query_rows: 500,
+        db_max_bytes: Some(1_000_000),
         blocking_threads: 8,
         shutdown_grace_ms: 300,
         log: LogLevel::Debug,
@@ -127,6 +143,11 @@ fn bad_values_are_refused() {
     assert!(parse_in_child("--idle-timeout-ms 0", &[]).starts_with("Err("));
     assert!(parse_in_child("--max-connections 0", &[]).starts_with("Err("));
     assert!(parse_in_child("--frobnicate", &[]).starts_with("Err("));
+    // A memory limit under the body limit could never read a body at the limit.
+    assert_eq!(parse_in_child("--memory-limit 1000 --body-limit 2000", &[]), "Err(ArgumentConflict)");
+    assert!(parse_in_child("--memory-limit 2000 --body-limit 2000", &[]).starts_with("Ok("));
+    assert!(parse_in_child("--max-query-rows 0", &[]).starts_with("Err("));
+    assert!(parse_in_child("--db-max-bytes 100", &[]).starts_with("Err("), "under SQLite's smallest useful size");
 }
 
 #[test]
@@ -142,6 +163,10 @@ fn help_lists_every_flag_with_its_variable() {
         ("--header-timeout-ms", "NAGI_HEADER_TIMEOUT_MS"),
         ("--idle-timeout-ms", "NAGI_IDLE_TIMEOUT_MS"),
         ("--max-connections", "NAGI_MAX_CONNECTIONS"),
+        ("--max-head-bytes", "NAGI_MAX_HEAD_BYTES"),
+        ("--memory-limit", "NAGI_MEMORY_LIMIT"),
+        ("--max-query-rows", "NAGI_MAX_QUERY_ROWS"),
+        ("--db-max-bytes", "NAGI_DB_MAX_BYTES"),
         ("--log", "NAGI_LOG"),
     ] {
         assert!(help.contains(flag) && help.contains(variable), "{flag} / {variable} missing from:\n{help}");

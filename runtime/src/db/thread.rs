@@ -16,11 +16,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use rusqlite::types::ValueRef;
 use rusqlite::{Connection, ErrorCode, params_from_iter};
 use tokio::sync::{mpsc, oneshot};
 
 use super::row::{FromRow, Row, RowError};
-use super::{DbError, DbErrorKind, SqlValue};
+use super::{DbError, DbErrorKind, DbOptions, SqlValue};
+use crate::budget::{Budget, Hold};
 #[cfg(test)]
 use crate::shaped_json::{Shape, Value};
 
@@ -70,8 +72,9 @@ pub(crate) enum Op {
     /// owner's last statement: its request transaction is committed right after it, in this job
     /// (`db.exec_commit`).
     Exec { sql: String, args: Vec<SqlValue>, commit: bool, reply: Reply<i64> },
-    /// A query whose rows are fed to `sink`; answers the sink with the decoded rows in it.
-    Query { sql: String, args: Vec<SqlValue>, sink: Box<dyn RowSink>, reply: Reply<Box<dyn RowSink>> },
+    /// A query whose rows are fed to `sink`; answers the sink with the decoded rows in it, and the
+    /// memory budget's hold of them (when the database has a budget).
+    Query { sql: String, args: Vec<SqlValue>, sink: Box<dyn RowSink>, reply: Reply<(Box<dyn RowSink>, Option<Hold>)> },
     /// `BEGIN IMMEDIATE`.
     Begin { reply: Reply<()> },
     /// `COMMIT`.
@@ -231,7 +234,8 @@ fn unwritable(path: &str, sqlite: &str) -> DbError {
     DbError::new(DbErrorKind::Unwritable, format!("the database {path} cannot be written: {why}"))
 }
 
-fn open(path: &str, create_sql: &[String], busy: Duration) -> Result<Connection, DbError> {
+fn open(path: &str, create_sql: &[String], options: &DbOptions) -> Result<Connection, DbError> {
+    let busy = options.busy;
     let conn = if path == ":memory:" { Connection::open_in_memory() } else { Connection::open(path) }
         .map_err(|e| unwritable(path, &e.to_string()))?;
     // SQLite falls back to read-only when the file cannot be written, and would then fail every
@@ -252,6 +256,14 @@ fn open(path: &str, create_sql: &[String], busy: Duration) -> Result<Connection,
         conn.execute_batch("PRAGMA synchronous = NORMAL").map_err(db_error)?;
     }
     conn.execute_batch("PRAGMA foreign_keys = ON").map_err(db_error)?;
+    if let Some(max_bytes) = options.max_bytes {
+        let page_size: u64 = conn.query_row("PRAGMA page_size", [], |row| row.get(0)).map_err(db_error)?;
+        let pages = (max_bytes / page_size.max(1)).max(1);
+        // A count under the file's present size leaves it as it is; SQLite answers the count in force.
+        let _: u64 = conn
+            .query_row(&format!("PRAGMA max_page_count = {pages}"), [], |row| row.get(0))
+            .map_err(db_error)?;
+    }
     super::schema::ensure(&conn, path, create_sql)?;
     if path != ":memory:" {
         // A write lock taken and given back: the journal (the WAL file beside the database) can
@@ -268,11 +280,11 @@ fn open(path: &str, create_sql: &[String], busy: Duration) -> Result<Connection,
 pub(crate) fn run(
     path: &str,
     create_sql: &[String],
-    busy: Duration,
+    options: &DbOptions,
     receiver: mpsc::Receiver<Job>,
     opened: std::sync::mpsc::Sender<Result<(), DbError>>,
 ) {
-    let conn = match open(path, create_sql, busy) {
+    let conn = match open(path, create_sql, options) {
         Ok(conn) => conn,
         Err(error) => {
             let _ = opened.send(Err(error));
@@ -282,7 +294,16 @@ pub(crate) fn run(
     let _ = opened.send(Ok(()));
     tracing::info!(target: "nagi::db", "opened {path}");
     let mut worker =
-        Worker { conn, busy, columns: HashMap::new(), owner: None, savepoints: 0, deferred: VecDeque::new() };
+        Worker {
+        conn,
+        busy: options.busy,
+        max_rows: options.max_query_rows,
+        budget: options.budget.clone(),
+        columns: HashMap::new(),
+        owner: None,
+        savepoints: 0,
+        deferred: VecDeque::new(),
+    };
     worker.serve(receiver);
     worker.finish(path);
 }
@@ -291,6 +312,10 @@ struct Worker {
     conn: Connection,
     /// Each job's lock-wait budget.
     busy: Duration,
+    /// The most rows one query returns.
+    max_rows: u64,
+    /// The memory budget queries' rows are counted in, if any.
+    budget: Option<Arc<Budget>>,
     /// Column indices per SQL text and class, resolved when the statement was first prepared.
     columns: HashMap<String, HashMap<ClassKey, Vec<usize>>>,
     /// The request that owns the open transaction, if one is open.
@@ -388,7 +413,7 @@ impl Worker {
             Op::Query { sql, args, mut sink, reply } => {
                 let result = self.query(owner, began.as_deref(), &sql, &args, sink.as_mut());
                 self.settle(owner, &sql, result.as_ref().err());
-                let _ = reply.send(result.map(|()| sink));
+                let _ = reply.send(result.map(|hold| (sink, hold)));
             }
             Op::Begin { reply } => {
                 let result = self.begin(owner, began.as_deref());
@@ -529,7 +554,7 @@ impl Worker {
         sql: &str,
         args: &[SqlValue],
         sink: &mut dyn RowSink,
-    ) -> Result<(), DbError> {
+    ) -> Result<Option<Hold>, DbError> {
         self.begin_if_writes(owner, began, sql)?;
         let mut statement = self.conn.prepare_cached(sql).map_err(db_error)?;
         if !self.columns.contains_key(sql) {
@@ -555,7 +580,19 @@ impl Worker {
             }
         };
         let mut rows = statement.query(params_from_iter(args)).map_err(db_error)?;
+        let mut held = RowBytes { budget: self.budget.as_ref(), hold: None, pending: 0 };
+        let mut count: u64 = 0;
         while let Some(row) = rows.next().map_err(db_error)? {
+            count += 1;
+            if count > self.max_rows {
+                let message = format!(
+                    "the query returned more than {} rows, the most one query may return (--max-query-rows); \
+                     page it with LIMIT",
+                    self.max_rows
+                );
+                return Err(DbError::new(DbErrorKind::TooManyRows, message));
+            }
+            held.add(row, columns)?;
             let more = sink
                 .accept(&Row::new(row), columns)
                 .map_err(|e| DbError::new(DbErrorKind::Row, format!("cannot decode a row: {e}")))?;
@@ -563,7 +600,7 @@ impl Worker {
                 break;
             }
         }
-        Ok(())
+        Ok(held.finish())
     }
 
     fn finish(mut self, path: &str) {
@@ -576,6 +613,49 @@ impl Worker {
             Ok(()) => tracing::info!(target: "nagi::db", "closed {path}"),
             Err((_, e)) => tracing::error!(target: "nagi::db", "closing {path} failed: {e}"),
         }
+    }
+}
+
+/// How many bytes of rows a query reads between two takes from the memory budget.
+const ROWS_STEP: usize = 64 * 1024;
+
+/// The memory budget's count of one query's rows: an estimate of what the decoded rows hold (a
+/// text or blob's bytes and a string's 24-byte header; 8 bytes for other values), taken from the
+/// budget in steps of [`ROWS_STEP`], so that a query whose rows do not fit stops as soon as they
+/// stop fitting rather than after it has read them all.
+struct RowBytes<'a> {
+    budget: Option<&'a Arc<Budget>>,
+    hold: Option<Hold>,
+    pending: usize,
+}
+
+impl RowBytes<'_> {
+    /// Counts `row`'s `columns`; `Overloaded` when they do not fit.
+    fn add(&mut self, row: &rusqlite::Row<'_>, columns: &[usize]) -> Result<(), DbError> {
+        let Some(budget) = self.budget else { return Ok(()) };
+        self.pending += columns
+            .iter()
+            .map(|&i| match row.get_ref(i) {
+                Ok(ValueRef::Text(bytes) | ValueRef::Blob(bytes)) => bytes.len() + 24,
+                _ => 8,
+            })
+            .sum::<usize>();
+        if self.pending >= ROWS_STEP {
+            let taken = budget.try_take(self.pending).ok_or_else(|| {
+                DbError::new(DbErrorKind::Overloaded, budget.refusal("the rows of this query"))
+            })?;
+            self.pending = 0;
+            taken.add_to(&mut self.hold);
+        }
+        Ok(())
+    }
+
+    /// The hold of every row counted: the last step's bytes are charged whether or not they fit,
+    /// being fewer than [`ROWS_STEP`].
+    fn finish(mut self) -> Option<Hold> {
+        let budget = self.budget?;
+        budget.charge(self.pending).add_to(&mut self.hold);
+        self.hold
     }
 }
 
@@ -604,7 +684,7 @@ mod tests {
     #[test]
     fn an_unwritable_database_names_the_path_and_the_reason() {
         let dir = std::env::temp_dir();
-        let error = open(&dir.display().to_string(), &[], Duration::from_secs(1)).expect_err("a folder is no database");
+        let error = open(&dir.display().to_string(), &[], &DbOptions::default()).expect_err("a folder is no database");
         assert_eq!(error.kind, DbErrorKind::Unwritable);
         assert!(error.message.contains(&format!("the database {} cannot be written", dir.display())), "{error}");
         assert!(error.message.contains("Is a directory"), "{error}");

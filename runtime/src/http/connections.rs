@@ -18,13 +18,12 @@ use std::future::{Future, poll_fn};
 use std::io;
 use std::net::SocketAddr;
 use std::pin::{Pin, pin};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::Bytes;
-use http_body_util::Full;
 use hyper::body::{Frame, Incoming, SizeHint};
 use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
@@ -34,7 +33,8 @@ use tokio::sync::{Semaphore, watch};
 use tokio::time::Instant;
 
 use super::dispatch::Dispatch;
-use super::wrapper::ErrorBody;
+use crate::budget::Hold;
+use super::wrapper::{AnswerBody, ErrorBody};
 use crate::config::Config;
 
 /// How long the 408 answer to a timed-out head may take to write, and then how long the client's
@@ -216,8 +216,10 @@ impl Refusals {
 }
 
 /// What one connection has done so far, counted by its socket and service wrappers.
-#[derive(Default)]
 struct Counters {
+    /// The memory budget's holds of answers that hyper has taken from their bodies but may not
+    /// have written out yet; given back at the next completed flush, or with the connection.
+    parked: Mutex<Option<Hold>>,
     /// Bytes read from the socket.
     read: AtomicU64,
     /// Bytes written to the socket.
@@ -238,20 +240,45 @@ struct Counters {
 struct Snapshot {
     read: u64,
     written: u64,
+    unflushed: bool,
     begun: u64,
     in_flight: u64,
     responding: u64,
 }
 
 impl Counters {
+    fn new() -> Counters {
+        Counters {
+            parked: Mutex::new(None),
+            read: AtomicU64::new(0),
+            written: AtomicU64::new(0),
+            unflushed: AtomicBool::new(false),
+            begun: AtomicU64::new(0),
+            in_flight: AtomicU64::new(0),
+            responding: AtomicU64::new(0),
+        }
+    }
+
     fn snapshot(&self) -> Snapshot {
         Snapshot {
             read: self.read.load(Ordering::Relaxed),
             written: self.written.load(Ordering::Relaxed),
+            unflushed: self.unflushed.load(Ordering::Relaxed),
             begun: self.begun.load(Ordering::Relaxed),
             in_flight: self.in_flight.load(Ordering::Relaxed),
             responding: self.responding.load(Ordering::Relaxed),
         }
+    }
+
+    /// Keeps an answer's hold until the connection has written out what it has buffered.
+    fn park(&self, hold: Hold) {
+        hold.add_to(&mut self.parked.lock().unwrap_or_else(PoisonError::into_inner));
+    }
+
+    /// Gives back the parked holds: everything buffered has been written out.
+    fn flushed(&self) {
+        let released = self.parked.lock().unwrap_or_else(PoisonError::into_inner).take();
+        drop(released);
     }
 }
 
@@ -297,21 +324,22 @@ impl Deadlines<'_> {
         }
         let before = (self.phase, self.deadline);
         let at = Instant::now();
-        if now.in_flight > 0 {
-            if now.responding > 0 {
-                // Any byte the client took resets the clock; so does the start of the answer.
-                if self.phase != Phase::Responding || now.written != self.seen.written {
-                    self.deadline = Some(at + self.limits.idle_timeout);
-                }
-                self.phase = Phase::Responding;
-            } else {
-                self.phase = Phase::Handling;
-                self.deadline = None;
+        // Hyper drops an answer's body as soon as it has taken its bytes into its own buffer, so
+        // an answer the client is slow to take may be over for the counters while its bytes still
+        // wait: `unflushed` says so.
+        if now.in_flight > 0 && now.responding == 0 {
+            self.phase = Phase::Handling;
+            self.deadline = None;
+        } else if now.responding > 0 || (now.begun > 0 && now.unflushed) {
+            // Any byte the client took resets the clock; so does the start of the answer.
+            if self.phase != Phase::Responding || now.written != self.seen.written {
+                self.deadline = Some(at + self.limits.idle_timeout);
             }
+            self.phase = Phase::Responding;
         } else if now.begun > 0 {
             // A request was begun and finished since the last look (possibly within one poll, for
             // a quick handler), so the connection has just become idle.
-            let just_idle = now.begun != self.seen.begun || self.seen.in_flight > 0;
+            let just_idle = now.begun != self.seen.begun || self.seen.in_flight > 0 || self.seen.unflushed;
             if just_idle {
                 self.phase = Phase::Idle;
                 self.read_at_idle = now.read;
@@ -345,7 +373,7 @@ async fn drive(
     limits: &Limits,
     mut stopping: watch::Receiver<bool>,
 ) {
-    let counters = Arc::new(Counters::default());
+    let counters = Arc::new(Counters::new());
     let io = TokioIo::new(Tracked { stream, counters: Arc::clone(&counters) });
     let service = Counted { inner: app, counters: Arc::clone(&counters) };
     let mut conn = limits.http1.serve_connection(io, service);
@@ -405,12 +433,9 @@ async fn drive(
         Ending::Expired(Phase::Idle) => {
             tracing::debug!(target: "nagi::conn", "connection from {peer} idle for {idle_ms} ms; closed");
         }
-        Ending::Expired(phase @ (Phase::Responding | Phase::Handling)) => {
+        Ending::Expired(Phase::Responding | Phase::Handling) => {
             // `Handling` has no deadline; it is matched only to keep this match exhaustive.
-            tracing::info!(
-                target: "nagi::conn",
-                "connection from {peer} took no byte of its answer for {idle_ms} ms ({phase:?}); closed"
-            );
+            tracing::info!(target: "nagi::conn", "connection from {peer} took no byte of its answer for {idle_ms} ms; closed");
         }
     }
 }
@@ -499,6 +524,7 @@ impl AsyncWrite for Tracked {
         let polled = Pin::new(&mut self.stream).poll_flush(cx);
         if let Poll::Ready(Ok(())) = polled {
             self.counters.unflushed.store(false, Ordering::Relaxed);
+            self.counters.flushed();
         }
         polled
     }
@@ -526,7 +552,7 @@ impl hyper::service::Service<hyper::Request<Incoming>> for Counted {
         Box::pin(async move {
             let response = dispatch.serve(request).await;
             in_flight.answered();
-            Ok(response.map(|body| Guarded { body, _in_flight: in_flight }))
+            Ok(response.map(|body| Guarded { body, in_flight }))
         })
     }
 }
@@ -561,10 +587,19 @@ impl Drop for InFlight {
 }
 
 /// An answer's body that carries its request's [`InFlight`], so that the request counts as in
-/// flight until hyper is done with the body.
+/// flight until hyper is done with the body. When hyper drops it, the body's hold of the memory
+/// budget is parked with the connection until the answer's bytes are written out.
 struct Guarded {
-    body: Full<Bytes>,
-    _in_flight: InFlight,
+    body: AnswerBody,
+    in_flight: InFlight,
+}
+
+impl Drop for Guarded {
+    fn drop(&mut self) {
+        if let Some(hold) = self.body.take_hold() {
+            self.in_flight.counters.park(hold);
+        }
+    }
 }
 
 impl hyper::body::Body for Guarded {

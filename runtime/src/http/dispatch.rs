@@ -15,9 +15,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use axum::http::{HeaderValue, Method, header};
+use axum::http::{HeaderMap, HeaderValue, Method, header};
 use hyper::body::Incoming;
 
+use crate::budget::Budget;
 use super::wrapper::{self, Answer, Shared};
 use super::{Handler, Service};
 use crate::config::Config;
@@ -72,8 +73,13 @@ impl Dispatch {
     /// Panics when a route's method is not a valid HTTP token, two routes have the same method
     /// and path, or two paths conflict in the matcher; the compiler rejects all three, so a
     /// generated service never does.
-    pub(crate) fn new(service: &Service, config: &Config, db: DbHandle) -> Dispatch {
-        let shared = Arc::new(Shared { db, body_limit: config.body_limit, timeout_ms: config.timeout_ms });
+    pub(crate) fn new(service: &Service, config: &Config, db: DbHandle, budget: Arc<Budget>) -> Dispatch {
+        let shared = Arc::new(Shared {
+            db,
+            body_limit: config.body_limit,
+            timeout_ms: config.timeout_ms,
+            budget,
+        });
         let mut table = matchit::Router::new();
         let mut keys: Vec<String> = Vec::new();
         let mut paths: Vec<PathRoutes> = Vec::new();
@@ -157,7 +163,7 @@ impl Dispatch {
         };
         // A body declared longer than the limit is refused before any of it is read; one without a
         // length (chunked) is cut off at the limit as it is read (in the wrapper).
-        if declared_length(&request).is_some_and(|length| length > self.shared.body_limit as u64) {
+        if declared_length(request.headers()).is_some_and(|length| length > self.shared.body_limit as u64) {
             return wrapper::too_large(self.shared.body_limit);
         }
         let mut params = Vec::with_capacity(found.params.len());
@@ -188,9 +194,10 @@ fn host_problem(request: &hyper::Request<Incoming>) -> Option<&'static str> {
     }
 }
 
-/// The request's `Content-Length`, when it has a valid one.
-fn declared_length(request: &hyper::Request<Incoming>) -> Option<u64> {
-    request.headers().get(header::CONTENT_LENGTH)?.to_str().ok()?.parse().ok()
+/// The request's `Content-Length`, when it has a valid one (hyper has refused a request with an
+/// invalid one).
+pub(super) fn declared_length(headers: &HeaderMap) -> Option<u64> {
+    headers.get(header::CONTENT_LENGTH)?.to_str().ok()?.parse().ok()
 }
 
 /// `GET,HEAD,POST`: the methods of `endpoints` in order, `HEAD` right after `GET` unless the path

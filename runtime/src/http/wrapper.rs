@@ -2,30 +2,87 @@
 //! the limit, the end of the request's transaction, and every answer, error answers as JSON.
 
 use std::any::Any;
+use std::convert::Infallible;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
 
 use axum::body::Bytes;
+use bytes::BytesMut;
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use futures_util::FutureExt;
-use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
-use hyper::body::Incoming;
+use http_body_util::BodyExt;
+use hyper::body::{Body, Frame, Incoming, SizeHint};
 use serde::Serialize;
 
+use crate::budget::{Budget, Hold};
 use super::{Handler, Reply, ReplyBody, Request};
 use crate::context::{self, RequestContext};
 use crate::db::DbHandle;
 use crate::{HttpError, Trap};
 
 /// An answer as the connection layer sends it: the status, headers and the whole body.
-pub(crate) type Answer = hyper::Response<Full<Bytes>>;
+pub(crate) type Answer = hyper::Response<AnswerBody>;
+
+/// How long a request body waits for room in the memory budget before it is answered 503.
+const BODY_WAIT: Duration = Duration::from_millis(500);
+
+/// Answers up to this size are sent whatever the memory budget holds (and counted in it), so
+/// that small answers such as `/health`'s or an error's never fail for memory that large bodies
+/// and answers hold; the connection count bounds what they add (docs/http.md, "Limits").
+const SMALL_ANSWER: usize = 64 * 1024;
 
 /// What every request of one server shares.
 pub(crate) struct Shared {
     pub(crate) db: DbHandle,
     pub(crate) body_limit: usize,
     pub(crate) timeout_ms: u64,
+    /// The memory budget of request bodies and answers (`--memory-limit`).
+    pub(crate) budget: Arc<Budget>,
+}
+
+/// The whole body of an answer, with the part of the memory budget it holds until the connection
+/// has written it out (the connection layer takes the hold over when hyper drops the body).
+pub(crate) struct AnswerBody {
+    data: Option<Bytes>,
+    hold: Option<Hold>,
+}
+
+impl AnswerBody {
+    /// A body of `data`, counted nowhere yet.
+    fn new(data: Bytes) -> AnswerBody {
+        AnswerBody { data: (!data.is_empty()).then_some(data), hold: None }
+    }
+
+    /// The body's length in bytes.
+    pub(crate) fn len(&self) -> usize {
+        self.data.as_ref().map_or(0, Bytes::len)
+    }
+
+    /// The hold of the memory budget the body carries, taken out of it.
+    pub(crate) fn take_hold(&mut self) -> Option<Hold> {
+        self.hold.take()
+    }
+}
+
+impl Body for AnswerBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        Poll::Ready(self.get_mut().data.take().map(|data| Ok(Frame::data(data))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.data.is_none()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::with_exact(self.len() as u64)
+    }
 }
 
 /// The body of every error answer.
@@ -52,7 +109,7 @@ pub(crate) fn error_response(status: u16, error: &str, detail: &str) -> Answer {
 
 /// `status` with a JSON `body`.
 fn json_answer(status: StatusCode, body: Vec<u8>) -> Answer {
-    let mut answer = hyper::Response::new(Full::new(Bytes::from(body)));
+    let mut answer = hyper::Response::new(AnswerBody::new(Bytes::from(body)));
     *answer.status_mut() = status;
     answer.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     answer
@@ -100,7 +157,13 @@ pub(crate) async fn handle(
     let began = Arc::new(AtomicBool::new(false));
     let headers = context::ResponseHeaders::default();
     let context =
-        RequestContext { id, db: shared.db.clone(), began: Arc::clone(&began), headers: Arc::clone(&headers) };
+        RequestContext {
+            id,
+            db: shared.db.clone(),
+            began: Arc::clone(&began),
+            headers: Arc::clone(&headers),
+            held: Default::default(),
+        };
     let mut guard = EndGuard::new(id, shared.db.clone());
     let response = context::scope(context, run(shared, handler, params, request)).await;
     // Only a request that wrote (or began a transaction) has a transaction to end; a read-only
@@ -124,7 +187,32 @@ pub(crate) async fn handle(
             response.headers_mut().insert(name, value);
         }
     }
-    response
+    hold_answer(&shared.budget, response, began.load(Ordering::Relaxed))
+}
+
+/// Counts `answer` in the memory budget until it is written out. A small answer, or one whose
+/// request wrote to the database (its writes are committed: the answer must go out), is counted
+/// whatever the budget holds; a large answer of a request that wrote nothing is replaced by a 503
+/// when it does not fit, so that clients that do not read their answers cannot make answers pile
+/// up in memory.
+fn hold_answer(budget: &Arc<Budget>, mut answer: Answer, wrote: bool) -> Answer {
+    let size = answer.body().len();
+    let hold = if size <= SMALL_ANSWER || wrote { Some(budget.charge(size)) } else { budget.try_take(size) };
+    match hold {
+        Some(hold) => {
+            answer.body_mut().hold = Some(hold);
+            answer
+        }
+        None => {
+            let refused = over_budget(budget, &format!("an answer of {size} bytes"));
+            hold_answer(budget, refused, false)
+        }
+    }
+}
+
+/// The 503 for `what` (a body or an answer) that does not fit in the memory budget.
+fn over_budget(budget: &Budget, what: &str) -> Answer {
+    error_response(503, "overloaded", &budget.refusal(what))
 }
 
 async fn run(
@@ -139,10 +227,11 @@ async fn run(
         .query()
         .map(|query| form_urlencoded::parse(query.as_bytes()).into_owned().collect())
         .unwrap_or_default();
-    let body = match Limited::new(body, shared.body_limit).collect().await {
-        Ok(body) => body.to_bytes(),
-        Err(error) if error.is::<LengthLimitError>() => return too_large(shared.body_limit),
-        Err(error) => return error_response(400, "bad request", &format!("cannot read the request body: {error}")),
+    // The hold lives as long as the request: its body is the handler's to keep until it answers.
+    let declared = super::dispatch::declared_length(&parts.headers);
+    let (body, _hold) = match read_body(shared, body, declared).await {
+        Ok(read) => read,
+        Err(answer) => return answer,
     };
     let method = parts.method;
     let path = parts.uri.path().to_owned();
@@ -159,6 +248,50 @@ async fn run(
     }
 }
 
+/// Reads a request body whole, within the body limit and the memory budget: a body of a declared
+/// length holds that much of the budget before any of it is read (one allocation of exactly that
+/// size); a chunked body holds its buffer's size as it grows. A body that finds no room within
+/// [`BODY_WAIT`] is answered 503 before the handler runs.
+async fn read_body(shared: &Shared, mut body: Incoming, declared: Option<u64>) -> Result<(Bytes, Option<Hold>), Answer> {
+    let limit = shared.body_limit;
+    let declared = declared.and_then(|length| usize::try_from(length).ok());
+    if declared == Some(0) || (declared.is_none() && body.is_end_stream()) {
+        return Ok((Bytes::new(), None));
+    }
+    let wanted = declared.unwrap_or(0).min(limit);
+    let mut hold = match shared.budget.take(wanted, BODY_WAIT).await {
+        Some(hold) => hold,
+        None => return Err(over_budget(&shared.budget, &format!("a request body of {wanted} bytes"))),
+    };
+    let mut buffer = BytesMut::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| error_response(400, "bad request", &format!("cannot read the request body: {e}")))?;
+        let Ok(data) = frame.into_data() else { continue };
+        let length = buffer.len() + data.len();
+        if length > limit {
+            return Err(too_large(limit));
+        }
+        // The usual body arrives in one frame of its declared length: kept as it is, no copy.
+        if buffer.is_empty() && Some(data.len()) == declared {
+            return Ok((data, Some(hold)));
+        }
+        if length > buffer.capacity() {
+            // A declared length is allocated once; a chunked body grows by doubling, within the limit.
+            let capacity = declared.unwrap_or_else(|| length.max(buffer.capacity() * 2).min(limit)).max(length);
+            if capacity > hold.bytes() {
+                let more = capacity - hold.bytes();
+                match shared.budget.take(more, BODY_WAIT).await {
+                    Some(more) => hold.absorb(more),
+                    None => return Err(over_budget(&shared.budget, &format!("a request body of {capacity} bytes"))),
+                }
+            }
+            buffer.reserve(capacity - buffer.len());
+        }
+        buffer.extend_from_slice(&data);
+    }
+    Ok((buffer.freeze(), Some(hold)))
+}
+
 /// The 413 for a body longer than the limit.
 pub(crate) fn too_large(limit: usize) -> Answer {
     error_response(413, "payload too large", &format!("the request body is larger than the limit of {limit} bytes"))
@@ -168,7 +301,7 @@ fn reply_response(reply: Reply, method: &Method, path: &str) -> Answer {
     match reply.body {
         ReplyBody::Json(body) => json_answer(reply.status, body),
         ReplyBody::Empty => {
-            let mut answer = hyper::Response::new(Full::new(Bytes::new()));
+            let mut answer = hyper::Response::new(AnswerBody::new(Bytes::new()));
             *answer.status_mut() = reply.status;
             answer
         }

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use super::*;
-use crate::db::Database;
+use crate::db::{Database, DbOptions};
 use crate::http::{HandlerFuture, Reply};
 
 /// The handler's own table: one row per successful attempt, committed with the job's completion.
@@ -62,7 +62,7 @@ fn open(dir: &std::path::Path) -> Database {
     let path = dir.join("jobs.db");
     let mut tables: Vec<&str> = TABLES.to_vec();
     tables.push(DONE);
-    Database::open(path.to_str().unwrap(), &tables, Duration::from_secs(5)).expect("opens")
+    Database::open(path.to_str().unwrap(), &tables, &DbOptions::default()).expect("opens")
 }
 
 fn scratch(name: &str) -> std::path::PathBuf {

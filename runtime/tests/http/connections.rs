@@ -277,17 +277,17 @@ async fn a_client_that_stops_reading_an_answer_is_disconnected_after_the_idle_ti
     let server = short_timeouts().await;
     // An answer of about 5 MB: far more than the sockets' buffers hold while the client reads
     // nothing (its receive buffer is made small, too), so the server's writing stalls.
-    let name = "n".repeat(230);
+    let name = "n".repeat(480);
     let mut conn = rusqlite::Connection::open(&server.db_path).expect("open");
     let tx = conn.transaction().expect("begin");
-    for id in 0..20_000 {
+    for id in 0..10_000 {
         tx.execute("INSERT INTO people (id, name, age) VALUES (?1, ?2, 30)", (id, &name)).expect("insert");
     }
     tx.commit().expect("commit");
     let socket = tokio::net::TcpSocket::new_v4().expect("socket");
     socket.set_recv_buffer_size(4096).expect("receive buffer");
     let mut stream = socket.connect(server.addr).await.expect("connects");
-    stream.write_all(b"GET /people?limit=20000 HTTP/1.1\r\nHost: test\r\n\r\n").await.expect("writes");
+    stream.write_all(b"GET /people?limit=10000 HTTP/1.1\r\nHost: test\r\n\r\n").await.expect("writes");
     // The first byte means the handler has answered and the writing has begun; from then on the
     // client takes nothing for longer than the idle timeout.
     let mut first = [0u8; 1];

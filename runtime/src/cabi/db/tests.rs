@@ -9,7 +9,6 @@ use std::ptr;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::task::Poll;
-use std::time::Duration;
 
 use futures_util::FutureExt;
 
@@ -23,7 +22,7 @@ use crate::cabi::json::TypeDesc;
 use crate::cabi::testing as t;
 use crate::cabi::{RawArray, RawString, nagi_rt_free};
 use crate::context::{self, RequestContext};
-use crate::db::{self, Database, DbHandle, FromRow, Row, RowError, SqlValue};
+use crate::db::{self, Database, DbHandle, DbOptions, FromRow, Row, RowError, SqlValue};
 use crate::shaped_json::Value;
 use crate::{HttpError, Trap};
 
@@ -109,7 +108,13 @@ const ODD: [&str; 10] =
 /// Runs `future` as request `id` of `db`, catching its answer if it unwinds with one.
 async fn in_request<T>(db: &DbHandle, id: u64, future: impl Future<Output = T>) -> Result<T, HttpError> {
     let context =
-        RequestContext { id, db: db.clone(), began: Arc::new(AtomicBool::new(false)), headers: Default::default() };
+        RequestContext {
+            id,
+            db: db.clone(),
+            began: Arc::new(AtomicBool::new(false)),
+            headers: Default::default(),
+            held: Default::default(),
+        };
     match std::panic::AssertUnwindSafe(context::scope(context, future)).catch_unwind().await {
         Ok(value) => Ok(value),
         Err(payload) => match payload.downcast::<HttpError>() {
@@ -122,7 +127,7 @@ async fn in_request<T>(db: &DbHandle, id: u64, future: impl Future<Output = T>) 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rows_decode_by_descriptor_as_by_from_row() {
     let create = "CREATE TABLE IF NOT EXISTS wide (k INTEGER PRIMARY KEY, i, l, f, b, s, oi, ol, ofl, ob, os)";
-    let database = Database::open(":memory:", &[create], Duration::from_secs(5)).expect("opens");
+    let database = Database::open(":memory:", &[create], &DbOptions::default()).expect("opens");
     let db = database.handle();
     // One good row, then each column in turn given each odd value.
     let mut rows = vec![GOOD.map(str::to_owned)];
@@ -262,7 +267,7 @@ fn text(s: RawString) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn operations_run_the_rust_path_statements() {
-    let database = Database::open(":memory:", &[PAIRS], Duration::from_secs(5)).expect("opens");
+    let database = Database::open(":memory:", &[PAIRS], &DbOptions::default()).expect("opens");
     let db = database.handle();
     let pair = t::class("Pair", &[("id", t::i64()), ("name", t::string()), ("score", t::option(t::f64()))]);
     assert_eq!((pair.size, t::option(pair).payload_offset), (size_of::<PairC>(), std::mem::offset_of!(OptPair, value)));
