@@ -58,6 +58,27 @@ fn a_class_body_is_a_json_object(backend: Backend) {
     assert_eq!(server.raw(&post(br#"{"id":9219,"name":"a","age":1}"#)).0, 201);
 }
 
+/// A class inside a body is a JSON object too: the array form is 422 at any depth, naming the
+/// field and the class.
+fn a_class_is_a_json_object_at_every_depth(backend: Backend) {
+    let db = temp_dir("nested-body").join("orders.db");
+    let server = Server::start(&build("tests/fixtures/nested_body.nagi", backend), &db, None, &[]);
+    let line = r#"{"sku":"a","qty":1}"#;
+    let ok = format!(r#"{{"id":1,"first":{line},"rest":[{line},{line}],"gift":{line}}}"#);
+    assert_eq!(server.send_json("POST", "/orders", &ok), (201, "3".to_owned()));
+    for (body, field) in [
+        (r#"{"id":1,"first":["a",1],"rest":[]}"#.to_owned(), "first"),
+        (format!(r#"{{"id":1,"first":{line},"rest":[{line},["a",1]]}}"#), "rest[1]"),
+        (format!(r#"{{"id":1,"first":{line},"rest":[],"gift":["a",1]}}"#), "gift"),
+    ] {
+        let (status, text) = server.send_json("POST", "/orders", &body);
+        assert_eq!(status, 422, "{body}: {text}");
+        let detail = json(&text)["detail"].as_str().unwrap_or("").to_owned();
+        let expected = format!("{field}: invalid type: sequence, expected struct Line at line 1 column ");
+        assert!(detail.starts_with(&expected), "{body}: {detail}");
+    }
+}
+
 fn a_body_that_is_not_well_formed_json_is_400_whatever_else_is_wrong(backend: Backend) {
     let (server, db) = start("malformed", backend);
     let deep = "[".repeat(100_000);
@@ -394,6 +415,7 @@ fn a_query_returns_at_most_max_query_rows(backend: Backend) {
 }
 
 crate::on_every_backend!(
+    a_class_is_a_json_object_at_every_depth,
     a_client_that_stops_reading_is_closed_and_logged,
     a_full_database_is_507_until_there_is_room,
     a_query_returns_at_most_max_query_rows,

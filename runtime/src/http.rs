@@ -106,7 +106,8 @@ impl Request {
         // The derived class's Rust name, `program::accounts__User`: its last segment, with a
         // module's `__` read back as the `.` of High (`accounts.User`).
         let name = std::any::type_name::<T>().rsplit("::").next().unwrap_or("").replace("__", ".");
-        self.decode_body(&name, |deserializer| serde_path_to_error::deserialize(deserializer))
+        // Wrapped so that a class is an object at every depth (the derive takes arrays too).
+        self.decode_body(&name, |deserializer| serde_path_to_error::deserialize(crate::json::Objects(deserializer)))
     }
 
     /// Decodes the JSON body into a value of the type `shape` describes (the LLVM path's layout

@@ -2,8 +2,12 @@
 //!
 //! serde_json is built with `float_roundtrip`, so floats are parsed correctly rounded.
 
-use serde::Serialize;
+mod objects;
+
 use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+pub(crate) use objects::Objects;
 
 use crate::trap;
 
@@ -19,9 +23,12 @@ pub fn json_encode<T: Serialize>(v: &T) -> String {
     }
 }
 
-/// Decodes JSON text into a value with `serde_json::from_str`; `None` when the text is not valid
-/// JSON, has trailing characters, or does not fit the type (the same rules as the HTTP body
-/// binding, without the error detail).
+/// Decodes JSON text into a value with serde_json; `None` when the text is not valid JSON, has
+/// trailing characters, or does not fit the type (the same rules as the HTTP body binding,
+/// without the error detail: a class is a JSON object at every depth, see [`Objects`]).
 pub fn json_decode<T: DeserializeOwned>(s: &str) -> Option<T> {
-    serde_json::from_str(s).ok()
+    let mut deserializer = serde_json::Deserializer::from_str(s);
+    let value = T::deserialize(Objects(&mut deserializer)).ok()?;
+    deserializer.end().ok()?;
+    Some(value)
 }

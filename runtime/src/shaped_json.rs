@@ -240,9 +240,9 @@ impl<'de, S: Shape> DeserializeSeed<'de> for Seed<S> {
             Kind::Array => d.deserialize_seq(ArrayVisitor(shape.inner()))?,
             Kind::Option => d.deserialize_option(OptionVisitor(shape.inner()))?,
             Kind::MapI64 | Kind::MapString => d.deserialize_map(MapVisitor(shape))?,
-            // The derive passes the struct's name and field list here; serde_json ignores both
-            // (they only word other formats' errors), so the empty ones cost no difference.
-            Kind::Class => d.deserialize_struct("", &[], ClassVisitor(shape))?,
+            // A class is a JSON object only: read as a map, a `[` is serde_json's "invalid type:
+            // sequence, expected struct X", as the Rust path's `http::objects` makes it there.
+            Kind::Class => d.deserialize_map(ClassVisitor(shape))?,
             Kind::Enum => d.deserialize_enum("", &[], EnumVisitor(shape))?,
         })
     }
@@ -360,22 +360,6 @@ impl<'de, S: Shape> Visitor<'de> for ClassVisitor<S> {
         write!(f, "struct {}", self.0.class_name())
     }
 
-    /// The sequence form: every field, in order; a short sequence is the derive's
-    /// `invalid_length` (a longer one is serde_json's "trailing characters" when the sequence
-    /// ends).
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let shape = self.0;
-        let count = shape.field_count();
-        let mut values = Vec::with_capacity(count);
-        for i in 0..count {
-            match seq.next_element_seed(Seed(shape.field(i)))? {
-                Some(v) => values.push(v),
-                None => return Err(de::Error::invalid_length(i, &Elements(shape))),
-            }
-        }
-        Ok(Value::Class(values))
-    }
-
     /// The object form: each key is read as a field identifier (an unknown key fails while it is
     /// read, as in the derive, so the error's path names the key); each field at most once; a
     /// missing `Option` field is `None` (the derive's `missing_field` gives `visit_none` to an
@@ -399,23 +383,6 @@ impl<'de, S: Shape> Visitor<'de> for ClassVisitor<S> {
             }
         }
         Ok(Value::Class(out))
-    }
-}
-
-/// What a short sequence form was expected to hold: the derive's `struct Name with N elements`.
-struct Elements<S>(S);
-
-impl<S: Shape> Expected for Elements<S> {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        // A class of a module (`accounts.User`) is derived with `expecting = "struct NAME"` on
-        // the Rust path (its name is no Rust identifier), and the derive then says only that.
-        if self.0.class_name().contains('.') {
-            return write!(f, "struct {}", self.0.class_name());
-        }
-        match self.0.field_count() {
-            1 => write!(f, "struct {} with 1 element", self.0.class_name()),
-            n => write!(f, "struct {} with {n} elements", self.0.class_name()),
-        }
     }
 }
 

@@ -96,7 +96,8 @@ enum Outcome {
 
 fn derived<T: DeserializeOwned + Serialize>(text: &str) -> Outcome {
     let mut de = serde_json::Deserializer::from_str(text);
-    match serde_path_to_error::deserialize::<_, T>(&mut de) {
+    // As the Rust path decodes (`Request::json`, `rt::json_decode`): classes are objects only.
+    match serde_path_to_error::deserialize::<_, T>(crate::json::Objects(&mut de)) {
         Err(error) => Outcome::Failed {
             path: error.path().to_string(),
             message: error.inner().to_string(),
@@ -144,11 +145,9 @@ fn person_texts_decode_as_the_derive_decodes_them() {
     let person = person();
     let good = [
         PERSON,
-        // Whitespace, another order, missing options, the array form of a nested class.
-        "{ \"homes\" : [ {\"city\":\"a\"} ], \"tags\":[], \"address\":[\"Bern\",null], \"nick\":\"x\",\n \"admin\":false, \"score\":2, \"age\":-7, \"name\":\"\", \"id\":-1 }",
+        // Whitespace, another order, missing options.
+        "{ \"homes\" : [ {\"city\":\"a\"} ], \"tags\":[], \"address\":{\"zip\":null,\"city\":\"Bern\"}, \"nick\":\"x\",\n \"admin\":false, \"score\":2, \"age\":-7, \"name\":\"\", \"id\":-1 }",
         r#"{"id":1,"name":"Ada","age":36,"score":1.5,"admin":true,"address":{"city":"Zürich"},"tags":[1,2],"homes":[]}"#,
-        // The array form of the whole class.
-        r#"[9,"Bo",1,0.25,false,"b",{"city":"c","zip":1},[3],[["d",2]]]"#,
         // Unicode: escapes in values and in keys.
         r#"{"id":1,"n\u0061me":"J\u00fcrgen \ud83d\ude00","age":36,"score":1e-3,"admin":true,"nick":"日本","address":{"city":"\u00e9"},"tags":[],"homes":[]}"#,
         r#"{"id":9223372036854775807,"name":"x","age":2147483647,"score":-0.0,"admin":true,"address":{"city":"c","zip":-2147483648},"tags":[-9223372036854775808],"homes":[]}"#,
@@ -190,7 +189,11 @@ fn person_texts_decode_as_the_derive_decodes_them() {
         r#"{"id":1,"name":"Ada","age":36,"score":1.5,"admin":true,"address":{"city":"Z"},"tags":[1,"x"]}"#,
         r#"{"id":1,"name":"Ada","age":36,"score":1.5,"admin":true,"address":{"city":"Z"},"tags":[1,2.5]}"#,
         r#"{"id":1,"name":"Ada","age":36,"score":1.5,"admin":true,"address":{"city":"Z"},"tags":{}}"#,
-        // The array form: short, long, nested short, wrong element.
+        // The array form, which serde's derive takes and Nagi refuses (a class is a JSON object
+        // at every depth): whole, nested, in an array, short, long, wrong element.
+        r#"[9,"Bo",1,0.25,false,"b",{"city":"c","zip":1},[3],[["d",2]]]"#,
+        r#"{"id":-1,"name":"","age":-7,"score":2,"admin":false,"address":["Bern",null],"tags":[],"homes":[]}"#,
+        r#"{"id":-1,"name":"","age":-7,"score":2,"admin":false,"address":{"city":"c"},"tags":[],"homes":[["d",2]]}"#,
         "[]",
         r#"[1,"Ada"]"#,
         r#"[9,"Bo",1,0.25,false,"b",{"city":"c"},[3],[],10]"#,
@@ -226,18 +229,18 @@ fn small_classes_word_their_errors_as_the_derive_does() {
     // One field: "expected `only`", "with 1 element".
     let texts =
         [r#"{"only":1}"#, "[1]", "[]", "[1,2]", r#"{"x":1}"#, r#"{"only":1,"only":2}"#, "{}", r#"{"only":null}"#];
-    assert_eq!(agree::<One>(one(), &texts), 2);
+    assert_eq!(agree::<One>(one(), &texts), 1);
     // Two fields: "expected `city` or `zip`".
     let texts = [r#"{"city":"a","x":1}"#, r#"["a"]"#, r#"["a",1]"#, r#"{"zip":1}"#, r#"{"city":"a","zip":null}"#];
-    assert_eq!(agree::<Address>(address(), &texts), 2);
+    assert_eq!(agree::<Address>(address(), &texts), 1);
     // No fields: "there are no fields".
     let texts = ["{}", "[]", r#"{"a":1}"#, "[1]", "null", r#"{"a":1,"b":2}"#];
-    assert_eq!(agree::<Empty>(t::class("Empty", &[]), &texts), 2);
+    assert_eq!(agree::<Empty>(t::class("Empty", &[]), &texts), 1);
     // Unit fields.
     let units = t::class("Units", &[("u", t::unit()), ("o", t::option(t::unit()))]);
     let texts =
         [r#"{"u":null}"#, r#"{"u":null,"o":null}"#, r#"{"u":1}"#, "{}", r#"{"u":null,"o":0}"#, "[null]", "[null,null]"];
-    assert_eq!(agree::<Units>(units, &texts), 3);
+    assert_eq!(agree::<Units>(units, &texts), 2);
     // Options of classes and of arrays of classes.
     let one = one();
     let maybe = t::class("Maybe", &[("inner", t::option(one)), ("list", t::option(t::array(one)))]);
@@ -250,14 +253,14 @@ fn small_classes_word_their_errors_as_the_derive_does() {
         r#"{"list":[{}]}"#,
         r#"{"list":{"only":1}}"#,
     ];
-    assert_eq!(agree::<Maybe>(maybe, &texts), 2);
+    assert_eq!(agree::<Maybe>(maybe, &texts), 1);
 }
 
 #[test]
 fn arrays_of_classes_at_the_top_decode_alike() {
     let address = address();
     let texts = ["[]", r#"[{"city":"a"},["b",2]]"#, r#"[{"city":"a"},{"zip":2}]"#, r#"{"city":"a"}"#, "[1]", "[null]"];
-    assert_eq!(agree::<Vec<Address>>(t::array(address), &texts), 2);
+    assert_eq!(agree::<Vec<Address>>(t::array(address), &texts), 1);
 }
 
 #[derive(Deserialize, Serialize)]
@@ -320,7 +323,7 @@ fn enums_decode_and_encode_in_the_derives_externally_tagged_form() {
         r#"{"Member":5"#,
         r#""Admin" x"#,
     ];
-    assert_eq!(agree::<Role>(role, &texts), 7);
+    assert_eq!(agree::<Role>(role, &texts), 6);
     let account = t::class(
         "Account",
         &[("name", t::string()), ("role", role), ("roles", t::array(role)), ("maybe", t::option(role))],
