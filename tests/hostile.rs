@@ -192,8 +192,9 @@ const MIB: u64 = 1024 * 1024;
 fn bodies_beyond_the_memory_limit_are_refused_and_memory_stays_bounded(backend: Backend) {
     const LIMIT: u64 = 64 * MIB;
     const BODY: usize = 1_000_000;
-    let db = temp_dir("memory-bodies").join("users.db");
-    let server = Server::start(&build(USERS, backend), &db, None, &["--memory-limit", &LIMIT.to_string()]);
+    let dir = temp_dir("memory-bodies");
+    let (db, log) = (dir.join("users.db"), dir.join("stdout.log"));
+    let server = Server::start(&build(USERS, backend), &db, Some(&log), &["--memory-limit", &LIMIT.to_string()]);
     let before = memory_kib(&server, "VmRSS");
     // `{"id":N,"name":"a","age":1` padded with spaces to one byte short of the body; `}` ends it.
     let unfinished = |id: usize| {
@@ -264,6 +265,9 @@ fn bodies_beyond_the_memory_limit_are_refused_and_memory_stays_bounded(backend: 
         assert!(text.starts_with("HTTP/1.1 201"), "user {id}: {text}");
     }
     assert_eq!(count(&db), accepted, "only the bodies that were read wrote a row");
+    assert!(server.stop().success());
+    let text = std::fs::read_to_string(&log).expect("the log reads");
+    assert!(!text.contains("memory budget still counts"), "{text}");
 }
 
 /// 20 clients ask for a 5 MB page and never read it: the answers that fit in the memory limit

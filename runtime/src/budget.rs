@@ -44,7 +44,6 @@ impl Budget {
     }
 
     /// The bytes held now.
-    #[cfg(test)]
     pub(crate) fn used(&self) -> usize {
         self.used.load(Ordering::Relaxed)
     }
@@ -98,7 +97,8 @@ impl Budget {
         Hold { budget: Arc::clone(self), bytes }
     }
 
-    fn release(&self, bytes: usize) {
+    /// Gives back `bytes` that a [`Hold::detach`] took out of their hold.
+    pub(crate) fn release(&self, bytes: usize) {
         if bytes == 0 {
             return;
         }
@@ -131,6 +131,12 @@ impl Hold {
     pub(crate) fn absorb(&mut self, mut other: Hold) {
         debug_assert!(Arc::ptr_eq(&self.budget, &other.budget));
         self.bytes += std::mem::take(&mut other.bytes);
+    }
+
+    /// The held bytes, which the caller now gives back itself with [`Budget::release`] (the
+    /// connection layer keeps an answer's bytes as a count, not a hold per answer).
+    pub(crate) fn detach(mut self) -> usize {
+        std::mem::take(&mut self.bytes)
     }
 
     /// Adds this hold to the one in `slot`, or puts it there when `slot` is empty.

@@ -24,23 +24,27 @@ pub(crate) struct RequestContext {
     /// Set once the request has begun a transaction, so that the wrapper knows it must tell the
     /// database thread when the request ends (which rolls back a transaction left open).
     pub(crate) began: Arc<AtomicBool>,
-    /// The headers the handler set for its answer ([`crate::http::set_header`]), in the order
-    /// set, a name set again replacing its value.
-    pub(crate) headers: ResponseHeaders,
-    /// The memory budget's holds of the request's query results, given back when the request
-    /// (its last clone of the context) ends.
-    pub(crate) held: Arc<Mutex<Option<Hold>>>,
+    /// What the handler leaves for its answer, shared with the wrapper that sends it (one
+    /// allocation for both of its parts).
+    pub(crate) state: Arc<Mutex<RequestState>>,
 }
 
-/// The headers a handler sets for its answer, shared between the request's context and the
-/// wrapper that sends the answer.
-pub(crate) type ResponseHeaders = Arc<Mutex<Vec<(HeaderName, HeaderValue)>>>;
+/// What a request's handler leaves for the wrapper that answers it.
+#[derive(Default)]
+pub(crate) struct RequestState {
+    /// The headers the handler set for its answer ([`crate::http::set_header`]), in the order
+    /// set, a name set again replacing its value.
+    pub(crate) headers: Vec<(HeaderName, HeaderValue)>,
+    /// The memory budget's holds of the request's query results, given back when the request
+    /// ends.
+    pub(crate) held: Option<Hold>,
+}
 
 /// Sets the response header `name` of the current request; `false` outside a request.
 pub(crate) fn set_header(name: HeaderName, value: HeaderValue) -> bool {
     CONTEXT
         .try_with(|c| {
-            let mut headers = c.headers.lock().unwrap_or_else(PoisonError::into_inner);
+            let headers = &mut c.state.lock().unwrap_or_else(PoisonError::into_inner).headers;
             match headers.iter_mut().find(|(n, _)| *n == name) {
                 Some(entry) => entry.1 = value,
                 None => headers.push((name, value)),
@@ -82,7 +86,7 @@ pub(crate) fn began_flag() -> Option<Arc<AtomicBool>> {
 /// Keeps `hold` (of a query's rows) until the current request ends; outside a request it is
 /// given back at once.
 pub(crate) fn keep(hold: Hold) {
-    let _ = CONTEXT.try_with(|c| hold.add_to(&mut c.held.lock().unwrap_or_else(PoisonError::into_inner)));
+    let _ = CONTEXT.try_with(|c| hold.add_to(&mut c.state.lock().unwrap_or_else(PoisonError::into_inner).held));
 }
 
 /// Records that the current request has begun a transaction.

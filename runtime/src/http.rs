@@ -593,10 +593,15 @@ where
             return Err(ServeError::new(format!("cannot start the job queues: {error}")));
         }
     };
-    let app = Arc::new(dispatch::Dispatch::new(&service, &config, database.handle(), budget));
+    let app = Arc::new(dispatch::Dispatch::new(&service, &config, database.handle(), Arc::clone(&budget)));
     let address = listener.local_addr().map_err(|e| ServeError::new(e.to_string()))?;
     tracing::info!(target: "nagi", "{} listening on http://{address} with database {}", service.name, config.db);
     connections::serve(listener, app, connections::Limits::from_config(&config), shutdown).await;
+    // Every connection has closed, so every body, query result and answer has been given back;
+    // a count left is a bookkeeping bug that would shrink the budget until a restart.
+    if budget.used() > 0 {
+        tracing::error!(target: "nagi", "the memory budget still counts {} bytes at shutdown", budget.used());
+    }
     // No request is left to push a job; running attempts get the grace period, the rest stay
     // queued for the next start.
     workers.stop(Duration::from_millis(config.shutdown_grace_ms)).await;

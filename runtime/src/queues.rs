@@ -514,8 +514,7 @@ async fn in_transaction<T>(
         id,
         db: db.clone(),
         began: Arc::clone(&began),
-        headers: Default::default(),
-        held: Default::default(),
+        state: Default::default(),
     };
     let mut guard = crate::http::EndGuard::new(id, db.clone());
     let outcome = context::scope(context, AssertUnwindSafe(body).catch_unwind()).await;

@@ -5,6 +5,7 @@
 //! NULL for a non-option, a TEXT or REAL where an integer belongs, or a TEXT where a float belongs
 //! is a [`RowError`] naming the column, never a silent 0 or a wrapped value.
 
+use std::cell::Cell;
 use std::fmt;
 
 use rusqlite::types::ValueRef;
@@ -55,6 +56,10 @@ pub trait FromRow: Sized + Send + 'static {
 /// the error message).
 pub struct Row<'a> {
     inner: &'a rusqlite::Row<'a>,
+    /// The bytes of the texts read so far, which the memory budget counts (`db/thread.rs`):
+    /// counted here, where the text is read anyway, because reading each value a second time
+    /// to size it cost about a tenth of `GET /users?limit=100` (bench/README.md).
+    text_bytes: Cell<usize>,
 }
 
 /// A row that could not be decoded into a class: which column, and why.
@@ -134,7 +139,12 @@ fn not_utf8(column: &str) -> RowError {
 impl<'a> Row<'a> {
     #[inline(always)]
     pub(crate) fn new(inner: &'a rusqlite::Row<'a>) -> Row<'a> {
-        Row { inner }
+        Row { inner, text_bytes: Cell::new(0) }
+    }
+
+    /// The bytes of the texts this row's accessors have read.
+    pub(crate) fn text_bytes(&self) -> usize {
+        self.text_bytes.get()
     }
 
     #[inline(always)]
@@ -190,7 +200,10 @@ impl<'a> Row<'a> {
     pub fn string(&self, index: usize, column: &str) -> Result<String, RowError> {
         match self.value(index, column)? {
             ValueRef::Text(bytes) => match std::str::from_utf8(bytes) {
-                Ok(text) => Ok(text.to_owned()),
+                Ok(text) => {
+                    self.text_bytes.set(self.text_bytes.get() + bytes.len());
+                    Ok(text.to_owned())
+                }
                 Err(_) => Err(not_utf8(column)),
             },
             other => Err(mismatch(column, &other, "a TEXT")),

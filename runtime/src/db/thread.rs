@@ -16,7 +16,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use rusqlite::types::ValueRef;
 use rusqlite::{Connection, ErrorCode, params_from_iter};
 use tokio::sync::{mpsc, oneshot};
 
@@ -592,10 +591,11 @@ impl Worker {
                 );
                 return Err(DbError::new(DbErrorKind::TooManyRows, message));
             }
-            held.add(row, columns)?;
+            let row = Row::new(row);
             let more = sink
-                .accept(&Row::new(row), columns)
+                .accept(&row, columns)
                 .map_err(|e| DbError::new(DbErrorKind::Row, format!("cannot decode a row: {e}")))?;
+            held.add(&row, columns.len())?;
             if !more {
                 break;
             }
@@ -619,8 +619,8 @@ impl Worker {
 /// How many bytes of rows a query reads between two takes from the memory budget.
 const ROWS_STEP: usize = 64 * 1024;
 
-/// The memory budget's count of one query's rows: an estimate of what the decoded rows hold (a
-/// text or blob's bytes and a string's 24-byte header; 8 bytes for other values), taken from the
+/// The memory budget's count of one query's rows: an estimate of what the decoded rows hold (the
+/// texts' bytes, counted by [`Row`] as it reads them, and 24 bytes per field), taken from the
 /// budget in steps of [`ROWS_STEP`], so that a query whose rows do not fit stops as soon as they
 /// stop fitting rather than after it has read them all.
 struct RowBytes<'a> {
@@ -630,16 +630,10 @@ struct RowBytes<'a> {
 }
 
 impl RowBytes<'_> {
-    /// Counts `row`'s `columns`; `Overloaded` when they do not fit.
-    fn add(&mut self, row: &rusqlite::Row<'_>, columns: &[usize]) -> Result<(), DbError> {
+    /// Counts a decoded `row` of `fields` fields; `Overloaded` when it does not fit.
+    fn add(&mut self, row: &Row<'_>, fields: usize) -> Result<(), DbError> {
         let Some(budget) = self.budget else { return Ok(()) };
-        self.pending += columns
-            .iter()
-            .map(|&i| match row.get_ref(i) {
-                Ok(ValueRef::Text(bytes) | ValueRef::Blob(bytes)) => bytes.len() + 24,
-                _ => 8,
-            })
-            .sum::<usize>();
+        self.pending += row.text_bytes() + 24 * fields;
         if self.pending >= ROWS_STEP {
             let taken = budget.try_take(self.pending).ok_or_else(|| {
                 DbError::new(DbErrorKind::Overloaded, budget.refusal("the rows of this query"))

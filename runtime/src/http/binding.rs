@@ -123,7 +123,9 @@ pub(crate) fn check_object(body: &[u8], class: &str) -> Result<(), HttpError> {
 /// rewritten to ` 0`; negative zero for an `f64` is written `-0.0`. The body is borrowed
 /// unchanged when it has no such token, which one scan for `-0` tells in the usual case.
 pub(crate) fn integer_zeros(body: &[u8]) -> Cow<'_, [u8]> {
-    if !body.windows(2).any(|w| w == b"-0") {
+    // `contains` of a byte is a vectorized memchr; the pair scan after it is not, and cost about a
+    // tenth of `POST /echo` with a 4 KiB name run on every body (bench/README.md).
+    if !body.contains(&b'-') || !body.windows(2).any(|w| w == b"-0") {
         return Cow::Borrowed(body);
     }
     let mut out: Option<Vec<u8>> = None;

@@ -18,8 +18,8 @@ use std::future::{Future, poll_fn};
 use std::io;
 use std::net::SocketAddr;
 use std::pin::{Pin, pin};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -33,7 +33,7 @@ use tokio::sync::{Semaphore, watch};
 use tokio::time::Instant;
 
 use super::dispatch::Dispatch;
-use crate::budget::Hold;
+use crate::budget::{Budget, Hold};
 use super::wrapper::{AnswerBody, ErrorBody};
 use crate::config::Config;
 
@@ -217,9 +217,11 @@ impl Refusals {
 
 /// What one connection has done so far, counted by its socket and service wrappers.
 struct Counters {
-    /// The memory budget's holds of answers that hyper has taken from their bodies but may not
-    /// have written out yet; given back at the next completed flush, or with the connection.
-    parked: Mutex<Option<Hold>>,
+    /// The memory budget, and the bytes of answers that hyper has taken from their bodies but
+    /// may not have written out yet; given back at the next completed flush, or with the
+    /// connection.
+    budget: Arc<Budget>,
+    parked: AtomicUsize,
     /// Bytes read from the socket.
     read: AtomicU64,
     /// Bytes written to the socket.
@@ -247,9 +249,10 @@ struct Snapshot {
 }
 
 impl Counters {
-    fn new() -> Counters {
+    fn new(budget: Arc<Budget>) -> Counters {
         Counters {
-            parked: Mutex::new(None),
+            budget,
+            parked: AtomicUsize::new(0),
             read: AtomicU64::new(0),
             written: AtomicU64::new(0),
             unflushed: AtomicBool::new(false),
@@ -272,13 +275,20 @@ impl Counters {
 
     /// Keeps an answer's hold until the connection has written out what it has buffered.
     fn park(&self, hold: Hold) {
-        hold.add_to(&mut self.parked.lock().unwrap_or_else(PoisonError::into_inner));
+        self.parked.fetch_add(hold.detach(), Ordering::Relaxed);
     }
 
-    /// Gives back the parked holds: everything buffered has been written out.
+    /// Gives back the parked bytes: everything buffered has been written out.
     fn flushed(&self) {
-        let released = self.parked.lock().unwrap_or_else(PoisonError::into_inner).take();
-        drop(released);
+        if self.parked.load(Ordering::Relaxed) > 0 {
+            self.budget.release(self.parked.swap(0, Ordering::Relaxed));
+        }
+    }
+}
+
+impl Drop for Counters {
+    fn drop(&mut self) {
+        self.budget.release(*self.parked.get_mut());
     }
 }
 
@@ -373,7 +383,7 @@ async fn drive(
     limits: &Limits,
     mut stopping: watch::Receiver<bool>,
 ) {
-    let counters = Arc::new(Counters::new());
+    let counters = Arc::new(Counters::new(Arc::clone(app.budget())));
     let io = TokioIo::new(Tracked { stream, counters: Arc::clone(&counters) });
     let service = Counted { inner: app, counters: Arc::clone(&counters) };
     let mut conn = limits.http1.serve_connection(io, service);

@@ -116,6 +116,12 @@ impl Dispatch {
         Dispatch { table, paths, shared, timeout: Duration::from_millis(config.timeout_ms) }
     }
 
+    /// The memory budget of request bodies, query results and answers; the connection layer
+    /// gives an answer's part back once the answer is written out.
+    pub(crate) fn budget(&self) -> &Arc<Budget> {
+        &self.shared.budget
+    }
+
     /// Answers one request and writes its log line: routes it, runs its handler within the
     /// request timeout (503 `timeout` after `--timeout-ms`), and answers every failure with the
     /// JSON error body.

@@ -5,8 +5,8 @@ use std::any::Any;
 use std::convert::Infallible;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -20,7 +20,7 @@ use serde::Serialize;
 
 use crate::budget::{Budget, Hold};
 use super::{Handler, Reply, ReplyBody, Request};
-use crate::context::{self, RequestContext};
+use crate::context::{self, RequestContext, RequestState};
 use crate::db::DbHandle;
 use crate::{HttpError, Trap};
 
@@ -30,9 +30,10 @@ pub(crate) type Answer = hyper::Response<AnswerBody>;
 /// How long a request body waits for room in the memory budget before it is answered 503.
 const BODY_WAIT: Duration = Duration::from_millis(500);
 
-/// Answers up to this size are sent whatever the memory budget holds (and counted in it), so
-/// that small answers such as `/health`'s or an error's never fail for memory that large bodies
-/// and answers hold; the connection count bounds what they add (docs/http.md, "Limits").
+/// Answers up to this size are sent whatever the memory budget holds and are not counted in it,
+/// so that small answers such as `/health`'s or an error's never fail for memory that large
+/// bodies and answers hold, and cost no bookkeeping: one per open connection at most is waiting
+/// to be written, which the connection count bounds (docs/http.md, "Memory").
 const SMALL_ANSWER: usize = 64 * 1024;
 
 /// What every request of one server shares.
@@ -155,15 +156,8 @@ pub(crate) async fn handle(
     request: hyper::Request<Incoming>,
 ) -> Answer {
     let began = Arc::new(AtomicBool::new(false));
-    let headers = context::ResponseHeaders::default();
-    let context =
-        RequestContext {
-            id,
-            db: shared.db.clone(),
-            began: Arc::clone(&began),
-            headers: Arc::clone(&headers),
-            held: Default::default(),
-        };
+    let state: Arc<Mutex<RequestState>> = Arc::default();
+    let context = RequestContext { id, db: shared.db.clone(), began: Arc::clone(&began), state: Arc::clone(&state) };
     let mut guard = EndGuard::new(id, shared.db.clone());
     let response = context::scope(context, run(shared, handler, params, request)).await;
     // Only a request that wrote (or began a transaction) has a transaction to end; a read-only
@@ -179,25 +173,30 @@ pub(crate) async fn handle(
         response
     };
     guard.disarm();
-    // The headers a handler set belong to its answer, not to an error answer in its place.
+    // The headers a handler set belong to its answer, not to an error answer in its place; the
+    // query results are gone with the handler, so their holds go before the answer is counted.
     let mut response = response;
+    let RequestState { headers, held } = std::mem::take(&mut *state.lock().unwrap_or_else(PoisonError::into_inner));
+    drop(held);
     if response.status().is_success() {
-        let set = std::mem::take(&mut *headers.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
-        for (name, value) in set {
+        for (name, value) in headers {
             response.headers_mut().insert(name, value);
         }
     }
     hold_answer(&shared.budget, response, began.load(Ordering::Relaxed))
 }
 
-/// Counts `answer` in the memory budget until it is written out. A small answer, or one whose
-/// request wrote to the database (its writes are committed: the answer must go out), is counted
-/// whatever the budget holds; a large answer of a request that wrote nothing is replaced by a 503
-/// when it does not fit, so that clients that do not read their answers cannot make answers pile
-/// up in memory.
+/// Counts a large `answer` in the memory budget until it is written out (a small one is not
+/// counted, see [`SMALL_ANSWER`]). The answer of a request that wrote to the database is counted
+/// whatever the budget holds (its writes are committed: the answer must go out); one of a request
+/// that wrote nothing is replaced by a 503 when it does not fit, so that clients that do not read
+/// their answers cannot make answers pile up in memory.
 fn hold_answer(budget: &Arc<Budget>, mut answer: Answer, wrote: bool) -> Answer {
     let size = answer.body().len();
-    let hold = if size <= SMALL_ANSWER || wrote { Some(budget.charge(size)) } else { budget.try_take(size) };
+    if size <= SMALL_ANSWER {
+        return answer;
+    }
+    let hold = if wrote { Some(budget.charge(size)) } else { budget.try_take(size) };
     match hold {
         Some(hold) => {
             answer.body_mut().hold = Some(hold);
@@ -228,7 +227,8 @@ async fn run(
         .map(|query| form_urlencoded::parse(query.as_bytes()).into_owned().collect())
         .unwrap_or_default();
     // The hold lives as long as the request: its body is the handler's to keep until it answers.
-    let declared = super::dispatch::declared_length(&parts.headers);
+    // Hyper knows a request without a body; only one with a body has its length looked up.
+    let declared = if body.is_end_stream() { None } else { super::dispatch::declared_length(&parts.headers) };
     let (body, _hold) = match read_body(shared, body, declared).await {
         Ok(read) => read,
         Err(answer) => return answer,
@@ -255,7 +255,7 @@ async fn run(
 async fn read_body(shared: &Shared, mut body: Incoming, declared: Option<u64>) -> Result<(Bytes, Option<Hold>), Answer> {
     let limit = shared.body_limit;
     let declared = declared.and_then(|length| usize::try_from(length).ok());
-    if declared == Some(0) || (declared.is_none() && body.is_end_stream()) {
+    if declared == Some(0) || body.is_end_stream() {
         return Ok((Bytes::new(), None));
     }
     let wanted = declared.unwrap_or(0).min(limit);

@@ -112,8 +112,7 @@ async fn in_request<T>(db: &DbHandle, id: u64, future: impl Future<Output = T>) 
             id,
             db: db.clone(),
             began: Arc::new(AtomicBool::new(false)),
-            headers: Default::default(),
-            held: Default::default(),
+            state: Default::default(),
         };
     match std::panic::AssertUnwindSafe(context::scope(context, future)).catch_unwind().await {
         Ok(value) => Ok(value),
