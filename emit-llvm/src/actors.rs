@@ -18,10 +18,12 @@ use inkwell::values::{BasicMetadataValueEnum, FunctionValue, PointerValue};
 use la_arena::ArenaMap;
 use nagi_low::{ArenaGet, ChildKind, FuncId, FunctionData, LocalId, OpId, OpKind, Operand, Strategy, Type};
 
+use nagi_abi::poll;
+
 use crate::function::FnEmitter;
 use crate::runtime_calls::{self, Rt};
 use crate::service::{constant, fn_ptr, guarded_poll, int, struct_of};
-use crate::{Cx, Error, descriptors, glue, ir};
+use crate::{Cx, Error, descriptors, frames, glue, ir};
 
 /// The descriptors of the module's actors: by `init` function, and by handler with the
 /// message block's type; and the table of the supervisor trees, if any.
@@ -171,7 +173,7 @@ fn actor_desc<'ctx>(cx: &Cx<'ctx, '_>, id: FuncId) -> Result<PointerValue<'ctx>,
     let block = param_as(cx, init, 0, cx.layouts.pointer(state))?;
     let value = cx.call_value(callee, &[], "state")?;
     b.build_store(block, value)?;
-    b.build_return(Some(&cx.context.i32_type().const_int(1, false)))?;
+    b.build_return(Some(&frames::answer(cx, poll::READY)))?;
 
     let drop = thunk(cx, &format!("nagi.drop_state.{}", func.name), 1, false);
     let block = param_as(cx, drop, 0, cx.layouts.pointer(state))?;
@@ -278,7 +280,7 @@ pub(crate) fn message_parts<'ctx>(
     if let Some(result) = site.try_as_basic_value().basic() {
         b.build_store(ir::field(b, st, message, at_result, "result")?, result)?;
     }
-    b.build_return(Some(&cx.context.i32_type().const_int(1, false)))?;
+    b.build_return(Some(&frames::answer(cx, poll::READY)))?;
 
     let drop_args = thunk(cx, &format!("nagi.{prefix}drop_args.{}", func.name), 1, false);
     let message = param_as(cx, drop_args, 0, typed)?;

@@ -8,19 +8,21 @@ use inkwell::values::{BasicMetadataValueEnum, PointerValue};
 use inkwell::{AddressSpace, IntPredicate};
 use nagi_low::{ClassId, Constant, LocalId, Operand, RuntimeFn, Type};
 
+use nagi_abi::array_kind;
+
 use crate::Error;
 use crate::function::FnEmitter;
 use crate::runtime_calls::{Rt, call};
 
-/// The runtime's code for an element or key of type `ty` (runtime `cabi::arrays::KIND_*`).
+/// The runtime's code for an element or key of type `ty` (`nagi_abi::array_kind`).
 fn kind(ty: &Type) -> Result<u64, Error> {
-    Ok(match ty {
-        Type::I32 => 0,
-        Type::I64 => 1,
-        Type::F64 => 2,
-        Type::String => 3,
+    Ok(u64::from(match ty {
+        Type::I32 => array_kind::I32,
+        Type::I64 => array_kind::I64,
+        Type::F64 => array_kind::F64,
+        Type::String => array_kind::STRING,
         other => return Err(Error::internal(format!("the array library does not order {other:?}"))),
-    })
+    } as u32))
 }
 
 impl<'ctx> FnEmitter<'_, 'ctx, '_> {

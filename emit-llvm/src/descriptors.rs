@@ -5,10 +5,10 @@
 //! `%nagi.TypeDesc = { i64 kind, i64 size, i64 align, %nagi.TypeDesc* inner,
 //! i64 payload_offset, %nagi.FieldDesc* fields, i64 field_count, i8* name, i64 name_len }`
 //! (the name is a class's or enum's, for the JSON decoder's messages; empty otherwise) and
-//! `%nagi.FieldDesc = { i8* name, i64 name_len, i64 offset, %nagi.TypeDesc* ty }`; kinds are
-//! 0 `i32`, 1 `i64`, 2 `f64`, 3 `bool`, 4 `unit`, 5 `String`, 6 array, 7 option, 8 class,
-//! 9 enum (its variants are its fields, each with its payload's type or `unit`, at the payload's
-//! offset). The runtime's `TypeDesc`/`FieldDesc` are the same structs.
+//! `%nagi.FieldDesc = { i8* name, i64 name_len, i64 offset, %nagi.TypeDesc* ty }`; the kinds are
+//! the constants of `nagi_abi::type_kind` (an enum's variants are its fields, each with its
+//! payload's type or `unit`, at the payload's offset). The runtime's `TypeDesc`/`FieldDesc` are
+//! the same structs.
 //!
 //! A descriptor is declared when first asked for and filled in by [`emit_pending`], which
 //! may declare the descriptors of element, payload and field types in turn; classes that
@@ -17,6 +17,7 @@
 use std::collections::HashMap;
 
 use inkwell::AddressSpace;
+use nagi_abi::type_kind;
 use inkwell::module::Linkage;
 use inkwell::types::StructType;
 use inkwell::values::{BasicValueEnum, GlobalValue, PointerValue};
@@ -118,23 +119,24 @@ pub(crate) fn emit_pending(cx: &Cx<'_, '_>) -> Result<(), Error> {
         let fields_null = field_desc.ptr_type(AddressSpace::default()).const_null();
         let mut name = None;
         let (kind, inner, payload_offset, fields, count) = match &ty {
-            Type::I32 => (0, None, 0, fields_null, 0),
-            Type::I64 => (1, None, 0, fields_null, 0),
-            Type::F64 => (2, None, 0, fields_null, 0),
-            Type::Bool => (3, None, 0, fields_null, 0),
-            Type::Unit => (4, None, 0, fields_null, 0),
-            Type::String => (5, None, 0, fields_null, 0),
-            Type::Array(elem) => (6, Some(global(cx, elem)), 0, fields_null, 0),
-            // A map: 10 with `i64` keys, 11 with `String` keys; the value type is the inner one,
-            // and the values array starts at the payload offset.
+            Type::I32 => (type_kind::I32, None, 0, fields_null, 0),
+            Type::I64 => (type_kind::I64, None, 0, fields_null, 0),
+            Type::F64 => (type_kind::F64, None, 0, fields_null, 0),
+            Type::Bool => (type_kind::BOOL, None, 0, fields_null, 0),
+            Type::Unit => (type_kind::UNIT, None, 0, fields_null, 0),
+            Type::String => (type_kind::STRING, None, 0, fields_null, 0),
+            Type::Array(elem) => (type_kind::ARRAY, Some(global(cx, elem)), 0, fields_null, 0),
+            // A map: the value type is the inner one, and the values array starts at the payload
+            // offset.
             Type::Map(k, v) => {
                 let offset = cx.layouts.offset_of(cx.layouts.map(k, v), 1);
-                (if **k == Type::String { 11 } else { 10 }, Some(global(cx, v)), offset, fields_null, 0)
+                let kind = if **k == Type::String { type_kind::MAP_STRING } else { type_kind::MAP_I64 };
+                (kind, Some(global(cx, v)), offset, fields_null, 0)
             }
             Type::Option(inner) => {
                 let st = cx.layouts.llvm(&ty).into_struct_type();
                 let offset = cx.layouts.offset_of(st, 1);
-                (7, Some(global(cx, inner)), offset, fields_null, 0)
+                (type_kind::OPTION, Some(global(cx, inner)), offset, fields_null, 0)
             }
             Type::Class(c) => {
                 let class = cx.low.classes.get(*c).ok_or_else(|| Error::internal("unknown class"))?;
@@ -151,7 +153,7 @@ pub(crate) fn emit_pending(cx: &Cx<'_, '_>) -> Result<(), Error> {
                 }
                 let first = field_list(cx, field_desc, &entries, &class.name);
                 name = Some(class.name.as_str());
-                (8, None, 0, first, class.fields.len() as u64)
+                (type_kind::CLASS, None, 0, first, class.fields.len() as u64)
             }
             Type::Enum(e) => {
                 let data = cx.low.enums.get(*e).ok_or_else(|| Error::internal("unknown enum"))?;
@@ -169,7 +171,7 @@ pub(crate) fn emit_pending(cx: &Cx<'_, '_>) -> Result<(), Error> {
                 }
                 let first = field_list(cx, field_desc, &entries, &data.name);
                 name = Some(data.name.as_str());
-                (9, None, offset, first, data.variants.len() as u64)
+                (type_kind::ENUM, None, offset, first, data.variants.len() as u64)
             }
             Type::Ref { .. } | Type::Scope | Type::Task(_) | Type::Actor(_) | Type::Defer => {
                 return Err(Error::internal("a descriptor of a reference, a scope, a task or an actor"));

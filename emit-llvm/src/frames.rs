@@ -39,6 +39,8 @@ use nagi_low::entities::index;
 use nagi_low::verifier::Suspension;
 use nagi_low::{ArenaGet, FuncId, FunctionData, LocalId, OpId, OpKind, Operand, Type};
 
+use nagi_abi::poll;
+
 use crate::function::FnEmitter;
 use crate::glue;
 use crate::ir;
@@ -297,9 +299,9 @@ pub(crate) fn poll_slots<'ctx>(
     let failed = cx.context.append_basic_block(frame.poll, "failed");
     let here = b.get_insert_block();
     b.position_at_end(pending);
-    b.build_return(Some(&cx.context.i32_type().const_zero()))?;
+    b.build_return(Some(&answer(cx, poll::PENDING)))?;
     b.position_at_end(failed);
-    b.build_return(Some(&cx.context.i32_type().const_int(2, false)))?;
+    b.build_return(Some(&answer(cx, poll::FAILED)))?;
     if let Some(here) = here {
         b.position_at_end(here);
     }
@@ -354,7 +356,7 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
             b.build_store(ir::field(b, st, frame, RESULT, "result")?, v)?;
         }
         b.build_store(ir::field(b, st, frame, STATE, "state")?, cx.context.i32_type().const_int(DONE, false))?;
-        b.build_return(Some(&cx.context.i32_type().const_int(1, false)))?;
+        b.build_return(Some(&answer(cx, poll::READY)))?;
         Ok(())
     }
 
@@ -388,8 +390,7 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
         b.position_at_end(resume);
         let child = ir::load_field(b, st, fr, field, "child")?.into_pointer_value();
         let polled = poll_child(self, child, task_cx)?;
-        let i32t = cx.context.i32_type();
-        b.build_switch(polled, failed, &[(i32t.const_zero(), pending_block), (i32t.const_int(1, false), ready)])?;
+        b.build_switch(polled, failed, &[(answer(cx, poll::PENDING), pending_block), (answer(cx, poll::READY), ready)])?;
         b.position_at_end(ready);
         if let Some(poll) = self.poll.as_mut() {
             poll.resumes[k] = Some(resume);
@@ -453,4 +454,9 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
         runtime_calls::call(cx, Rt::OpFinish, &[pending.into(), out.into()])?;
         Ok(())
     }
+}
+
+/// The poll answer `code` (`nagi_abi::poll`) as the `i32` a poll function returns.
+pub(crate) fn answer<'ctx>(cx: &Cx<'ctx, '_>, code: i32) -> inkwell::values::IntValue<'ctx> {
+    cx.context.i32_type().const_int(u64::from(code.unsigned_abs()), false)
 }

@@ -10,8 +10,9 @@
 //! struct returned by value is not lowered to the C convention by LLVM.
 
 use inkwell::attributes::AttributeLoc;
-use inkwell::types::BasicMetadataTypeEnum;
+use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
 use inkwell::values::{BasicMetadataValueEnum, FunctionValue, IntValue, PointerValue};
+use nagi_abi::{CResult, CType, Function};
 use nagi_low::{Operand, RowGroup, RuntimeFn};
 
 use crate::function::FnEmitter;
@@ -91,165 +92,159 @@ pub(crate) enum Rt {
     QueuePush,
 }
 
-/// Parameter and result kinds of the C signatures.
-#[derive(Clone, Copy)]
-enum K {
-    I32,
-    I64,
-    F64,
-    Bytes,
-    Str,
-    MainFn,
+/// A C function `declare` adds: the runtime's, or libc's `_setjmp`.
+enum CFunction {
+    Runtime(Function),
+    SetJmp,
 }
 
-/// The C name, its parameters, its result (`None`: void) and whether it never returns.
-type Signature = (&'static str, &'static [K], Option<K>, bool);
+/// libc's `_setjmp(env) -> int`, which the handler guard calls; not the runtime's, so not in
+/// `nagi_abi`'s list.
+const SETJMP: (&str, &[CType], CResult) = ("_setjmp", &[CType::Ptr], CResult::Value(CType::I32));
 
 impl Rt {
-    /// The C signature.
-    fn signature(self) -> Signature {
-        use K::*;
-        match self {
-            Rt::Row(func) => row_signature(func),
-            Rt::Alloc => ("nagi_rt_alloc", &[I64, I64], Some(Bytes), false),
-            Rt::Free => ("nagi_rt_free", &[Bytes, I64, I64], None, false),
-            Rt::Grow => ("nagi_rt_grow", &[Bytes, I64, I64], None, false),
-            Rt::StrFrom => ("nagi_rt_str_from", &[Str, Bytes, I64], None, false),
-            Rt::StrConcat => ("nagi_rt_str_concat", &[Str, Str, Str], None, false),
-            Rt::StrEq => ("nagi_rt_str_eq", &[Str, Str], Some(I32), false),
-            Rt::Trap => ("nagi_rt_trap", &[Bytes, I64], None, true),
-            Rt::IndexOutOfRange => ("nagi_rt_index_out_of_range", &[I64, I64], None, true),
-            Rt::StackSlow => ("nagi_rt_stack_slow", &[I64, Bytes], None, false),
-            Rt::Main => ("nagi_rt_main", &[MainFn], Some(I32), false),
-            Rt::MainAsync => ("nagi_rt_main_async", &[Bytes], Some(I32), false),
-            Rt::Serve => ("nagi_rt_serve", &[Bytes], Some(I32), false),
-            Rt::GuardEnter => ("nagi_rt_guard_enter", &[Bytes], Some(Bytes), false),
-            Rt::GuardLeave => ("nagi_rt_guard_leave", &[Bytes], None, false),
-            Rt::SetJmp => ("_setjmp", &[Bytes], Some(I32), false),
-            Rt::SqlArgs => ("nagi_rt_sql_args", &[], Some(Bytes), false),
-            Rt::SqlArgInt => ("nagi_rt_sql_arg_int", &[Bytes, I64], None, false),
-            Rt::SqlArgReal => ("nagi_rt_sql_arg_real", &[Bytes, F64], None, false),
-            Rt::SqlArgText => ("nagi_rt_sql_arg_text", &[Bytes, Bytes, I64], None, false),
-            Rt::SqlArgNull => ("nagi_rt_sql_arg_null", &[Bytes], None, false),
-            Rt::DbQueryOne => ("nagi_rt_db_query", &[Bytes, I64, Bytes, Bytes, I32], Some(Bytes), false),
-            Rt::OpPoll => ("nagi_rt_op_poll", &[Bytes, Bytes], Some(I32), false),
-            Rt::OpFinish => ("nagi_rt_op_finish", &[Bytes, Bytes], None, false),
-            Rt::OpDrop => ("nagi_rt_op_drop", &[Bytes], None, false),
-            Rt::ArrayContainsF64 => ("nagi_rt_array_contains_f64", &[Bytes, F64], Some(I32), false),
-            Rt::ArrayContainsStr => ("nagi_rt_array_contains_str", &[Bytes, Str], Some(I32), false),
-            Rt::MapFindInt => ("nagi_rt_map_find_int", &[Bytes, I64], Some(I64), false),
-            Rt::MapFindStr => ("nagi_rt_map_find_str", &[Bytes, Str], Some(I64), false),
-            Rt::MapInsertInt => ("nagi_rt_map_insert_int", &[Bytes, I64, I64, I64], Some(I64), false),
-            Rt::MapInsertStr => ("nagi_rt_map_insert_str", &[Bytes, Str, I64, I64], Some(I64), false),
-            Rt::MapRemoveInt => ("nagi_rt_map_remove_int", &[Bytes, I64, Bytes, I64], Some(I32), false),
-            Rt::MapRemoveStr => ("nagi_rt_map_remove_str", &[Bytes, Str, Bytes, I64], Some(I32), false),
-            Rt::MapIndexFree => ("nagi_rt_map_index_free", &[Bytes], None, false),
-            Rt::MapIndexClone => ("nagi_rt_map_index_clone", &[Bytes], Some(Bytes), false),
-            Rt::ScopeNew => ("nagi_rt_scope_new", &[], Some(Bytes), false),
-            Rt::ScopeDrop => ("nagi_rt_scope_drop", &[Bytes], None, false),
-            Rt::ScopeEnd => ("nagi_rt_scope_end", &[Bytes], Some(Bytes), false),
-            Rt::TaskSpawn => ("nagi_rt_task_spawn", &[Bytes, Bytes, Bytes], Some(Bytes), false),
-            Rt::TaskJoin => ("nagi_rt_task_join", &[Bytes], Some(Bytes), false),
-            Rt::TaskDrop => ("nagi_rt_task_drop", &[Bytes], None, false),
-            Rt::TaskSpawnBlocking => ("nagi_rt_task_spawn_blocking", &[Bytes, Bytes, Bytes], Some(Bytes), false),
-            Rt::DeferNew => ("nagi_rt_defer_new", &[Bytes, Bytes], Some(Bytes), false),
-            Rt::DeferDrop => ("nagi_rt_defer_drop", &[Bytes], None, false),
-            Rt::ActorStart => ("nagi_rt_actor_start", &[Bytes, I64], Some(Bytes), false),
-            Rt::ActorMessage => ("nagi_rt_actor_message", &[Bytes], Some(Bytes), false),
-            Rt::ActorCall => ("nagi_rt_actor_call", &[Bytes, Bytes, Bytes], Some(Bytes), false),
-            Rt::ActorSend => ("nagi_rt_actor_send", &[Bytes, Bytes, Bytes], Some(Bytes), false),
-            Rt::ActorClone => ("nagi_rt_actor_clone", &[Bytes], Some(Bytes), false),
-            Rt::ActorDrop => ("nagi_rt_actor_drop", &[Bytes], None, false),
-            Rt::SupervisorChild => ("nagi_rt_supervisor_child", &[Bytes, I64, Bytes, I64], Some(Bytes), false),
-            Rt::QueuePush => ("nagi_rt_queue_push", &[Bytes, I64, Bytes, Bytes, I64], Some(Bytes), false),
-        }
+    /// The C function this entry calls.
+    fn function(self) -> CFunction {
+        CFunction::Runtime(match self {
+            Rt::Row(func) => row_function(func),
+            Rt::Alloc => Function::Alloc,
+            Rt::Free => Function::Free,
+            Rt::Grow => Function::Grow,
+            Rt::StrFrom => Function::StrFrom,
+            Rt::StrConcat => Function::StrConcat,
+            Rt::StrEq => Function::StrEq,
+            Rt::Trap => Function::Trap,
+            Rt::IndexOutOfRange => Function::IndexOutOfRange,
+            Rt::StackSlow => Function::StackSlow,
+            Rt::Main => Function::Main,
+            Rt::MainAsync => Function::MainAsync,
+            Rt::Serve => Function::Serve,
+            Rt::GuardEnter => Function::GuardEnter,
+            Rt::GuardLeave => Function::GuardLeave,
+            Rt::SetJmp => return CFunction::SetJmp,
+            Rt::SqlArgs => Function::SqlArgs,
+            Rt::SqlArgInt => Function::SqlArgInt,
+            Rt::SqlArgReal => Function::SqlArgReal,
+            Rt::SqlArgText => Function::SqlArgText,
+            Rt::SqlArgNull => Function::SqlArgNull,
+            Rt::DbQueryOne => Function::DbQuery,
+            Rt::OpPoll => Function::OpPoll,
+            Rt::OpFinish => Function::OpFinish,
+            Rt::OpDrop => Function::OpDrop,
+            Rt::ArrayContainsF64 => Function::ArrayContainsF64,
+            Rt::ArrayContainsStr => Function::ArrayContainsStr,
+            Rt::MapFindInt => Function::MapFindInt,
+            Rt::MapFindStr => Function::MapFindStr,
+            Rt::MapInsertInt => Function::MapInsertInt,
+            Rt::MapInsertStr => Function::MapInsertStr,
+            Rt::MapRemoveInt => Function::MapRemoveInt,
+            Rt::MapRemoveStr => Function::MapRemoveStr,
+            Rt::MapIndexFree => Function::MapIndexFree,
+            Rt::MapIndexClone => Function::MapIndexClone,
+            Rt::ScopeNew => Function::ScopeNew,
+            Rt::ScopeDrop => Function::ScopeDrop,
+            Rt::ScopeEnd => Function::ScopeEnd,
+            Rt::TaskSpawn => Function::TaskSpawn,
+            Rt::TaskJoin => Function::TaskJoin,
+            Rt::TaskDrop => Function::TaskDrop,
+            Rt::TaskSpawnBlocking => Function::TaskSpawnBlocking,
+            Rt::DeferNew => Function::DeferNew,
+            Rt::DeferDrop => Function::DeferDrop,
+            Rt::ActorStart => Function::ActorStart,
+            Rt::ActorMessage => Function::ActorMessage,
+            Rt::ActorCall => Function::ActorCall,
+            Rt::ActorSend => Function::ActorSend,
+            Rt::ActorClone => Function::ActorClone,
+            Rt::ActorDrop => Function::ActorDrop,
+            Rt::SupervisorChild => Function::SupervisorChild,
+            Rt::QueuePush => Function::QueuePush,
+        })
     }
 }
 
 /// The C-ABI function of each Low runtime function, keyed by the same enum the verifier and the
 /// Rust emitter match on.
-fn row_signature(func: RuntimeFn) -> Signature {
-    use K::*;
+fn row_function(func: RuntimeFn) -> Function {
     match func {
-        RuntimeFn::PrintI32 => ("nagi_rt_print_i32", &[I32], None, false),
-        RuntimeFn::PrintI64 => ("nagi_rt_print_i64", &[I64], None, false),
-        RuntimeFn::PrintF64 => ("nagi_rt_print_f64", &[F64], None, false),
-        RuntimeFn::PrintBool => ("nagi_rt_print_bool", &[I32], None, false),
-        RuntimeFn::PrintStr => ("nagi_rt_print_str", &[Bytes, I64], None, false),
-        RuntimeFn::HttpFail => ("nagi_rt_http_fail", &[I64, Bytes, I64], None, false),
-        RuntimeFn::HttpClearFailure => ("nagi_rt_http_clear_failure", &[], None, false),
-        RuntimeFn::HttpSetHeader => ("nagi_rt_http_set_header", &[Bytes, I64, Bytes, I64], None, false),
-        RuntimeFn::TestSelected => ("nagi_rt_test_selected", &[], Some(I64), false),
-        RuntimeFn::TestFailed => ("nagi_rt_test_failed", &[], None, false),
-        RuntimeFn::TestAssertFailed => ("nagi_rt_test_assert_failed", &[Bytes, I64], None, false),
-        RuntimeFn::FmtI32 => ("nagi_rt_fmt_i32", &[Str, I32], None, false),
-        RuntimeFn::FmtI64 => ("nagi_rt_fmt_i64", &[Str, I64], None, false),
-        RuntimeFn::FmtF64 => ("nagi_rt_fmt_f64", &[Str, F64], None, false),
-        RuntimeFn::FmtBool => ("nagi_rt_fmt_bool", &[Str, I32], None, false),
+        RuntimeFn::PrintI32 => Function::PrintI32,
+        RuntimeFn::PrintI64 => Function::PrintI64,
+        RuntimeFn::PrintF64 => Function::PrintF64,
+        RuntimeFn::PrintBool => Function::PrintBool,
+        RuntimeFn::PrintStr => Function::PrintStr,
+        RuntimeFn::HttpFail => Function::HttpFail,
+        RuntimeFn::HttpClearFailure => Function::HttpClearFailure,
+        RuntimeFn::HttpSetHeader => Function::HttpSetHeader,
+        RuntimeFn::TestSelected => Function::TestSelected,
+        RuntimeFn::TestFailed => Function::TestFailed,
+        RuntimeFn::TestAssertFailed => Function::TestAssertFailed,
+        RuntimeFn::FmtI32 => Function::FmtI32,
+        RuntimeFn::FmtI64 => Function::FmtI64,
+        RuntimeFn::FmtF64 => Function::FmtF64,
+        RuntimeFn::FmtBool => Function::FmtBool,
         // The string library: an owned result through the out-pointer first, a bool returned.
-        RuntimeFn::StrContains => ("nagi_rt_str_contains", &[Str, Str], Some(I32), false),
-        RuntimeFn::StrStartsWith => ("nagi_rt_str_starts_with", &[Str, Str], Some(I32), false),
-        RuntimeFn::StrEndsWith => ("nagi_rt_str_ends_with", &[Str, Str], Some(I32), false),
-        RuntimeFn::StrFind => ("nagi_rt_str_find", &[Bytes, Str, Str], None, false),
-        RuntimeFn::StrSplit => ("nagi_rt_str_split", &[Bytes, Str, Str], None, false),
-        RuntimeFn::StrTrim => ("nagi_rt_str_trim", &[Str, Str], None, false),
-        RuntimeFn::StrToLower => ("nagi_rt_str_to_lower", &[Str, Str], None, false),
-        RuntimeFn::StrToUpper => ("nagi_rt_str_to_upper", &[Str, Str], None, false),
-        RuntimeFn::StrReplace => ("nagi_rt_str_replace", &[Str, Str, Str, Str], None, false),
-        RuntimeFn::StrJoin => ("nagi_rt_str_join", &[Str, Bytes, Str], None, false),
-        RuntimeFn::StrSlice => ("nagi_rt_str_slice", &[Str, Str, I64, I64], None, false),
-        RuntimeFn::StrParseI64 => ("nagi_rt_str_parse_i64", &[Bytes, Str], None, false),
-        RuntimeFn::StrParseF64 => ("nagi_rt_str_parse_f64", &[Bytes, Str], None, false),
+        RuntimeFn::StrContains => Function::StrContains,
+        RuntimeFn::StrStartsWith => Function::StrStartsWith,
+        RuntimeFn::StrEndsWith => Function::StrEndsWith,
+        RuntimeFn::StrFind => Function::StrFind,
+        RuntimeFn::StrSplit => Function::StrSplit,
+        RuntimeFn::StrTrim => Function::StrTrim,
+        RuntimeFn::StrToLower => Function::StrToLower,
+        RuntimeFn::StrToUpper => Function::StrToUpper,
+        RuntimeFn::StrReplace => Function::StrReplace,
+        RuntimeFn::StrJoin => Function::StrJoin,
+        RuntimeFn::StrSlice => Function::StrSlice,
+        RuntimeFn::StrParseI64 => Function::StrParseI64,
+        RuntimeFn::StrParseF64 => Function::StrParseF64,
         // The array library: the array by pointer, then what the runtime needs to know of its
         // elements (a kind, a size, a key offset), a bool returned as an i32.
-        RuntimeFn::ArraySort => ("nagi_rt_array_sort", &[Bytes, I32], None, false),
-        RuntimeFn::ArraySortBy => ("nagi_rt_array_sort_by", &[Bytes, I64, I64, I32], None, false),
-        RuntimeFn::ArrayReverse => ("nagi_rt_array_reverse", &[Bytes, I64], None, false),
-        RuntimeFn::ArrayContains => ("nagi_rt_array_contains_int", &[Bytes, I32, I64], Some(I32), false),
-        RuntimeFn::ArraySlice => ("nagi_rt_array_slice", &[Bytes, Bytes, I64, I64, I64, I64, Bytes], None, false),
-        RuntimeFn::JsonEncode => ("nagi_rt_json_encode", &[Str, Bytes, Bytes], None, false),
-        RuntimeFn::JsonDecode => ("nagi_rt_json_decode", &[Bytes, Bytes, I64, Bytes], None, false),
-        RuntimeFn::DbExec => ("nagi_rt_db_exec", &[Bytes, I64, Bytes], Some(Bytes), false),
-        RuntimeFn::DbExecCommit => ("nagi_rt_db_exec_commit", &[Bytes, I64, Bytes], Some(Bytes), false),
-        RuntimeFn::DbQuery | RuntimeFn::DbQueryOne => {
-            ("nagi_rt_db_query", &[Bytes, I64, Bytes, Bytes, I32], Some(Bytes), false)
-        }
-        RuntimeFn::TimeSleep => ("nagi_rt_time_sleep", &[I64], Some(Bytes), false),
-        RuntimeFn::DbBegin => ("nagi_rt_db_begin", &[], Some(Bytes), false),
-        RuntimeFn::DbCommit => ("nagi_rt_db_commit", &[], Some(Bytes), false),
-        RuntimeFn::DbRollback => ("nagi_rt_db_rollback", &[], Some(Bytes), false),
-        RuntimeFn::QueueDeadLetters => ("nagi_rt_queue_dead_letters", &[Bytes, I64, Bytes], Some(Bytes), false),
-        RuntimeFn::QueueRetry => ("nagi_rt_queue_retry", &[Bytes, I64, I64], Some(Bytes), false),
+        RuntimeFn::ArraySort => Function::ArraySort,
+        RuntimeFn::ArraySortBy => Function::ArraySortBy,
+        RuntimeFn::ArrayReverse => Function::ArrayReverse,
+        RuntimeFn::ArrayContains => Function::ArrayContainsInt,
+        RuntimeFn::ArraySlice => Function::ArraySlice,
+        RuntimeFn::JsonEncode => Function::JsonEncode,
+        RuntimeFn::JsonDecode => Function::JsonDecode,
+        RuntimeFn::DbExec => Function::DbExec,
+        RuntimeFn::DbExecCommit => Function::DbExecCommit,
+        RuntimeFn::DbQuery | RuntimeFn::DbQueryOne => Function::DbQuery,
+        RuntimeFn::TimeSleep => Function::TimeSleep,
+        RuntimeFn::DbBegin => Function::DbBegin,
+        RuntimeFn::DbCommit => Function::DbCommit,
+        RuntimeFn::DbRollback => Function::DbRollback,
+        RuntimeFn::QueueDeadLetters => Function::QueueDeadLetters,
+        RuntimeFn::QueueRetry => Function::QueueRetry,
     }
 }
 
-/// The declaration of `rt` in the module, added on first use.
+/// The declaration of `rt` in the module, added on first use, with the signature of
+/// `nagi_abi`'s list.
 pub(crate) fn declare<'ctx>(cx: &Cx<'ctx, '_>, rt: Rt) -> Result<FunctionValue<'ctx>, Error> {
-    let (name, params, ret, noreturn) = rt.signature();
+    let (name, params, result) = match rt.function() {
+        CFunction::Runtime(f) => (f.symbol(), f.params(), f.result()),
+        CFunction::SetJmp => SETJMP,
+    };
     if let Some(f) = cx.runtime.borrow().get(name) {
         return Ok(*f);
     }
     let c = cx.context;
-    let kind = |k: K| -> BasicMetadataTypeEnum<'ctx> {
+    let kind = |k: CType| -> BasicTypeEnum<'ctx> {
         match k {
-            K::I32 => c.i32_type().into(),
-            K::I64 => c.i64_type().into(),
-            K::F64 => c.f64_type().into(),
-            K::Bytes => cx.layouts.byte_ptr().into(),
-            K::Str => cx.layouts.string().ptr_type(inkwell::AddressSpace::default()).into(),
-            K::MainFn => c.void_type().fn_type(&[], false).ptr_type(inkwell::AddressSpace::default()).into(),
+            CType::I32 => c.i32_type().into(),
+            CType::I64 => c.i64_type().into(),
+            CType::F64 => c.f64_type().into(),
+            CType::Ptr => cx.layouts.byte_ptr().into(),
+            CType::Str => cx.layouts.string().ptr_type(inkwell::AddressSpace::default()).into(),
+            CType::MainFn => c.void_type().fn_type(&[], false).ptr_type(inkwell::AddressSpace::default()).into(),
         }
     };
-    let params: Vec<BasicMetadataTypeEnum> = params.iter().map(|k| kind(*k)).collect();
-    let fn_type = match ret {
-        None => c.void_type().fn_type(&params, false),
-        Some(K::I32) => c.i32_type().fn_type(&params, false),
-        Some(K::Bytes) => cx.layouts.byte_ptr().fn_type(&params, false),
-        Some(_) => c.i64_type().fn_type(&params, false),
+    let params: Vec<BasicMetadataTypeEnum> = params.iter().map(|k| kind(*k).into()).collect();
+    let fn_type = match result {
+        CResult::Void | CResult::Never => c.void_type().fn_type(&params, false),
+        CResult::Value(k) => kind(k).fn_type(&params, false),
     };
     let f = cx.module.add_function(name, fn_type, None);
     cx.nounwind(f);
-    if noreturn {
+    if result == CResult::Never {
         f.add_attribute(AttributeLoc::Function, cx.attribute("noreturn", 0));
         f.add_attribute(AttributeLoc::Function, cx.attribute("cold", 0));
     }
@@ -402,11 +397,11 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
     fn string_call(&mut self, dest: Option<nagi_low::LocalId>, func: RuntimeFn, args: &[Operand]) -> Result<(), Error> {
         let cx = self.cx;
         let dest = dest.ok_or_else(|| Error::internal(format!("rtcall {} without a destination", func.name())))?;
-        let (_, kinds, _, _) = row_signature(func);
+        let kinds = row_function(func).params();
         let returns_bool = func.data().ret == nagi_low::RtType::Bool;
-        let pointer = |ptr: PointerValue<'ctx>, kind: K| -> Result<BasicMetadataValueEnum<'ctx>, Error> {
+        let pointer = |ptr: PointerValue<'ctx>, kind: CType| -> Result<BasicMetadataValueEnum<'ctx>, Error> {
             let ty = match kind {
-                K::Str => cx.layouts.string().ptr_type(inkwell::AddressSpace::default()),
+                CType::Str => cx.layouts.string().ptr_type(inkwell::AddressSpace::default()),
                 _ => cx.layouts.byte_ptr(),
             };
             Ok(cx.builder.build_pointer_cast(ptr, ty, "arg")?.into())
@@ -418,7 +413,7 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
         for arg in args {
             let kind = kinds[values.len()];
             let value = match (kind, arg) {
-                (K::I64, _) => self.operand(arg)?.into(),
+                (CType::I64, _) => self.operand(arg)?.into(),
                 (_, Operand::Local(l)) => pointer(self.place(*l)?.0, kind)?,
                 _ => return Err(Error::internal(format!("rtcall {}: a reference that is not a local", func.name()))),
             };

@@ -22,6 +22,7 @@ use inkwell::attributes::AttributeLoc;
 use inkwell::module::Linkage;
 use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum, StructType};
 use inkwell::values::{BasicValueEnum, FunctionValue, GlobalValue, PointerValue};
+use nagi_abi::{param_source, poll};
 use nagi_low::{ArenaGet, FunctionData, ParamSource, RouteDecl};
 
 use crate::frames::{self, DONE, RESULT, STATE};
@@ -163,7 +164,7 @@ pub(crate) fn guarded<'ctx>(
     b.build_return(Some(&answer))?;
     b.position_at_end(trapped);
     runtime_calls::call(cx, Rt::GuardLeave, &[previous.into()])?;
-    b.build_return(Some(&c.i32_type().const_int(3, false)))?;
+    b.build_return(Some(&frames::answer(cx, poll::TRAPPED)))?;
     Ok(())
 }
 
@@ -191,12 +192,12 @@ fn route_desc<'ctx>(cx: &Cx<'ctx, '_>, index: usize, route: &RouteDecl) -> Resul
         let local = &handler.locals[param];
         let source = route.param_source(&local.name, &local.ty);
         let code = match source {
-            ParamSource::Path => 0,
-            ParamSource::Query => 1,
-            ParamSource::OptionalQuery => 2,
-            ParamSource::Body => 3,
-            ParamSource::Header => 4,
-            ParamSource::OptionalHeader => 5,
+            ParamSource::Path => param_source::PATH,
+            ParamSource::Query => param_source::QUERY,
+            ParamSource::OptionalQuery => param_source::QUERY_OPT,
+            ParamSource::Body => param_source::BODY,
+            ParamSource::Header => param_source::HEADER,
+            ParamSource::OptionalHeader => param_source::HEADER_OPT,
         };
         // A header parameter is looked up by its header's name, as the Rust path's binding does.
         let bound_name = match source {
@@ -349,7 +350,7 @@ fn sync_adapters<'ctx>(
         b.build_store(ir::field(b, st, typed, RESULT, "result")?, result)?;
     }
     b.build_store(ir::field(b, st, typed, STATE, "state")?, c.i32_type().const_int(DONE, false))?;
-    b.build_return(Some(&c.i32_type().const_int(1, false)))?;
+    b.build_return(Some(&frames::answer(cx, poll::READY)))?;
 
     let drop = adapter(cx, index, "drop", void.fn_type(&[bytes.into()], false));
     let raw = nth_pointer(drop, 0)?;

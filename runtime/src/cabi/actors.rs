@@ -13,6 +13,8 @@
 
 use std::ptr;
 
+use nagi_abi::poll;
+
 use super::db::{PendingOp, WriteOut, pending_done, pending_write};
 use super::guard;
 use super::service::{FrameFn, GuardedPollFn, PollFn};
@@ -144,7 +146,7 @@ impl Message {
         // SAFETY: `run` is the emitted function of this descriptor, given its own filled block
         // and the actor's live state; `guarded_poll` is the module's.
         let answer = unsafe { (this.desc.guarded_poll)(this.desc.run, this.block, state.block) };
-        if answer != 1 {
+        if answer != poll::READY {
             state.trapped = true;
             guard::resume_failure("a handler")
         }
@@ -214,7 +216,7 @@ pub(super) fn raw_state(desc: &'static ActorDesc) -> RawState {
     // SAFETY: `init` is the emitted function of this descriptor, given a fresh block of the
     // state's size; `guarded_poll` is the module's.
     let answer = unsafe { (desc.guarded_poll)(desc.init, block, ptr::null_mut()) };
-    if answer != 1 {
+    if answer != poll::READY {
         // The block leaks with whatever `init` made before it trapped.
         guard::resume_failure("an actor's state")
     }

@@ -13,14 +13,8 @@ use std::alloc::Layout;
 use super::{RawArray, RawString, allocate, fail, text_unchecked};
 use crate::arrays::{self, Key};
 
-/// The element (or key) is an `i32`.
-pub const KIND_I32: i32 = 0;
-/// The element (or key) is an `i64`.
-pub const KIND_I64: i32 = 1;
-/// The element (or key) is an `f64`.
-pub const KIND_F64: i32 = 2;
-/// The element (or key) is a string, laid out as a [`RawString`].
-pub const KIND_STRING: i32 = 3;
+// The element (or key) kinds, `nagi_abi::array_kind`: a string is laid out as a [`RawString`].
+pub use nagi_abi::array_kind::{F64 as KIND_F64, I32 as KIND_I32, I64 as KIND_I64, STRING as KIND_STRING};
 
 /// The key of `kind` at `at`.
 ///

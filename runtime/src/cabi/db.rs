@@ -20,6 +20,8 @@ use std::task::{Context, Poll};
 
 mod rows;
 
+use nagi_abi::poll;
+
 use super::guard::fail;
 use super::json::TypeDesc;
 use super::tasks::FrameResult;
@@ -286,21 +288,21 @@ pub unsafe extern "C" fn nagi_rt_op_poll(op: *mut PendingOp, cx: *mut u8) -> i32
     let pending = unsafe { &mut *op };
     let future = match &mut pending.state {
         OpState::Running(future) => future,
-        OpState::Ready(_) => return 1,
-        OpState::Failed => return 2,
+        OpState::Ready(_) => return poll::READY,
+        OpState::Failed => return poll::FAILED,
     };
     // SAFETY: `cx` is the runtime's `&mut Context` of the poll this call runs in.
     let cx = unsafe { &mut *cx.cast::<Context<'_>>() };
     match panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
-        Ok(Poll::Pending) => 0,
+        Ok(Poll::Pending) => poll::PENDING,
         Ok(Poll::Ready(outcome)) => {
             pending.state = OpState::Ready(outcome);
-            1
+            poll::READY
         }
         Err(payload) => {
             pending.state = OpState::Failed;
             super::guard::store_failure(payload);
-            2
+            poll::FAILED
         }
     }
 }

@@ -14,6 +14,7 @@
 
 use std::alloc::Layout;
 
+use nagi_abi::type_kind;
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 
 use super::{RawArray, RawString, into_raw};
@@ -31,8 +32,7 @@ use crate::shaped_json::{self, Kind, Shape, Value};
 /// its name. Descriptors are constants of the program and live as long as it does.
 #[repr(C)]
 pub struct TypeDesc {
-    /// 0 `i32`, 1 `i64`, 2 `f64`, 3 `bool` (one byte, 0 or 1), 4 `unit`, 5 `String`, 6 array,
-    /// 7 `Option`, 8 class, 9 enum.
+    /// What type it is: a constant of [`nagi_abi::type_kind`].
     pub kind: u64,
     /// The size in bytes (the distance between array elements).
     pub size: usize,
@@ -77,17 +77,17 @@ impl TypeDesc {
     /// What kind of type this describes (an unknown number counts as a class).
     pub(crate) fn kind(&self) -> Kind {
         match self.kind {
-            0 => Kind::I32,
-            1 => Kind::I64,
-            2 => Kind::F64,
-            3 => Kind::Bool,
-            4 => Kind::Unit,
-            5 => Kind::String,
-            6 => Kind::Array,
-            7 => Kind::Option,
-            9 => Kind::Enum,
-            10 => Kind::MapI64,
-            11 => Kind::MapString,
+            type_kind::I32 => Kind::I32,
+            type_kind::I64 => Kind::I64,
+            type_kind::F64 => Kind::F64,
+            type_kind::BOOL => Kind::Bool,
+            type_kind::UNIT => Kind::Unit,
+            type_kind::STRING => Kind::String,
+            type_kind::ARRAY => Kind::Array,
+            type_kind::OPTION => Kind::Option,
+            type_kind::ENUM => Kind::Enum,
+            type_kind::MAP_I64 => Kind::MapI64,
+            type_kind::MAP_STRING => Kind::MapString,
             _ => Kind::Class,
         }
     }

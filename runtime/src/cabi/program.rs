@@ -14,6 +14,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use nagi_abi::poll;
+
 use super::service::{FrameFn, PollFn, TableDesc, items, static_text};
 use crate::trap::{HookMode, install_hook};
 
@@ -55,11 +57,11 @@ impl Future for MainFuture {
         // call, and emitted code passes it on only to `nagi_rt_op_poll`, which uses it as the
         // `Context` it is.
         let answer = unsafe { (this.desc.poll)(frame, std::ptr::from_mut(cx).cast()) };
-        if answer == 0 {
+        if answer == poll::PENDING {
             return Poll::Pending;
         }
         this.frame = None;
-        if answer == 1 {
+        if answer == poll::READY {
             // SAFETY: the frame has returned and is freed exactly once, here.
             unsafe { (this.desc.free)(frame) };
             return Poll::Ready(true);

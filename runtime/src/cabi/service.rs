@@ -20,6 +20,8 @@ use std::pin::Pin;
 use std::ptr;
 use std::task::{Context, Poll};
 
+use nagi_abi::poll;
+
 use super::json::{self, TypeDesc, Typed};
 use crate::http::{self, Handler, HandlerFuture, Reply, Request, Route, Service, Table};
 use crate::shaped_json::{Kind, Value};
@@ -36,18 +38,12 @@ pub type FrameFn = unsafe extern "C" fn(frame: *mut u8);
 /// 2 failed (the frame must be dropped), 3 trapped (the frame is leaked).
 pub type GuardedPollFn = unsafe extern "C" fn(poll: PollFn, frame: *mut u8, cx: *mut u8) -> i32;
 
-/// [`ParamDesc::source`]: a path parameter (`{name}` in the route).
-pub const SOURCE_PATH: u64 = 0;
-/// [`ParamDesc::source`]: a required query parameter.
-pub const SOURCE_QUERY: u64 = 1;
-/// [`ParamDesc::source`]: an optional query parameter (the parameter's type is `Option<T>`).
-pub const SOURCE_QUERY_OPT: u64 = 2;
-/// [`ParamDesc::source`]: the JSON body (the parameter's type is a class).
-pub const SOURCE_BODY: u64 = 3;
-/// [`ParamDesc::source`]: a required request header (the name is the header's).
-pub const SOURCE_HEADER: u64 = 4;
-/// [`ParamDesc::source`]: an optional request header (the parameter's type is `Option<T>`).
-pub const SOURCE_HEADER_OPT: u64 = 5;
+// [`ParamDesc::source`]'s codes, `nagi_abi::param_source`: a path parameter, a required or
+// optional query parameter, the JSON body, a required or optional request header.
+pub use nagi_abi::param_source::{
+    BODY as SOURCE_BODY, HEADER as SOURCE_HEADER, HEADER_OPT as SOURCE_HEADER_OPT, PATH as SOURCE_PATH,
+    QUERY as SOURCE_QUERY, QUERY_OPT as SOURCE_QUERY_OPT,
+};
 
 /// A table the service needs: `{ i8* name, i64 name_len, i8* create_sql, i64 create_sql_len }`.
 #[repr(C)]
@@ -317,8 +313,8 @@ impl Future for RouteFuture {
         // uses it as the `Context` it is.
         let outcome = unsafe { (this.route.guarded_poll)(desc.poll, frame, ptr::from_mut(cx).cast()) };
         match outcome {
-            0 => Poll::Pending,
-            1 => {
+            poll::PENDING => Poll::Pending,
+            poll::READY => {
                 this.state = State::Ready(frame);
                 // SAFETY: the frame is ready, so its result is at `result_offset`.
                 let reply = unsafe { reply(desc, frame) };
@@ -327,7 +323,7 @@ impl Future for RouteFuture {
                 unsafe { (desc.finish)(frame) };
                 Poll::Ready(reply)
             }
-            2 => {
+            poll::FAILED => {
                 // An awaited operation failed (a database error): the frame stopped at that
                 // await as a pending frame does, so dropping it frees everything it holds.
                 this.state = State::Done;
@@ -339,7 +335,7 @@ impl Future for RouteFuture {
                 }
             }
             _ => {
-                // The handler trapped in the middle of its code. Its frame is leaked on purpose:
+                // `poll::TRAPPED`: the handler trapped in the middle of its code. Its frame is leaked on purpose:
                 // which of its values are live at that point is known only to the emitted code,
                 // so neither `drop` nor `finish` may free it. What it held leaks with it.
                 this.state = State::Done;

@@ -16,6 +16,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use nagi_abi::poll;
+
 use super::db::{PendingOp, pending_done, pending_frame};
 use super::guard;
 use super::service::{FrameFn, GuardedPollFn, PollFn};
@@ -99,20 +101,20 @@ impl Future for FrameTask {
         // outlives the call and is passed on only to `nagi_rt_op_poll`.
         let answer = unsafe { (this.desc.guarded_poll)(this.desc.poll, frame, std::ptr::from_mut(cx).cast()) };
         match answer {
-            0 => Poll::Pending,
-            1 => {
+            poll::PENDING => Poll::Pending,
+            poll::READY => {
                 this.frame = None;
                 Poll::Ready(FrameResult { frame, desc: this.desc })
             }
             answer => {
                 this.frame = None;
-                if answer == 2 {
+                if answer == poll::FAILED {
                     // What the frame awaited failed; it waits at that await, so dropping it frees
                     // everything it holds.
                     // SAFETY: the frame has not returned; it is dropped once, here.
                     crate::defers::failing(|| unsafe { (this.desc.drop)(frame) });
                 }
-                // 3: a trap jumped back to the guard; the frame stopped mid-operation and leaks.
+                // `poll::TRAPPED`: a trap jumped back to the guard; the frame stopped mid-operation and leaks.
                 guard::resume_failure("a task")
             }
         }
@@ -222,7 +224,7 @@ fn run_block(unrun: Unrun) -> Result<FrameResult, Payload> {
     // SAFETY: `poll` is the descriptor's run thunk, given its own filled block; it ignores its
     // second argument. `guarded_poll` is the module's.
     let answer = unsafe { (unrun.desc.guarded_poll)(unrun.desc.poll, unrun.block, std::ptr::null_mut()) };
-    if answer != 1 {
+    if answer != poll::READY {
         return Err(guard::take_failure()
             .unwrap_or_else(|| Box::new(crate::Trap { message: "a call failed without a reason".to_owned() })));
     }
