@@ -8,7 +8,8 @@ use std::process::Command;
 
 use clap::ValueEnum;
 
-use crate::backend::{Backend, Target, no_executable};
+use crate::backend::{Backend, no_executable};
+use crate::target::Target;
 use crate::failure::Failure;
 use crate::importers;
 use crate::interp;

@@ -9,7 +9,7 @@ use nagi_low::Module;
 use nagi_runtime::cabi::inprocess;
 use nagi_runtime::rt;
 
-use crate::backend::Target;
+use crate::target::Target;
 use crate::failure::{Failure, report};
 use crate::timer::Timer;
 

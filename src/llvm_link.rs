@@ -19,7 +19,7 @@ use std::process::Command;
 use nagi_emit_llvm::Options;
 use nagi_low::Module;
 
-use crate::backend::Link;
+use crate::target::{Link, static_link_hint};
 use crate::failure::{Failure, report};
 use crate::runtime_lib::RuntimeArtifacts;
 use crate::timer::Timer;
@@ -92,7 +92,7 @@ pub(crate) fn link(object: &Path, runtime: &RuntimeArtifacts, output: &Path, lin
             output.display(),
             if link == Link::Static { " -static" } else { "" },
             runtime.staticlib.display(),
-            crate::backend::static_link_hint(link)
+            static_link_hint(link)
         );
         return Err(Failure::Input);
     }

@@ -52,8 +52,7 @@ fn load_one(path: &Path) -> Result<Loaded, Failure> {
     match path.extension().and_then(|e| e.to_str()) {
         Some("low") => {}
         Some("nagi") => {
-            let mut loader =
-                nagi_high::modules::Directory { dir: path.parent().map(Path::to_path_buf).unwrap_or_default() };
+            let mut loader = Directory::of(path);
             let module = nagi_high::compile_program(&name, &text, &module_name(path), &mut loader).map_err(
                 |(diagnostics, sources)| {
                     eprint!("{}", sources.render(&diagnostics));
@@ -81,7 +80,7 @@ pub(crate) fn load_tests(path: &Path) -> Result<(Module, Vec<nagi_high::TestCase
         Failure::Input
     })?;
     let text = String::from_utf8(bytes).map_err(|e| invalid_utf8(&name, e, false))?;
-    let mut loader = nagi_high::modules::Directory { dir: path.parent().map(Path::to_path_buf).unwrap_or_default() };
+    let mut loader = Directory::of(path);
     nagi_high::compile_tests(&name, &text, &module_name(path), &mut loader).map_err(|(diagnostics, sources)| {
         eprint!("{}", sources.render(&diagnostics));
         Failure::Input
@@ -113,4 +112,28 @@ fn module_name(path: &Path) -> String {
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("main");
     let name: String = stem.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
     if name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') { name } else { format!("m_{name}") }
+}
+
+/// Reads a program's modules from files: `import billing/invoices` is `billing/invoices.nagi` in
+/// the main file's directory. The compiler crates do no IO; this is their loader.
+pub(crate) struct Directory {
+    dir: PathBuf,
+}
+
+impl Directory {
+    /// The loader of the program whose main file is `path`.
+    pub(crate) fn of(path: &Path) -> Directory {
+        Directory { dir: path.parent().map(Path::to_path_buf).unwrap_or_default() }
+    }
+}
+
+impl nagi_high::modules::Loader for Directory {
+    fn load(&mut self, path: &str) -> Result<(String, String), String> {
+        let file = self.dir.join(format!("{path}.nagi"));
+        let name = file.display().to_string();
+        let bytes = std::fs::read(&file).map_err(|e| format!("cannot read {name}: {e}"))?;
+        let text = String::from_utf8(bytes)
+            .map_err(|e| format!("{name} is not UTF-8 (at byte {})", e.utf8_error().valid_up_to()))?;
+        Ok((name, text))
+    }
 }

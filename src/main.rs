@@ -23,11 +23,13 @@ mod output;
 mod passes;
 mod pipeline;
 mod runtime_lib;
+mod target;
 mod rust_build;
 mod testing;
 mod timer;
 
-use crate::backend::{Backend, Target};
+use crate::backend::Backend;
+use crate::target::Target;
 use crate::commands::Emit;
 use crate::failure::Failure;
 use crate::pipeline::FrontEnd;
@@ -79,7 +81,7 @@ struct Options {
     max_frames: usize,
     /// How `build` and `run` link an executable's C library, on both backends.
     #[arg(long, value_enum, value_name = "HOW", global = true, default_value = "static")]
-    link: backend::Link,
+    link: target::Link,
 }
 
 #[derive(Subcommand, Debug)]

@@ -11,7 +11,7 @@ use std::process::Command;
 
 use nagi_low::Module;
 
-use crate::backend::{Link, Target};
+use crate::target::{Link, Target, static_link_hint};
 use crate::failure::{Failure, report};
 use crate::output::write_output;
 use crate::runtime_lib::{RuntimeArtifacts, checkout};
@@ -93,7 +93,7 @@ pub(crate) fn rustc(
         // rustc rejects is the emitter's bug, and a note about linking would mislead.
         let linking = String::from_utf8_lossy(&status.stderr).contains("error: linking with");
         if linking {
-            eprintln!("nagic: error: linking the program failed{}", crate::backend::static_link_hint(target.link));
+            eprintln!("nagic: error: linking the program failed{}", static_link_hint(target.link));
         } else {
             eprintln!(
                 "nagic: internal compiler error: rustc rejected the emitted crate {}; please report this with the input",

@@ -8,7 +8,8 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::backend::{Backend, Target};
+use crate::backend::Backend;
+use crate::target::Target;
 use crate::failure::Failure;
 use crate::load::load_tests;
 use crate::passes::{self, Default, PassOptions};

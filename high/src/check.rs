@@ -76,6 +76,9 @@
 //! | H415 | `set_header` outside a route handler's own body |
 //! | H416 | `spawn` outside a `scope`, a `scope` inside `db.transaction`, or a task that uses the database |
 //! | H417 | a `spawn` of something that cannot run as a task, or a task handle stored, copied or passed on |
+//! | H418 | actors (§9.7): a handler or a state's initial value that waits (database, tasks, actors, `sleep`), a handler that fails or takes an `inout` parameter, an unknown handler, a class literal of an actor's state, an actor handle held by a field, an array, an option or a map, a mailbox outside 1–2^20, `send` of something that is not a handler call, `try?` of something that is not one failing call or of a call giving an option |
+//! | H419 | supervisors (§9.8): an unknown strategy, a reversed backoff, a child that is neither an actor nor a supervisor, a supervisor with two parents or supervising itself, a path that names no child or ends at a supervisor, a supervisor in an imported module |
+//! | H425 | `defer` (§9.6.1) of something that is not a call of a program function, or of a function that can fail, has an `inout` parameter or waits |
 //! | H426 | a queue whose rules are out of range or whose handler does not fit, or a `push` with the wrong arguments |
 //! | H240 | test declared twice |
 //! | H501 | SQL rejected by the SQL checker (unknown table or column, syntax, result shape) |

@@ -123,6 +123,13 @@
 //!   the backoff's minimum is not above its maximum, the period is positive, and a
 //!   `supervisor.child` path starts at a tree (a supervisor that is no other's child) and ends
 //!   at an actor, whose handle it gives.
+//! - V253 Deferred calls fit together: `defer.new` calls a plain function whose parameters hold
+//!   no reference, and a `Defer` is only ever the whole type of a local that is not a
+//!   parameter, never cloned.
+//! - V254 Job queues fit together: unique names, a handler taking `%body` (a class) and
+//!   optionally `%attempt: i64`, 1 to 1024 workers, at least 1 attempt, a backoff whose minimum
+//!   is not above its maximum; `queue.push` names a queue, pushes its job class with an `i64`
+//!   delay and gives an `i64`, in an async function.
 //!
 //! The flow checks run only on a function whose body passed the structure checks on blocks
 //! and operations (V210 for them, V211), since they walk the body as a tree.

@@ -18,6 +18,7 @@ pub mod actors;
 #[cfg(feature = "counting-alloc")]
 pub mod alloc_count;
 pub mod arrays;
+mod backoff;
 pub mod budget;
 pub mod cabi;
 pub mod config;

@@ -89,7 +89,8 @@ fn now_ms() -> i64 {
 /// The delay before the attempt after failed attempt `attempt` (from 1), in milliseconds:
 /// `min · 2^(attempt-1)`, at most `max`, half of it fixed and half random.
 pub fn backoff_ms(min: u64, max: u64, attempt: u32) -> u64 {
-    let base = min.saturating_mul(1u64 << attempt.saturating_sub(1).min(62)).min(max);
+    let base = crate::backoff::exponential(Duration::from_millis(min), Duration::from_millis(max), attempt);
+    let base = u64::try_from(base.as_millis()).unwrap_or(max);
     let half = base / 2;
     base - half + fastrand::u64(0..=half)
 }

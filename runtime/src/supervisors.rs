@@ -142,8 +142,7 @@ impl Spec {
 impl Supervisor {
     /// The wait before the `n`-th restart (from 1) within the window.
     fn backoff(&self, n: usize) -> Duration {
-        let doublings = u32::try_from(n.saturating_sub(1)).unwrap_or(u32::MAX).min(30);
-        self.backoff_min.saturating_mul(1 << doublings).min(self.backoff_max)
+        crate::backoff::exponential(self.backoff_min, self.backoff_max, u32::try_from(n).unwrap_or(u32::MAX))
     }
 
     /// Supervises the children until more than `intensity` restarts happen within `period`;

@@ -67,39 +67,13 @@ pub fn take_trap() -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    /// The runtime exports exactly the functions of `nagi_abi`'s list, and each has an address
-    /// here: the exported names are read from every source file of the runtime (the directories
-    /// are listed, so a new file is read too), so a new function cannot be left out of the list.
+    /// Every function of `nagi_abi`'s list has an address (the table is made of the list, so
+    /// this holds by construction); that the runtime exports nothing the list lacks is
+    /// `tests/tidy.rs`'s rule.
     #[test]
-    fn the_runtime_exports_exactly_the_listed_functions() {
-        let mut dirs = vec![std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src")];
-        let mut files = Vec::new();
-        while let Some(dir) = dirs.pop() {
-            for entry in std::fs::read_dir(&dir).expect("a source directory lists") {
-                let path = entry.expect("an entry").path();
-                if path.is_dir() {
-                    dirs.push(path);
-                } else if path.extension().is_some_and(|e| e == "rs") {
-                    files.push(path);
-                }
-            }
-        }
-        let mut exported = std::collections::BTreeSet::new();
-        for file in files {
-            let source = std::fs::read_to_string(&file).expect("a C-ABI source reads");
-            for line in source.lines() {
-                let Some(rest) = line.split("extern \"C\" fn ").nth(1) else { continue };
-                if line.trim_start().starts_with("pub") {
-                    exported.insert(rest.split('(').next().unwrap_or("").to_string());
-                }
-            }
-        }
-        let listed: std::collections::BTreeSet<String> =
-            nagi_abi::Function::ALL.iter().map(|f| f.symbol().to_string()).collect();
-        let unlisted: Vec<_> = exported.difference(&listed).collect();
-        assert!(unlisted.is_empty(), "exported but not in nagi_abi's list: {unlisted:?}");
-        let missing: Vec<_> = listed.difference(&exported).collect();
-        assert!(missing.is_empty(), "in nagi_abi's list but not exported: {missing:?}");
+    fn every_listed_function_resolves() {
+        let listed: Vec<&str> = nagi_abi::Function::ALL.iter().map(|f| f.symbol()).collect();
+        assert!(listed.len() >= 93, "{listed:?}");
         for name in &listed {
             assert!(super::symbol(name).is_some(), "`{name}` has no address in `symbol`");
         }

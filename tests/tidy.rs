@@ -1,0 +1,418 @@
+//! The tidy test: rules of the tree that no compiler checks, each the written rule of a document
+//! (rust-analyzer's `xtask/src/tidy.rs` is the model). A rule reads the tree as it is in the
+//! checkout, so a change that breaks one fails `cargo test` with the file and the rule:
+//!
+//! - a crate depends only on the compiler crates ARCHITECTURE.md ("Crates", "Invariants")
+//!   allows it, and every workspace member has its entry here;
+//! - a core crate (the compiler's: syntax, High, Low, passes, emitters, interpreter, ABI) does
+//!   no IO: no `std::fs`, no `std::process` outside its tests (ARCHITECTURE.md, "Invariants");
+//! - every diagnostic code the compiler can give is documented (docs/language.md §13 for `H`,
+//!   docs/low.md for `V`, docs/c-abi.md for `M`, docs/interp.md for `I`) and is on its checker's
+//!   checklist (`high/src/check.rs` and `low/src/verifier.rs` name every code they give), and
+//!   every documented code exists;
+//! - every relative link in a Markdown file of the tree names a file that exists;
+//! - the runtime exports exactly the C functions of `nagi_abi`'s list (docs/c-abi.md), so that
+//!   the LLVM emitter's declarations and the JIT's address table, both made of the list, cover
+//!   every one.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The workspace root.
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every workspace member (its directory) and the `nagi-*` crates it may depend on
+/// (`[dependencies]` and `[build-dependencies]`), with the rule of ARCHITECTURE.md that says so.
+const DEPENDENCY_RULES: &[(&str, &[&str], &str)] = &[
+    (".", &["*"], "the driver: every compiler crate"),
+    ("abi", &[], "nagi-abi depends on nothing"),
+    ("syntax", &[], "nagi-syntax depends on no other compiler crate"),
+    ("low", &[], "nagi-low depends on no other compiler crate"),
+    ("high", &["nagi-syntax", "nagi-low"], "nagi-high is the only crate that sees both High and Low"),
+    ("passes", &["nagi-low"], "passes see only Low"),
+    ("emit-rust", &["nagi-low"], "emitters see only Low"),
+    ("emit-llvm", &["nagi-low", "nagi-abi"], "emitters see only Low (and the C ABI's list)"),
+    ("interp", &["nagi-low"], "the interpreter depends on nagi-low alone"),
+    ("interp-host", &["nagi-low", "nagi-interp", "nagi-runtime"], "the interpreter's host is the runtime"),
+    ("runtime", &["nagi-abi"], "nagi-runtime depends on no compiler crate"),
+    ("progen", &["nagi-high", "nagi-low"], "progen checks what it draws with nagi-high"),
+    ("bench", &["nagi-low", "nagi-passes"], "the passes bench"),
+    (
+        "bench/native",
+        &["nagi-bench", "nagi-runtime", "nagi-low", "nagi-high", "nagi-passes", "nagi-emit-rust", "nagi-emit-llvm"],
+        "the kernel bench builds its kernels with both emitters",
+    ),
+    ("bench/http-baseline", &[], "the hand-written baseline uses no Nagi crate"),
+    ("bench/concurrency", &["nagi-runtime"], "the concurrency bench calls the runtime"),
+];
+
+/// The crates that do no IO (ARCHITECTURE.md, "Invariants").
+const CORE_CRATES: &[&str] = &["abi", "syntax", "high", "low", "passes", "emit-rust", "emit-llvm", "interp"];
+
+/// What a core crate may not name outside its tests.
+const IO: &[&str] = &["std::fs", "std::process", "File::open", "File::create", "Command::new"];
+
+/// The `nagi-*` crates of the sections `sections` of the manifest `text`.
+fn nagi_dependencies(text: &str, sections: &[&str]) -> Vec<String> {
+    let mut section = String::new();
+    let mut found = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            section = line.to_owned();
+        } else if sections.contains(&section.as_str())
+            && let Some(name) = line.split(['=', '.', ' ']).next()
+            && name.starts_with("nagi-")
+        {
+            found.push(name.to_owned());
+        }
+    }
+    found
+}
+
+/// The workspace members of the root manifest.
+fn members() -> Vec<String> {
+    let text = std::fs::read_to_string(root().join("Cargo.toml")).expect("the root manifest reads");
+    let list = text.split("members = [").nth(1).and_then(|rest| rest.split(']').next()).expect("a members list");
+    list.split(',').map(|m| m.trim().trim_matches('"').to_owned()).filter(|m| !m.is_empty()).collect()
+}
+
+/// The violations of [`DEPENDENCY_RULES`].
+fn dependency_violations() -> Vec<String> {
+    let mut violations = Vec::new();
+    for member in members() {
+        let Some((_, allowed, rule)) = DEPENDENCY_RULES.iter().find(|(dir, _, _)| *dir == member) else {
+            violations.push(format!("{member}: a workspace member without an entry in tests/tidy.rs's DEPENDENCY_RULES"));
+            continue;
+        };
+        let manifest = root().join(&member).join("Cargo.toml");
+        let text = std::fs::read_to_string(&manifest).expect("a member's manifest reads");
+        for dependency in nagi_dependencies(&text, &["[dependencies]", "[build-dependencies]"]) {
+            if !allowed.contains(&"*") && !allowed.contains(&dependency.as_str()) {
+                violations.push(format!("{}: depends on {dependency}, but {rule}", manifest.display()));
+            }
+        }
+    }
+    violations
+}
+
+/// The `.rs` files under `dir`, in a stable order.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("a source directory lists") {
+            let path = entry.expect("an entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// Whether `path` holds only tests (a `tests.rs` file or a file under a `tests` directory).
+fn is_test_file(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| n == "tests.rs") || path.components().any(|c| c.as_os_str() == "tests")
+}
+
+/// `text` with its inline test modules (`#[cfg(test)] mod tests { … }`, to the brace that
+/// closes it) blanked out.
+fn without_tests(text: &str) -> String {
+    const START: &str = "#[cfg(test)]\nmod tests {";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(START) {
+        out.push_str(&rest[..at]);
+        let body = &rest[at + START.len()..];
+        let end = closing_brace(body);
+        // The module's lines stay as empty lines, so that line numbers still point into the file.
+        out.extend(std::iter::repeat_n('\n', rest[at..at + START.len() + end].matches('\n').count()));
+        rest = &body[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The byte just after the `}` that closes a block whose `{` comes right before `body`; braces in
+/// strings, raw strings, characters and line comments do not count.
+fn closing_brace(body: &str) -> usize {
+    let bytes = body.as_bytes();
+    let (mut depth, mut i) = (1usize, 0);
+    while i < bytes.len() {
+        match bytes[i] {
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                i += body[i..].find('\n').unwrap_or(body.len() - i);
+            }
+            b'r' if matches!(bytes.get(i + 1), Some(b'"' | b'#')) => {
+                let hashes = bytes[i + 1..].iter().take_while(|b| **b == b'#').count();
+                let close = format!("\"{}", "#".repeat(hashes));
+                let open = i + 1 + hashes + 1;
+                i = open + body[open..].find(&close).map_or(body.len() - open, |at| at + close.len()) - 1;
+            }
+            b'"' => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            // A character literal ('{', '\'', '\n'); a lifetime has no closing quote.
+            b'\'' if bytes.get(i + 2) == Some(&b'\'') => i += 2,
+            b'\'' if bytes.get(i + 1) == Some(&b'\\') => i += 3,
+            _ => {}
+        }
+        i += 1;
+    }
+    body.len()
+}
+
+/// The violations of the no-IO rule of [`CORE_CRATES`].
+fn io_violations() -> Vec<String> {
+    let mut violations = Vec::new();
+    for krate in CORE_CRATES {
+        for file in rust_files(&root().join(krate).join("src")) {
+            if is_test_file(&file) {
+                continue;
+            }
+            let text = std::fs::read_to_string(&file).expect("a source file reads");
+            for (n, line) in without_tests(&text).lines().enumerate() {
+                if line.trim_start().starts_with("//") {
+                    continue;
+                }
+                if let Some(name) = IO.iter().find(|name| line.contains(*name)) {
+                    violations.push(format!(
+                        "{}:{}: `{name}` in a core crate, which does no IO (ARCHITECTURE.md, \"Invariants\")",
+                        file.display(),
+                        n + 1
+                    ));
+                }
+            }
+        }
+    }
+    violations
+}
+
+/// The codes (`H123`) quoted as string literals in the non-test sources under `dirs`, with the
+/// first file each is in.
+fn codes_given(dirs: &[&str], letter: char) -> BTreeMap<String, PathBuf> {
+    let mut codes = BTreeMap::new();
+    for dir in dirs {
+        for file in rust_files(&root().join(dir)) {
+            if is_test_file(&file) {
+                continue;
+            }
+            let text = std::fs::read_to_string(&file).expect("a source file reads");
+            for code in codes_in(&without_tests(&text), letter, true) {
+                codes.entry(code).or_insert_with(|| file.clone());
+            }
+        }
+    }
+    codes
+}
+
+/// The codes `L123` of `letter` in `text`: quoted (`"H123"`) when `quoted`, else as words.
+fn codes_in(text: &str, letter: char, quoted: bool) -> BTreeSet<String> {
+    let bytes = text.as_bytes();
+    let mut codes = BTreeSet::new();
+    for (at, _) in text.match_indices(letter) {
+        let digits = bytes.get(at + 1..at + 4);
+        if !digits.is_some_and(|d| d.iter().all(u8::is_ascii_digit)) {
+            continue;
+        }
+        let before = at.checked_sub(1).map(|i| bytes[i]);
+        let after = bytes.get(at + 4).copied();
+        let bounded = if quoted {
+            before == Some(b'"') && after == Some(b'"')
+        } else {
+            !before.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_')
+                && !after.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_')
+        };
+        if bounded {
+            codes.insert(text[at..at + 4].to_owned());
+        }
+    }
+    codes
+}
+
+/// A file's module doc (its `//!` lines).
+fn module_doc(path: &str) -> String {
+    let text = std::fs::read_to_string(root().join(path)).expect("a source file reads");
+    text.lines().filter(|l| l.starts_with("//!")).collect::<Vec<_>>().join("\n")
+}
+
+/// The violations of the code rules: a code given but not documented, documented but never
+/// given, or given by the checker or the verifier but missing from its checklist.
+fn code_violations() -> Vec<String> {
+    let families: [(char, &[&str], &str); 4] = [
+        ('H', &["high/src", "src"], "docs/language.md"),
+        ('V', &["low/src"], "docs/low.md"),
+        ('M', &["emit-llvm/src"], "docs/c-abi.md"),
+        ('I', &["interp/src", "src"], "docs/interp.md"),
+    ];
+    let mut violations = Vec::new();
+    for (letter, dirs, doc) in families {
+        let given = codes_given(dirs, letter);
+        let text = std::fs::read_to_string(root().join(doc)).expect("a document reads");
+        let documented = codes_in(&text, letter, false);
+        for (code, file) in &given {
+            if !documented.contains(code) {
+                violations.push(format!("{code} (given in {}) is not documented in {doc}", file.display()));
+            }
+        }
+        for code in documented.difference(&given.keys().cloned().collect()) {
+            violations.push(format!("{code} is documented in {doc} but no code gives it"));
+        }
+    }
+    for (letter, dirs, checklist) in
+        [('H', &["high/src/check.rs", "high/src/check"][..], "high/src/check.rs"), ('V', &["low/src"][..], "low/src/verifier.rs")]
+    {
+        let listed = codes_in(&module_doc(checklist), letter, false);
+        let mut given = BTreeMap::new();
+        for dir in dirs {
+            let path = root().join(dir);
+            let files = if path.is_dir() { rust_files(&path) } else { vec![path] };
+            for file in files.into_iter().filter(|f| !is_test_file(f)) {
+                let text = std::fs::read_to_string(&file).expect("a source file reads");
+                for code in codes_in(&without_tests(&text), letter, true) {
+                    given.entry(code).or_insert(file.clone());
+                }
+            }
+        }
+        for (code, file) in given {
+            if !listed.contains(&code) {
+                violations.push(format!("{code} (given in {}) is missing from the checklist of {checklist}", file.display()));
+            }
+        }
+    }
+    violations
+}
+
+/// The Markdown files of the tree (not the build's, not the bench's results).
+fn markdown_files() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut dirs = vec![root().to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("a directory lists") {
+            let path = entry.expect("an entry").path();
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if path.is_dir() {
+                if !name.starts_with('.') && name != "target" && name != "results" && name != "node_modules" {
+                    dirs.push(path);
+                }
+            } else if name.ends_with(".md") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// The violations of the link rule: a relative link (outside code blocks) to a missing file.
+fn link_violations() -> Vec<String> {
+    let mut violations = Vec::new();
+    for file in markdown_files() {
+        let text = std::fs::read_to_string(&file).expect("a document reads");
+        let mut fenced = false;
+        for (n, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("```") {
+                fenced = !fenced;
+                continue;
+            }
+            if fenced {
+                continue;
+            }
+            for link in line.split("](").skip(1).filter_map(|rest| rest.split(')').next()) {
+                let target = link.split('#').next().unwrap_or("");
+                let external = target.contains("://") || target.starts_with("mailto:");
+                if target.is_empty() || external || target.contains(' ') {
+                    continue;
+                }
+                let dir = file.parent().unwrap_or(root());
+                if !dir.join(target).exists() {
+                    violations.push(format!("{}:{}: the link `{link}` names no file", file.display(), n + 1));
+                }
+            }
+        }
+    }
+    violations
+}
+
+/// The violations of the C-ABI rule: a `pub extern "C" fn` of the runtime that `nagi_abi`'s list
+/// lacks, or a listed function the runtime does not export.
+fn abi_violations() -> Vec<String> {
+    let mut exported = BTreeMap::new();
+    for file in rust_files(&root().join("runtime/src")) {
+        let text = std::fs::read_to_string(&file).expect("a source file reads");
+        for line in text.lines().filter(|l| l.trim_start().starts_with("pub")) {
+            if let Some(rest) = line.split("extern \"C\" fn ").nth(1) {
+                exported.insert(rest.split('(').next().unwrap_or("").to_owned(), file.clone());
+            }
+        }
+    }
+    let listed: BTreeSet<String> = nagi_abi::Function::ALL.iter().map(|f| f.symbol().to_owned()).collect();
+    let mut violations = Vec::new();
+    for (name, file) in &exported {
+        if !listed.contains(name) {
+            violations.push(format!("{name} (in {}) is exported but not in nagi_abi's list (abi/src/lib.rs)", file.display()));
+        }
+    }
+    for name in listed.iter().filter(|name| !exported.contains_key(*name)) {
+        violations.push(format!("{name} is in nagi_abi's list but the runtime does not export it"));
+    }
+    violations
+}
+
+fn assert_none(rule: &str, violations: Vec<String>) {
+    assert!(violations.is_empty(), "{rule}:\n{}", violations.join("\n"));
+}
+
+#[test]
+fn crates_depend_only_on_what_the_architecture_allows() {
+    assert_none("dependencies", dependency_violations());
+}
+
+#[test]
+fn core_crates_do_no_io() {
+    assert_none("IO in a core crate", io_violations());
+}
+
+#[test]
+fn every_diagnostic_code_is_documented_and_on_its_checklist() {
+    assert_none("diagnostic codes", code_violations());
+}
+
+#[test]
+fn the_runtime_exports_exactly_the_listed_c_functions() {
+    assert_none("the C ABI", abi_violations());
+}
+
+#[test]
+fn relative_links_in_the_docs_name_files_that_exist() {
+    assert_none("links", link_violations());
+}
+
+/// Each rule catches what it is meant to catch: the readers above, on made-up text.
+#[test]
+fn the_readers_find_what_they_look_for() {
+    let manifest = "[dependencies]\nnagi-low.workspace = true\nnagi-abi = { path = \"abi\" }\n\n[dev-dependencies]\nnagi-high.workspace = true\n";
+    assert_eq!(nagi_dependencies(manifest, &["[dependencies]"]), ["nagi-low", "nagi-abi"]);
+    assert_eq!(codes_in(r#"error("H201", x) "V2010" H301 "#, 'H', true), BTreeSet::from(["H201".to_owned()]));
+    assert_eq!(codes_in("| H201 | x | H3011 | `H302`", 'H', false), BTreeSet::from(["H201".to_owned(), "H302".to_owned()]));
+    assert_eq!(without_tests("a\n#[cfg(test)]\nmod tests {\nfn f() { std::fs }\n}\nb"), "a\n\n\n\n\nb");
+    let braces = "a\n#[cfg(test)]\nmod tests {\n\"{ \\\" {\" '{' '\\'' r#\"{\"# // {\n}\nb";
+    assert_eq!(without_tests(braces), "a\n\n\n\n\nb");
+    assert!(is_test_file(Path::new("high/src/check/tests.rs")) && is_test_file(Path::new("low/src/tests/a.rs")));
+}
