@@ -13,7 +13,11 @@
 //! - every relative link in a Markdown file of the tree names a file that exists;
 //! - the runtime exports exactly the C functions of `nagi_abi`'s list (docs/c-abi.md), so that
 //!   the LLVM emitter's declarations and the JIT's address table, both made of the list, cover
-//!   every one.
+//!   every one;
+//! - no file of the driver (`src/`) or of the LLVM emitter imports, through `crate::` paths, a
+//!   file that imports it back, directly or around a longer cycle (ARCHITECTURE.md, "Crates").
+//!   The runtime is not under this rule yet: its core and its C-ABI adapter still import each
+//!   other (issue 31).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -375,6 +379,95 @@ fn abi_violations() -> Vec<String> {
     violations
 }
 
+/// The modules of the crate whose sources are `dir` (`a/b.rs` is `a::b`; the crate root is left
+/// out, since it declares every module) and the modules each names through `crate::` paths.
+fn module_graph(dir: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let mut sources = BTreeMap::new();
+    for file in rust_files(dir) {
+        if is_test_file(&file) {
+            continue;
+        }
+        let relative = file.strip_prefix(dir).expect("under the directory").with_extension("");
+        let name = relative.to_string_lossy().trim_end_matches("/mod").replace('/', "::");
+        if name == "lib" || name == "main" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).expect("a source file reads");
+        let code: Vec<&str> = text.lines().filter(|l| !l.trim_start().starts_with("//")).collect();
+        sources.insert(name, without_tests(&code.join("\n")));
+    }
+    let mut graph = BTreeMap::new();
+    for (name, text) in &sources {
+        let mut named = BTreeSet::new();
+        for rest in text.split("crate::").skip(1) {
+            // `crate::a::b`, or each path of a group: `crate::{a, b::c}`.
+            let paths: Vec<&str> = match rest.strip_prefix('{') {
+                Some(group) => group.split('}').next().unwrap_or("").split(',').collect(),
+                None => vec![rest],
+            };
+            for path in paths {
+                let segments: Vec<&str> = path
+                    .trim()
+                    .split("::")
+                    .map_while(|s| {
+                        let id: String = s.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+                        (!id.is_empty() && id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'))
+                            .then_some(&s[..id.len()])
+                    })
+                    .collect();
+                let module = (1..=segments.len()).rev().map(|k| segments[..k].join("::")).find(|m| sources.contains_key(m));
+                if let Some(module) = module
+                    && module != *name
+                    && !module.starts_with(&format!("{name}::"))
+                    && !name.starts_with(&format!("{module}::"))
+                {
+                    named.insert(module);
+                }
+            }
+        }
+        graph.insert(name.clone(), named);
+    }
+    graph
+}
+
+/// A cycle of `graph` through `start`, if there is one (as the modules in order).
+fn cycle_through(graph: &BTreeMap<String, BTreeSet<String>>, start: &str) -> Option<Vec<String>> {
+    let mut stack = vec![(start.to_owned(), vec![start.to_owned()])];
+    let mut seen = BTreeSet::new();
+    while let Some((at, path)) = stack.pop() {
+        for next in graph.get(&at).into_iter().flatten() {
+            if next == start {
+                return Some(path.clone());
+            }
+            if seen.insert(next.clone()) {
+                let mut longer = path.clone();
+                longer.push(next.clone());
+                stack.push((next.clone(), longer));
+            }
+        }
+    }
+    None
+}
+
+/// The violations of the no-cycle rule in the driver and the LLVM emitter.
+fn cycle_violations() -> Vec<String> {
+    let mut violations = Vec::new();
+    for dir in ["src", "emit-llvm/src"] {
+        let graph = module_graph(&root().join(dir));
+        let mut reported = BTreeSet::new();
+        for module in graph.keys() {
+            if let Some(cycle) = cycle_through(&graph, module) {
+                let mut key = cycle.clone();
+                key.sort();
+                if reported.insert(key) {
+                    violations.push(format!("{dir}: the files {} import each other in a cycle", cycle.join(" → ")));
+                }
+            }
+        }
+    }
+    violations
+}
+
 fn assert_none(rule: &str, violations: Vec<String>) {
     assert!(violations.is_empty(), "{rule}:\n{}", violations.join("\n"));
 }
@@ -400,6 +493,11 @@ fn the_runtime_exports_exactly_the_listed_c_functions() {
 }
 
 #[test]
+fn no_file_of_the_driver_or_the_llvm_emitter_imports_one_that_imports_it_back() {
+    assert_none("import cycles", cycle_violations());
+}
+
+#[test]
 fn relative_links_in_the_docs_name_files_that_exist() {
     assert_none("links", link_violations());
 }
@@ -415,4 +513,10 @@ fn the_readers_find_what_they_look_for() {
     let braces = "a\n#[cfg(test)]\nmod tests {\n\"{ \\\" {\" '{' '\\'' r#\"{\"# // {\n}\nb";
     assert_eq!(without_tests(braces), "a\n\n\n\n\nb");
     assert!(is_test_file(Path::new("high/src/check/tests.rs")) && is_test_file(Path::new("low/src/tests/a.rs")));
+    let graph: BTreeMap<String, BTreeSet<String>> = [("a", "b"), ("b", "c"), ("c", "a"), ("d", "a")]
+        .iter()
+        .map(|(from, to)| (from.to_string(), BTreeSet::from([to.to_string()])))
+        .collect();
+    assert_eq!(cycle_through(&graph, "a"), Some(vec!["a".to_owned(), "b".to_owned(), "c".to_owned()]));
+    assert_eq!(cycle_through(&graph, "d"), None);
 }

@@ -22,7 +22,8 @@ use nagi_abi::poll;
 
 use crate::function::FnEmitter;
 use crate::runtime_calls::{self, Rt};
-use crate::service::{constant, fn_ptr, guarded_poll, int, struct_of};
+use crate::constants::{constant, fn_ptr, int, struct_of};
+use crate::service::guarded_poll;
 use crate::{Cx, Error, descriptors, frames, glue, ir};
 
 /// The descriptors of the module's actors: by `init` function, and by handler with the

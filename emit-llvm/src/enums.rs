@@ -6,7 +6,7 @@
 use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue};
 use nagi_low::{ArenaGet, EnumId, Type};
 
-use crate::{Cx, Error, glue, ir};
+use crate::{Cx, Error, ir};
 
 /// The tag (an `i64`, the variant's index) of the enum `e` at `p`.
 pub(crate) fn tag<'ctx>(cx: &Cx<'ctx, '_>, e: EnumId, p: PointerValue<'ctx>) -> Result<IntValue<'ctx>, Error> {
@@ -61,7 +61,7 @@ pub(crate) fn build_new<'ctx>(
 
 /// Branches on the tag of the enum `e` at `p` to one block per variant whose payload owns
 /// memory, where `each` runs with the variant's payload type, then joins.
-fn for_owning_variant<'ctx>(
+pub(crate) fn for_owning_variant<'ctx>(
     cx: &Cx<'ctx, '_>,
     f: FunctionValue<'ctx>,
     e: EnumId,
@@ -91,31 +91,4 @@ fn for_owning_variant<'ctx>(
     }
     b.position_at_end(done);
     Ok(())
-}
-
-/// The body of `nagi.drop.E`: drops the active variant's payload when it owns memory.
-pub(crate) fn drop_body<'ctx>(
-    cx: &Cx<'ctx, '_>,
-    f: FunctionValue<'ctx>,
-    e: EnumId,
-    p: PointerValue<'ctx>,
-) -> Result<(), Error> {
-    for_owning_variant(cx, f, e, p, |ty| glue::drop_in_place(cx, ty, payload_ptr(cx, e, p, ty)?))
-}
-
-/// The body of `nagi.clone.E`: copies the value, then replaces a payload that owns memory by a
-/// deep copy of it.
-pub(crate) fn clone_body<'ctx>(
-    cx: &Cx<'ctx, '_>,
-    f: FunctionValue<'ctx>,
-    e: EnumId,
-    dst: PointerValue<'ctx>,
-    src: PointerValue<'ctx>,
-) -> Result<(), Error> {
-    let b = &cx.builder;
-    let whole = ir::load(b, cx.layouts.enum_struct(e).into(), src, "copy")?;
-    b.build_store(dst, whole)?;
-    for_owning_variant(cx, f, e, src, |ty| {
-        glue::clone_into(cx, ty, payload_ptr(cx, e, dst, ty)?, payload_ptr(cx, e, src, ty)?)
-    })
 }

@@ -34,14 +34,13 @@ use std::collections::BTreeMap;
 use inkwell::basic_block::BasicBlock;
 use inkwell::module::Linkage;
 use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum, StructType};
-use inkwell::values::{BasicMetadataValueEnum, FunctionValue, PointerValue};
+use inkwell::values::{FunctionValue, PointerValue};
 use nagi_low::entities::index;
 use nagi_low::verifier::Suspension;
-use nagi_low::{ArenaGet, FuncId, FunctionData, LocalId, OpId, OpKind, Operand, Type};
+use nagi_low::{FuncId, FunctionData, LocalId, OpId, OpKind};
 
 use nagi_abi::poll;
 
-use crate::function::FnEmitter;
 use crate::glue;
 use crate::ir;
 use crate::runtime_calls::{self, Rt};
@@ -70,12 +69,12 @@ pub(crate) struct Frame<'ctx> {
     /// The awaits in text order; the `k`-th (from 0) is state `k + 1` and keeps its pending
     /// callee in field `first_child + k`.
     awaits: Vec<Suspension>,
-    first_child: u32,
+    pub(crate) first_child: u32,
 }
 
 impl Frame<'_> {
     /// The await number (from 0) of operation `op`.
-    fn await_index(&self, op: OpId) -> Result<usize, Error> {
+    pub(crate) fn await_index(&self, op: OpId) -> Result<usize, Error> {
         self.awaits.iter().position(|s| s.op == op).ok_or_else(|| Error::internal("an await the analysis missed"))
     }
 }
@@ -253,14 +252,17 @@ fn drop_locals<'ctx>(
 
 /// What the body of a `poll` function needs besides the ordinary emitter state.
 pub(crate) struct Poll<'ctx> {
-    frame: PointerValue<'ctx>,
-    st: StructType<'ctx>,
-    task_cx: PointerValue<'ctx>,
-    pending: BasicBlock<'ctx>,
+    /// The frame, typed as its struct `st`.
+    pub(crate) frame: PointerValue<'ctx>,
+    pub(crate) st: StructType<'ctx>,
+    /// The runtime's `Context` the poll was given, passed on to children.
+    pub(crate) task_cx: PointerValue<'ctx>,
+    /// Returns 0: the frame waits.
+    pub(crate) pending: BasicBlock<'ctx>,
     /// Returns 2: what the frame awaits failed, and the frame stays suspended there.
-    failed: BasicBlock<'ctx>,
+    pub(crate) failed: BasicBlock<'ctx>,
     /// The resume block of each await, in await order, filled in as the body is emitted.
-    resumes: Vec<Option<BasicBlock<'ctx>>>,
+    pub(crate) resumes: Vec<Option<BasicBlock<'ctx>>>,
     /// Where each counted `for` keeps its end bound.
     ends: BTreeMap<OpId, PointerValue<'ctx>>,
 }
@@ -278,7 +280,7 @@ pub(crate) fn poll_slots<'ctx>(
     cx: &Cx<'ctx, '_>,
     func: &FunctionData,
     frame: &Frame<'ctx>,
-) -> Result<(crate::function::Slots<'ctx>, Poll<'ctx>), Error> {
+) -> Result<(ir::Slots<'ctx>, Poll<'ctx>), Error> {
     let b = &cx.builder;
     let raw = first_param(frame.poll)?;
     let task_cx = frame.poll.get_nth_param(1).ok_or_else(|| Error::internal("poll without its context"))?;
@@ -340,120 +342,6 @@ pub(crate) fn finish_poll<'ctx>(
     }
     b.build_switch(state, bad, &cases)?;
     Ok(())
-}
-
-impl<'ctx> FnEmitter<'_, 'ctx, '_> {
-    /// `return` in a `poll` function: the result into the frame, state done, ready.
-    pub(crate) fn poll_return(&mut self, value: Option<&Operand>) -> Result<(), Error> {
-        let cx = self.cx;
-        let b = &cx.builder;
-        let poll = self.poll.as_ref().ok_or_else(|| Error::internal("poll_return outside a poll function"))?;
-        let (frame, st) = (poll.frame, poll.st);
-        if let Some(v) = value
-            && self.func.ret != Type::Unit
-        {
-            let v = self.operand(v)?;
-            b.build_store(ir::field(b, st, frame, RESULT, "result")?, v)?;
-        }
-        b.build_store(ir::field(b, st, frame, STATE, "state")?, cx.context.i32_type().const_int(DONE, false))?;
-        b.build_return(Some(&answer(cx, poll::READY)))?;
-        Ok(())
-    }
-
-    /// Suspends at await `op`, whose pending callee (a child frame or a runtime operation) is
-    /// `pending`: keeps it in the frame, sets the state, and emits the resume block, which polls
-    /// it with `poll_child` (an `i32`: 0 pending, 1 ready, 2 failed) and returns 0 while it
-    /// waits and 2 if it failed (the frame stays suspended here). Leaves the builder in the
-    /// block that runs once it is ready, with the pending callee's pointer.
-    pub(crate) fn suspend(
-        &mut self,
-        op: OpId,
-        pending: PointerValue<'ctx>,
-        poll_child: impl FnOnce(
-            &Self,
-            PointerValue<'ctx>,
-            PointerValue<'ctx>,
-        ) -> Result<inkwell::values::IntValue<'ctx>, Error>,
-    ) -> Result<PointerValue<'ctx>, Error> {
-        let cx = self.cx;
-        let b = &cx.builder;
-        let frame = self.frame.ok_or_else(|| Error::internal("an await in a function without a frame"))?;
-        let k = frame.await_index(op)?;
-        let field = frame.first_child + k as u32;
-        let poll = self.poll.as_ref().ok_or_else(|| Error::internal("an await outside a poll function"))?;
-        let (fr, st, task_cx, pending_block, failed) = (poll.frame, poll.st, poll.task_cx, poll.pending, poll.failed);
-        b.build_store(ir::field(b, st, fr, field, "child")?, pending)?;
-        b.build_store(ir::field(b, st, fr, STATE, "state")?, cx.context.i32_type().const_int(k as u64 + 1, false))?;
-        let resume = self.block(&format!("resume{}", k + 1));
-        let ready = self.block(&format!("ready{}", k + 1));
-        b.build_unconditional_branch(resume)?;
-        b.position_at_end(resume);
-        let child = ir::load_field(b, st, fr, field, "child")?.into_pointer_value();
-        let polled = poll_child(self, child, task_cx)?;
-        b.build_switch(polled, failed, &[(answer(cx, poll::PENDING), pending_block), (answer(cx, poll::READY), ready)])?;
-        b.position_at_end(ready);
-        if let Some(poll) = self.poll.as_mut() {
-            poll.resumes[k] = Some(resume);
-        }
-        Ok(child)
-    }
-
-    /// `[%d =] await call $g(args)`: a child frame for `g`, polled until ready, its result moved
-    /// into `%d`, the child freed.
-    pub(crate) fn await_call(
-        &mut self,
-        op: OpId,
-        dest: Option<LocalId>,
-        callee: FuncId,
-        args: &[Operand],
-    ) -> Result<(), Error> {
-        let cx = self.cx;
-        let b = &cx.builder;
-        let mut values: Vec<BasicMetadataValueEnum> = Vec::with_capacity(args.len());
-        for a in args {
-            values.push(self.operand(a)?.into());
-        }
-        let child_frame =
-            cx.frames.get(callee).ok_or_else(|| Error::internal("an awaited function without a frame"))?;
-        let (new, poll, free, child_st) = (child_frame.new, child_frame.poll, child_frame.free, child_frame.st);
-        let child = cx.call_value(new, &values, "new")?.into_pointer_value();
-        let child = self.suspend(op, child, |_, child, task_cx| {
-            Ok(cx.call_value(poll, &[child.into(), task_cx.into()], "poll")?.into_int_value())
-        })?;
-        let callee_data = cx.low.functions.get(callee).ok_or_else(|| Error::internal("unknown callee"))?;
-        match dest {
-            Some(d) if callee_data.ret != Type::Unit => {
-                let typed_child = typed(cx, child_st, child)?;
-                let v = ir::load_field(b, child_st, typed_child, RESULT, "result")?;
-                self.store_local(d, v)?;
-            }
-            d => self.store_unit(d)?,
-        }
-        b.build_call(free, &[child.into()], "")?;
-        Ok(())
-    }
-
-    /// An awaited runtime operation already started (`op_ptr`, from a `nagi_rt_db_*` call):
-    /// polled with `nagi_rt_op_poll` until ready, then finished into `out` (null for none).
-    pub(crate) fn await_runtime(
-        &mut self,
-        op: OpId,
-        started: PointerValue<'ctx>,
-        out: Option<PointerValue<'ctx>>,
-    ) -> Result<(), Error> {
-        let cx = self.cx;
-        let pending = self.suspend(op, started, |_, child, task_cx| {
-            Ok(runtime_calls::call(cx, Rt::OpPoll, &[child.into(), task_cx.into()])?
-                .ok_or_else(|| Error::internal("nagi_rt_op_poll returns nothing"))?
-                .into_int_value())
-        })?;
-        let out = match out {
-            Some(p) => cx.builder.build_pointer_cast(p, cx.layouts.byte_ptr(), "out")?,
-            None => cx.layouts.byte_ptr().const_null(),
-        };
-        runtime_calls::call(cx, Rt::OpFinish, &[pending.into(), out.into()])?;
-        Ok(())
-    }
 }
 
 /// The poll answer `code` (`nagi_abi::poll`) as the `i32` a poll function returns.

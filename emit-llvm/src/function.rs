@@ -105,8 +105,7 @@ pub(crate) fn define<'ctx>(cx: &Cx<'ctx, '_>, id: FuncId, func: &FunctionData, r
     Ok(())
 }
 
-/// Where a function's locals live, and the hidden counter of each `for`.
-pub(crate) type Slots<'ctx> = (ArenaMap<LocalId, PointerValue<'ctx>>, ArenaMap<OpId, PointerValue<'ctx>>);
+pub(crate) use crate::ir::Slots;
 
 /// The stack slots of an ordinary function: one `alloca` per local and per `for` counter, with
 /// the parameters stored into theirs.

@@ -19,9 +19,9 @@ use inkwell::IntPredicate;
 use inkwell::module::Linkage;
 use inkwell::types::BasicMetadataTypeEnum;
 use inkwell::values::{FunctionValue, IntValue, PointerValue};
-use nagi_low::{ArenaGet, Type};
+use nagi_low::{ArenaGet, EnumId, Type};
 
-use crate::ir;
+use crate::{enums, ir};
 use crate::runtime_calls::{self, Rt};
 use crate::{Cx, Error};
 
@@ -167,7 +167,7 @@ fn drop_body<'ctx>(cx: &Cx<'ctx, '_>, f: FunctionValue<'ctx>, ty: &Type, p: Poin
                 }
             }
         }
-        Type::Enum(e) => crate::enums::drop_body(cx, f, *e, p)?,
+        Type::Enum(e) => enum_drop_body(cx, f, *e, p)?,
         // A scope cancels its tasks; a task handle detaches its task (runtime `cabi::tasks`).
         Type::Scope | Type::Task(_) => {
             let handle = ir::load(b, cx.layouts.byte_ptr().into(), p, "handle")?;
@@ -297,7 +297,7 @@ fn clone_body<'ctx>(
                 clone_into(cx, &field.ty, to, from)?;
             }
         }
-        Type::Enum(e) => crate::enums::clone_body(cx, f, *e, dst, src)?,
+        Type::Enum(e) => enum_clone_body(cx, f, *e, dst, src)?,
         Type::Actor(_) => {
             let handle = ir::load(b, cx.layouts.byte_ptr().into(), src, "handle")?;
             let copy = runtime_calls::call(cx, Rt::ActorClone, &[handle.into()])?
@@ -339,4 +339,31 @@ fn counted_loop<'ctx>(
     i.add_incoming(&[(&i64t.const_zero(), pre), (&next, latch)]);
     b.position_at_end(done);
     Ok(())
+}
+
+/// The body of `nagi.drop.E` (an enum): drops the active variant's payload when it owns memory.
+fn enum_drop_body<'ctx>(
+    cx: &Cx<'ctx, '_>,
+    f: FunctionValue<'ctx>,
+    e: EnumId,
+    p: PointerValue<'ctx>,
+) -> Result<(), Error> {
+    enums::for_owning_variant(cx, f, e, p, |ty| drop_in_place(cx, ty, enums::payload_ptr(cx, e, p, ty)?))
+}
+
+/// The body of `nagi.clone.E` (an enum): copies the value, then replaces a payload that owns memory by a
+/// deep copy of it.
+fn enum_clone_body<'ctx>(
+    cx: &Cx<'ctx, '_>,
+    f: FunctionValue<'ctx>,
+    e: EnumId,
+    dst: PointerValue<'ctx>,
+    src: PointerValue<'ctx>,
+) -> Result<(), Error> {
+    let b = &cx.builder;
+    let whole = ir::load(b, cx.layouts.enum_struct(e).into(), src, "copy")?;
+    b.build_store(dst, whole)?;
+    enums::for_owning_variant(cx, f, e, src, |ty| {
+        clone_into(cx, ty, enums::payload_ptr(cx, e, dst, ty)?, enums::payload_ptr(cx, e, src, ty)?)
+    })
 }

@@ -10,6 +10,10 @@ use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
 
 use crate::Error;
 
+/// Where a function's locals live, and the hidden counter of each `for`.
+pub(crate) type Slots<'ctx> =
+    (la_arena::ArenaMap<nagi_low::LocalId, PointerValue<'ctx>>, la_arena::ArenaMap<nagi_low::OpId, PointerValue<'ctx>>);
+
 /// Loads a `ty` from `ptr`.
 pub(crate) fn load<'ctx>(
     b: &Builder<'ctx>,

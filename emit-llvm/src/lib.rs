@@ -22,6 +22,8 @@
 
 mod actors;
 mod arrays;
+mod awaits;
+mod constants;
 mod database;
 mod descriptors;
 mod enums;
@@ -33,6 +35,7 @@ mod jit;
 mod maps;
 mod ops;
 mod queues;
+mod rtcalls;
 mod runtime_calls;
 mod service;
 mod tasks;

@@ -11,7 +11,7 @@ use nagi_low::{LocalId, OpId, Operand};
 
 use crate::function::FnEmitter;
 use crate::runtime_calls::{self, Rt};
-use crate::service::{constant, int, struct_of, text};
+use crate::constants::{constant, int, struct_of, text};
 use crate::{Cx, Error, descriptors};
 
 impl<'ctx> FnEmitter<'_, 'ctx, '_> {

@@ -21,12 +21,13 @@
 use inkwell::attributes::AttributeLoc;
 use inkwell::module::Linkage;
 use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum, StructType};
-use inkwell::values::{BasicValueEnum, FunctionValue, GlobalValue, PointerValue};
+use inkwell::values::{BasicValueEnum, FunctionValue, PointerValue};
 use nagi_abi::{param_source, poll};
 use nagi_low::{ArenaGet, FunctionData, ParamSource, RouteDecl};
 
 use crate::frames::{self, DONE, RESULT, STATE};
 use crate::runtime_calls::{self, Rt};
+use crate::constants::{constant, fn_ptr, int, struct_of, text};
 use crate::{Cx, Error, descriptors, glue, ir, queues};
 
 /// The size of the `jmp_buf` the guard reserves: glibc's is 200 bytes on x86-64 and 312 on
@@ -408,32 +409,6 @@ fn param_type<'ctx>(cx: &Cx<'ctx, '_>) -> StructType<'ctx> {
 fn route_type<'ctx>(cx: &Cx<'ctx, '_>) -> StructType<'ctx> {
     let (p, i) = (cx.layouts.byte_ptr().into(), cx.context.i64_type().into());
     cx.context.struct_type(&[p, i, p, i, p, i, i, i, p, p, p, p, i, p, i], false)
-}
-
-/// A constant struct of `values` (each an `i8*` or an `i64`).
-pub(crate) fn struct_of<'ctx>(cx: &Cx<'ctx, '_>, values: &[BasicValueEnum<'ctx>]) -> BasicValueEnum<'ctx> {
-    cx.context.const_struct(values, false).into()
-}
-
-pub(crate) fn int<'ctx>(cx: &Cx<'ctx, '_>, v: u64) -> BasicValueEnum<'ctx> {
-    cx.context.i64_type().const_int(v, false).into()
-}
-
-/// The bytes of `value` as a private constant, and their length.
-pub(crate) fn text<'ctx>(cx: &Cx<'ctx, '_>, value: &str) -> (PointerValue<'ctx>, inkwell::values::IntValue<'ctx>) {
-    (descriptors::name_bytes(cx, value), cx.context.i64_type().const_int(value.len() as u64, false))
-}
-
-pub(crate) fn fn_ptr<'ctx>(cx: &Cx<'ctx, '_>, f: FunctionValue<'ctx>) -> PointerValue<'ctx> {
-    f.as_global_value().as_pointer_value().const_cast(cx.layouts.byte_ptr())
-}
-
-pub(crate) fn constant<'ctx>(cx: &Cx<'ctx, '_>, name: &str, value: BasicValueEnum<'ctx>) -> GlobalValue<'ctx> {
-    let g = cx.module.add_global(value.get_type(), None, name);
-    g.set_initializer(&value);
-    g.set_constant(true);
-    g.set_linkage(Linkage::Private);
-    g
 }
 
 /// A private constant array of `items` of type `ty`, as an `i8*` (null when empty).

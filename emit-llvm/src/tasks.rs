@@ -22,7 +22,8 @@ use nagi_low::{ArenaGet, FuncId, LocalId, OpId, OpKind, Operand};
 use crate::frames::{self, RESULT};
 use crate::function::FnEmitter;
 use crate::runtime_calls::{self, Rt};
-use crate::service::{constant, fn_ptr, guarded_poll, int, struct_of};
+use crate::constants::{constant, fn_ptr, int, struct_of};
+use crate::service::guarded_poll;
 use crate::{Cx, Error, actors, glue, ir};
 
 /// The task descriptor (as an `i8*`) of every function the module spawns or defers.
