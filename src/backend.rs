@@ -11,8 +11,8 @@ use nagi_low::Module;
 
 use crate::failure::Failure;
 use crate::output::write_output;
-use crate::timer::Timer;
 use crate::target::Target;
+use crate::timer::Timer;
 use crate::{llvm_link, runtime_lib, rust_build};
 
 /// Backends for `build` and `run`.

@@ -9,7 +9,6 @@ use std::process::Command;
 use clap::ValueEnum;
 
 use crate::backend::{Backend, no_executable};
-use crate::target::Target;
 use crate::failure::Failure;
 use crate::importers;
 use crate::interp;
@@ -19,6 +18,7 @@ use crate::output::write_output;
 use crate::passes::{self, Default};
 use crate::pipeline::{self, FrontEnd};
 use crate::runtime_lib::checkout;
+use crate::target::Target;
 
 /// `nagic check FILE...`: loads every file, printing all their diagnostics.
 /// A `.nagi` file that other files import is checked as part of each program that imports it

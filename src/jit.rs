@@ -9,8 +9,8 @@ use nagi_low::Module;
 use nagi_runtime::cabi::inprocess;
 use nagi_runtime::rt;
 
-use crate::target::Target;
 use crate::failure::{Failure, report};
+use crate::target::Target;
 use crate::timer::Timer;
 
 /// The exit status of a program that trapped, as compiled programs use.

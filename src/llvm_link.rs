@@ -19,9 +19,9 @@ use std::process::Command;
 use nagi_emit_llvm::Options;
 use nagi_low::Module;
 
-use crate::target::{Link, static_link_hint};
 use crate::failure::{Failure, report};
 use crate::runtime_lib::RuntimeArtifacts;
+use crate::target::{Link, static_link_hint};
 use crate::timer::Timer;
 
 /// Reports an emitter diagnostic against the input file.

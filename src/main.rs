@@ -23,16 +23,16 @@ mod output;
 mod passes;
 mod pipeline;
 mod runtime_lib;
-mod target;
 mod rust_build;
+mod target;
 mod testing;
 mod timer;
 
 use crate::backend::Backend;
-use crate::target::Target;
 use crate::commands::Emit;
 use crate::failure::Failure;
 use crate::pipeline::FrontEnd;
+use crate::target::Target;
 
 /// The Nagi compiler.
 #[derive(Parser, Debug)]

@@ -11,10 +11,10 @@ use std::process::Command;
 
 use nagi_low::Module;
 
-use crate::target::{Link, Target, static_link_hint};
 use crate::failure::{Failure, report};
 use crate::output::write_output;
 use crate::runtime_lib::{RuntimeArtifacts, checkout};
+use crate::target::{Link, Target, static_link_hint};
 
 /// The emitted crate root for `module`, or the emitter's diagnostic.
 pub(crate) fn emit(module: &Module, input: &Path) -> Result<String, Failure> {

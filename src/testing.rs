@@ -9,11 +9,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::backend::Backend;
-use crate::target::Target;
 use crate::failure::Failure;
 use crate::load::load_tests;
 use crate::passes::{self, Default, PassOptions};
 use crate::runtime_lib::checkout;
+use crate::target::Target;
 use crate::timer::Timer;
 
 /// How one test ended.

@@ -238,7 +238,9 @@ fn bodies_beyond_the_memory_limit_are_refused_and_memory_stays_bounded(backend: 
         stream.set_nonblocking(true).expect("non-blocking");
         let mut answer = Vec::new();
         match stream.read_to_end(&mut answer) {
-            Err(error) if error.kind() == std::io::ErrorKind::WouldBlock && answer.is_empty() => held.push((id, stream)),
+            Err(error) if error.kind() == std::io::ErrorKind::WouldBlock && answer.is_empty() => {
+                held.push((id, stream))
+            }
             _ => {
                 let text = String::from_utf8_lossy(&answer);
                 assert!(answer.is_empty() || text.starts_with("HTTP/1.1 503"), "{text}");
@@ -331,8 +333,10 @@ fn heads_that_never_end_hold_little(backend: Backend) {
 /// database file before the service starts.
 fn seed_users(db: &std::path::Path, rows: i64, name_bytes: usize) {
     let mut conn = rusqlite::Connection::open(db).expect("the database file opens");
-    conn.execute_batch("CREATE TABLE users (id INTEGER PRIMARY KEY NOT NULL, name TEXT NOT NULL, age INTEGER NOT NULL)")
-        .expect("the table");
+    conn.execute_batch(
+        "CREATE TABLE users (id INTEGER PRIMARY KEY NOT NULL, name TEXT NOT NULL, age INTEGER NOT NULL)",
+    )
+    .expect("the table");
     let tx = conn.transaction().expect("begin");
     let name = "n".repeat(name_bytes);
     for id in 0..rows {

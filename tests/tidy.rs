@@ -88,7 +88,8 @@ fn dependency_violations() -> Vec<String> {
     let mut violations = Vec::new();
     for member in members() {
         let Some((_, allowed, rule)) = DEPENDENCY_RULES.iter().find(|(dir, _, _)| *dir == member) else {
-            violations.push(format!("{member}: a workspace member without an entry in tests/tidy.rs's DEPENDENCY_RULES"));
+            violations
+                .push(format!("{member}: a workspace member without an entry in tests/tidy.rs's DEPENDENCY_RULES"));
             continue;
         };
         let manifest = root().join(&member).join("Cargo.toml");
@@ -279,9 +280,10 @@ fn code_violations() -> Vec<String> {
             violations.push(format!("{code} is documented in {doc} but no code gives it"));
         }
     }
-    for (letter, dirs, checklist) in
-        [('H', &["high/src/check.rs", "high/src/check"][..], "high/src/check.rs"), ('V', &["low/src"][..], "low/src/verifier.rs")]
-    {
+    for (letter, dirs, checklist) in [
+        ('H', &["high/src/check.rs", "high/src/check"][..], "high/src/check.rs"),
+        ('V', &["low/src"][..], "low/src/verifier.rs"),
+    ] {
         let listed = codes_in(&module_doc(checklist), letter, false);
         let mut given = BTreeMap::new();
         for dir in dirs {
@@ -296,7 +298,8 @@ fn code_violations() -> Vec<String> {
         }
         for (code, file) in given {
             if !listed.contains(&code) {
-                violations.push(format!("{code} (given in {}) is missing from the checklist of {checklist}", file.display()));
+                violations
+                    .push(format!("{code} (given in {}) is missing from the checklist of {checklist}", file.display()));
             }
         }
     }
@@ -370,7 +373,10 @@ fn abi_violations() -> Vec<String> {
     let mut violations = Vec::new();
     for (name, file) in &exported {
         if !listed.contains(name) {
-            violations.push(format!("{name} (in {}) is exported but not in nagi_abi's list (abi/src/lib.rs)", file.display()));
+            violations.push(format!(
+                "{name} (in {}) is exported but not in nagi_abi's list (abi/src/lib.rs)",
+                file.display()
+            ));
         }
     }
     for name in listed.iter().filter(|name| !exported.contains_key(*name)) {
@@ -415,7 +421,8 @@ fn module_graph(dir: &Path) -> BTreeMap<String, BTreeSet<String>> {
                             .then_some(&s[..id.len()])
                     })
                     .collect();
-                let module = (1..=segments.len()).rev().map(|k| segments[..k].join("::")).find(|m| sources.contains_key(m));
+                let module =
+                    (1..=segments.len()).rev().map(|k| segments[..k].join("::")).find(|m| sources.contains_key(m));
                 if let Some(module) = module
                     && module != *name
                     && !module.starts_with(&format!("{name}::"))
@@ -508,7 +515,10 @@ fn the_readers_find_what_they_look_for() {
     let manifest = "[dependencies]\nnagi-low.workspace = true\nnagi-abi = { path = \"abi\" }\n\n[dev-dependencies]\nnagi-high.workspace = true\n";
     assert_eq!(nagi_dependencies(manifest, &["[dependencies]"]), ["nagi-low", "nagi-abi"]);
     assert_eq!(codes_in(r#"error("H201", x) "V2010" H301 "#, 'H', true), BTreeSet::from(["H201".to_owned()]));
-    assert_eq!(codes_in("| H201 | x | H3011 | `H302`", 'H', false), BTreeSet::from(["H201".to_owned(), "H302".to_owned()]));
+    assert_eq!(
+        codes_in("| H201 | x | H3011 | `H302`", 'H', false),
+        BTreeSet::from(["H201".to_owned(), "H302".to_owned()])
+    );
     assert_eq!(without_tests("a\n#[cfg(test)]\nmod tests {\nfn f() { std::fs }\n}\nb"), "a\n\n\n\n\nb");
     let braces = "a\n#[cfg(test)]\nmod tests {\n\"{ \\\" {\" '{' '\\'' r#\"{\"# // {\n}\nb";
     assert_eq!(without_tests(braces), "a\n\n\n\n\nb");

@@ -291,10 +291,8 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         for f in Function::ALL {
             assert!(seen.insert(f.symbol()), "{} listed twice", f.symbol());
-            let camel: String = f.symbol()["nagi_rt_".len()..]
-                .split('_')
-                .map(|w| w[..1].to_ascii_uppercase() + &w[1..])
-                .collect();
+            let camel: String =
+                f.symbol()["nagi_rt_".len()..].split('_').map(|w| w[..1].to_ascii_uppercase() + &w[1..]).collect();
             assert_eq!(format!("{f:?}"), camel);
         }
         assert_eq!(Function::Alloc.params(), &[CType::I64, CType::I64]);

@@ -20,9 +20,9 @@ use nagi_low::{ArenaGet, ChildKind, FuncId, FunctionData, LocalId, OpId, OpKind,
 
 use nagi_abi::poll;
 
+use crate::constants::{constant, fn_ptr, int, struct_of};
 use crate::function::FnEmitter;
 use crate::runtime_calls::{self, Rt};
-use crate::constants::{constant, fn_ptr, int, struct_of};
 use crate::service::guarded_poll;
 use crate::{Cx, Error, descriptors, frames, glue, ir};
 

@@ -60,7 +60,11 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
         b.position_at_end(resume);
         let child = ir::load_field(b, st, fr, field, "child")?.into_pointer_value();
         let polled = poll_child(self, child, task_cx)?;
-        b.build_switch(polled, failed, &[(answer(cx, poll::PENDING), pending_block), (answer(cx, poll::READY), ready)])?;
+        b.build_switch(
+            polled,
+            failed,
+            &[(answer(cx, poll::PENDING), pending_block), (answer(cx, poll::READY), ready)],
+        )?;
         b.position_at_end(ready);
         if let Some(poll) = self.poll.as_mut() {
             poll.resumes[k] = Some(resume);

@@ -17,10 +17,10 @@
 use std::collections::HashMap;
 
 use inkwell::AddressSpace;
-use nagi_abi::type_kind;
 use inkwell::module::Linkage;
 use inkwell::types::StructType;
 use inkwell::values::{BasicValueEnum, GlobalValue, PointerValue};
+use nagi_abi::type_kind;
 use nagi_low::{ArenaGet, Type};
 
 use crate::{Cx, Error};

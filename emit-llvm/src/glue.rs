@@ -21,9 +21,9 @@ use inkwell::types::BasicMetadataTypeEnum;
 use inkwell::values::{FunctionValue, IntValue, PointerValue};
 use nagi_low::{ArenaGet, EnumId, Type};
 
-use crate::{enums, ir};
 use crate::runtime_calls::{self, Rt};
 use crate::{Cx, Error};
+use crate::{enums, ir};
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 enum Kind {

@@ -9,9 +9,9 @@
 use inkwell::values::BasicValueEnum;
 use nagi_low::{LocalId, OpId, Operand};
 
+use crate::constants::{constant, int, struct_of, text};
 use crate::function::FnEmitter;
 use crate::runtime_calls::{self, Rt};
-use crate::constants::{constant, int, struct_of, text};
 use crate::{Cx, Error, descriptors};
 
 impl<'ctx> FnEmitter<'_, 'ctx, '_> {

@@ -25,9 +25,9 @@ use inkwell::values::{BasicValueEnum, FunctionValue, PointerValue};
 use nagi_abi::{param_source, poll};
 use nagi_low::{ArenaGet, FunctionData, ParamSource, RouteDecl};
 
+use crate::constants::{constant, fn_ptr, int, struct_of, text};
 use crate::frames::{self, DONE, RESULT, STATE};
 use crate::runtime_calls::{self, Rt};
-use crate::constants::{constant, fn_ptr, int, struct_of, text};
 use crate::{Cx, Error, descriptors, glue, ir, queues};
 
 /// The size of the `jmp_buf` the guard reserves: glibc's is 200 bytes on x86-64 and 312 on

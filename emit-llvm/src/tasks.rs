@@ -19,10 +19,10 @@ use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, PointerValue};
 use la_arena::ArenaMap;
 use nagi_low::{ArenaGet, FuncId, LocalId, OpId, OpKind, Operand};
 
+use crate::constants::{constant, fn_ptr, int, struct_of};
 use crate::frames::{self, RESULT};
 use crate::function::FnEmitter;
 use crate::runtime_calls::{self, Rt};
-use crate::constants::{constant, fn_ptr, int, struct_of};
 use crate::service::guarded_poll;
 use crate::{Cx, Error, actors, glue, ir};
 

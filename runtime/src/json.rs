@@ -4,8 +4,8 @@
 
 mod objects;
 
-use serde::de::DeserializeOwned;
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 pub(crate) use objects::Objects;
 

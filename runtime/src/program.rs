@@ -64,7 +64,8 @@ pub(crate) fn open_database(tables: &[&str]) -> (tokio::runtime::Runtime, Databa
         .unwrap_or_else(|e| fail(format!("cannot start Tokio: {e}")));
     // The job queues' tables too, so that a test build can push jobs; no worker runs them there.
     let tables: Vec<&str> = tables.iter().copied().chain(crate::queues::TABLES).collect();
-    let database = Database::open(PROGRAM_DATABASE, &tables, &DbOptions::default()).unwrap_or_else(|e| fail(e.to_string()));
+    let database =
+        Database::open(PROGRAM_DATABASE, &tables, &DbOptions::default()).unwrap_or_else(|e| fail(e.to_string()));
     db::set_default(Some(database.handle()));
     (runtime, database)
 }

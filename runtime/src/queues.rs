@@ -511,12 +511,7 @@ async fn in_transaction<T>(
 ) -> Result<T, String> {
     let id = crate::http::next_request_id();
     let began = Arc::new(AtomicBool::new(false));
-    let context = RequestContext {
-        id,
-        db: db.clone(),
-        began: Arc::clone(&began),
-        state: Default::default(),
-    };
+    let context = RequestContext { id, db: db.clone(), began: Arc::clone(&began), state: Default::default() };
     let mut guard = crate::http::EndGuard::new(id, db.clone());
     let outcome = context::scope(context, AssertUnwindSafe(body).catch_unwind()).await;
     let outcome = match outcome {

@@ -259,9 +259,8 @@ fn open(path: &str, create_sql: &[String], options: &DbOptions) -> Result<Connec
         let page_size: u64 = conn.query_row("PRAGMA page_size", [], |row| row.get(0)).map_err(db_error)?;
         let pages = (max_bytes / page_size.max(1)).max(1);
         // A count under the file's present size leaves it as it is; SQLite answers the count in force.
-        let _: u64 = conn
-            .query_row(&format!("PRAGMA max_page_count = {pages}"), [], |row| row.get(0))
-            .map_err(db_error)?;
+        let _: u64 =
+            conn.query_row(&format!("PRAGMA max_page_count = {pages}"), [], |row| row.get(0)).map_err(db_error)?;
     }
     super::schema::ensure(&conn, path, create_sql)?;
     if path != ":memory:" {
@@ -292,8 +291,7 @@ pub(crate) fn run(
     };
     let _ = opened.send(Ok(()));
     tracing::info!(target: "nagi::db", "opened {path}");
-    let mut worker =
-        Worker {
+    let mut worker = Worker {
         conn,
         busy: options.busy,
         max_rows: options.max_query_rows,
@@ -635,9 +633,9 @@ impl RowBytes<'_> {
         let Some(budget) = self.budget else { return Ok(()) };
         self.pending += row.text_bytes() + 24 * fields;
         if self.pending >= ROWS_STEP {
-            let taken = budget.try_take(self.pending).ok_or_else(|| {
-                DbError::new(DbErrorKind::Overloaded, budget.refusal("the rows of this query"))
-            })?;
+            let taken = budget
+                .try_take(self.pending)
+                .ok_or_else(|| DbError::new(DbErrorKind::Overloaded, budget.refusal("the rows of this query")))?;
             self.pending = 0;
             taken.add_to(&mut self.hold);
         }

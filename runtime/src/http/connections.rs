@@ -33,8 +33,8 @@ use tokio::sync::{Semaphore, watch};
 use tokio::time::Instant;
 
 use super::dispatch::Dispatch;
-use crate::budget::{Budget, Hold};
 use super::wrapper::{AnswerBody, ErrorBody};
+use crate::budget::{Budget, Hold};
 use crate::config::Config;
 
 /// How long the 408 answer to a timed-out head may take to write, and then how long the client's

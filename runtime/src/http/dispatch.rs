@@ -18,9 +18,9 @@ use std::time::{Duration, Instant};
 use axum::http::{HeaderMap, HeaderValue, Method, header};
 use hyper::body::Incoming;
 
-use crate::budget::Budget;
 use super::wrapper::{self, Answer, Shared};
 use super::{Handler, Service};
+use crate::budget::Budget;
 use crate::config::Config;
 use crate::db::DbHandle;
 
@@ -74,12 +74,7 @@ impl Dispatch {
     /// and path, or two paths conflict in the matcher; the compiler rejects all three, so a
     /// generated service never does.
     pub(crate) fn new(service: &Service, config: &Config, db: DbHandle, budget: Arc<Budget>) -> Dispatch {
-        let shared = Arc::new(Shared {
-            db,
-            body_limit: config.body_limit,
-            timeout_ms: config.timeout_ms,
-            budget,
-        });
+        let shared = Arc::new(Shared { db, body_limit: config.body_limit, timeout_ms: config.timeout_ms, budget });
         let mut table = matchit::Router::new();
         let mut keys: Vec<String> = Vec::new();
         let mut paths: Vec<PathRoutes> = Vec::new();

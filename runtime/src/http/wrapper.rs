@@ -11,15 +11,15 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::Bytes;
-use bytes::BytesMut;
 use axum::http::{HeaderValue, Method, StatusCode, header};
+use bytes::BytesMut;
 use futures_util::FutureExt;
 use http_body_util::BodyExt;
 use hyper::body::{Body, Frame, Incoming, SizeHint};
 use serde::Serialize;
 
-use crate::budget::{Budget, Hold};
 use super::{Handler, Reply, ReplyBody, Request};
+use crate::budget::{Budget, Hold};
 use crate::context::{self, RequestContext, RequestState};
 use crate::db::DbHandle;
 use crate::{HttpError, Trap};
@@ -252,7 +252,11 @@ async fn run(
 /// length holds that much of the budget before any of it is read (one allocation of exactly that
 /// size); a chunked body holds its buffer's size as it grows. A body that finds no room within
 /// [`BODY_WAIT`] is answered 503 before the handler runs.
-async fn read_body(shared: &Shared, mut body: Incoming, declared: Option<u64>) -> Result<(Bytes, Option<Hold>), Answer> {
+async fn read_body(
+    shared: &Shared,
+    mut body: Incoming,
+    declared: Option<u64>,
+) -> Result<(Bytes, Option<Hold>), Answer> {
     let limit = shared.body_limit;
     let declared = declared.and_then(|length| usize::try_from(length).ok());
     if declared == Some(0) || body.is_end_stream() {
@@ -265,7 +269,8 @@ async fn read_body(shared: &Shared, mut body: Incoming, declared: Option<u64>) -
     };
     let mut buffer = BytesMut::new();
     while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|e| error_response(400, "bad request", &format!("cannot read the request body: {e}")))?;
+        let frame =
+            frame.map_err(|e| error_response(400, "bad request", &format!("cannot read the request body: {e}")))?;
         let Ok(data) = frame.into_data() else { continue };
         let length = buffer.len() + data.len();
         if length > limit {

@@ -42,11 +42,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Objects<D> {
         self.0.deserialize_unit_struct(name, Objects(visitor))
     }
 
-    fn deserialize_newtype_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, D::Error> {
+    fn deserialize_newtype_struct<V: Visitor<'de>>(self, name: &'static str, visitor: V) -> Result<V::Value, D::Error> {
         self.0.deserialize_newtype_struct(name, Objects(visitor))
     }
 

@@ -108,12 +108,7 @@ const ODD: [&str; 10] =
 /// Runs `future` as request `id` of `db`, catching its answer if it unwinds with one.
 async fn in_request<T>(db: &DbHandle, id: u64, future: impl Future<Output = T>) -> Result<T, HttpError> {
     let context =
-        RequestContext {
-            id,
-            db: db.clone(),
-            began: Arc::new(AtomicBool::new(false)),
-            state: Default::default(),
-        };
+        RequestContext { id, db: db.clone(), began: Arc::new(AtomicBool::new(false)), state: Default::default() };
     match std::panic::AssertUnwindSafe(context::scope(context, future)).catch_unwind().await {
         Ok(value) => Ok(value),
         Err(payload) => match payload.downcast::<HttpError>() {
