@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use nagi_high::modules::Directory;
 use nagi_low::{Module, SourceMap};
 
 use crate::failure::{Failure, report};
@@ -52,7 +53,7 @@ fn load_one(path: &Path) -> Result<Loaded, Failure> {
     match path.extension().and_then(|e| e.to_str()) {
         Some("low") => {}
         Some("nagi") => {
-            let mut loader = Directory::of(path);
+            let mut loader = modules_beside(path);
             let module = nagi_high::compile_program(&name, &text, &module_name(path), &mut loader).map_err(
                 |(diagnostics, sources)| {
                     eprint!("{}", sources.render(&diagnostics));
@@ -80,7 +81,7 @@ pub(crate) fn load_tests(path: &Path) -> Result<(Module, Vec<nagi_high::TestCase
         Failure::Input
     })?;
     let text = String::from_utf8(bytes).map_err(|e| invalid_utf8(&name, e, false))?;
-    let mut loader = Directory::of(path);
+    let mut loader = modules_beside(path);
     nagi_high::compile_tests(&name, &text, &module_name(path), &mut loader).map_err(|(diagnostics, sources)| {
         eprint!("{}", sources.render(&diagnostics));
         Failure::Input
@@ -114,26 +115,8 @@ fn module_name(path: &Path) -> String {
     if name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') { name } else { format!("m_{name}") }
 }
 
-/// Reads a program's modules from files: `import billing/invoices` is `billing/invoices.nagi` in
-/// the main file's directory. The compiler crates do no IO; this is their loader.
-pub(crate) struct Directory {
-    dir: PathBuf,
-}
-
-impl Directory {
-    /// The loader of the program whose main file is `path`.
-    pub(crate) fn of(path: &Path) -> Directory {
-        Directory { dir: path.parent().map(Path::to_path_buf).unwrap_or_default() }
-    }
-}
-
-impl nagi_high::modules::Loader for Directory {
-    fn load(&mut self, path: &str) -> Result<(String, String), String> {
-        let file = self.dir.join(format!("{path}.nagi"));
-        let name = file.display().to_string();
-        let bytes = std::fs::read(&file).map_err(|e| format!("cannot read {name}: {e}"))?;
-        let text = String::from_utf8(bytes)
-            .map_err(|e| format!("{name} is not UTF-8 (at byte {})", e.utf8_error().valid_up_to()))?;
-        Ok((name, text))
-    }
+/// The loader of the program whose main file is `path`: its modules are read from the files
+/// beside it (the compiler crates do no IO; the driver reads for them).
+fn modules_beside(path: &Path) -> Directory<impl FnMut(&Path) -> std::io::Result<Vec<u8>>> {
+    Directory { dir: path.parent().map(Path::to_path_buf).unwrap_or_default(), read: |file: &Path| std::fs::read(file) }
 }

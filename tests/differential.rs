@@ -60,7 +60,7 @@ fn module(source: &str) -> Module {
         nagi_low::parse(&text).expect("the golden Low parses").0
     } else {
         let dir = root().join(source).parent().map(Path::to_path_buf).unwrap_or_default();
-        let mut loader = support::ModuleFiles { dir };
+        let mut loader = nagi_high::modules::Directory { dir, read: |file: &Path| std::fs::read(file) };
         nagi_high::compile_program(source, &text, "service", &mut loader)
             .unwrap_or_else(|(d, sources)| panic!("{source} compiles: {}", sources.render(&d)))
     }

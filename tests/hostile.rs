@@ -175,7 +175,7 @@ fn memory_kib(server: &Server, field: &str) -> u64 {
         .unwrap_or_else(|| panic!("no {field} in:\n{status}"))
 }
 
-/// What the service may hold beyond its memory limit, by docs/http.md ("Limits"): a connection's
+/// What the service may hold beyond its memory limit, by docs/http.md ("Memory"): a connection's
 /// head buffer and a small answer, at most 64 KiB each, per open connection; the answer a worker
 /// thread is serializing, up to twice its size while its buffer grows (`answer` bytes, the
 /// largest); and a fixed slack for the allocator's own keeping and the program's working memory.

@@ -183,16 +183,27 @@ fn closing_brace(body: &str) -> usize {
     body.len()
 }
 
+/// The non-test sources at `path` (a file, or every file under a directory), each with its text
+/// and its inline test modules blanked out ([`without_tests`]).
+fn sources(path: &Path) -> Vec<(PathBuf, String)> {
+    let files = if path.is_dir() { rust_files(path) } else { vec![path.to_path_buf()] };
+    files
+        .into_iter()
+        .filter(|file| !is_test_file(file))
+        .map(|file| {
+            let text = std::fs::read_to_string(&file).expect("a source file reads");
+            let text = without_tests(&text);
+            (file, text)
+        })
+        .collect()
+}
+
 /// The violations of the no-IO rule of [`CORE_CRATES`].
 fn io_violations() -> Vec<String> {
     let mut violations = Vec::new();
     for krate in CORE_CRATES {
-        for file in rust_files(&root().join(krate).join("src")) {
-            if is_test_file(&file) {
-                continue;
-            }
-            let text = std::fs::read_to_string(&file).expect("a source file reads");
-            for (n, line) in without_tests(&text).lines().enumerate() {
+        for (file, text) in sources(&root().join(krate).join("src")) {
+            for (n, line) in text.lines().enumerate() {
                 if line.trim_start().starts_with("//") {
                     continue;
                 }
@@ -209,17 +220,13 @@ fn io_violations() -> Vec<String> {
     violations
 }
 
-/// The codes (`H123`) quoted as string literals in the non-test sources under `dirs`, with the
-/// first file each is in.
-fn codes_given(dirs: &[&str], letter: char) -> BTreeMap<String, PathBuf> {
+/// The codes (`H123`) quoted as string literals in the non-test sources at `paths` (files or
+/// directories), with the first file each is in.
+fn codes_given(paths: &[&str], letter: char) -> BTreeMap<String, PathBuf> {
     let mut codes = BTreeMap::new();
-    for dir in dirs {
-        for file in rust_files(&root().join(dir)) {
-            if is_test_file(&file) {
-                continue;
-            }
-            let text = std::fs::read_to_string(&file).expect("a source file reads");
-            for code in codes_in(&without_tests(&text), letter, true) {
+    for path in paths {
+        for (file, text) in sources(&root().join(path)) {
+            for code in codes_in(&text, letter, true) {
                 codes.entry(code).or_insert_with(|| file.clone());
             }
         }
@@ -285,18 +292,7 @@ fn code_violations() -> Vec<String> {
         ('V', &["low/src"][..], "low/src/verifier.rs"),
     ] {
         let listed = codes_in(&module_doc(checklist), letter, false);
-        let mut given = BTreeMap::new();
-        for dir in dirs {
-            let path = root().join(dir);
-            let files = if path.is_dir() { rust_files(&path) } else { vec![path] };
-            for file in files.into_iter().filter(|f| !is_test_file(f)) {
-                let text = std::fs::read_to_string(&file).expect("a source file reads");
-                for code in codes_in(&without_tests(&text), letter, true) {
-                    given.entry(code).or_insert(file.clone());
-                }
-            }
-        }
-        for (code, file) in given {
+        for (code, file) in codes_given(dirs, letter) {
             if !listed.contains(&code) {
                 violations
                     .push(format!("{code} (given in {}) is missing from the checklist of {checklist}", file.display()));
@@ -361,8 +357,7 @@ fn link_violations() -> Vec<String> {
 /// lacks, or a listed function the runtime does not export.
 fn abi_violations() -> Vec<String> {
     let mut exported = BTreeMap::new();
-    for file in rust_files(&root().join("runtime/src")) {
-        let text = std::fs::read_to_string(&file).expect("a source file reads");
+    for (file, text) in sources(&root().join("runtime/src")) {
         for line in text.lines().filter(|l| l.trim_start().starts_with("pub")) {
             if let Some(rest) = line.split("extern \"C\" fn ").nth(1) {
                 exported.insert(rest.split('(').next().unwrap_or("").to_owned(), file.clone());
@@ -388,22 +383,18 @@ fn abi_violations() -> Vec<String> {
 /// The modules of the crate whose sources are `dir` (`a/b.rs` is `a::b`; the crate root is left
 /// out, since it declares every module) and the modules each names through `crate::` paths.
 fn module_graph(dir: &Path) -> BTreeMap<String, BTreeSet<String>> {
-    let mut sources = BTreeMap::new();
-    for file in rust_files(dir) {
-        if is_test_file(&file) {
-            continue;
-        }
+    let mut modules = BTreeMap::new();
+    for (file, text) in sources(dir) {
         let relative = file.strip_prefix(dir).expect("under the directory").with_extension("");
         let name = relative.to_string_lossy().trim_end_matches("/mod").replace('/', "::");
         if name == "lib" || name == "main" {
             continue;
         }
-        let text = std::fs::read_to_string(&file).expect("a source file reads");
         let code: Vec<&str> = text.lines().filter(|l| !l.trim_start().starts_with("//")).collect();
-        sources.insert(name, without_tests(&code.join("\n")));
+        modules.insert(name, code.join("\n"));
     }
     let mut graph = BTreeMap::new();
-    for (name, text) in &sources {
+    for (name, text) in &modules {
         let mut named = BTreeSet::new();
         for rest in text.split("crate::").skip(1) {
             // `crate::a::b`, or each path of a group: `crate::{a, b::c}`.
@@ -422,7 +413,7 @@ fn module_graph(dir: &Path) -> BTreeMap<String, BTreeSet<String>> {
                     })
                     .collect();
                 let module =
-                    (1..=segments.len()).rev().map(|k| segments[..k].join("::")).find(|m| sources.contains_key(m));
+                    (1..=segments.len()).rev().map(|k| segments[..k].join("::")).find(|m| modules.contains_key(m));
                 if let Some(module) = module
                     && module != *name
                     && !module.starts_with(&format!("{name}::"))

@@ -16,9 +16,8 @@ use inkwell::module::Linkage;
 use inkwell::types::StructType;
 use inkwell::values::{BasicMetadataValueEnum, FunctionValue, PointerValue};
 use la_arena::ArenaMap;
-use nagi_low::{ArenaGet, ChildKind, FuncId, FunctionData, LocalId, OpId, OpKind, Operand, Strategy, Type};
-
 use nagi_abi::poll;
+use nagi_low::{ArenaGet, ChildKind, FuncId, FunctionData, LocalId, OpId, OpKind, Operand, Strategy, Type};
 
 use crate::constants::{constant, fn_ptr, int, struct_of};
 use crate::function::FnEmitter;

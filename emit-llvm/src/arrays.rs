@@ -4,25 +4,26 @@
 //! `cabi::arrays`), their size, the offset of a sort key inside them, and the clone glue a slice
 //! copies them with.
 
-use inkwell::values::{BasicMetadataValueEnum, PointerValue};
+use inkwell::values::{BasicMetadataValueEnum, IntValue, PointerValue};
 use inkwell::{AddressSpace, IntPredicate};
+use nagi_abi::array_kind;
 use nagi_low::{ClassId, Constant, LocalId, Operand, RuntimeFn, Type};
 
-use nagi_abi::array_kind;
-
-use crate::Error;
 use crate::function::FnEmitter;
 use crate::runtime_calls::{Rt, call};
+use crate::{Cx, Error};
 
-/// The runtime's code for an element or key of type `ty` (`nagi_abi::array_kind`).
-fn kind(ty: &Type) -> Result<u64, Error> {
-    Ok(u64::from(match ty {
+/// The runtime's code for an element or key of type `ty` (`nagi_abi::array_kind`), as the `i32`
+/// the runtime's functions take.
+fn kind<'ctx>(cx: &Cx<'ctx, '_>, ty: &Type) -> Result<IntValue<'ctx>, Error> {
+    let code = match ty {
         Type::I32 => array_kind::I32,
         Type::I64 => array_kind::I64,
         Type::F64 => array_kind::F64,
         Type::String => array_kind::STRING,
         other => return Err(Error::internal(format!("the array library does not order {other:?}"))),
-    } as u32))
+    };
+    Ok(cx.context.i32_type().const_int(code as u64, true))
 }
 
 impl<'ctx> FnEmitter<'_, 'ctx, '_> {
@@ -41,9 +42,7 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
             |i: usize| args.get(i).ok_or_else(|| Error::internal(format!("rtcall {} lacks an argument", func.name())));
         let size = i64t.const_int(cx.layouts.size(&elem), false);
         let result = match func {
-            RuntimeFn::ArraySort => {
-                call(cx, Rt::Row(func), &[array.into(), i32t.const_int(kind(&elem)?, false).into()])?
-            }
+            RuntimeFn::ArraySort => call(cx, Rt::Row(func), &[array.into(), kind(cx, &elem)?.into()])?,
             RuntimeFn::ArraySortBy => {
                 let (Some(class), Operand::Const(Constant::I64(field))) = (class, arg(1)?) else {
                     return Err(Error::internal("array.sort_by without a class or a constant field"));
@@ -51,12 +50,8 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
                 let field = u32::try_from(*field).map_err(|_| Error::internal("a negative sort key"))?;
                 let key = &cx.low.classes[class].fields[field as usize].ty;
                 let offset = cx.layouts.offset_of(cx.layouts.class(class), field);
-                let values: [BasicMetadataValueEnum; 4] = [
-                    array.into(),
-                    size.into(),
-                    i64t.const_int(offset, false).into(),
-                    i32t.const_int(kind(key)?, false).into(),
-                ];
+                let values: [BasicMetadataValueEnum; 4] =
+                    [array.into(), size.into(), i64t.const_int(offset, false).into(), kind(cx, key)?.into()];
                 call(cx, Rt::Row(func), &values)?
             }
             RuntimeFn::ArrayReverse => call(cx, Rt::Row(func), &[array.into(), size.into()])?,
@@ -127,7 +122,7 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
             int => {
                 let v = self.operand(value)?.into_int_value();
                 let wide = cx.builder.build_int_s_extend_or_bit_cast(v, cx.context.i64_type(), "wide")?;
-                let kind = cx.context.i32_type().const_int(kind(int)?, false);
+                let kind = kind(cx, int)?;
                 call(cx, Rt::Row(RuntimeFn::ArrayContains), &[array.into(), kind.into(), wide.into()])
             }
         }

@@ -35,11 +35,10 @@ use inkwell::basic_block::BasicBlock;
 use inkwell::module::Linkage;
 use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum, StructType};
 use inkwell::values::{FunctionValue, PointerValue};
+use nagi_abi::poll;
 use nagi_low::entities::index;
 use nagi_low::verifier::Suspension;
 use nagi_low::{FuncId, FunctionData, LocalId, OpId, OpKind};
-
-use nagi_abi::poll;
 
 use crate::glue;
 use crate::ir;
@@ -346,5 +345,5 @@ pub(crate) fn finish_poll<'ctx>(
 
 /// The poll answer `code` (`nagi_abi::poll`) as the `i32` a poll function returns.
 pub(crate) fn answer<'ctx>(cx: &Cx<'ctx, '_>, code: i32) -> inkwell::values::IntValue<'ctx> {
-    cx.context.i32_type().const_int(u64::from(code.unsigned_abs()), false)
+    cx.context.i32_type().const_int(code as u64, true)
 }

@@ -27,13 +27,33 @@ use nagi_syntax::ast::{
     self, Block, Expr, ExprKind, ForIter, Ident, Item, PatternKind, SourceFile, Stmt, StmtKind, TypeExpr, TypeExprKind,
 };
 
-/// Where the files of a program come from. The compiler does no IO: the driver's loader reads
-/// `import billing/invoices` from `billing/invoices.nagi` beside the main file (`src/load.rs`).
+/// Where the files of a program come from.
 pub trait Loader {
     /// The text of the module at `path` (segments joined by `/`, relative to the main file's
     /// directory, without `.nagi`) and the file's name for messages; the error says why it
     /// cannot be read.
     fn load(&mut self, path: &str) -> Result<(String, String), String>;
+}
+
+/// Reads modules from files: `import billing/invoices` is `billing/invoices.nagi` in `dir`, the
+/// main file's directory. The compiler does no IO: `read` is the caller's (the driver passes
+/// `std::fs::read`).
+pub struct Directory<R> {
+    /// The main file's directory.
+    pub dir: std::path::PathBuf,
+    /// Reads a file's bytes.
+    pub read: R,
+}
+
+impl<R: FnMut(&std::path::Path) -> std::io::Result<Vec<u8>>> Loader for Directory<R> {
+    fn load(&mut self, path: &str) -> Result<(String, String), String> {
+        let file = self.dir.join(format!("{path}.nagi"));
+        let name = file.display().to_string();
+        let bytes = (self.read)(&file).map_err(|e| format!("cannot read {name}: {e}"))?;
+        let text = String::from_utf8(bytes)
+            .map_err(|e| format!("{name} is not UTF-8 (at byte {})", e.utf8_error().valid_up_to()))?;
+        Ok((name, text))
+    }
 }
 
 /// A loader for a program of one text, which imports nothing.

@@ -7,10 +7,10 @@
 //! (`--max-connections`). A body is counted before it is read, at its declared length (or as it
 //! arrives, when it is sent in chunks), so that a client cannot make the service hold more than
 //! the limit whatever it sends. A query's rows are counted as the database thread reads them
-//! (`db/thread.rs`) and until their request ends. An answer is counted once it is built and
-//! until the socket has taken its last byte, so that clients that do not read cannot make
-//! answers pile up. What is refused is answered 503 with `Retry-After` before anything is
-//! written (docs/http.md, "Limits").
+//! (`db/thread.rs`) and until their request ends. An answer over 64 KiB is counted once it is
+//! built and until the socket has taken its last byte, so that clients that do not read cannot
+//! make answers pile up. What is refused is answered 503 with `Retry-After` before anything is
+//! written (docs/http.md, "Memory").
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -68,11 +68,11 @@ pub struct Config {
           value_parser = clap::value_parser!(u32).range(8192..))]
     pub max_head_bytes: u32,
 
-    /// Memory for request bodies and answers, in bytes, all connections together: a body is
-    /// counted at its declared length before it is read, an answer from when it is built until
-    /// the client has taken it. A body that does not fit within half a second, or a large answer
-    /// (over 64 KiB) of a request that wrote nothing, is answered 503 with `Retry-After`. At
-    /// least `--body-limit`.
+    /// Memory for request bodies, query results and answers, in bytes, all requests together: a
+    /// body is counted at its declared length before it is read, a query's rows until its request
+    /// ends, an answer over 64 KiB from when it is built until the client has taken it. A body
+    /// that does not fit within half a second, rows that do not fit, or a large answer of a
+    /// request that wrote nothing, is answered 503 with `Retry-After`. At least `--body-limit`.
     #[arg(long = "memory-limit", env = "NAGI_MEMORY_LIMIT", value_name = "BYTES", default_value_t = 268_435_456)]
     pub memory_limit: u64,
 

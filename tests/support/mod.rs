@@ -318,17 +318,3 @@ fn parse_response(response: &[u8]) -> (u16, String) {
     }
     (status, out)
 }
-
-/// Reads a program's modules from the files beside its main file, as `nagic` does (the driver's
-/// loader; the compiler crates do no IO).
-pub struct ModuleFiles {
-    pub dir: PathBuf,
-}
-
-impl nagi_high::modules::Loader for ModuleFiles {
-    fn load(&mut self, path: &str) -> Result<(String, String), String> {
-        let file = self.dir.join(format!("{path}.nagi"));
-        let text = std::fs::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-        Ok((file.display().to_string(), text))
-    }
-}

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use axum::http::{HeaderMap, HeaderValue, Method, header};
-use hyper::body::Incoming;
+use hyper::body::{Body, Incoming};
 
 use super::wrapper::{self, Answer, Shared};
 use super::{Handler, Service};
@@ -163,8 +163,10 @@ impl Dispatch {
             return answer;
         };
         // A body declared longer than the limit is refused before any of it is read; one without a
-        // length (chunked) is cut off at the limit as it is read (in the wrapper).
-        if declared_length(request.headers()).is_some_and(|length| length > self.shared.body_limit as u64) {
+        // length (chunked) is cut off at the limit as it is read (in the wrapper). Hyper knows a
+        // request without a body; only one with a body has its length looked up.
+        let declared = if request.body().is_end_stream() { None } else { declared_length(request.headers()) };
+        if declared.is_some_and(|length| length > self.shared.body_limit as u64) {
             return wrapper::too_large(self.shared.body_limit);
         }
         let mut params = Vec::with_capacity(found.params.len());
@@ -179,7 +181,7 @@ impl Dispatch {
                 }
             }
         }
-        wrapper::handle(&self.shared, id, endpoint.handler, params, request).await
+        wrapper::handle(&self.shared, id, endpoint.handler, params, declared, request).await
     }
 }
 
@@ -197,7 +199,7 @@ fn host_problem(request: &hyper::Request<Incoming>) -> Option<&'static str> {
 
 /// The request's `Content-Length`, when it has a valid one (hyper has refused a request with an
 /// invalid one).
-pub(super) fn declared_length(headers: &HeaderMap) -> Option<u64> {
+fn declared_length(headers: &HeaderMap) -> Option<u64> {
     headers.get(header::CONTENT_LENGTH)?.to_str().ok()?.parse().ok()
 }
 

@@ -41,7 +41,7 @@ pub(crate) struct Shared {
     pub(crate) db: DbHandle,
     pub(crate) body_limit: usize,
     pub(crate) timeout_ms: u64,
-    /// The memory budget of request bodies and answers (`--memory-limit`).
+    /// The memory budget of request bodies, query results and answers (`--memory-limit`).
     pub(crate) budget: Arc<Budget>,
 }
 
@@ -147,19 +147,21 @@ impl Drop for EndGuard {
 
 /// Runs one handler for one request: sets the request context, reads the body within the limit,
 /// and turns the handler's reply, error or panic into an answer. `params` are the route's path
-/// parameters, named and percent-decoded.
+/// parameters, named and percent-decoded; `declared` is the body's `Content-Length`, if it has
+/// one.
 pub(crate) async fn handle(
     shared: &Shared,
     id: u64,
     handler: Handler,
     params: Vec<(String, String)>,
+    declared: Option<u64>,
     request: hyper::Request<Incoming>,
 ) -> Answer {
     let began = Arc::new(AtomicBool::new(false));
     let state: Arc<Mutex<RequestState>> = Arc::default();
     let context = RequestContext { id, db: shared.db.clone(), began: Arc::clone(&began), state: Arc::clone(&state) };
     let mut guard = EndGuard::new(id, shared.db.clone());
-    let response = context::scope(context, run(shared, handler, params, request)).await;
+    let response = context::scope(context, run(shared, handler, params, declared, request)).await;
     // Only a request that wrote (or began a transaction) has a transaction to end; a read-only
     // request needs no notice. A 2xx answer is sent only once its writes are committed.
     let response = if began.load(Ordering::Relaxed) {
@@ -202,10 +204,8 @@ fn hold_answer(budget: &Arc<Budget>, mut answer: Answer, wrote: bool) -> Answer 
             answer.body_mut().hold = Some(hold);
             answer
         }
-        None => {
-            let refused = over_budget(budget, &format!("an answer of {size} bytes"));
-            hold_answer(budget, refused, false)
-        }
+        // The 503 is a small answer: not counted.
+        None => over_budget(budget, &format!("an answer of {size} bytes")),
     }
 }
 
@@ -218,6 +218,7 @@ async fn run(
     shared: &Shared,
     handler: Handler,
     params: Vec<(String, String)>,
+    declared: Option<u64>,
     request: hyper::Request<Incoming>,
 ) -> Answer {
     let (parts, body) = request.into_parts();
@@ -227,8 +228,6 @@ async fn run(
         .map(|query| form_urlencoded::parse(query.as_bytes()).into_owned().collect())
         .unwrap_or_default();
     // The hold lives as long as the request: its body is the handler's to keep until it answers.
-    // Hyper knows a request without a body; only one with a body has its length looked up.
-    let declared = if body.is_end_stream() { None } else { super::dispatch::declared_length(&parts.headers) };
     let (body, _hold) = match read_body(shared, body, declared).await {
         Ok(read) => read,
         Err(answer) => return answer,
