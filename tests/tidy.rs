@@ -381,51 +381,101 @@ fn abi_violations() -> Vec<String> {
 }
 
 /// The modules of the crate whose sources are `dir` (`a/b.rs` is `a::b`; the crate root is left
-/// out, since it declares every module) and the modules each names through `crate::` paths.
+/// out, since it declares every module, and so are test-only modules) and the modules each names
+/// through `crate::` and `super::` paths.
 fn module_graph(dir: &Path) -> BTreeMap<String, BTreeSet<String>> {
     let mut modules = BTreeMap::new();
+    let mut test_only = BTreeSet::new();
     for (file, text) in sources(dir) {
         let relative = file.strip_prefix(dir).expect("under the directory").with_extension("");
         let name = relative.to_string_lossy().trim_end_matches("/mod").replace('/', "::");
-        if name == "lib" || name == "main" {
-            continue;
+        let name = if name == "lib" || name == "main" { String::new() } else { name };
+        test_only.extend(test_only_children(&text).into_iter().map(|child| join(&name, &child)));
+        if !name.is_empty() {
+            let code: Vec<&str> = text.lines().filter(|l| !l.trim_start().starts_with("//")).collect();
+            modules.insert(name, code.join("\n"));
         }
-        let code: Vec<&str> = text.lines().filter(|l| !l.trim_start().starts_with("//")).collect();
-        modules.insert(name, code.join("\n"));
     }
+    modules.retain(|name, _| !test_only.iter().any(|t| name == t || name.starts_with(&format!("{t}::"))));
     let mut graph = BTreeMap::new();
     for (name, text) in &modules {
         let mut named = BTreeSet::new();
-        for rest in text.split("crate::").skip(1) {
-            // `crate::a::b`, or each path of a group: `crate::{a, b::c}`.
-            let paths: Vec<&str> = match rest.strip_prefix('{') {
-                Some(group) => group.split('}').next().unwrap_or("").split(',').collect(),
-                None => vec![rest],
-            };
-            for path in paths {
-                let segments: Vec<&str> = path
-                    .trim()
-                    .split("::")
-                    .map_while(|s| {
-                        let id: String = s.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
-                        (!id.is_empty() && id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'))
-                            .then_some(&s[..id.len()])
-                    })
-                    .collect();
-                let module =
-                    (1..=segments.len()).rev().map(|k| segments[..k].join("::")).find(|m| modules.contains_key(m));
-                if let Some(module) = module
-                    && module != *name
-                    && !module.starts_with(&format!("{name}::"))
-                    && !name.starts_with(&format!("{module}::"))
-                {
-                    named.insert(module);
-                }
+        for segments in named_paths(name, text) {
+            let module = (1..=segments.len()).rev().map(|k| segments[..k].join("::")).find(|m| modules.contains_key(m));
+            if let Some(module) = module
+                && module != *name
+                && !module.starts_with(&format!("{name}::"))
+                && !name.starts_with(&format!("{module}::"))
+            {
+                named.insert(module);
             }
         }
         graph.insert(name.clone(), named);
     }
     graph
+}
+
+/// `parent::child`, or `child` at the crate root.
+fn join(parent: &str, child: &str) -> String {
+    if parent.is_empty() { child.to_owned() } else { format!("{parent}::{child}") }
+}
+
+/// The child modules a file declares under `#[cfg(test)]` (`#[cfg(test)] pub(crate) mod testing;`).
+fn test_only_children(text: &str) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    lines
+        .windows(2)
+        .filter(|pair| pair[0] == "#[cfg(test)]")
+        .filter_map(|pair| pair[1].strip_suffix(';')?.split("mod ").nth(1).map(str::to_owned))
+        .collect()
+}
+
+/// The paths that `text`, the code of module `name`, names through `crate::` and `super::`, each
+/// as its segments from the crate root (`super::guard::fail` in `cabi::db` is `cabi::guard::fail`);
+/// a group (`crate::{a, b::c}`) names each of its paths.
+fn named_paths(name: &str, text: &str) -> Vec<Vec<String>> {
+    let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut found = Vec::new();
+    for (at, _) in text.match_indices("::") {
+        // A path starts at `crate::` or `super::` that does not follow another segment.
+        let before = &text[..at];
+        let first = before.rsplit(|c: char| !is_ident(c)).next().unwrap_or("");
+        let start = at - first.len();
+        if !(first == "crate" || first == "super") || text[..start].ends_with(|c: char| is_ident(c) || c == ':') {
+            continue;
+        }
+        let mut base: Vec<String> = if first == "crate" {
+            Vec::new()
+        } else {
+            name.split("::").filter(|s| !s.is_empty()).map(str::to_owned).collect()
+        };
+        if first == "super" {
+            base.pop();
+        }
+        let mut rest = &text[at + 2..];
+        while let Some(further) = rest.strip_prefix("super::") {
+            base.pop();
+            rest = further;
+        }
+        let paths: Vec<&str> = match rest.strip_prefix('{') {
+            Some(group) => group.split('}').next().unwrap_or("").split(',').collect(),
+            None => vec![rest],
+        };
+        for path in paths {
+            let mut segments = base.clone();
+            segments.extend(
+                path.trim()
+                    .split("::")
+                    .map(|s| &s[..s.find(|c: char| !is_ident(c)).unwrap_or(s.len())])
+                    .take_while(|id| {
+                        !id.is_empty() && id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+                    })
+                    .map(str::to_owned),
+            );
+            found.push(segments);
+        }
+    }
+    found
 }
 
 /// A cycle of `graph` through `start`, if there is one (as the modules in order).
@@ -447,10 +497,10 @@ fn cycle_through(graph: &BTreeMap<String, BTreeSet<String>>, start: &str) -> Opt
     None
 }
 
-/// The violations of the no-cycle rule in the driver and the LLVM emitter.
+/// The violations of the no-cycle rule in the driver, the LLVM emitter and the runtime.
 fn cycle_violations() -> Vec<String> {
     let mut violations = Vec::new();
-    for dir in ["src", "emit-llvm/src"] {
+    for dir in ["src", "emit-llvm/src", "runtime/src"] {
         let graph = module_graph(&root().join(dir));
         let mut reported = BTreeSet::new();
         for module in graph.keys() {
@@ -461,6 +511,40 @@ fn cycle_violations() -> Vec<String> {
                     violations.push(format!("{dir}: the files {} import each other in a cycle", cycle.join(" → ")));
                 }
             }
+        }
+    }
+    violations
+}
+
+/// The runtime's layers as ARCHITECTURE.md's table lists them: each module and the position of
+/// its layer (0 for the first row, which may use no later one).
+fn runtime_layers(map: &str) -> BTreeMap<String, usize> {
+    let table = map.split("`tests/tidy.rs` reads this table").nth(1).expect("ARCHITECTURE.md has the runtime's layers");
+    let rows = table.lines().skip_while(|l| !l.starts_with('|')).take_while(|l| l.starts_with('|'));
+    let mut layers = BTreeMap::new();
+    for (at, row) in rows.filter(|r| !r.starts_with("| ---")).skip(1).enumerate() {
+        let modules = row.split('|').nth(2).unwrap_or("");
+        for module in modules.split('`').skip(1).step_by(2) {
+            layers.insert(module.to_owned(), at);
+        }
+    }
+    layers
+}
+
+/// The violations of the runtime's layering: a file that uses one of a later layer, or a module
+/// the table does not place.
+fn layer_violations() -> Vec<String> {
+    let map = std::fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md reads");
+    let layers = runtime_layers(&map);
+    let layer = |module: &str| layers.get(module.split("::").next().unwrap_or(module)).copied();
+    let mut violations = Vec::new();
+    for (module, named) in module_graph(&root().join("runtime/src")) {
+        let Some(at) = layer(&module) else {
+            violations.push(format!("runtime/src: `{module}` is in no layer of ARCHITECTURE.md's table"));
+            continue;
+        };
+        for other in named.iter().filter(|other| layer(other).is_some_and(|theirs| theirs > at)) {
+            violations.push(format!("runtime/src: `{module}` uses `{other}`, which is in a later layer"));
         }
     }
     violations
@@ -491,8 +575,13 @@ fn the_runtime_exports_exactly_the_listed_c_functions() {
 }
 
 #[test]
-fn no_file_of_the_driver_or_the_llvm_emitter_imports_one_that_imports_it_back() {
+fn no_file_of_the_driver_the_llvm_emitter_or_the_runtime_imports_one_that_imports_it_back() {
     assert_none("import cycles", cycle_violations());
+}
+
+#[test]
+fn the_runtime_uses_only_its_own_and_earlier_layers() {
+    assert_none("runtime layers", layer_violations());
 }
 
 #[test]
@@ -520,4 +609,11 @@ fn the_readers_find_what_they_look_for() {
         .collect();
     assert_eq!(cycle_through(&graph, "a"), Some(vec!["a".to_owned(), "b".to_owned(), "c".to_owned()]));
     assert_eq!(cycle_through(&graph, "d"), None);
+    let paths = named_paths("cabi::db", "use super::guard::fail; use crate::{http::Reply, db};\nsuper::super::x::Y");
+    let joined: Vec<String> = paths.iter().map(|p| p.join("::")).collect();
+    assert_eq!(joined, ["cabi::guard::fail", "http", "db", "x"]);
+    let map = "`tests/tidy.rs` reads this table:\n\n| layer | modules |\n| --- | --- |\n| rules | `trap`, `ops` |\n| IO | `db` |\n\nmore";
+    let layers = runtime_layers(map);
+    assert_eq!((layers["trap"], layers["ops"], layers["db"], layers.len()), (0, 0, 1, 3));
+    assert_eq!(test_only_children("#[cfg(test)]\npub(crate) mod testing;\nmod tests;"), ["testing"]);
 }

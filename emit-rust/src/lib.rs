@@ -4,7 +4,7 @@
 //! Entry points: [`emit`], and [`emit_module`] for the module `program` alone. The output is a crate root (`main.rs`) with `#![forbid(unsafe_code)]`:
 //! a module `program` holding one struct per class (serde derives, and a row decoder for
 //! classes that queries return) and one function per Low function, then the process entry —
-//! `nagi_runtime::program::run_main` for a program with `main`, `nagi_runtime::http::serve`
+//! `nagi_runtime::program::run_main` for a program with `main`, `nagi_runtime::service::serve`
 //! for a service with routes. [`cargo_manifest`] gives a `Cargo.toml` for building the crate
 //! with plain `cargo`; the driver builds it faster by calling `rustc` against a prebuilt
 //! runtime. The emitter does no IO.

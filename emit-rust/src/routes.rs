@@ -56,19 +56,22 @@ pub fn create_sql(module: &Module, table: &nagi_low::TableDecl) -> String {
 /// `fn main`: the service's tables (with their `CREATE TABLE` statements) and routes, served by
 /// the runtime.
 pub fn service_main(out: &mut String, module: &Module) {
-    out.push_str("fn main() {\n    nagi_runtime::http::serve(nagi_runtime::http::Service {\n");
+    out.push_str("fn main() {\n    nagi_runtime::service::serve(nagi_runtime::service::Service {\n");
     let _ = writeln!(out, "        name: {:?},", module.name);
     out.push_str("        tables: ::std::vec![\n");
     for table in &module.tables {
         let sql = create_sql(module, table);
-        let _ =
-            writeln!(out, "            nagi_runtime::http::Table {{ name: {:?}, create_sql: {sql:?} }},", table.name);
+        let _ = writeln!(
+            out,
+            "            nagi_runtime::service::Table {{ name: {:?}, create_sql: {sql:?} }},",
+            table.name
+        );
     }
     out.push_str("        ],\n        routes: ::std::vec![\n");
     for (index, route) in module.routes.iter().enumerate() {
         let _ = writeln!(
             out,
-            "            nagi_runtime::http::Route {{ method: {:?}, path: {:?}, handler: nagi_runtime::http::Handler::Rust(program::route_{index}) }},",
+            "            nagi_runtime::http::Route {{ method: {:?}, path: {:?}, handler: nagi_runtime::http::Handler::new(program::route_{index}) }},",
             route.method.name(),
             route.path
         );
@@ -78,7 +81,7 @@ pub fn service_main(out: &mut String, module: &Module) {
         let (min, max) = queue.backoff_ms;
         let _ = writeln!(
             out,
-            "            nagi_runtime::queues::Queue {{ name: {:?}, handler: nagi_runtime::http::Handler::Rust(program::queue_{index}), \
+            "            nagi_runtime::queues::Queue {{ name: {:?}, handler: nagi_runtime::http::Handler::new(program::queue_{index}), \
              workers: {}, max_attempts: {}, backoff_min_ms: {min}, backoff_max_ms: {max} }},",
             queue.name, queue.workers, queue.max_attempts
         );

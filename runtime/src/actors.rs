@@ -28,12 +28,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use std::future::Future;
-use std::pin::Pin;
-
 use tokio::sync::{mpsc, oneshot};
-
-use crate::supervisors::{Child, Run};
 
 /// A message: the handler of one call or send, applied to the state.
 type Message<S> = Box<dyn FnOnce(&mut S) + Send>;
@@ -96,23 +91,21 @@ pub(crate) struct Supervised<S> {
     init: Box<dyn Fn() -> S + Send + Sync>,
 }
 
-impl<S: Send + 'static> Child for Supervised<S> {
-    fn run(self: Arc<Self>) -> Run {
-        Box::pin(async move {
-            let mut messages = self.messages.lock().await;
-            serve(&mut messages, || (self.init)()).await
-        })
+impl<S: Send + 'static> Supervised<S> {
+    /// Serves the mailbox from a fresh state until the actor stops (`Ok`) or crashes (the
+    /// panic's payload): one run of a supervised child.
+    pub(crate) async fn run(&self) -> Result<(), Box<dyn std::any::Any + Send>> {
+        let mut messages = self.messages.lock().await;
+        serve(&mut messages, || (self.init)()).await
     }
 
-    fn close(&self, reason: &str) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
-        let reason = reason.to_owned();
-        Box::pin(async move {
-            *self.shared.crash.lock().unwrap_or_else(PoisonError::into_inner) = Some(reason);
-            let mut messages = self.messages.lock().await;
-            messages.close();
-            // The messages still waiting are dropped, so their callers fail now.
-            while messages.try_recv().is_ok() {}
-        })
+    /// Closes the mailbox for good with `reason`: every waiting and later call fails with it.
+    pub(crate) async fn close(&self, reason: String) {
+        *self.shared.crash.lock().unwrap_or_else(PoisonError::into_inner) = Some(reason);
+        let mut messages = self.messages.lock().await;
+        messages.close();
+        // The messages still waiting are dropped, so their callers fail now.
+        while messages.try_recv().is_ok() {}
     }
 }
 
@@ -166,14 +159,14 @@ impl<S: Send + 'static> Actor<S> {
         name: &'static str,
         capacity: usize,
         init: impl Fn() -> S + Send + Sync + 'static,
-    ) -> (Actor<S>, Arc<dyn Child>) {
+    ) -> (Actor<S>, Supervised<S>) {
         let (shared, messages) = Shared::new(name, capacity);
         let child = Supervised {
             shared: Arc::clone(&shared),
             messages: tokio::sync::Mutex::new(messages),
             init: Box::new(init),
         };
-        (Actor { shared }, Arc::new(child))
+        (Actor { shared }, child)
     }
 
     /// Runs `handler` on the actor's state and gives its result (Low's `actor.call`): waits for

@@ -34,17 +34,20 @@ use std::alloc::{self, Layout};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::trap::{HookMode, install_hook};
+use crate::panic_hook::{HookMode, install_hook};
 
 pub mod actors;
 pub mod arrays;
 pub mod db;
+pub mod frame;
 pub mod guard;
 pub mod inprocess;
 pub mod json;
 pub mod maps;
+pub mod pending;
 pub mod program;
 pub mod queues;
+pub mod routes;
 pub mod service;
 pub mod strings;
 pub mod supervisors;
@@ -496,4 +499,31 @@ pub extern "C" fn nagi_rt_main(main: extern "C" fn()) -> i32 {
     main();
     crate::rt::flush_stdout();
     0
+}
+
+/// The `len` items at `ptr` (none for `len == 0`).
+///
+/// # Safety
+/// For `len > 0`, `ptr` points to `len` items that live for `'a`.
+pub(crate) unsafe fn items<'a, T>(ptr: *const T, len: usize) -> &'a [T] {
+    if len == 0 {
+        &[]
+    } else {
+        // SAFETY: forwarded from the caller.
+        unsafe { std::slice::from_raw_parts(ptr, len) }
+    }
+}
+
+/// The text of a descriptor: program constants are UTF-8 (names and SQL that the compiler
+/// wrote), so the lossy conversion borrows in practice; a bad byte is replaced (and that one
+/// string leaked) rather than failing the start.
+///
+/// # Safety
+/// `ptr` points to `len` bytes that live for the rest of the process.
+pub(crate) unsafe fn static_text(ptr: *const u8, len: usize) -> &'static str {
+    // SAFETY: forwarded from the caller.
+    match String::from_utf8_lossy(unsafe { bytes(ptr, len) }) {
+        std::borrow::Cow::Borrowed(text) => text,
+        std::borrow::Cow::Owned(text) => Box::leak(text.into_boxed_str()),
+    }
 }

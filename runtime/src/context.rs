@@ -1,29 +1,24 @@
-//! The per-request context: which request the running code serves and which database it talks to.
+//! The per-request context: which request the running code serves, and what its handler leaves
+//! for the answer (headers, the memory its query results hold).
 //!
-//! The HTTP wrapper sets it as a Tokio task-local around each handler future, so that the free
-//! functions in [`crate::db`] need no handle argument and the database thread can tell the requests
-//! apart (to keep one request's statements out of another's transaction). Code outside a request
-//! has request id 0 and uses the process's default database, if [`crate::http::serve`] opened one.
+//! The HTTP wrapper sets it as a Tokio task-local around each handler future, so that the
+//! database thread can tell the requests apart (to keep one request's statements out of
+//! another's transaction) and logs and actor messages can name the request. Code outside a
+//! request has request id 0. The database a request talks to is [`crate::db`]'s own task-local,
+//! set beside this one.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use axum::http::{HeaderName, HeaderValue};
 
 use crate::budget::Hold;
-use crate::db::DbHandle;
 
 /// What the running request carries.
 #[derive(Clone)]
 pub(crate) struct RequestContext {
     /// A process-unique request id, never 0.
     pub(crate) id: u64,
-    /// The database of the server that received the request.
-    pub(crate) db: DbHandle,
-    /// Set once the request has begun a transaction, so that the wrapper knows it must tell the
-    /// database thread when the request ends (which rolls back a transaction left open).
-    pub(crate) began: Arc<AtomicBool>,
     /// What the handler leaves for its answer, shared with the wrapper that sends it (one
     /// allocation for both of its parts).
     pub(crate) state: Arc<Mutex<RequestState>>,
@@ -72,24 +67,8 @@ pub(crate) fn request_id() -> u64 {
     CONTEXT.try_with(|c| c.id).unwrap_or(0)
 }
 
-/// The current request's id and database handle, if the code runs inside a request.
-pub(crate) fn database() -> Option<(u64, DbHandle)> {
-    CONTEXT.try_with(|c| (c.id, c.db.clone())).ok()
-}
-
-/// The current request's "has a transaction" flag, which the database thread sets when it
-/// begins one on the request's behalf; `None` outside a request.
-pub(crate) fn began_flag() -> Option<Arc<AtomicBool>> {
-    CONTEXT.try_with(|c| Arc::clone(&c.began)).ok()
-}
-
 /// Keeps `hold` (of a query's rows) until the current request ends; outside a request it is
 /// given back at once.
 pub(crate) fn keep(hold: Hold) {
     let _ = CONTEXT.try_with(|c| hold.add_to(&mut c.state.lock().unwrap_or_else(PoisonError::into_inner).held));
-}
-
-/// Records that the current request has begun a transaction.
-pub(crate) fn mark_began() {
-    let _ = CONTEXT.try_with(|c| c.began.store(true, Ordering::Relaxed));
 }

@@ -25,7 +25,9 @@ mod thread;
 
 use std::any::Any;
 use std::fmt;
-use std::sync::RwLock;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use rusqlite::ToSql;
@@ -353,11 +355,45 @@ pub(crate) fn set_default_if_unset(handle: &DbHandle) -> bool {
     true
 }
 
+/// What a request holds of its database: the database of the server (or queue) that runs it,
+/// and whether the request has begun a transaction there. The HTTP wrapper and the queue
+/// workers run each request inside [`scope`], so that the free functions of this module need
+/// no handle argument.
+#[derive(Clone)]
+pub(crate) struct Session {
+    db: DbHandle,
+    /// Set once the request has begun a transaction, which the database thread does on its
+    /// behalf, so that its runner knows it must tell the database thread when the request ends
+    /// (which rolls back a transaction left open).
+    began: Arc<AtomicBool>,
+}
+
+impl Session {
+    /// A request's session of `db`, with no transaction begun.
+    pub(crate) fn new(db: DbHandle) -> Session {
+        Session { db, began: Arc::new(AtomicBool::new(false)) }
+    }
+
+    /// Whether the request has begun a transaction.
+    pub(crate) fn began(&self) -> bool {
+        self.began.load(Ordering::Relaxed)
+    }
+}
+
+tokio::task_local! {
+    static SESSION: Session;
+}
+
+/// Runs `future` with `session` as the current request's database.
+pub(crate) async fn scope<F: Future>(session: Session, future: F) -> F::Output {
+    SESSION.scope(session, future).await
+}
+
 /// The current request's id and database, else id 0 and the default database; traps when there is
 /// neither.
 fn target() -> (u64, DbHandle) {
-    if let Some(found) = crate::context::database() {
-        return found;
+    if let Ok(handle) = SESSION.try_with(|session| session.db.clone()) {
+        return (crate::context::request_id(), handle);
     }
     match DEFAULT.read().unwrap_or_else(|p| p.into_inner()).as_ref() {
         Some(handle) => (0, handle.clone()),
@@ -369,7 +405,7 @@ fn target() -> (u64, DbHandle) {
 async fn submit<T>(make: impl FnOnce(oneshot::Sender<Result<T, DbError>>) -> Op) -> T {
     let (owner, handle) = target();
     let (reply, answer) = oneshot::channel();
-    let began = crate::context::began_flag();
+    let began = SESSION.try_with(|session| Arc::clone(&session.began)).ok();
     if handle.sender.send(Job { owner, op: make(reply), began, queued: Instant::now() }).await.is_err() {
         DbError::closed().raise();
     }
@@ -456,7 +492,7 @@ pub(crate) async fn query_shaped<S: Shape + Send + 'static>(
 /// Begins a write transaction (`BEGIN IMMEDIATE`) owned by the current request. Until it ends,
 /// other requests' statements wait.
 pub async fn begin() {
-    crate::context::mark_began();
+    let _ = SESSION.try_with(|session| session.began.store(true, Ordering::Relaxed));
     submit(|reply| Op::Begin { reply }).await
 }
 

@@ -1,10 +1,11 @@
 //! HTTP for generated code: requests with typed parameters and JSON bodies, JSON replies, and the
 //! server (Axum on Tokio) that routes requests to the program's handlers.
 //!
-//! A handler is a plain `fn(Request) -> HandlerFuture` on the Rust path, or a route described
-//! by the LLVM path's descriptors (`cabi::service`), whose future binds its parameters with the
-//! same functions; routes are registered when the server starts, so generated code instantiates
-//! none of Axum's generics. Errors inside a handler unwind (see [`crate::HttpError`] and
+//! A [`Handler`] is a function from the request to the future of its reply: a generated function
+//! on the Rust path, or the LLVM path's adapter over a route's descriptors (`cabi::service`),
+//! whose future binds its parameters with the same functions; routes are registered when the
+//! server starts, so generated code instantiates none of Axum's generics. A whole service (its
+//! tables, queues and process) is [`crate::service`]'s. Errors inside a handler unwind (see [`crate::HttpError`] and
 //! [`crate::Trap`]) and the per-request wrapper answers them with `{"error": "...", "detail":
 //! "..."}`, whichever path the handler came from. The rules are written out in `docs/http.md`.
 
@@ -19,7 +20,6 @@ pub(crate) use wrapper::EndGuard;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
@@ -27,11 +27,10 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::HttpError;
-use crate::cabi::service::LlvmRoute;
+use crate::budget::Budget;
 use crate::config::Config;
-use crate::db::{Database, DbOptions};
+use crate::db::DbHandle;
 use crate::shaped_json::{self, Shape};
-use crate::trap::{HookMode, install_hook};
 
 /// An HTTP request as a handler sees it: method, path parameters, query parameters, headers, and
 /// the body, already read in full (and within the body limit).
@@ -400,28 +399,28 @@ pub fn clear_failure() {
 /// What a handler returns: a boxed, sendable future of its reply.
 pub type HandlerFuture = Pin<Box<dyn Future<Output = Reply> + Send + 'static>>;
 
-/// A route's handler, from either emitter. The per-request wrapper runs both alike: the same
-/// request context, body limit, transaction end, panic catching and answers.
-#[derive(Clone, Copy)]
-pub enum Handler {
-    /// The Rust path's generated function: binds the parameters, runs the handler, replies.
-    Rust(fn(Request) -> HandlerFuture),
-    /// A route of the LLVM path, described by its descriptors (see `cabi::service`).
-    Llvm(LlvmRoute),
-}
+/// A route's handler, from either emitter: a function from the request to the future of its
+/// reply. The Rust path's generated functions are handlers as they are; the LLVM path's adapter
+/// (`cabi`) makes one per route from its descriptors, so this module never names it. The
+/// per-request wrapper runs every handler alike: the same request context, body limit,
+/// transaction end, panic catching and answers.
+#[derive(Clone)]
+pub struct Handler(Arc<dyn Fn(Request) -> HandlerFuture + Send + Sync>);
 
 impl Handler {
+    /// The handler that calls `handler` for each request.
+    pub fn new(handler: impl Fn(Request) -> HandlerFuture + Send + Sync + 'static) -> Handler {
+        Handler(Arc::new(handler))
+    }
+
     /// The handler's future for `request`. Nothing runs until it is first polled.
-    pub(crate) fn call(self, request: Request) -> HandlerFuture {
-        match self {
-            Handler::Rust(handler) => handler(request),
-            Handler::Llvm(route) => route.future(request),
-        }
+    pub(crate) fn call(&self, request: Request) -> HandlerFuture {
+        (self.0)(request)
     }
 }
 
 /// One route: a method, a path in Nagi syntax (`/users/{id}`), and its handler.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct Route {
     /// `GET`, `POST`, `PUT`, `DELETE`, `PATCH`, ...
     pub method: &'static str,
@@ -431,208 +430,22 @@ pub struct Route {
     pub handler: Handler,
 }
 
-/// A table the service needs, created at start.
-#[derive(Clone, Copy)]
-pub struct Table {
-    /// The table's name.
-    pub name: &'static str,
-    /// Its `CREATE TABLE IF NOT EXISTS ...` statement.
-    pub create_sql: &'static str,
-}
-
-/// A whole service: its name (the default database is `./<name>.db`), tables, routes and job
-/// queues.
-pub struct Service {
-    /// The service's name.
-    pub name: &'static str,
-    /// Its tables.
-    pub tables: Vec<Table>,
-    /// Its routes.
-    pub routes: Vec<Route>,
-    /// Its job queues (`crate::queues`), whose workers run while it serves.
-    pub queues: Vec<crate::queues::Queue>,
-}
-
-/// Why the server could not start or stopped with an error.
-#[derive(Debug)]
-pub struct ServeError {
-    message: String,
-    /// The process exit status: 2 when the database file does not match the program's tables or
-    /// cannot be written (a misconfiguration), 1 otherwise.
-    pub status: i32,
-}
-
-impl ServeError {
-    fn new(message: impl Into<String>) -> ServeError {
-        ServeError { message: message.into(), status: 1 }
-    }
-
-    fn database(error: crate::db::DbError) -> ServeError {
-        let misconfigured = matches!(error.kind, crate::db::DbErrorKind::Schema | crate::db::DbErrorKind::Unwritable);
-        let status = if misconfigured { 2 } else { 1 };
-        ServeError { message: error.to_string(), status }
-    }
-}
-
-impl std::fmt::Display for ServeError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for ServeError {}
-
-/// Runs a service as a process: parses the command line and `NAGI_*` environment (see
-/// [`Config`]), sets up logging, opens the database on its thread, starts Tokio with `--workers`
-/// threads, and serves until SIGINT or SIGTERM. Then it stops accepting, finishes in-flight
-/// requests, closes the database, flushes the log, and exits 0 (1 when it could not start, with
-/// `error: ...` on stderr).
-pub fn serve(service: Service) -> ! {
-    let config = Config::parse_for(service.name);
-    crate::tasks::set_blocking_threads(usize::from(config.blocking_threads));
-    // Lines printed before serving went to the buffered stdout; write them before the log's.
-    crate::rt::flush_stdout();
-    let log = crate::logging::init(config.log.into());
-    install_hook(HookMode::Serve);
-    let result = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(usize::from(config.workers))
-        .thread_name("nagi-worker")
-        .enable_all()
-        .build()
-        .map_err(|e| ServeError::new(format!("cannot start Tokio: {e}")))
-        .and_then(|runtime| {
-            // The database is opened (and its schema checked) before the port is bound, so a
-            // service that cannot start never accepts a connection.
-            let listen = config.listen.clone();
-            let bind = async move {
-                tokio::net::TcpListener::bind(&listen)
-                    .await
-                    .map_err(|e| ServeError::new(format!("cannot listen on {listen}: {e}")))
-            };
-            let compiled = service.routes.iter().map(|route| &route.handler).chain(service.queues.iter().map(|q| &q.handler)).any(|handler| matches!(handler, Handler::Llvm(_)));
-            let result = runtime.block_on(serve_on(bind, service, config, shutdown_signal()));
-            // Shutting Tokio down drops every task, the actors' with their states (a
-            // supervised actor lives as long as the process), so what the compiled code still
-            // owns after it was truly leaked: a leak check that costs nothing while serving.
-            runtime.shutdown_timeout(Duration::from_secs(1));
-            if compiled && result.is_ok() {
-                let buffers = crate::cabi::live_buffers();
-                tracing::info!(target: "nagi::memory", buffers, "buffers the compiled code still owns at shutdown: {buffers}");
-            }
-            result
-        });
-    if let Err(error) = &result {
-        tracing::error!(target: "nagi", "{error}");
-    }
-    // No stdout flush here: printed lines went through the log queue, and the log writer may be
-    // blocked on a stalled stdout while holding its lock, which would block this thread too.
-    log.shutdown();
-    match result {
-        Ok(()) => std::process::exit(0),
-        Err(error) => {
-            eprintln!("error: {error}");
-            std::process::exit(error.status)
-        }
-    }
-}
-
-/// Serves `service` on `listener` until SIGINT or SIGTERM, with the database and limits of
-/// `config`: the request timeout and body limit, and the connection limits (header and idle
-/// timeouts, the most open connections; see `docs/http.md`). `config.workers` and `config.listen`
-/// are not used: the caller owns the runtime and the listener. Opens the database and creates the
-/// tables first; closes it after the last connection has closed.
-pub async fn serve_with(listener: tokio::net::TcpListener, service: Service, config: Config) -> Result<(), ServeError> {
-    serve_until(listener, service, config, shutdown_signal()).await
-}
-
-/// Like [`serve_with`], but shuts down gracefully when `shutdown` completes instead of on a signal
-/// (for tests and embedding).
-pub async fn serve_until<F>(
+/// Serves `routes` on `listener` with the limits of `config` (the request timeout and body
+/// limit, the connection limits: header and idle timeouts, the most open connections; see
+/// `docs/http.md`), `db` as every request's database and `budget` as the memory budget, until
+/// `shutdown` completes; returns once every connection has closed.
+pub(crate) async fn serve_routes<F>(
     listener: tokio::net::TcpListener,
-    service: Service,
-    config: Config,
+    routes: &[Route],
+    config: &Config,
+    db: DbHandle,
+    budget: Arc<Budget>,
     shutdown: F,
-) -> Result<(), ServeError>
-where
+) where
     F: Future<Output = ()> + Send + 'static,
 {
-    serve_on(std::future::ready(Ok(listener)), service, config, shutdown).await
-}
-
-/// The body of [`serve_until`]: opens the database first, then awaits `bind` for the listener.
-async fn serve_on<B, F>(bind: B, service: Service, config: Config, shutdown: F) -> Result<(), ServeError>
-where
-    B: Future<Output = Result<tokio::net::TcpListener, ServeError>>,
-    F: Future<Output = ()> + Send + 'static,
-{
-    install_hook(HookMode::Library);
-    let mut create: Vec<&'static str> = service.tables.iter().map(|table| table.create_sql).collect();
-    if !service.queues.is_empty() {
-        create.extend(crate::queues::TABLES);
-    }
-    let path = config.db.clone();
-    // Opening waits for the database thread; keep that wait off the async workers.
-    let budget = crate::budget::Budget::new(usize::try_from(config.memory_limit).unwrap_or(usize::MAX));
-    let options = DbOptions { budget: Some(Arc::clone(&budget)), ..DbOptions::from_config(&config) };
-    let database = tokio::task::spawn_blocking(move || Database::open(&path, &create, &options))
-        .await
-        .map_err(|e| ServeError::new(format!("cannot open the database: {e}")))?
-        .map_err(ServeError::database)?;
-    let listener = match bind.await {
-        Ok(listener) => listener,
-        Err(error) => {
-            database.close().await;
-            return Err(error);
-        }
-    };
-    let is_default = crate::db::set_default_if_unset(&database.handle());
-    let workers = match crate::queues::start(&service.queues, &database.handle()).await {
-        Ok(workers) => workers,
-        Err(error) => {
-            database.close().await;
-            return Err(ServeError::new(format!("cannot start the job queues: {error}")));
-        }
-    };
-    let app = Arc::new(dispatch::Dispatch::new(&service, &config, database.handle(), Arc::clone(&budget)));
-    let address = listener.local_addr().map_err(|e| ServeError::new(e.to_string()))?;
-    tracing::info!(target: "nagi", "{} listening on http://{address} with database {}", service.name, config.db);
-    connections::serve(listener, app, connections::Limits::from_config(&config), shutdown).await;
-    // Every connection has closed, so every body, query result and answer has been given back;
-    // a count left is a bookkeeping bug that would shrink the budget until a restart.
-    if budget.used() > 0 {
-        tracing::error!(target: "nagi", "the memory budget still counts {} bytes at shutdown", budget.used());
-    }
-    // No request is left to push a job; running attempts get the grace period, the rest stay
-    // queued for the next start.
-    workers.stop(Duration::from_millis(config.shutdown_grace_ms)).await;
-    if is_default {
-        crate::db::set_default(None);
-    }
-    database.close().await;
-    tracing::info!(target: "nagi", "stopped");
-    Ok(())
-}
-
-/// Completes on SIGINT (Ctrl-C) or SIGTERM.
-async fn shutdown_signal() {
-    let interrupt = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = interrupt => {}
-        () = terminate => {}
-    }
+    let app = Arc::new(dispatch::Dispatch::new(routes, config, db, budget));
+    connections::serve(listener, app, connections::Limits::from_config(config), shutdown).await;
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::process;
 
 use crate::db::{self, Database, DbOptions};
-use crate::trap::{HookMode, install_hook};
+use crate::panic_hook::{HookMode, install_hook};
 
 /// Runs a Nagi program's `main` and exits the process.
 ///

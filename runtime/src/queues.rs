@@ -64,7 +64,7 @@ const IDLE_MS: u64 = 1000;
 const RETRY_MS: u64 = 100;
 
 /// One queue the program declares.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct Queue {
     /// The queue's name, as jobs record it.
     pub name: &'static str,
@@ -254,7 +254,7 @@ pub struct Workers {
 /// Errors: the database failed while recovering, as text.
 pub async fn start(queues: &[Queue], db: &DbHandle) -> Result<Workers, String> {
     for queue in queues {
-        let queue = *queue;
+        let queue = queue.clone();
         in_transaction(db, async move {
             db::exec(READY_INDEX, Vec::new()).await;
             recover(&queue).await;
@@ -265,7 +265,7 @@ pub async fn start(queues: &[Queue], db: &DbHandle) -> Result<Workers, String> {
     let mut workers = Workers { queues: Vec::new(), tasks: Vec::new() };
     for queue in queues {
         let shared = Arc::new(Shared {
-            queue: *queue,
+            queue: queue.clone(),
             db: db.clone(),
             pushed: Notify::new(),
             stopping: AtomicBool::new(false),
@@ -406,7 +406,7 @@ async fn idle(shared: &Shared) {
 /// Runs one attempt of `job` as a request of its own; marks the job done in the attempt's
 /// transaction when the handler answers 2xx. Errors: why the attempt failed.
 async fn run_attempt(shared: &Shared, job: Claimed) -> Result<(), String> {
-    let handler = shared.queue.handler;
+    let handler = shared.queue.handler.clone();
     let request = Request::for_job(shared.queue.name, job.payload.into_bytes(), job.attempt);
     let id = job.id;
     in_transaction(&shared.db, async move {
@@ -429,7 +429,7 @@ async fn run_attempt(shared: &Shared, job: Claimed) -> Result<(), String> {
 /// failing here is retried until the service stops; a job left running then is recovered at
 /// the next start.
 async fn record_failure(shared: &Shared, id: i64, attempt: i64, error: String) {
-    let queue = shared.queue;
+    let queue = &shared.queue;
     let last = attempt >= i64::from(queue.max_attempts);
     // "job id" is the queue's own number for the job (what `push` gave and `dead_letters()`
     // lists), never a field of the payload, which may have an `id` of its own.
@@ -475,7 +475,7 @@ async fn record_failure(shared: &Shared, id: i64, attempt: i64, error: String) {
 
 /// The one transaction of [`record_failure`].
 async fn write_failure(shared: &Shared, id: i64, attempt: i64, error: String) -> Result<(), String> {
-    let queue = shared.queue;
+    let queue = &shared.queue;
     let last = attempt >= i64::from(queue.max_attempts);
     let retry_in = backoff_ms(queue.backoff_min_ms, queue.backoff_max_ms, u32::try_from(attempt).unwrap_or(u32::MAX));
     in_transaction(&shared.db, async move {
@@ -510,15 +510,16 @@ async fn in_transaction<T>(
     body: impl std::future::Future<Output = Result<T, String>>,
 ) -> Result<T, String> {
     let id = crate::http::next_request_id();
-    let began = Arc::new(AtomicBool::new(false));
-    let context = RequestContext { id, db: db.clone(), began: Arc::clone(&began), state: Default::default() };
+    let session = crate::db::Session::new(db.clone());
+    let context = RequestContext { id, state: Default::default() };
     let mut guard = crate::http::EndGuard::new(id, db.clone());
-    let outcome = context::scope(context, AssertUnwindSafe(body).catch_unwind()).await;
+    let running = crate::db::scope(session.clone(), AssertUnwindSafe(body).catch_unwind());
+    let outcome = context::scope(context, running).await;
     let outcome = match outcome {
         Ok(result) => result,
         Err(payload) => Err(crate::trap::payload_text(payload.as_ref())),
     };
-    if began.load(Ordering::Relaxed) {
+    if session.began() {
         let committed = db.request_ended(id, outcome.is_ok()).await;
         guard.disarm();
         committed.map_err(|error| format!("the transaction could not be committed: {error}"))?;

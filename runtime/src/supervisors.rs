@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use tokio::task::{Id, JoinSet};
 
-use crate::actors::Actor;
+use crate::actors::{Actor, Supervised};
 
 /// A caught panic payload: a [`crate::Trap`] or an [`crate::HttpError`].
 type Payload = Box<dyn Any + Send>;
@@ -68,6 +68,17 @@ pub struct Spec {
     pub children: Vec<ChildSpec>,
 }
 
+// A supervised actor is a child: its runs serve the one mailbox it keeps across restarts.
+impl<S: Send + 'static> Child for Supervised<S> {
+    fn run(self: Arc<Self>) -> Run {
+        Box::pin(async move { Supervised::run(&self).await })
+    }
+
+    fn close(&self, reason: &str) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        Box::pin(Supervised::close(self, reason.to_owned()))
+    }
+}
+
 /// One child of a [`Spec`]: an actor or a nested supervisor.
 pub struct ChildSpec(ChildKind);
 
@@ -89,7 +100,7 @@ impl ChildSpec {
         init: impl Fn() -> S + Send + Sync + 'static,
     ) -> ChildSpec {
         let (handle, child) = Actor::supervised(name, capacity, init);
-        ChildSpec(ChildKind::Actor { handle: Box::new(handle), child })
+        ChildSpec(ChildKind::Actor { handle: Box::new(handle), child: Arc::new(child) })
     }
 
     /// A nested supervisor.

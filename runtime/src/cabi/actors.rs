@@ -15,9 +15,9 @@ use std::ptr;
 
 use nagi_abi::poll;
 
-use super::db::{PendingOp, WriteOut, pending_done, pending_write};
+use super::frame::{FrameFn, GuardedPollFn, PollFn};
 use super::guard;
-use super::service::{FrameFn, GuardedPollFn, PollFn};
+use super::pending::{PendingOp, WriteOut, pending_done, pending_write};
 use crate::actors::Actor;
 
 /// The alignment of every state and message block: enough for any Low type.

@@ -109,11 +109,15 @@ pub(crate) fn store_failure(payload: Payload) {
 
 /// Raises again, as a panic in Rust frames, the failure that made a `guarded_poll` of emitted
 /// code (a task's frame, an actor's handler or state, a blocking task) return 2 or 3; `what`
-/// names the failed code should no payload be stored, which no runtime function leaves.
+/// names the failed code should no payload be stored (see [`reason`]).
 pub(crate) fn resume_failure(what: &str) -> ! {
-    let payload =
-        take_failure().unwrap_or_else(|| Box::new(crate::Trap { message: format!("{what} failed without a reason") }));
-    std::panic::resume_unwind(payload)
+    std::panic::resume_unwind(reason(take_failure(), what))
+}
+
+/// The payload `taken` of a failed `guarded_poll`, or, should none be stored, which no runtime
+/// function leaves, a trap saying that `what` failed without a reason.
+pub(crate) fn reason(taken: Option<Payload>, what: &str) -> Payload {
+    taken.unwrap_or_else(|| Box::new(crate::Trap { message: format!("{what} failed without a reason") }))
 }
 
 /// Takes the payload of the failure that last jumped to a guard on this thread, if any (the

@@ -8,7 +8,7 @@
 //! a trap is reported by the runtime's panic hook exactly as a compiled program reports it
 //! (stdout flushed, `error: <message>` on stderr) and then jumps back to the entry.
 
-use crate::trap::{HookMode, install_hook};
+use crate::panic_hook::{HookMode, install_hook};
 
 unsafe extern "C" {
     /// libc's `_setjmp`; only emitted code calls it (it returns twice, which Rust cannot model).
@@ -35,6 +35,7 @@ macro_rules! jit_table {
             use super::guard::*;
             use super::json::*;
             use super::maps::*;
+            use super::pending::*;
             use super::program::nagi_rt_main_async;
             use super::queues::*;
             use super::service::nagi_rt_serve;

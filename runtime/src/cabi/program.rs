@@ -14,10 +14,10 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use nagi_abi::poll;
-
-use super::service::{FrameFn, PollFn, TableDesc, items, static_text};
-use crate::trap::{HookMode, install_hook};
+use super::frame::{Frame, FrameFn, PollFn, Polled};
+use super::service::TableDesc;
+use super::{items, static_text};
+use crate::panic_hook::{HookMode, install_hook};
 
 /// `new` of `main`'s frame: a fresh frame, nothing run yet.
 pub type NewFn = unsafe extern "C" fn() -> *mut u8;
@@ -40,11 +40,11 @@ pub struct ProgramDesc {
     pub free: FrameFn,
 }
 
-/// The future of `main`'s frame: `true` when `main` returned, `false` when a statement failed.
+/// The future of `main`'s frame: `true` when `main` returned, `false` when a statement failed
+/// (the hook reported the failure when it was raised).
 struct MainFuture {
     desc: &'static ProgramDesc,
-    /// The frame, until it is freed or dropped.
-    frame: Option<*mut u8>,
+    frame: Frame,
 }
 
 impl Future for MainFuture {
@@ -52,34 +52,15 @@ impl Future for MainFuture {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<bool> {
         let this = self.get_mut();
-        let Some(frame) = this.frame else { return Poll::Ready(false) };
-        // SAFETY: `frame` came from `new` and is neither freed nor dropped; `cx` outlives the
-        // call, and emitted code passes it on only to `nagi_rt_op_poll`, which uses it as the
-        // `Context` it is.
-        let answer = unsafe { (this.desc.poll)(frame, std::ptr::from_mut(cx).cast()) };
-        if answer == poll::PENDING {
-            return Poll::Pending;
-        }
-        this.frame = None;
-        if answer == poll::READY {
-            // SAFETY: the frame has returned and is freed exactly once, here.
-            unsafe { (this.desc.free)(frame) };
-            return Poll::Ready(true);
-        }
-        // A statement failed: the frame waits at that await as a pending frame does, so
-        // dropping it frees what it holds. The hook reported the failure when it was raised.
-        // SAFETY: the frame has not returned and is dropped exactly once, here.
-        crate::defers::failing(|| unsafe { (this.desc.drop)(frame) });
-        drop(super::guard::take_failure());
-        Poll::Ready(false)
-    }
-}
-
-impl Drop for MainFuture {
-    fn drop(&mut self) {
-        if let Some(frame) = self.frame.take() {
-            // SAFETY: the frame has not returned and is dropped exactly once, here.
-            unsafe { (self.desc.drop)(frame) };
+        match this.frame.poll(cx) {
+            Polled::Pending => Poll::Pending,
+            Polled::Returned(frame) => {
+                // SAFETY: the frame has returned (`main`'s result is `unit`: nothing to drop)
+                // and is freed exactly once, here.
+                unsafe { (this.desc.free)(frame) };
+                Poll::Ready(true)
+            }
+            Polled::Failed(_) => Poll::Ready(false),
         }
     }
 }
@@ -106,6 +87,6 @@ pub unsafe extern "C" fn nagi_rt_main_async(program: *const ProgramDesc) -> i32 
     let (runtime, database) = crate::program::open_database(&tables);
     // SAFETY: `new` makes a fresh frame of `main`, which takes no arguments.
     let frame = unsafe { (desc.new)() };
-    let returned = runtime.block_on(MainFuture { desc, frame: Some(frame) });
+    let returned = runtime.block_on(MainFuture { desc, frame: Frame::new(frame, desc.poll, desc.drop, None) });
     crate::program::finish_with_database(returned, runtime, database)
 }

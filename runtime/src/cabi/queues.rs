@@ -4,9 +4,11 @@
 //! [`RouteDesc`] run as a route's is, and a pushed job is encoded with the layout descriptor
 //! that encodes a route's result.
 
-use super::db::pending_changed;
+use super::frame::GuardedPollFn;
 use super::json::TypeDesc;
-use super::service::{GuardedPollFn, LlvmRoute, RouteDesc, static_text};
+use super::pending::{PendingOp, pending_changed};
+use super::routes::{self, RouteDesc};
+use super::static_text;
 use crate::queues::{self, Queue};
 
 /// One queue: `{ i8* name, i64 name_len, %RouteDesc* handler, i64 workers, i64 max_attempts,
@@ -43,7 +45,7 @@ impl QueueDesc {
         let (name, route) = unsafe { (static_text(self.name, self.name_len), &*self.handler) };
         Queue {
             name,
-            handler: crate::http::Handler::Llvm(LlvmRoute::new(route, guarded_poll)),
+            handler: routes::handler(route, guarded_poll),
             workers: u16::try_from(self.workers).unwrap_or(u16::MAX),
             max_attempts: u32::try_from(self.max_attempts).unwrap_or(u32::MAX),
             backoff_min_ms: self.backoff_min_ms,
@@ -67,7 +69,7 @@ pub unsafe extern "C" fn nagi_rt_queue_push(
     job: *const u8,
     ty: *const TypeDesc,
     delay_ms: i64,
-) -> *mut super::db::PendingOp {
+) -> *mut PendingOp {
     // SAFETY: forwarded from the caller.
     let (name, ty) = unsafe { (static_text(name, name_len), &*ty) };
     // SAFETY: forwarded from the caller.
@@ -89,7 +91,7 @@ pub unsafe extern "C" fn nagi_rt_queue_dead_letters(
     name: *const u8,
     name_len: usize,
     row: *const TypeDesc,
-) -> *mut super::db::PendingOp {
+) -> *mut PendingOp {
     // SAFETY: forwarded from the caller.
     let (name, row) = unsafe { (static_text(name, name_len), &*row) };
     let args = vec![crate::db::SqlValue::Text(name.to_owned())];
@@ -102,7 +104,7 @@ pub unsafe extern "C" fn nagi_rt_queue_dead_letters(
 /// # Safety
 /// `name` points to `name_len` bytes of a program constant.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nagi_rt_queue_retry(name: *const u8, name_len: usize, id: i64) -> *mut super::db::PendingOp {
+pub unsafe extern "C" fn nagi_rt_queue_retry(name: *const u8, name_len: usize, id: i64) -> *mut PendingOp {
     // SAFETY: forwarded from the caller.
     let name = unsafe { static_text(name, name_len) };
     pending_changed(async move { queues::retry(name, id).await })

@@ -7,7 +7,7 @@
 //! back to that poll instead of ending the process: the future then raises the trap's payload
 //! as a panic, which the scope records as its failure (the trapped frame is leaked, as a trapped
 //! request's frame is). The task's result stays in its frame until the parent joins it: the join
-//! is a pending operation (`cabi::db::PendingOp`) whose finish copies the result out of the
+//! is a pending operation (`cabi::pending::PendingOp`) whose finish copies the result out of the
 //! frame and frees the frame. A task cancelled by its scope is dropped with the frame's `drop`,
 //! which drops what the frame holds at its await; a finished task whose handle was dropped is
 //! given to `finish`, which drops its result.
@@ -18,9 +18,9 @@ use std::task::{Context, Poll};
 
 use nagi_abi::poll;
 
-use super::db::{PendingOp, pending_done, pending_frame};
+use super::frame::{Frame, FrameFn, GuardedPollFn, PollFn, Polled};
 use super::guard;
-use super::service::{FrameFn, GuardedPollFn, PollFn};
+use super::pending::{PendingOp, WriteOut, pending_done, pending_write};
 use crate::defers::{Defer, Payload};
 use crate::tasks::{Scope, Task};
 
@@ -73,6 +73,14 @@ impl FrameResult {
     }
 }
 
+// A joined task's result is written out by the join's finish.
+impl WriteOut for FrameResult {
+    unsafe fn write_to(self: Box<Self>, out: *mut u8) {
+        // SAFETY: forwarded from the caller.
+        unsafe { FrameResult::write_to(*self, out) }
+    }
+}
+
 impl Drop for FrameResult {
     fn drop(&mut self) {
         // SAFETY: the frame has returned and its result was not moved out; `finish` drops the
@@ -83,49 +91,19 @@ impl Drop for FrameResult {
 
 /// The future of a spawned frame.
 struct FrameTask {
-    /// The frame, until it returns, fails or is dropped.
-    frame: Option<*mut u8>,
+    frame: Frame,
     desc: &'static TaskDesc,
 }
-
-// SAFETY: as for `FrameResult`: the frame is moved between worker threads only between polls.
-unsafe impl Send for FrameTask {}
 
 impl Future for FrameTask {
     type Output = FrameResult;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<FrameResult> {
         let this = self.get_mut();
-        let Some(frame) = this.frame else { crate::trap("a finished task was polled again") };
-        // SAFETY: `frame` came from `new` and has not returned, failed or been dropped; `cx`
-        // outlives the call and is passed on only to `nagi_rt_op_poll`.
-        let answer = unsafe { (this.desc.guarded_poll)(this.desc.poll, frame, std::ptr::from_mut(cx).cast()) };
-        match answer {
-            poll::PENDING => Poll::Pending,
-            poll::READY => {
-                this.frame = None;
-                Poll::Ready(FrameResult { frame, desc: this.desc })
-            }
-            answer => {
-                this.frame = None;
-                if answer == poll::FAILED {
-                    // What the frame awaited failed; it waits at that await, so dropping it frees
-                    // everything it holds.
-                    // SAFETY: the frame has not returned; it is dropped once, here.
-                    crate::defers::failing(|| unsafe { (this.desc.drop)(frame) });
-                }
-                // `poll::TRAPPED`: a trap jumped back to the guard; the frame stopped mid-operation and leaks.
-                guard::resume_failure("a task")
-            }
-        }
-    }
-}
-
-impl Drop for FrameTask {
-    fn drop(&mut self) {
-        if let Some(frame) = self.frame.take() {
-            // SAFETY: the frame has not returned (the task was cancelled); dropped once, here.
-            unsafe { (self.desc.drop)(frame) };
+        match this.frame.poll(cx) {
+            Polled::Pending => Poll::Pending,
+            Polled::Returned(frame) => Poll::Ready(FrameResult { frame, desc: this.desc }),
+            Polled::Failed(payload) => std::panic::resume_unwind(guard::reason(payload, "a task")),
         }
     }
 }
@@ -173,7 +151,9 @@ pub unsafe extern "C" fn nagi_rt_task_spawn(
 ) -> *mut Task<FrameResult> {
     // SAFETY: forwarded from the caller.
     let (scope, desc) = unsafe { (&*scope, &*desc) };
-    Box::into_raw(Box::new(scope.spawn(FrameTask { frame: Some(frame), desc })))
+    Box::into_raw(Box::new(
+        scope.spawn(FrameTask { frame: Frame::new(frame, desc.poll, desc.drop, Some(desc.guarded_poll)), desc }),
+    ))
 }
 
 /// A blocking task's block that has not run: dropping it (its task was cancelled before a
@@ -225,8 +205,7 @@ fn run_block(unrun: Unrun) -> Result<FrameResult, Payload> {
     // second argument. `guarded_poll` is the module's.
     let answer = unsafe { (unrun.desc.guarded_poll)(unrun.desc.poll, unrun.block, std::ptr::null_mut()) };
     if answer != poll::READY {
-        return Err(guard::take_failure()
-            .unwrap_or_else(|| Box::new(crate::Trap { message: "a call failed without a reason".to_owned() })));
+        return Err(guard::reason(guard::take_failure(), "a call"));
     }
     Ok(FrameResult { frame: unrun.block, desc: unrun.desc })
 }
@@ -271,7 +250,7 @@ pub unsafe extern "C" fn nagi_rt_defer_drop(defer: *mut Defer) {
 pub unsafe extern "C" fn nagi_rt_task_join(task: *mut Task<FrameResult>) -> *mut PendingOp {
     // SAFETY: forwarded from the caller.
     let task = unsafe { Box::from_raw(task) };
-    pending_frame(task.join())
+    pending_write(task.join())
 }
 
 /// Drops a task handle that was not joined: the task keeps running, and its scope waits for it.

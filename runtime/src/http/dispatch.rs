@@ -19,7 +19,7 @@ use axum::http::{HeaderMap, HeaderValue, Method, header};
 use hyper::body::{Body, Incoming};
 
 use super::wrapper::{self, Answer, Shared};
-use super::{Handler, Service};
+use super::{Handler, Route};
 use crate::budget::Budget;
 use crate::config::Config;
 use crate::db::DbHandle;
@@ -68,17 +68,17 @@ pub(crate) struct Dispatch {
 }
 
 impl Dispatch {
-    /// The table of `service`'s routes with the limits of `config`.
+    /// The table of `routes` with the limits of `config`.
     ///
     /// Panics when a route's method is not a valid HTTP token, two routes have the same method
     /// and path, or two paths conflict in the matcher; the compiler rejects all three, so a
     /// generated service never does.
-    pub(crate) fn new(service: &Service, config: &Config, db: DbHandle, budget: Arc<Budget>) -> Dispatch {
+    pub(crate) fn new(routes: &[Route], config: &Config, db: DbHandle, budget: Arc<Budget>) -> Dispatch {
         let shared = Arc::new(Shared { db, body_limit: config.body_limit, timeout_ms: config.timeout_ms, budget });
         let mut table = matchit::Router::new();
         let mut keys: Vec<String> = Vec::new();
         let mut paths: Vec<PathRoutes> = Vec::new();
-        for route in &service.routes {
+        for route in routes {
             // Paths are matched with their parameters renamed by position (`/users/{p0}`): the
             // matcher refuses two routes whose parameters at one position have different names
             // (`GET /entries/{id}` and `POST /entries/{parts}`), which Nagi allows.
@@ -103,7 +103,7 @@ impl Dispatch {
                 route.method,
                 route.path
             );
-            routes.endpoints.push(Endpoint { method, handler: route.handler, names: names.into() });
+            routes.endpoints.push(Endpoint { method, handler: route.handler.clone(), names: names.into() });
         }
         for routes in &mut paths {
             routes.allow = allow_header(&routes.endpoints);
@@ -181,7 +181,7 @@ impl Dispatch {
                 }
             }
         }
-        wrapper::handle(&self.shared, id, endpoint.handler, params, declared, request).await
+        wrapper::handle(&self.shared, id, &endpoint.handler, params, declared, request).await
     }
 }
 
@@ -240,8 +240,11 @@ mod tests {
     use super::*;
 
     fn endpoints(methods: &[Method]) -> Vec<Endpoint> {
-        let handler = Handler::Rust(|_| Box::pin(async { super::super::Reply::json_bytes(200, Vec::new()) }));
-        methods.iter().map(|m| Endpoint { method: m.clone(), handler, names: Arc::from(Vec::new()) }).collect()
+        let handler = Handler::new(|_| Box::pin(async { super::super::Reply::json_bytes(200, Vec::new()) }));
+        methods
+            .iter()
+            .map(|m| Endpoint { method: m.clone(), handler: handler.clone(), names: Arc::from(Vec::new()) })
+            .collect()
     }
 
     #[test]

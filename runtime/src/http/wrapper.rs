@@ -5,7 +5,6 @@ use std::any::Any;
 use std::convert::Infallible;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -21,6 +20,7 @@ use serde::Serialize;
 use super::{Handler, Reply, ReplyBody, Request};
 use crate::budget::{Budget, Hold};
 use crate::context::{self, RequestContext, RequestState};
+use crate::db;
 use crate::db::DbHandle;
 use crate::{HttpError, Trap};
 
@@ -152,19 +152,20 @@ impl Drop for EndGuard {
 pub(crate) async fn handle(
     shared: &Shared,
     id: u64,
-    handler: Handler,
+    handler: &Handler,
     params: Vec<(String, String)>,
     declared: Option<u64>,
     request: hyper::Request<Incoming>,
 ) -> Answer {
-    let began = Arc::new(AtomicBool::new(false));
+    let session = db::Session::new(shared.db.clone());
     let state: Arc<Mutex<RequestState>> = Arc::default();
-    let context = RequestContext { id, db: shared.db.clone(), began: Arc::clone(&began), state: Arc::clone(&state) };
+    let context = RequestContext { id, state: Arc::clone(&state) };
     let mut guard = EndGuard::new(id, shared.db.clone());
-    let response = context::scope(context, run(shared, handler, params, declared, request)).await;
+    let running = db::scope(session.clone(), run(shared, handler, params, declared, request));
+    let response = context::scope(context, running).await;
     // Only a request that wrote (or began a transaction) has a transaction to end; a read-only
     // request needs no notice. A 2xx answer is sent only once its writes are committed.
-    let response = if began.load(Ordering::Relaxed) {
+    let response = if session.began() {
         match shared.db.request_ended(id, response.status().is_success()).await {
             Ok(()) => response,
             Err(error) => {
@@ -185,7 +186,7 @@ pub(crate) async fn handle(
             response.headers_mut().insert(name, value);
         }
     }
-    hold_answer(&shared.budget, response, began.load(Ordering::Relaxed))
+    hold_answer(&shared.budget, response, session.began())
 }
 
 /// Counts a large `answer` in the memory budget until it is written out (a small one is not
@@ -216,7 +217,7 @@ fn over_budget(budget: &Budget, what: &str) -> Answer {
 
 async fn run(
     shared: &Shared,
-    handler: Handler,
+    handler: &Handler,
     params: Vec<(String, String)>,
     declared: Option<u64>,
     request: hyper::Request<Incoming>,

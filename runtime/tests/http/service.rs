@@ -8,9 +8,10 @@ use std::time::Duration;
 
 use nagi_runtime::config::Config;
 use nagi_runtime::db::{self, FromRow, Row, RowError};
-use nagi_runtime::http::{self, Handler, HandlerFuture, Request, Route, ServeError, Service, Table};
+use nagi_runtime::http::{self, Handler, HandlerFuture, Request, Route};
 use nagi_runtime::ops;
 use nagi_runtime::serde_json::Value;
+use nagi_runtime::service::{self, ServeError, Service, Table};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
@@ -209,21 +210,21 @@ pub fn service() -> Service {
             create_sql: "CREATE TABLE IF NOT EXISTS people (id INTEGER PRIMARY KEY NOT NULL, name TEXT NOT NULL, age INTEGER NOT NULL)",
         }],
         routes: vec![
-            Route { method: "POST", path: "/people", handler: Handler::Rust(create) },
-            Route { method: "GET", path: "/people", handler: Handler::Rust(list) },
-            Route { method: "GET", path: "/people/{id}", handler: Handler::Rust(read) },
-            Route { method: "PUT", path: "/people/{id}", handler: Handler::Rust(update) },
-            Route { method: "DELETE", path: "/people/{id}", handler: Handler::Rust(delete) },
-            Route { method: "GET", path: "/count", handler: Handler::Rust(count) },
-            Route { method: "GET", path: "/health", handler: Handler::Rust(health) },
-            Route { method: "GET", path: "/divide/{n}", handler: Handler::Rust(divide) },
-            Route { method: "GET", path: "/panic", handler: Handler::Rust(panics) },
-            Route { method: "GET", path: "/params/{name}", handler: Handler::Rust(params) },
-            Route { method: "GET", path: "/sleep", handler: Handler::Rust(sleep) },
-            Route { method: "POST", path: "/tx/hold", handler: Handler::Rust(tx_hold) },
-            Route { method: "POST", path: "/tx/leave-open", handler: Handler::Rust(tx_leave_open) },
-            Route { method: "POST", path: "/tx/trap", handler: Handler::Rust(tx_trap) },
-            Route { method: "POST", path: "/tx/commit-early", handler: Handler::Rust(tx_commit_early) },
+            Route { method: "POST", path: "/people", handler: Handler::new(create) },
+            Route { method: "GET", path: "/people", handler: Handler::new(list) },
+            Route { method: "GET", path: "/people/{id}", handler: Handler::new(read) },
+            Route { method: "PUT", path: "/people/{id}", handler: Handler::new(update) },
+            Route { method: "DELETE", path: "/people/{id}", handler: Handler::new(delete) },
+            Route { method: "GET", path: "/count", handler: Handler::new(count) },
+            Route { method: "GET", path: "/health", handler: Handler::new(health) },
+            Route { method: "GET", path: "/divide/{n}", handler: Handler::new(divide) },
+            Route { method: "GET", path: "/panic", handler: Handler::new(panics) },
+            Route { method: "GET", path: "/params/{name}", handler: Handler::new(params) },
+            Route { method: "GET", path: "/sleep", handler: Handler::new(sleep) },
+            Route { method: "POST", path: "/tx/hold", handler: Handler::new(tx_hold) },
+            Route { method: "POST", path: "/tx/leave-open", handler: Handler::new(tx_leave_open) },
+            Route { method: "POST", path: "/tx/trap", handler: Handler::new(tx_trap) },
+            Route { method: "POST", path: "/tx/commit-early", handler: Handler::new(tx_commit_early) },
         ],
         queues: Vec::new(),
     }
@@ -293,7 +294,7 @@ impl Server {
         let addr = listener.local_addr().expect("address");
         let base = format!("http://{addr}");
         let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(http::serve_until(listener, service(), config, async move {
+        let task = tokio::spawn(service::serve_until(listener, service(), config, async move {
             let _ = stopped.await;
         }));
         let server = Server {

@@ -6,19 +6,17 @@
 //! handler frame polls them, their results in emitted memory, their failures as the Rust path's.
 
 use std::ptr;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::task::Poll;
 
 use futures_util::FutureExt;
 
 use super::{
-    PendingOp, nagi_rt_db_begin, nagi_rt_db_commit, nagi_rt_db_exec, nagi_rt_db_query, nagi_rt_op_drop,
-    nagi_rt_op_finish, nagi_rt_op_poll, nagi_rt_sql_arg_int, nagi_rt_sql_arg_null, nagi_rt_sql_arg_real,
-    nagi_rt_sql_arg_text, nagi_rt_sql_args,
+    nagi_rt_db_begin, nagi_rt_db_commit, nagi_rt_db_exec, nagi_rt_db_query, nagi_rt_sql_arg_int, nagi_rt_sql_arg_null,
+    nagi_rt_sql_arg_real, nagi_rt_sql_arg_text, nagi_rt_sql_args,
 };
 use crate::cabi::guard::{Payload, take_failure};
 use crate::cabi::json::TypeDesc;
+use crate::cabi::pending::{PendingOp, nagi_rt_op_drop, nagi_rt_op_finish, nagi_rt_op_poll};
 use crate::cabi::testing as t;
 use crate::cabi::{RawArray, RawString, nagi_rt_free};
 use crate::context::{self, RequestContext};
@@ -107,8 +105,8 @@ const ODD: [&str; 10] =
 
 /// Runs `future` as request `id` of `db`, catching its answer if it unwinds with one.
 async fn in_request<T>(db: &DbHandle, id: u64, future: impl Future<Output = T>) -> Result<T, HttpError> {
-    let context =
-        RequestContext { id, db: db.clone(), began: Arc::new(AtomicBool::new(false)), state: Default::default() };
+    let context = RequestContext { id, state: Default::default() };
+    let future = crate::db::scope(crate::db::Session::new(db.clone()), future);
     match std::panic::AssertUnwindSafe(context::scope(context, future)).catch_unwind().await {
         Ok(value) => Ok(value),
         Err(payload) => match payload.downcast::<HttpError>() {

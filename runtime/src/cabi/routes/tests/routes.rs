@@ -13,19 +13,19 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 
 use crate::cabi::db::{
-    PendingOp, nagi_rt_db_begin, nagi_rt_db_exec, nagi_rt_db_query, nagi_rt_op_drop, nagi_rt_op_finish,
-    nagi_rt_op_poll, nagi_rt_sql_arg_int, nagi_rt_sql_arg_text, nagi_rt_sql_args,
+    nagi_rt_db_begin, nagi_rt_db_exec, nagi_rt_db_query, nagi_rt_sql_arg_int, nagi_rt_sql_arg_text, nagi_rt_sql_args,
 };
+use crate::cabi::frame::{FrameFn, PollFn};
 use crate::cabi::json::TypeDesc;
-use crate::cabi::service::{
-    FrameFn, ParamDesc, PollFn, RouteDesc, SOURCE_BODY, SOURCE_PATH, SOURCE_QUERY, SOURCE_QUERY_OPT, ServiceDesc,
-    StartFn, TableDesc,
-};
+use crate::cabi::pending::{PendingOp, nagi_rt_op_drop, nagi_rt_op_finish, nagi_rt_op_poll};
+use crate::cabi::routes::{ParamDesc, RouteDesc, SOURCE_BODY, SOURCE_PATH, SOURCE_QUERY, SOURCE_QUERY_OPT, StartFn};
+use crate::cabi::service::{ServiceDesc, TableDesc};
 use crate::cabi::testing as t;
 use crate::cabi::{RawArray, RawString, nagi_rt_free, nagi_rt_trap};
 use crate::config::Config;
 use crate::db::{self, FromRow, Row, RowError};
-use crate::http::{self, Handler, HandlerFuture, Request, Route, Service, Table};
+use crate::http::{self, Handler, HandlerFuture, Request, Route};
+use crate::service::{self, ServeError, Service, Table};
 
 const CREATE: &str =
     "CREATE TABLE IF NOT EXISTS people (id INTEGER PRIMARY KEY NOT NULL, name TEXT NOT NULL, age INTEGER NOT NULL)";
@@ -120,7 +120,8 @@ fn rust_nulls(_r: Request) -> HandlerFuture {
 }
 
 fn rust_service() -> Service {
-    let route = |method, path, handler| Route { method, path, handler: Handler::Rust(handler) };
+    let route =
+        |method, path, handler: fn(Request) -> HandlerFuture| Route { method, path, handler: Handler::new(handler) };
     Service {
         name: "people",
         tables: vec![Table { name: "people", create_sql: CREATE }],
@@ -549,7 +550,7 @@ fn llvm_service() -> &'static ServiceDesc {
 struct Running {
     base: String,
     stop: Option<oneshot::Sender<()>>,
-    task: tokio::task::JoinHandle<Result<(), http::ServeError>>,
+    task: tokio::task::JoinHandle<Result<(), ServeError>>,
 }
 
 async fn serve(service: Service, timeout_ms: u64) -> Running {
@@ -558,7 +559,7 @@ async fn serve(service: Service, timeout_ms: u64) -> Running {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let base = format!("http://{}", listener.local_addr().expect("address"));
     let (stop, stopped) = oneshot::channel::<()>();
-    let task = tokio::spawn(http::serve_until(listener, service, config, async move {
+    let task = tokio::spawn(service::serve_until(listener, service, config, async move {
         let _ = stopped.await;
     }));
     Running { base, stop: Some(stop), task }

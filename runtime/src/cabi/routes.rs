@@ -1,0 +1,291 @@
+//! Routes on the LLVM path: the descriptor of a route's handler and its parameters, and the
+//! future that runs one request through the handler's frame.
+//!
+//! A handler of the LLVM emitter is an explicit state machine: a heap frame that `start` makes
+//! from the handler's arguments, a `poll` that runs it until it waits or returns, and `drop` and
+//! `finish` that free an unfinished or a finished frame ([`super::frame`]). The runtime's handler
+//! for a route ([`handler`]) binds the request's parameters with the Rust path's own functions
+//! (`Request::path`, `query`, `query_opt`, and `json_shaped`, which applies the body rules of
+//! `Request::json`), starts the frame, polls it through the emitted `guarded_poll` (which turns a
+//! trap into a return value, see [`super::guard`]), and encodes the result as `http::reply` and
+//! `http::reply_option` do. The per-request wrapper runs this future exactly as it runs a Rust
+//! handler's, so both paths answer a request byte for byte alike.
+//!
+//! Every descriptor is a constant of the program: it lives as long as the process and nothing
+//! writes to it. `docs/c-abi.md` ("Services") is the reference for the layouts and the protocol.
+
+use std::alloc::Layout;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use super::frame::{Frame, FrameFn, GuardedPollFn, PollFn, Polled};
+use super::json::{self, TypeDesc, Typed};
+use super::{items, static_text};
+use crate::http::{self, Handler, Reply, Request};
+use crate::shaped_json::{Kind, Value};
+
+/// `start`: moves the handler's arguments out of an argument block into a new frame, returns it.
+pub type StartFn = unsafe extern "C" fn(args: *mut u8) -> *mut u8;
+
+// [`ParamDesc::source`]'s codes, `nagi_abi::param_source`: a path parameter, a required or
+// optional query parameter, the JSON body, a required or optional request header.
+pub use nagi_abi::param_source::{
+    BODY as SOURCE_BODY, HEADER as SOURCE_HEADER, HEADER_OPT as SOURCE_HEADER_OPT, PATH as SOURCE_PATH,
+    QUERY as SOURCE_QUERY, QUERY_OPT as SOURCE_QUERY_OPT,
+};
+
+/// One parameter of a route's handler:
+/// `{ i8* name, i64 name_len, i64 source, %nagi.TypeDesc* ty, i64 offset }`.
+#[repr(C)]
+pub struct ParamDesc {
+    /// The parameter's name: the path or query parameter it binds.
+    pub name: *const u8,
+    /// The name's length in bytes.
+    pub name_len: usize,
+    /// Where its value comes from: [`SOURCE_PATH`], [`SOURCE_QUERY`], [`SOURCE_QUERY_OPT`],
+    /// [`SOURCE_BODY`], [`SOURCE_HEADER`] or [`SOURCE_HEADER_OPT`].
+    pub source: u64,
+    /// The parameter's Low type: `i32`, `i64`, `f64`, `bool` or `String` for a path or required
+    /// query parameter, `Option` of one of those for an optional one, a class for the body.
+    pub ty: *const TypeDesc,
+    /// Where the value goes in the argument block.
+    pub offset: usize,
+}
+
+/// One route: `{ i8* method, i64 method_len, i8* path, i64 path_len, %nagi.ParamDesc* params,
+/// i64 param_count, i64 args_size, i64 args_align, start, poll, drop, finish, i64 result_offset,
+/// %nagi.TypeDesc* result, i64 status }`.
+#[repr(C)]
+pub struct RouteDesc {
+    /// The method, e.g. `GET`.
+    pub method: *const u8,
+    /// The method's length in bytes.
+    pub method_len: usize,
+    /// The path in Nagi syntax, e.g. `/users/{id}`.
+    pub path: *const u8,
+    /// The path's length in bytes.
+    pub path_len: usize,
+    /// The handler's parameters, in order.
+    pub params: *const ParamDesc,
+    /// How many parameters `params` points to.
+    pub param_count: usize,
+    /// The size of the argument block that the runtime fills and `start` empties.
+    pub args_size: usize,
+    /// The argument block's alignment.
+    pub args_align: usize,
+    /// Makes a frame from a filled argument block, moving the values out of it. The runtime
+    /// frees the block afterwards without dropping anything in it. Like `drop` and `finish`, it
+    /// runs outside any trap guard, so it must not trap (a trap there ends the process); it only
+    /// moves and frees memory.
+    pub start: StartFn,
+    /// Runs the frame; never called by the runtime, only passed to `guarded_poll`.
+    pub poll: PollFn,
+    /// Drops and frees a frame that is not finished (a request dropped while it waited).
+    pub drop: FrameFn,
+    /// Drops the result of a frame whose poll returned true, and frees the frame.
+    pub finish: FrameFn,
+    /// Where the handler's result sits in a finished frame.
+    pub result_offset: usize,
+    /// The handler's result type; an `Option` answers `none` with 404.
+    pub result: *const TypeDesc,
+    /// The status of the route's own answer: 201 for POST, 200 otherwise.
+    pub status: u64,
+}
+
+// SAFETY (both impls): descriptors are immutable constants of the program; nothing writes
+// through their pointers, and the functions they name may be called from any thread.
+unsafe impl Sync for ParamDesc {}
+unsafe impl Sync for RouteDesc {}
+
+impl ParamDesc {
+    /// The parameter's name.
+    pub(crate) fn name(&self) -> &str {
+        // SAFETY: the name is a constant of the program.
+        unsafe { static_text(self.name, self.name_len) }
+    }
+
+    /// The parameter's type.
+    pub(crate) fn ty(&self) -> &TypeDesc {
+        // SAFETY: the emitter points every parameter at a descriptor constant.
+        unsafe { &*self.ty }
+    }
+}
+
+impl RouteDesc {
+    /// The handler's parameters.
+    pub(crate) fn params(&self) -> &[ParamDesc] {
+        // SAFETY: the emitter writes `param_count` descriptors at `params`.
+        unsafe { items(self.params, self.param_count) }
+    }
+
+    /// The handler's result type.
+    fn result(&self) -> &TypeDesc {
+        // SAFETY: the emitter points every route at its result's descriptor constant.
+        unsafe { &*self.result }
+    }
+}
+
+/// The handler of the route `desc` describes, its frame polled through `guarded_poll`.
+pub(crate) fn handler(desc: &'static RouteDesc, guarded_poll: GuardedPollFn) -> Handler {
+    Handler::new(move |request| Box::pin(RouteFuture { desc, guarded_poll, state: State::Bind(request) }))
+}
+
+/// Where a route's future is.
+#[allow(clippy::large_enum_variant, reason = "the future is boxed once; boxing the request too would allocate twice")]
+enum State {
+    /// Not polled yet: the request, whose parameters are bound at the first poll.
+    Bind(Request),
+    /// The frame is started and has not returned; dropping it drops the frame.
+    Running(Frame),
+    /// The frame has returned and its result is being encoded; `finish` frees it.
+    Ready(*mut u8),
+    /// The frame is freed, or it failed (see [`Polled::Failed`]).
+    Done,
+}
+
+/// The future of one request to an LLVM route.
+struct RouteFuture {
+    desc: &'static RouteDesc,
+    guarded_poll: GuardedPollFn,
+    state: State,
+}
+
+// SAFETY: the future owns its frame alone and touches it only through the route's functions,
+// one call at a time (each takes `&mut self`); a frame may move between worker threads between
+// polls (see `Frame`), and a returned frame is plain memory.
+unsafe impl Send for RouteFuture {}
+
+impl Future for RouteFuture {
+    type Output = Reply;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Reply> {
+        let this = self.get_mut();
+        let desc = this.desc;
+        if let State::Bind(request) = &this.state {
+            let frame = start(desc, request);
+            this.state = State::Running(Frame::new(frame, desc.poll, desc.drop, Some(this.guarded_poll)));
+        }
+        let State::Running(frame) = &mut this.state else { panic!("a route's future was polled after it completed") };
+        match frame.poll(cx) {
+            Polled::Pending => Poll::Pending,
+            Polled::Returned(frame) => {
+                this.state = State::Ready(frame);
+                // SAFETY: the frame has returned, so its result is at `result_offset`.
+                let reply = unsafe { reply(desc, frame) };
+                this.state = State::Done;
+                // SAFETY: the frame has returned and is freed exactly once, here.
+                unsafe { (desc.finish)(frame) };
+                Poll::Ready(reply)
+            }
+            Polled::Failed(payload) => {
+                this.state = State::Done;
+                std::panic::resume_unwind(super::guard::reason(payload, "a handler"))
+            }
+        }
+    }
+}
+
+impl Drop for RouteFuture {
+    fn drop(&mut self) {
+        if let State::Ready(frame) = self.state {
+            // SAFETY: the frame has returned (its encoding unwound) and is freed exactly once,
+            // here. A running frame is dropped by its `Frame`.
+            unsafe { (self.desc.finish)(frame) }
+        }
+    }
+}
+
+/// Binds every parameter of `desc` from `request`, then makes the frame. Binding fails by
+/// unwinding with its answer (400, 415, 422, …) before any emitted memory holds a value, so a
+/// failed binding leaks nothing.
+fn start(desc: &RouteDesc, request: &Request) -> *mut u8 {
+    let values: Vec<Value> = desc.params().iter().map(|param| bind(request, param)).collect();
+    let Ok(layout) = Layout::from_size_align(desc.args_size, desc.args_align.max(1)) else {
+        panic!("a route's argument block has an invalid layout ({} bytes at {})", desc.args_size, desc.args_align)
+    };
+    let args = super::allocate(layout);
+    for (value, param) in values.into_iter().zip(desc.params()) {
+        // SAFETY: the block holds the parameter's type at its offset, as the emitter laid it out.
+        unsafe { json::write(value, param.ty(), args.add(param.offset)) };
+    }
+    // SAFETY: every parameter is written; `start` moves the values out, so the block is freed
+    // below without dropping anything.
+    let frame = unsafe { (desc.start)(args) };
+    // SAFETY: `args` was allocated above with this layout; freeing it through the ABI keeps the
+    // count of buffers emitted code owns exact.
+    unsafe { super::nagi_rt_free(args, layout.size(), layout.align()) };
+    assert!(!frame.is_null(), "a route's start returned no frame");
+    frame
+}
+
+/// Where a path, query or header parameter comes from.
+#[derive(Clone, Copy)]
+enum Place {
+    Path,
+    Query,
+    QueryOpt,
+    Header,
+    HeaderOpt,
+}
+
+/// The value of one parameter, bound by the Rust path's function for its source and type.
+pub(crate) fn bind(request: &Request, param: &ParamDesc) -> Value {
+    let name = param.name();
+    let ty = param.ty();
+    match param.source {
+        SOURCE_PATH => scalar(request, Place::Path, name, ty),
+        SOURCE_QUERY => scalar(request, Place::Query, name, ty),
+        SOURCE_QUERY_OPT if ty.kind() == Kind::Option => scalar(request, Place::QueryOpt, name, ty.inner()),
+        SOURCE_BODY => request.json_shaped(ty),
+        SOURCE_HEADER => scalar(request, Place::Header, name, ty),
+        SOURCE_HEADER_OPT if ty.kind() == Kind::Option => scalar(request, Place::HeaderOpt, name, ty.inner()),
+        source => panic!("route parameter `{name}`: source {source} with a {:?} is not a parameter", ty.kind()),
+    }
+}
+
+/// A path, query or header parameter of a scalar type (the payload type, for an optional one).
+fn scalar(request: &Request, place: Place, name: &str, ty: &TypeDesc) -> Value {
+    match ty.kind() {
+        Kind::I32 => typed::<i32>(request, place, name),
+        Kind::I64 => typed::<i64>(request, place, name),
+        Kind::F64 => typed::<f64>(request, place, name),
+        Kind::Bool => typed::<bool>(request, place, name),
+        Kind::String => typed::<String>(request, place, name),
+        kind => panic!("route parameter `{name}`: a {kind:?} cannot come from the path or the query"),
+    }
+}
+
+/// `request.path::<T>`, `request.query::<T>` or `request.query_opt::<T>` as a value.
+fn typed<T: http::Param + Into<Value>>(request: &Request, place: Place, name: &str) -> Value {
+    match place {
+        Place::Path => request.path::<T>(name).into(),
+        Place::Query => request.query::<T>(name).into(),
+        Place::QueryOpt => Value::Option(request.query_opt::<T>(name).map(|v| Box::new(v.into()))),
+        Place::Header => request.header::<T>(name).into(),
+        Place::HeaderOpt => Value::Option(request.header_opt::<T>(name).map(|v| Box::new(v.into()))),
+    }
+}
+
+/// The route's answer for its finished frame: the result encoded as `http::reply` encodes it,
+/// or `http::reply_option` for an `Option` result (`none` is 404).
+///
+/// # Safety
+/// `frame` is a ready frame of `desc`: its result sits at `result_offset`.
+unsafe fn reply(desc: &RouteDesc, frame: *mut u8) -> Reply {
+    let ty = desc.result();
+    let Ok(status) = u16::try_from(desc.status) else { crate::trap(&format!("invalid HTTP status {}", desc.status)) };
+    // SAFETY: the caller guarantees the result at `result_offset`, laid out as `ty` describes.
+    unsafe {
+        let at = frame.add(desc.result_offset);
+        if ty.kind() == Kind::Option {
+            let value = (at.read() & 1 != 0).then(|| Typed::new(at.add(ty.payload_offset), ty.inner()));
+            http::reply_option(status, &value)
+        } else {
+            http::reply(status, &Typed::new(at, ty))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

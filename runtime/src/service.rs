@@ -1,0 +1,226 @@
+//! A whole service and how it runs: its tables, routes and job queues, the database it opens
+//! before it listens, the queue workers that run beside the server, and the process around them
+//! (the command line, logging, Tokio, signals, the exit status).
+//!
+//! This is the runtime's composition root for services: it sits above [`crate::http`] (which
+//! serves routes) and [`crate::queues`] (which run jobs as requests), so neither names the
+//! other's setup. The Rust path's generated `main` calls [`serve`]; the LLVM path's adapter
+//! (`cabi::service`) builds a [`Service`] from its descriptors and calls [`serve_and_check`].
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::config::Config;
+use crate::db::{Database, DbOptions};
+use crate::http::{self, Route};
+use crate::panic_hook::{HookMode, install_hook};
+use crate::queues::{self, Queue};
+
+/// A table the service needs, created at start.
+#[derive(Clone, Copy)]
+pub struct Table {
+    /// The table's name.
+    pub name: &'static str,
+    /// Its `CREATE TABLE IF NOT EXISTS ...` statement.
+    pub create_sql: &'static str,
+}
+
+/// A whole service: its name (the default database is `./<name>.db`), tables, routes and job
+/// queues.
+pub struct Service {
+    /// The service's name.
+    pub name: &'static str,
+    /// Its tables.
+    pub tables: Vec<Table>,
+    /// Its routes.
+    pub routes: Vec<Route>,
+    /// Its job queues (`crate::queues`), whose workers run while it serves.
+    pub queues: Vec<Queue>,
+}
+
+/// Why the server could not start or stopped with an error.
+#[derive(Debug)]
+pub struct ServeError {
+    message: String,
+    /// The process exit status: 2 when the database file does not match the program's tables or
+    /// cannot be written (a misconfiguration), 1 otherwise.
+    pub status: i32,
+}
+
+impl ServeError {
+    fn new(message: impl Into<String>) -> ServeError {
+        ServeError { message: message.into(), status: 1 }
+    }
+
+    fn database(error: crate::db::DbError) -> ServeError {
+        let misconfigured = matches!(error.kind, crate::db::DbErrorKind::Schema | crate::db::DbErrorKind::Unwritable);
+        let status = if misconfigured { 2 } else { 1 };
+        ServeError { message: error.to_string(), status }
+    }
+}
+
+impl std::fmt::Display for ServeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ServeError {}
+
+/// Runs a service as a process: parses the command line and `NAGI_*` environment (see
+/// [`Config`]), sets up logging, opens the database on its thread, starts Tokio with `--workers`
+/// threads, and serves until SIGINT or SIGTERM. Then it stops accepting, finishes in-flight
+/// requests, closes the database, flushes the log, and exits 0 (1 when it could not start, with
+/// `error: ...` on stderr).
+pub fn serve(service: Service) -> ! {
+    serve_and_check(service, || {})
+}
+
+/// [`serve`], then `leak_check` once the service stopped cleanly and Tokio has shut down (which
+/// dropped every task, so what the program's code still owns was truly leaked), before the log
+/// is flushed. The LLVM path's adapter logs the buffers its code still owns there.
+pub fn serve_and_check(service: Service, leak_check: fn()) -> ! {
+    let config = Config::parse_for(service.name);
+    crate::tasks::set_blocking_threads(usize::from(config.blocking_threads));
+    // Lines printed before serving went to the buffered stdout; write them before the log's.
+    crate::rt::flush_stdout();
+    let log = crate::logging::init(config.log.into());
+    install_hook(HookMode::Serve);
+    let result = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(usize::from(config.workers))
+        .thread_name("nagi-worker")
+        .enable_all()
+        .build()
+        .map_err(|e| ServeError::new(format!("cannot start Tokio: {e}")))
+        .and_then(|runtime| {
+            // The database is opened (and its schema checked) before the port is bound, so a
+            // service that cannot start never accepts a connection.
+            let listen = config.listen.clone();
+            let bind = async move {
+                tokio::net::TcpListener::bind(&listen)
+                    .await
+                    .map_err(|e| ServeError::new(format!("cannot listen on {listen}: {e}")))
+            };
+            let result = runtime.block_on(serve_on(bind, service, config, shutdown_signal()));
+            // Shutting Tokio down drops every task, the actors' with their states (a
+            // supervised actor lives as long as the process), so what the program's code still
+            // owns after it was truly leaked: a leak check that costs nothing while serving.
+            runtime.shutdown_timeout(Duration::from_secs(1));
+            if result.is_ok() {
+                leak_check();
+            }
+            result
+        });
+    if let Err(error) = &result {
+        tracing::error!(target: "nagi", "{error}");
+    }
+    // No stdout flush here: printed lines went through the log queue, and the log writer may be
+    // blocked on a stalled stdout while holding its lock, which would block this thread too.
+    log.shutdown();
+    match result {
+        Ok(()) => std::process::exit(0),
+        Err(error) => {
+            eprintln!("error: {error}");
+            std::process::exit(error.status)
+        }
+    }
+}
+
+/// Serves `service` on `listener` until SIGINT or SIGTERM, with the database and limits of
+/// `config`: the request timeout and body limit, and the connection limits (header and idle
+/// timeouts, the most open connections; see `docs/http.md`). `config.workers` and `config.listen`
+/// are not used: the caller owns the runtime and the listener. Opens the database and creates the
+/// tables first; closes it after the last connection has closed.
+pub async fn serve_with(listener: tokio::net::TcpListener, service: Service, config: Config) -> Result<(), ServeError> {
+    serve_until(listener, service, config, shutdown_signal()).await
+}
+
+/// Like [`serve_with`], but shuts down gracefully when `shutdown` completes instead of on a signal
+/// (for tests and embedding).
+pub async fn serve_until<F>(
+    listener: tokio::net::TcpListener,
+    service: Service,
+    config: Config,
+    shutdown: F,
+) -> Result<(), ServeError>
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    serve_on(std::future::ready(Ok(listener)), service, config, shutdown).await
+}
+
+/// The body of [`serve_until`]: opens the database first, then awaits `bind` for the listener.
+async fn serve_on<B, F>(bind: B, service: Service, config: Config, shutdown: F) -> Result<(), ServeError>
+where
+    B: Future<Output = Result<tokio::net::TcpListener, ServeError>>,
+    F: Future<Output = ()> + Send + 'static,
+{
+    install_hook(HookMode::Library);
+    let mut create: Vec<&'static str> = service.tables.iter().map(|table| table.create_sql).collect();
+    if !service.queues.is_empty() {
+        create.extend(queues::TABLES);
+    }
+    let path = config.db.clone();
+    // Opening waits for the database thread; keep that wait off the async workers.
+    let budget = crate::budget::Budget::new(usize::try_from(config.memory_limit).unwrap_or(usize::MAX));
+    let options = DbOptions { budget: Some(Arc::clone(&budget)), ..DbOptions::from_config(&config) };
+    let database = tokio::task::spawn_blocking(move || Database::open(&path, &create, &options))
+        .await
+        .map_err(|e| ServeError::new(format!("cannot open the database: {e}")))?
+        .map_err(ServeError::database)?;
+    let listener = match bind.await {
+        Ok(listener) => listener,
+        Err(error) => {
+            database.close().await;
+            return Err(error);
+        }
+    };
+    let is_default = crate::db::set_default_if_unset(&database.handle());
+    let workers = match queues::start(&service.queues, &database.handle()).await {
+        Ok(workers) => workers,
+        Err(error) => {
+            database.close().await;
+            return Err(ServeError::new(format!("cannot start the job queues: {error}")));
+        }
+    };
+    let address = listener.local_addr().map_err(|e| ServeError::new(e.to_string()))?;
+    tracing::info!(target: "nagi", "{} listening on http://{address} with database {}", service.name, config.db);
+    http::serve_routes(listener, &service.routes, &config, database.handle(), Arc::clone(&budget), shutdown).await;
+    // Every connection has closed, so every body, query result and answer has been given back;
+    // a count left is a bookkeeping bug that would shrink the budget until a restart.
+    if budget.used() > 0 {
+        tracing::error!(target: "nagi", "the memory budget still counts {} bytes at shutdown", budget.used());
+    }
+    // No request is left to push a job; running attempts get the grace period, the rest stay
+    // queued for the next start.
+    workers.stop(Duration::from_millis(config.shutdown_grace_ms)).await;
+    if is_default {
+        crate::db::set_default(None);
+    }
+    database.close().await;
+    tracing::info!(target: "nagi", "stopped");
+    Ok(())
+}
+
+/// Completes on SIGINT (Ctrl-C) or SIGTERM.
+async fn shutdown_signal() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {}
+        () = terminate => {}
+    }
+}
