@@ -4,6 +4,7 @@
 use super::{FnCtx, Frame, PResult, Parser, duplicate};
 use crate::diagnostic::Diagnostic;
 use crate::entities::{EnumId, FieldIndex, LabelId, LocalId, VariantIndex};
+use crate::facts::DestKind;
 use crate::lexer::TokenKind;
 use crate::module::{BlockData, LabelData};
 use crate::ops::{BinaryOp, OpKind, Opcode, Operand, UnaryOp};
@@ -238,11 +239,8 @@ impl Parser {
             return Err(unknown());
         }
         let opcode = Opcode::from_name(&mnemonic).ok_or_else(unknown)?;
-        let always_awaited = matches!(
-            opcode,
-            Opcode::ScopeEnd | Opcode::TaskJoin | Opcode::ActorCall | Opcode::ActorSend | Opcode::QueuePush
-        );
-        if awaited && !always_awaited && !matches!(opcode, Opcode::Call | Opcode::RuntimeCall) {
+        let always_awaited = opcode.always_awaited();
+        if awaited && !opcode.may_be_awaited() {
             return Err(Diagnostic::new(
                 "L110",
                 format!(
@@ -258,55 +256,7 @@ impl Parser {
                 .at(Some(mspan))
                 .label("add `await` before it"));
         }
-        let has_dest = matches!(
-            opcode,
-            Opcode::Const
-                | Opcode::Copy
-                | Opcode::Cast
-                | Opcode::New
-                | Opcode::FieldGet
-                | Opcode::FieldRef
-                | Opcode::FieldRefMut
-                | Opcode::ArrayNew
-                | Opcode::ArrayLen
-                | Opcode::ArrayGet
-                | Opcode::ArrayRef
-                | Opcode::ArrayRefMut
-                | Opcode::MapNew
-                | Opcode::MapLen
-                | Opcode::MapFind
-                | Opcode::MapKeyRef
-                | Opcode::MapValueRef
-                | Opcode::MapRemove
-                | Opcode::ScopeNew
-                | Opcode::ScopeSpawn
-                | Opcode::ScopeSpawnBlocking
-                | Opcode::ActorStart
-                | Opcode::SupervisorChild
-                | Opcode::DeferNew
-                | Opcode::String
-                | Opcode::StrLen
-                | Opcode::StrConcat
-                | Opcode::StrEq
-                | Opcode::OptionSome
-                | Opcode::OptionNone
-                | Opcode::OptionIsSome
-                | Opcode::OptionUnwrap
-                | Opcode::EnumNew
-                | Opcode::EnumIs
-                | Opcode::EnumGet
-                | Opcode::EnumRef
-                | Opcode::Move
-                | Opcode::Clone
-                | Opcode::Borrow
-                | Opcode::BorrowMut
-                | Opcode::Load
-        );
-        let no_dest = !has_dest
-            && !matches!(
-                opcode,
-                Opcode::Call | Opcode::RuntimeCall | Opcode::TaskJoin | Opcode::ActorCall | Opcode::QueuePush
-            );
+        let no_dest = opcode.dest_kind() == DestKind::None;
         if no_dest && dest.is_some() {
             return Err(Diagnostic::new("L110", format!("`{mnemonic}` has no result to assign"))
                 .at(Some(mspan))
