@@ -584,3 +584,59 @@ impl OpKind {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::entities::id_at;
+    use crate::ops::BinaryOp;
+    use crate::types::ScalarType;
+
+    fn uses(kind: &OpKind) -> Vec<(usize, Use)> {
+        let mut out = Vec::new();
+        kind.for_each_use(|l, role| out.push((crate::entities::index(l), role)));
+        out
+    }
+
+    #[test]
+    fn uses_come_in_operand_order_with_their_roles_and_constants_are_skipped() {
+        let set =
+            OpKind::ArraySet { array: id_at(0), index: Operand::Local(id_at(1)), value: Operand::Local(id_at(2)) };
+        assert_eq!(uses(&set), [(0, Use::Mutate), (1, Use::Read), (2, Use::Consume)]);
+        assert_eq!(set.dest(), None);
+        let each = OpKind::ForEach { var: id_at(3), seq: id_at(4), label: id_at(0), body: id_at(1) };
+        assert_eq!(uses(&each), [(4, Use::Iterate)]);
+        assert_eq!(each.dest(), Some(id_at(3)));
+        let mut slots = Vec::new();
+        each.for_each_local(|l, slot| slots.push((crate::entities::index(l), slot)));
+        assert_eq!(slots, [(4, Slot::Read), (3, Slot::Write)]);
+        let push = OpKind::ArrayPush { array: id_at(0), value: Operand::Const(Constant::I64(1)) };
+        assert_eq!(uses(&push), [(0, Use::Mutate)]);
+    }
+
+    #[test]
+    fn a_division_traps_by_its_opcode_but_not_by_a_nonzero_constant() {
+        let div = |rhs| OpKind::Binary {
+            dest: id_at(0),
+            op: BinaryOp::Div,
+            ty: ScalarType::I64,
+            lhs: Operand::Local(id_at(1)),
+            rhs: Operand::Const(Constant::I64(rhs)),
+        };
+        assert!(div(2).effects().traps && !div(2).can_trap());
+        assert!(div(0).effects().traps && div(0).can_trap());
+        assert!(!div(2).effects().any_besides_trapping());
+    }
+
+    #[test]
+    fn control_and_awaits_come_from_the_structure() {
+        assert_eq!(OpKind::Break { label: id_at(0) }.control(), Control::Jump);
+        assert_eq!(OpKind::Return { value: None }.control(), Control::Exit);
+        assert_eq!(OpKind::Loop { label: id_at(0), body: id_at(1) }.control(), Control::Repeat);
+        assert_eq!(OpKind::Block { label: id_at(0), body: id_at(1) }.control(), Control::Branch);
+        let end = OpKind::ScopeEnd { scope: id_at(0) };
+        assert!(end.is_await() && end.effects().calls && Opcode::ScopeEnd.always_awaited());
+        assert_eq!(Opcode::TaskJoin.dest_kind(), DestKind::Optional);
+        assert_eq!(Opcode::For.dest_kind(), DestKind::None);
+    }
+}

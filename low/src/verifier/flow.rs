@@ -275,8 +275,7 @@ impl Analysis for Flow<'_, '_> {
     /// Applies operation `op` to the reachable state `s`. The walk does the control flow; of
     /// `if`, `for` and `return` this sees only what they read on the way in. What each slot
     /// does is the operation's [`Use`] ([`OpKind::for_each_use`]): the uses in operand order,
-    /// then the change in place (after the operands, so a value stored through a reference
-    /// is taken before the reference's referent counts as changed), then the suspension of an
+    /// then the change in place, once every operand has been read, then the suspension of an
     /// `await` (what an `await` takes is taken before the function suspends, so a cancelled
     /// frame drops the pending call, not its arguments), then the write.
     fn op(&mut self, s: &mut Point, op: OpId, kind: &OpKind) {
