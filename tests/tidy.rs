@@ -550,6 +550,70 @@ fn layer_violations() -> Vec<String> {
     violations
 }
 
+/// The longest a function of the compiler crates may be, in lines from `fn` to its closing
+/// brace: a longer one is nearly always a match over every operation that wants a dispatch on
+/// the operation's family and a function per family (`nagi_low::facts::Family`).
+const MAX_FUNCTION_LINES: usize = 150;
+
+/// The functions in `text` longer than `limit` lines, each as its name, the line its `fn` is on
+/// (from 1) and its length in lines. A declaration without a body (`fn f();`) has none.
+fn long_functions(text: &str, limit: usize) -> Vec<(String, usize, usize)> {
+    let mut found = Vec::new();
+    let mut offset = 0;
+    for (number, line) in text.split_inclusive('\n').enumerate() {
+        let start = offset;
+        offset += line.len();
+        let mut rest = line.trim_start();
+        for qualifier in ["pub(crate) ", "pub(super) ", "pub ", "const ", "async ", "unsafe ", "extern \"C\" "] {
+            rest = rest.strip_prefix(qualifier).unwrap_or(rest);
+        }
+        let Some(signature) = rest.strip_prefix("fn ") else { continue };
+        let name: String = signature.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+        // The body opens at the first `{` outside the parameters and array types; a `;` there
+        // ends a declaration.
+        let at = start + (line.len() - signature.len());
+        let mut depth = 0i32;
+        let mut open = None;
+        for (i, c) in text[at..].char_indices() {
+            match c {
+                '(' | '[' => depth += 1,
+                ')' | ']' => depth -= 1,
+                ';' if depth == 0 => break,
+                '{' if depth == 0 => {
+                    open = Some(at + i + 1);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        let Some(open) = open else { continue };
+        let close = open + closing_brace(&text[open..]);
+        let length = text[start..close].matches('\n').count() + 1;
+        if length > limit {
+            found.push((name, number + 1, length));
+        }
+    }
+    found
+}
+
+/// The violations of the function-length rule in the compiler crates.
+fn length_violations() -> Vec<String> {
+    let mut violations = Vec::new();
+    for dir in
+        ["low/src", "passes/src", "emit-rust/src", "emit-llvm/src", "interp/src", "high/src", "syntax/src", "src"]
+    {
+        for (file, text) in sources(&root().join(dir)) {
+            for (name, line, length) in long_functions(&text, MAX_FUNCTION_LINES) {
+                let file = file.strip_prefix(root()).unwrap_or(&file).display();
+                violations.push(format!(
+                    "{file}:{line}: `{name}` is {length} lines, over {MAX_FUNCTION_LINES}; split it into helpers"
+                ));
+            }
+        }
+    }
+    violations
+}
+
 fn assert_none(rule: &str, violations: Vec<String>) {
     assert!(violations.is_empty(), "{rule}:\n{}", violations.join("\n"));
 }
@@ -585,6 +649,11 @@ fn the_runtime_uses_only_its_own_and_earlier_layers() {
 }
 
 #[test]
+fn no_function_of_the_compiler_is_over_150_lines() {
+    assert_none("long functions", length_violations());
+}
+
+#[test]
 fn relative_links_in_the_docs_name_files_that_exist() {
     assert_none("links", link_violations());
 }
@@ -616,4 +685,8 @@ fn the_readers_find_what_they_look_for() {
     let layers = runtime_layers(map);
     assert_eq!((layers["trap"], layers["ops"], layers["db"], layers.len()), (0, 0, 1, 3));
     assert_eq!(test_only_children("#[cfg(test)]\npub(crate) mod testing;\nmod tests;"), ["testing"]);
+    let code =
+        "fn short() {\n}\npub(crate) fn long(x: [u8; 2]) -> u8 {\n    let s = \"}\";\n    1\n}\nfn declared();\n";
+    assert_eq!(long_functions(code, 3), [("long".to_owned(), 3, 4)]);
+    assert!(long_functions(code, 4).is_empty());
 }

@@ -25,7 +25,7 @@ use inkwell::types::BasicMetadataTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FunctionValue, PointerValue};
 use la_arena::ArenaMap;
 use nagi_low::{
-    ArenaGet, BlockId, ClassId, Constant, FuncId, FunctionData, LabelId, LocalId, OpId, OpKind, Operand, Type,
+    ArenaGet, BlockId, ClassId, Constant, Family, FuncId, FunctionData, LabelId, LocalId, OpId, OpKind, Operand, Type,
 };
 
 use crate::enums;
@@ -396,29 +396,20 @@ impl<'a, 'ctx, 'm> FnEmitter<'a, 'ctx, 'm> {
 
     /// Emits one operation; control-flow operations push their blocks onto `stack`.
     fn op(&mut self, op: OpId, stack: &mut Vec<Work<'ctx>>) -> Result<(), Error> {
+        let kind = &self.func.ops[op].kind;
+        match kind.family() {
+            Family::Call | Family::Async => self.call_op(op, kind),
+            Family::Control => self.control_op(op, kind, stack),
+            Family::Scalar | Family::Object | Family::Array => self.data_op(kind),
+            Family::Map | Family::String | Family::Option | Family::Enum | Family::Ownership => self.value_op(op, kind),
+        }
+    }
+
+    /// Calls and the async operations: tasks, actors, supervisors, deferred calls, queues.
+    fn call_op(&mut self, op: OpId, kind: &'m OpKind) -> Result<(), Error> {
         let cx = self.cx;
         let b = &cx.builder;
-        match &self.func.ops[op].kind {
-            OpKind::Const { dest, value } => self.store_local(*dest, self.constant(value))?,
-            OpKind::Copy { dest, src } | OpKind::Move { dest, src } => {
-                let v = self.load_local(*src)?;
-                self.store_local(*dest, v)?;
-            }
-            OpKind::Unary { dest, op, ty, arg } => {
-                let v = self.operand(arg)?;
-                let r = self.unary(*op, *ty, v)?;
-                self.store_local(*dest, r)?;
-            }
-            OpKind::Binary { dest, op, ty, lhs, rhs } => {
-                let r = self.binary(*op, *ty, lhs, rhs)?;
-                self.store_local(*dest, r)?;
-            }
-            OpKind::Cast { dest, to, arg } => {
-                let from = self.operand_type(arg);
-                let v = self.operand(arg)?;
-                let r = self.cast(&from, *to, v)?;
-                self.store_local(*dest, r)?;
-            }
+        match kind {
             OpKind::Call { dest, callee, args, awaited: true } => self.await_call(op, *dest, *callee, args)?,
             OpKind::Call { dest, callee, args, .. } => {
                 let mut values: Vec<BasicMetadataValueEnum> = Vec::with_capacity(args.len());
@@ -433,37 +424,6 @@ impl<'a, 'ctx, 'm> FnEmitter<'a, 'ctx, 'm> {
                 }
             }
             OpKind::RuntimeCall { dest, func, class, args, .. } => self.runtime_call(op, *dest, *func, *class, args)?,
-            OpKind::New { dest, class, fields } => {
-                for (i, value) in fields.iter().enumerate() {
-                    let v = self.operand(value)?;
-                    let at = self.field_ptr(self.slot(*dest), *class, i as u32)?;
-                    b.build_store(at, v)?;
-                }
-            }
-            OpKind::FieldGet { dest, object, field } => {
-                let (p, class) = self.class_place(*object)?;
-                let at = self.field_ptr(p, class, *field)?;
-                let v = ir::load(b, cx.layouts.llvm(self.field_type(class, *field)?), at, "field")?;
-                self.store_local(*dest, v)?;
-            }
-            OpKind::FieldRef { dest, object, field, .. } => {
-                let (p, class) = self.class_place(*object)?;
-                let at = self.field_ptr(p, class, *field)?;
-                self.store_local(*dest, at.into())?;
-            }
-            OpKind::FieldSet { object, field, value } => {
-                let v = self.operand(value)?;
-                let (p, class) = self.class_place(*object)?;
-                let at = self.field_ptr(p, class, *field)?;
-                glue::drop_in_place(cx, self.field_type(class, *field)?, at)?;
-                b.build_store(at, v)?;
-            }
-            OpKind::MapNew { .. }
-            | OpKind::MapLen { .. }
-            | OpKind::MapFind { .. }
-            | OpKind::MapRef { .. }
-            | OpKind::MapInsert { .. }
-            | OpKind::MapRemove { .. } => self.map_op(&self.func.ops[op].kind)?,
             kind @ (OpKind::ScopeNew { .. }
             | OpKind::ScopeSpawn { .. }
             | OpKind::ScopeEnd { .. }
@@ -474,144 +434,17 @@ impl<'a, 'ctx, 'm> FnEmitter<'a, 'ctx, 'm> {
             | OpKind::ActorSend { .. }
             | OpKind::SupervisorChild { .. }) => self.actor_op(op, kind)?,
             OpKind::QueuePush { dest, queue, job, delay } => self.queue_push(op, *dest, *queue, *job, delay)?,
-            OpKind::ArrayNew { dest } => {
-                let zero = cx.layouts.llvm(self.ty(*dest)).const_zero();
-                self.store_local(*dest, zero)?;
-            }
-            OpKind::ArrayLen { dest, array } => {
-                let (p, elem) = self.array_place(*array)?;
-                let len = ir::load_field(b, cx.layouts.array(elem), p, 1, "len")?;
-                self.store_local(*dest, len)?;
-            }
-            OpKind::ArrayGet { dest, array, index } => {
-                let (p, elem) = self.array_place(*array)?;
-                let at = self.element_ptr(p, elem, index)?;
-                let v = ir::load(b, cx.layouts.llvm(elem), at, "elem")?;
-                self.store_local(*dest, v)?;
-            }
-            OpKind::ArrayRef { dest, array, index, .. } => {
-                let (p, elem) = self.array_place(*array)?;
-                let at = self.element_ptr(p, elem, index)?;
-                self.store_local(*dest, at.into())?;
-            }
-            OpKind::ArraySet { array, index, value } => {
-                let v = self.operand(value)?;
-                let (p, elem) = self.array_place(*array)?;
-                let at = self.element_ptr(p, elem, index)?;
-                glue::drop_in_place(cx, elem, at)?;
-                b.build_store(at, v)?;
-            }
-            OpKind::ArrayPush { array, value } => {
-                let v = self.operand(value)?;
-                let (p, elem) = self.array_place(*array)?;
-                self.push(p, elem, v)?;
-            }
-            OpKind::StringLit { dest, value } => {
-                let (ptr, len) = runtime_calls::literal(cx, value)?;
-                runtime_calls::call(cx, Rt::StrFrom, &[self.slot(*dest).into(), ptr.into(), len.into()])?;
-            }
-            OpKind::StrLen { dest, string } => {
-                let (p, _) = self.place(*string)?;
-                let len = ir::load_field(b, cx.layouts.string(), p, 1, "len")?;
-                self.store_local(*dest, len)?;
-            }
-            OpKind::StrConcat { dest, lhs, rhs } => {
-                let (l, _) = self.place(*lhs)?;
-                let (r, _) = self.place(*rhs)?;
-                runtime_calls::call(cx, Rt::StrConcat, &[self.slot(*dest).into(), l.into(), r.into()])?;
-            }
-            OpKind::StrEq { dest, lhs, rhs } => {
-                let (l, _) = self.place(*lhs)?;
-                let (r, _) = self.place(*rhs)?;
-                let eq = runtime_calls::call(cx, Rt::StrEq, &[l.into(), r.into()])?
-                    .ok_or_else(|| Error::internal("nagi_rt_str_eq returns nothing"))?;
-                let zero = cx.context.i32_type().const_zero();
-                let eq = b.build_int_compare(IntPredicate::NE, eq.into_int_value(), zero, "eq")?;
-                self.store_local(*dest, eq.into())?;
-            }
-            OpKind::OptionSome { dest, value } => {
-                let v = self.operand(value)?;
-                let st = cx.layouts.llvm(self.ty(*dest)).into_struct_type();
-                let slot = self.slot(*dest);
-                b.build_store(ir::field(b, st, slot, 0, "tag")?, cx.context.bool_type().const_int(1, false))?;
-                b.build_store(ir::field(b, st, slot, 1, "payload")?, v)?;
-            }
-            OpKind::OptionNone { dest } => {
-                let zero = cx.layouts.llvm(self.ty(*dest)).const_zero();
-                self.store_local(*dest, zero)?;
-            }
-            OpKind::OptionIsSome { dest, option } => {
-                let (p, ty) = self.place(*option)?;
-                let tag = ir::load_field(b, cx.layouts.llvm(ty).into_struct_type(), p, 0, "tag")?;
-                self.store_local(*dest, tag)?;
-            }
-            OpKind::OptionUnwrap { dest, option } => {
-                let (p, ty) = self.place(*option)?;
-                let st = cx.layouts.llvm(ty).into_struct_type();
-                let tag = ir::load_field(b, st, p, 0, "tag")?.into_int_value();
-                let some = self.block("unwrap.some");
-                let none = self.block("unwrap.none");
-                b.build_conditional_branch(tag, some, none)?;
-                b.position_at_end(none);
-                runtime_calls::trap(cx, "unwrap of none")?;
-                b.position_at_end(some);
-                let v = ir::load_field(b, st, p, 1, "payload")?;
-                self.store_local(*dest, v)?;
-            }
-            OpKind::EnumNew { dest, enum_id, variant, payload } => {
-                let value = match payload {
-                    Some(p) => Some(self.operand(p)?),
-                    None => None,
-                };
-                enums::build_new(cx, *enum_id, self.slot(*dest), *variant, value)?;
-            }
-            OpKind::EnumIs { dest, value, variant } => {
-                let (p, e) = self.enum_place(*value)?;
-                let tag = enums::tag(cx, e, p)?;
-                let wanted = cx.context.i64_type().const_int(u64::from(*variant), false);
-                let is = b.build_int_compare(IntPredicate::EQ, tag, wanted, "is")?;
-                self.store_local(*dest, is.into())?;
-            }
-            OpKind::EnumGet { dest, value, variant } | OpKind::EnumRef { dest, value, variant } => {
-                let (p, e) = self.enum_place(*value)?;
-                let payload = enums::payload_type(cx, e, *variant).ok_or_else(|| Error::internal("no payload"))?;
-                let tag = enums::tag(cx, e, p)?;
-                let wanted = cx.context.i64_type().const_int(u64::from(*variant), false);
-                let is = b.build_int_compare(IntPredicate::EQ, tag, wanted, "is")?;
-                let ok = self.block("variant.ok");
-                let bad = self.block("variant.bad");
-                b.build_conditional_branch(is, ok, bad)?;
-                b.position_at_end(bad);
-                runtime_calls::trap(cx, &nagi_low::enum_mismatch_message(cx.low, &Type::Enum(e), *variant))?;
-                b.position_at_end(ok);
-                let at = enums::payload_ptr(cx, e, p, payload)?;
-                let result = if matches!(self.func.ops[op].kind, OpKind::EnumGet { .. }) {
-                    ir::load(b, cx.layouts.llvm(payload), at, "payload")?
-                } else {
-                    at.into()
-                };
-                self.store_local(*dest, result)?;
-            }
-            OpKind::Clone { dest, src } => {
-                let (p, ty) = self.place(*src)?;
-                glue::clone_into(cx, ty, self.slot(*dest), p)?;
-            }
-            OpKind::Drop { local } => glue::drop_in_place(cx, self.ty(*local), self.slot(*local))?,
-            OpKind::Borrow { dest, src, .. } => {
-                let (p, _) = self.place(*src)?;
-                self.store_local(*dest, p.into())?;
-            }
-            OpKind::Load { dest, reference } => {
-                let (p, ty) = self.place(*reference)?;
-                let v = ir::load(b, cx.layouts.llvm(ty), p, "load")?;
-                self.store_local(*dest, v)?;
-            }
-            OpKind::Store { reference, value } => {
-                let v = self.operand(value)?;
-                let (p, ty) = self.place(*reference)?;
-                glue::drop_in_place(cx, ty, p)?;
-                b.build_store(p, v)?;
-            }
+            _ => return Err(Error::internal("an operation of another family")),
+        }
+        Ok(())
+    }
+
+    /// Control flow: branches into new basic blocks, with the blocks the operation owns pushed
+    /// on `stack`.
+    fn control_op(&mut self, op: OpId, kind: &'m OpKind, stack: &mut Vec<Work<'ctx>>) -> Result<(), Error> {
+        let cx = self.cx;
+        let b = &cx.builder;
+        match kind {
             OpKind::If { cond, then_block, else_block } => {
                 let c = self.operand(cond)?.into_int_value();
                 let then_bb = self.block("then");
@@ -728,6 +561,216 @@ impl<'a, 'ctx, 'm> FnEmitter<'a, 'ctx, 'm> {
                 }
             },
             OpKind::Trap { message } => runtime_calls::trap(cx, message)?,
+            _ => return Err(Error::internal("an operation of another family")),
+        }
+        Ok(())
+    }
+
+    /// Scalars, objects and arrays.
+    fn data_op(&mut self, kind: &'m OpKind) -> Result<(), Error> {
+        let cx = self.cx;
+        let b = &cx.builder;
+        match kind {
+            OpKind::Const { dest, value } => self.store_local(*dest, self.constant(value))?,
+            OpKind::Unary { dest, op, ty, arg } => {
+                let v = self.operand(arg)?;
+                let r = self.unary(*op, *ty, v)?;
+                self.store_local(*dest, r)?;
+            }
+            OpKind::Binary { dest, op, ty, lhs, rhs } => {
+                let r = self.binary(*op, *ty, lhs, rhs)?;
+                self.store_local(*dest, r)?;
+            }
+            OpKind::Cast { dest, to, arg } => {
+                let from = self.operand_type(arg);
+                let v = self.operand(arg)?;
+                let r = self.cast(&from, *to, v)?;
+                self.store_local(*dest, r)?;
+            }
+            OpKind::New { dest, class, fields } => {
+                for (i, value) in fields.iter().enumerate() {
+                    let v = self.operand(value)?;
+                    let at = self.field_ptr(self.slot(*dest), *class, i as u32)?;
+                    b.build_store(at, v)?;
+                }
+            }
+            OpKind::FieldGet { dest, object, field } => {
+                let (p, class) = self.class_place(*object)?;
+                let at = self.field_ptr(p, class, *field)?;
+                let v = ir::load(b, cx.layouts.llvm(self.field_type(class, *field)?), at, "field")?;
+                self.store_local(*dest, v)?;
+            }
+            OpKind::FieldRef { dest, object, field, .. } => {
+                let (p, class) = self.class_place(*object)?;
+                let at = self.field_ptr(p, class, *field)?;
+                self.store_local(*dest, at.into())?;
+            }
+            OpKind::FieldSet { object, field, value } => {
+                let v = self.operand(value)?;
+                let (p, class) = self.class_place(*object)?;
+                let at = self.field_ptr(p, class, *field)?;
+                glue::drop_in_place(cx, self.field_type(class, *field)?, at)?;
+                b.build_store(at, v)?;
+            }
+            OpKind::ArrayNew { dest } => {
+                let zero = cx.layouts.llvm(self.ty(*dest)).const_zero();
+                self.store_local(*dest, zero)?;
+            }
+            OpKind::ArrayLen { dest, array } => {
+                let (p, elem) = self.array_place(*array)?;
+                let len = ir::load_field(b, cx.layouts.array(elem), p, 1, "len")?;
+                self.store_local(*dest, len)?;
+            }
+            OpKind::ArrayGet { dest, array, index } => {
+                let (p, elem) = self.array_place(*array)?;
+                let at = self.element_ptr(p, elem, index)?;
+                let v = ir::load(b, cx.layouts.llvm(elem), at, "elem")?;
+                self.store_local(*dest, v)?;
+            }
+            OpKind::ArrayRef { dest, array, index, .. } => {
+                let (p, elem) = self.array_place(*array)?;
+                let at = self.element_ptr(p, elem, index)?;
+                self.store_local(*dest, at.into())?;
+            }
+            OpKind::ArraySet { array, index, value } => {
+                let v = self.operand(value)?;
+                let (p, elem) = self.array_place(*array)?;
+                let at = self.element_ptr(p, elem, index)?;
+                glue::drop_in_place(cx, elem, at)?;
+                b.build_store(at, v)?;
+            }
+            OpKind::ArrayPush { array, value } => {
+                let v = self.operand(value)?;
+                let (p, elem) = self.array_place(*array)?;
+                self.push(p, elem, v)?;
+            }
+            _ => return Err(Error::internal("an operation of another family")),
+        }
+        Ok(())
+    }
+
+    /// Maps, strings, options, enums and ownership.
+    fn value_op(&mut self, op: OpId, kind: &'m OpKind) -> Result<(), Error> {
+        let cx = self.cx;
+        let b = &cx.builder;
+        match kind {
+            OpKind::Copy { dest, src } | OpKind::Move { dest, src } => {
+                let v = self.load_local(*src)?;
+                self.store_local(*dest, v)?;
+            }
+            OpKind::MapNew { .. }
+            | OpKind::MapLen { .. }
+            | OpKind::MapFind { .. }
+            | OpKind::MapRef { .. }
+            | OpKind::MapInsert { .. }
+            | OpKind::MapRemove { .. } => self.map_op(&self.func.ops[op].kind)?,
+            OpKind::StringLit { dest, value } => {
+                let (ptr, len) = runtime_calls::literal(cx, value)?;
+                runtime_calls::call(cx, Rt::StrFrom, &[self.slot(*dest).into(), ptr.into(), len.into()])?;
+            }
+            OpKind::StrLen { dest, string } => {
+                let (p, _) = self.place(*string)?;
+                let len = ir::load_field(b, cx.layouts.string(), p, 1, "len")?;
+                self.store_local(*dest, len)?;
+            }
+            OpKind::StrConcat { dest, lhs, rhs } => {
+                let (l, _) = self.place(*lhs)?;
+                let (r, _) = self.place(*rhs)?;
+                runtime_calls::call(cx, Rt::StrConcat, &[self.slot(*dest).into(), l.into(), r.into()])?;
+            }
+            OpKind::StrEq { dest, lhs, rhs } => {
+                let (l, _) = self.place(*lhs)?;
+                let (r, _) = self.place(*rhs)?;
+                let eq = runtime_calls::call(cx, Rt::StrEq, &[l.into(), r.into()])?
+                    .ok_or_else(|| Error::internal("nagi_rt_str_eq returns nothing"))?;
+                let zero = cx.context.i32_type().const_zero();
+                let eq = b.build_int_compare(IntPredicate::NE, eq.into_int_value(), zero, "eq")?;
+                self.store_local(*dest, eq.into())?;
+            }
+            OpKind::OptionSome { dest, value } => {
+                let v = self.operand(value)?;
+                let st = cx.layouts.llvm(self.ty(*dest)).into_struct_type();
+                let slot = self.slot(*dest);
+                b.build_store(ir::field(b, st, slot, 0, "tag")?, cx.context.bool_type().const_int(1, false))?;
+                b.build_store(ir::field(b, st, slot, 1, "payload")?, v)?;
+            }
+            OpKind::OptionNone { dest } => {
+                let zero = cx.layouts.llvm(self.ty(*dest)).const_zero();
+                self.store_local(*dest, zero)?;
+            }
+            OpKind::OptionIsSome { dest, option } => {
+                let (p, ty) = self.place(*option)?;
+                let tag = ir::load_field(b, cx.layouts.llvm(ty).into_struct_type(), p, 0, "tag")?;
+                self.store_local(*dest, tag)?;
+            }
+            OpKind::OptionUnwrap { dest, option } => {
+                let (p, ty) = self.place(*option)?;
+                let st = cx.layouts.llvm(ty).into_struct_type();
+                let tag = ir::load_field(b, st, p, 0, "tag")?.into_int_value();
+                let some = self.block("unwrap.some");
+                let none = self.block("unwrap.none");
+                b.build_conditional_branch(tag, some, none)?;
+                b.position_at_end(none);
+                runtime_calls::trap(cx, "unwrap of none")?;
+                b.position_at_end(some);
+                let v = ir::load_field(b, st, p, 1, "payload")?;
+                self.store_local(*dest, v)?;
+            }
+            OpKind::EnumNew { dest, enum_id, variant, payload } => {
+                let value = match payload {
+                    Some(p) => Some(self.operand(p)?),
+                    None => None,
+                };
+                enums::build_new(cx, *enum_id, self.slot(*dest), *variant, value)?;
+            }
+            OpKind::EnumIs { dest, value, variant } => {
+                let (p, e) = self.enum_place(*value)?;
+                let tag = enums::tag(cx, e, p)?;
+                let wanted = cx.context.i64_type().const_int(u64::from(*variant), false);
+                let is = b.build_int_compare(IntPredicate::EQ, tag, wanted, "is")?;
+                self.store_local(*dest, is.into())?;
+            }
+            OpKind::EnumGet { dest, value, variant } | OpKind::EnumRef { dest, value, variant } => {
+                let (p, e) = self.enum_place(*value)?;
+                let payload = enums::payload_type(cx, e, *variant).ok_or_else(|| Error::internal("no payload"))?;
+                let tag = enums::tag(cx, e, p)?;
+                let wanted = cx.context.i64_type().const_int(u64::from(*variant), false);
+                let is = b.build_int_compare(IntPredicate::EQ, tag, wanted, "is")?;
+                let ok = self.block("variant.ok");
+                let bad = self.block("variant.bad");
+                b.build_conditional_branch(is, ok, bad)?;
+                b.position_at_end(bad);
+                runtime_calls::trap(cx, &nagi_low::enum_mismatch_message(cx.low, &Type::Enum(e), *variant))?;
+                b.position_at_end(ok);
+                let at = enums::payload_ptr(cx, e, p, payload)?;
+                let result = if matches!(self.func.ops[op].kind, OpKind::EnumGet { .. }) {
+                    ir::load(b, cx.layouts.llvm(payload), at, "payload")?
+                } else {
+                    at.into()
+                };
+                self.store_local(*dest, result)?;
+            }
+            OpKind::Clone { dest, src } => {
+                let (p, ty) = self.place(*src)?;
+                glue::clone_into(cx, ty, self.slot(*dest), p)?;
+            }
+            OpKind::Drop { local } => glue::drop_in_place(cx, self.ty(*local), self.slot(*local))?,
+            OpKind::Borrow { dest, src, .. } => {
+                let (p, _) = self.place(*src)?;
+                self.store_local(*dest, p.into())?;
+            }
+            OpKind::Load { dest, reference } => {
+                let (p, ty) = self.place(*reference)?;
+                let v = ir::load(b, cx.layouts.llvm(ty), p, "load")?;
+                self.store_local(*dest, v)?;
+            }
+            OpKind::Store { reference, value } => {
+                let v = self.operand(value)?;
+                let (p, ty) = self.place(*reference)?;
+                glue::drop_in_place(cx, ty, p)?;
+                b.build_store(p, v)?;
+            }
+            _ => return Err(Error::internal("an operation of another family")),
         }
         Ok(())
     }

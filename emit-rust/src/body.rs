@@ -9,7 +9,7 @@ use std::fmt::Write;
 
 use la_arena::ArenaMap;
 use nagi_low::{
-    BinaryOp, BlockId, Constant, FuncId, FunctionData, LabelId, LocalId, Module, OpKind, Operand, RuntimeFn,
+    BinaryOp, BlockId, Constant, Family, FuncId, FunctionData, LabelId, LocalId, Module, OpKind, Operand, RuntimeFn,
     ScalarType, Type, UnaryOp,
 };
 
@@ -157,23 +157,28 @@ impl Cx<'_> {
     /// its blocks and closing lines on `stack`, to be written before the next operation.
     fn op(&self, out: &mut String, kind: &OpKind, level: usize, stack: &mut Vec<Step>) {
         indent(out, level);
-        let assign = |out: &mut String, dest: LocalId, value: String| {
-            let _ = writeln!(out, "{} = {value};", self.l(dest));
-        };
+        match kind.family() {
+            Family::Call | Family::Async => self.call_op(out, kind),
+            Family::Control => self.control_op(out, kind, level, stack),
+            Family::Scalar | Family::Object | Family::Array | Family::Map => self.data_op(out, kind),
+            Family::String | Family::Option | Family::Enum | Family::Ownership => self.value_op(out, kind),
+        }
+    }
+
+    /// Writes `dest = value;`.
+    fn assign(&self, out: &mut String, dest: LocalId, value: String) {
+        let _ = writeln!(out, "{} = {value};", self.l(dest));
+    }
+
+    /// Calls and the async operations: tasks, actors, supervisors, deferred calls, queues.
+    fn call_op(&self, out: &mut String, kind: &OpKind) {
         match kind {
-            OpKind::Const { dest, value } => assign(out, *dest, constant(value)),
-            OpKind::Copy { dest, src } | OpKind::Move { dest, src } => assign(out, *dest, self.l(*src).to_string()),
-            OpKind::Unary { dest, op, ty, arg } => assign(out, *dest, unary(*op, *ty, &self.operand(arg))),
-            OpKind::Binary { dest, op, ty, lhs, rhs } => {
-                assign(out, *dest, binary(*op, *ty, &self.operand(lhs), &self.operand(rhs)))
-            }
-            OpKind::Cast { dest, to, arg } => assign(out, *dest, format!("({} as {})", self.operand(arg), to.name())),
             OpKind::Call { dest, callee, args, awaited } => {
                 let args: Vec<String> = args.iter().map(|a| self.operand(a)).collect();
                 let name = ident(&self.module.functions[*callee].name);
                 let call = format!("self::{name}({}){}", args.join(", "), if *awaited { ".await" } else { "" });
                 match dest {
-                    Some(d) => assign(out, *d, call),
+                    Some(d) => self.assign(out, *d, call),
                     None => {
                         let _ = writeln!(out, "{call};");
                     }
@@ -182,67 +187,17 @@ impl Cx<'_> {
             OpKind::RuntimeCall { dest, func, class, args, awaited } => {
                 let call = self.runtime_call(*func, *class, args, *awaited);
                 match dest {
-                    Some(d) => assign(out, *d, call),
+                    Some(d) => self.assign(out, *d, call),
                     None => {
                         let _ = writeln!(out, "{call};");
                     }
                 }
             }
-            OpKind::New { dest, class, fields } => {
-                let class = &self.module.classes[*class];
-                let inits: Vec<String> = class
-                    .fields
-                    .iter()
-                    .zip(fields)
-                    .map(|(f, v)| format!("{}: {}", ident(&f.name), self.operand(v)))
-                    .collect();
-                assign(out, *dest, format!("{} {{ {} }}", ident(&class.name), inits.join(", ")))
-            }
-            OpKind::FieldGet { dest, object, field } => {
-                assign(out, *dest, format!("{}.{}", self.l(*object), self.field(*object, *field)))
-            }
-            OpKind::FieldRef { dest, object, field, mutable } => {
-                let amp = if *mutable { "&mut " } else { "&" };
-                assign(out, *dest, format!("{amp}{}.{}", self.l(*object), self.field(*object, *field)))
-            }
-            OpKind::FieldSet { object, field, value } => {
-                let _ = writeln!(out, "{}.{} = {};", self.l(*object), self.field(*object, *field), self.operand(value));
-            }
-            OpKind::ArrayNew { dest } => assign(out, *dest, "::std::vec::Vec::new()".into()),
-            OpKind::ArrayLen { dest, array } => assign(out, *dest, format!("({}.len() as i64)", self.l(*array))),
-            OpKind::ArrayGet { dest, array, index } => assign(out, *dest, self.element(*array, index)),
-            OpKind::ArrayRef { dest, array, index, mutable: false } => {
-                assign(out, *dest, format!("&{}", self.element(*array, index)))
-            }
-            // The bounds check reads the length before the mutable borrow starts (Rust's
-            // two-phase borrows do not cover `IndexMut`).
-            OpKind::ArrayRef { dest, array, index, mutable: true } => {
-                let a = self.l(*array);
-                let _ = writeln!(
-                    out,
-                    "{{ let nagi_k = nagi_runtime::ops::index({}, {a}.len()); {} = &mut {a}[nagi_k]; }}",
-                    self.operand(index),
-                    self.l(*dest)
-                );
-            }
-            OpKind::ArraySet { array, index, value } => {
-                let a = self.l(*array);
-                let _ = writeln!(
-                    out,
-                    "{{ let nagi_k = nagi_runtime::ops::index({}, {a}.len()); {a}[nagi_k] = {}; }}",
-                    self.operand(index),
-                    self.operand(value)
-                );
-            }
-            OpKind::ArrayPush { array, value } => {
-                let _ = writeln!(out, "{}.push({});", self.l(*array), self.operand(value));
-            }
-            OpKind::MapNew { dest } => assign(out, *dest, "nagi_runtime::map::Map::new()".into()),
-            OpKind::ScopeNew { dest } => assign(out, *dest, "nagi_runtime::tasks::Scope::new()".into()),
+            OpKind::ScopeNew { dest } => self.assign(out, *dest, "nagi_runtime::tasks::Scope::new()".into()),
             OpKind::ScopeSpawn { dest, scope, callee, args, blocking: false } => {
                 let args: Vec<String> = args.iter().map(|a| self.operand(a)).collect();
                 let name = ident(&self.module.functions[*callee].name);
-                assign(out, *dest, format!("{}.spawn(self::{name}({}))", self.l(*scope), args.join(", ")))
+                self.assign(out, *dest, format!("{}.spawn(self::{name}({}))", self.l(*scope), args.join(", ")))
             }
             OpKind::ScopeSpawn { dest, scope, callee, args, blocking: true } => {
                 // The arguments are evaluated here and moved into the work.
@@ -253,7 +208,7 @@ impl Cx<'_> {
                     self.l(*scope),
                     names.join(", ")
                 );
-                assign(out, *dest, spawn)
+                self.assign(out, *dest, spawn)
             }
             OpKind::QueuePush { dest, queue, job, delay } => {
                 let name = &self.module.queues[*queue].name;
@@ -264,7 +219,7 @@ impl Cx<'_> {
                     self.operand(delay)
                 );
                 match dest {
-                    Some(d) => assign(out, *d, push),
+                    Some(d) => self.assign(out, *d, push),
                     None => {
                         let _ = writeln!(out, "{push};");
                     }
@@ -279,7 +234,7 @@ impl Cx<'_> {
                     "{{ {bind}nagi_runtime::defers::Defer::new(move || {{ let _ = self::{name}({}); }}) }}",
                     names.join(", ")
                 );
-                assign(out, *dest, defer)
+                self.assign(out, *dest, defer)
             }
             OpKind::ScopeEnd { scope } => {
                 let _ = writeln!(out, "{}.end().await;", self.l(*scope));
@@ -287,7 +242,7 @@ impl Cx<'_> {
             OpKind::TaskJoin { dest, task } => {
                 let join = format!("{}.join().await", self.l(*task));
                 match dest {
-                    Some(d) => assign(out, *d, join),
+                    Some(d) => self.assign(out, *d, join),
                     None => {
                         let _ = writeln!(out, "{join};");
                     }
@@ -298,12 +253,12 @@ impl Cx<'_> {
                 let init = &self.module.functions[*init];
                 let start =
                     format!("nagi_runtime::actors::Actor::start({name:?}, {capacity}, self::{})", ident(&init.name));
-                assign(out, *dest, start)
+                self.assign(out, *dest, start)
             }
             OpKind::ActorCall { dest, actor, handler, args } => {
                 let call = self.message(*actor, *handler, args, "call");
                 match dest {
-                    Some(d) => assign(out, *d, call),
+                    Some(d) => self.assign(out, *d, call),
                     None => {
                         let _ = writeln!(out, "{call};");
                     }
@@ -321,89 +276,19 @@ impl Cx<'_> {
                     "nagi_runtime::supervisors::child::<{state}>(self::nagi_supervisors, {index}, &[{}])",
                     path.join(", ")
                 );
-                assign(out, *dest, child)
+                self.assign(out, *dest, child)
             }
             OpKind::ActorSend { actor, handler, args } => {
                 let send = self.message(*actor, *handler, args, "send");
                 let _ = writeln!(out, "{send};");
             }
-            OpKind::MapLen { dest, map } => assign(out, *dest, format!("({}.len() as i64)", self.l(*map))),
-            OpKind::MapFind { dest, map, key } => {
-                assign(out, *dest, format!("{}.find({})", self.l(*map), self.key(key)))
-            }
-            OpKind::MapRef { dest, map, index, value } => {
-                let method = if *value { "value_at" } else { "key_at" };
-                assign(out, *dest, format!("{}.{method}({})", self.l(*map), self.operand(index)))
-            }
-            OpKind::MapInsert { map, key, value } => {
-                let _ = writeln!(out, "{}.insert({}, {});", self.l(*map), self.operand(key), self.operand(value));
-            }
-            OpKind::MapRemove { dest, map, key } => {
-                assign(out, *dest, format!("{}.remove({})", self.l(*map), self.key(key)))
-            }
-            OpKind::StringLit { dest, value } => assign(out, *dest, format!("::std::string::String::from({value:?})")),
-            OpKind::StrLen { dest, string } => assign(out, *dest, format!("({}.len() as i64)", self.l(*string))),
-            OpKind::StrConcat { dest, lhs, rhs } => assign(
-                out,
-                *dest,
-                format!("nagi_runtime::ops::concat({}.as_str(), {}.as_str())", self.l(*lhs), self.l(*rhs)),
-            ),
-            OpKind::StrEq { dest, lhs, rhs } => {
-                assign(out, *dest, format!("({}.as_str() == {}.as_str())", self.l(*lhs), self.l(*rhs)))
-            }
-            OpKind::OptionSome { dest, value } => {
-                assign(out, *dest, format!("::std::option::Option::Some({})", self.operand(value)))
-            }
-            OpKind::OptionNone { dest } => assign(out, *dest, "::std::option::Option::None".into()),
-            OpKind::OptionIsSome { dest, option } => assign(out, *dest, format!("{}.is_some()", self.l(*option))),
-            OpKind::OptionUnwrap { dest, option } => {
-                assign(out, *dest, format!("nagi_runtime::ops::unwrap({})", self.l(*option)))
-            }
-            OpKind::EnumNew { dest, enum_id, variant, payload } => {
-                let path = self.variant_path(&Type::Enum(*enum_id), *variant);
-                let value = match payload {
-                    Some(p) => format!("{path}({})", self.operand(p)),
-                    None => path,
-                };
-                assign(out, *dest, value)
-            }
-            OpKind::EnumIs { dest, value, variant } => {
-                let pattern = self.variant_pattern(*value, *variant, "_");
-                assign(out, *dest, format!("::std::matches!({}, {pattern})", self.l(*value)))
-            }
-            OpKind::EnumGet { dest, value, variant } | OpKind::EnumRef { dest, value, variant } => {
-                // A reference is matched as it is, so the payload's borrow lives as long as it.
-                let scrutinee =
-                    if self.ty(*value).is_ref() { self.l(*value).to_string() } else { format!("&{}", self.l(*value)) };
-                let pattern = self.variant_pattern(*value, *variant, "nagi_p");
-                let take = if matches!(kind, OpKind::EnumGet { .. }) { "*nagi_p" } else { "nagi_p" };
-                let message = nagi_low::enum_mismatch_message(self.module, self.ty(*value).through_ref().0, *variant);
-                assign(
-                    out,
-                    *dest,
-                    format!("match {scrutinee} {{ {pattern} => {take}, _ => nagi_runtime::trap({message:?}) }}"),
-                )
-            }
-            OpKind::Clone { dest, src } => {
-                let amp = if self.ty(*src).is_ref() { "" } else { "&" };
-                assign(out, *dest, format!("::std::clone::Clone::clone({amp}{})", self.l(*src)))
-            }
-            OpKind::Drop { local } => {
-                let _ = writeln!(out, "::std::mem::drop({});", self.l(*local));
-            }
-            OpKind::Borrow { dest, src, mutable } => {
-                let value = match (self.ty(*src).is_ref(), mutable) {
-                    // A shared reborrow of a `&mut T`.
-                    (true, _) => format!("&*{}", self.l(*src)),
-                    (false, true) => format!("&mut {}", self.l(*src)),
-                    (false, false) => format!("&{}", self.l(*src)),
-                };
-                assign(out, *dest, value)
-            }
-            OpKind::Load { dest, reference } => assign(out, *dest, format!("*{}", self.l(*reference))),
-            OpKind::Store { reference, value } => {
-                let _ = writeln!(out, "*{} = {};", self.l(*reference), self.operand(value));
-            }
+            _ => {}
+        }
+    }
+
+    /// Control flow: the opening line, with the blocks and closing lines pushed on `stack`.
+    fn control_op(&self, out: &mut String, kind: &OpKind, level: usize, stack: &mut Vec<Step>) {
+        match kind {
             OpKind::If { cond, then_block, else_block } => {
                 let _ = writeln!(out, "if {} {{", self.operand(cond));
                 // Pushed in reverse: the then-block comes off the stack first.
@@ -462,6 +347,161 @@ impl Cx<'_> {
             OpKind::Trap { message } => {
                 let _ = writeln!(out, "nagi_runtime::trap({message:?});");
             }
+            _ => {}
+        }
+    }
+
+    /// Scalars, objects, arrays and maps.
+    fn data_op(&self, out: &mut String, kind: &OpKind) {
+        match kind {
+            OpKind::Const { dest, value } => self.assign(out, *dest, constant(value)),
+            OpKind::Unary { dest, op, ty, arg } => self.assign(out, *dest, unary(*op, *ty, &self.operand(arg))),
+            OpKind::Binary { dest, op, ty, lhs, rhs } => {
+                self.assign(out, *dest, binary(*op, *ty, &self.operand(lhs), &self.operand(rhs)))
+            }
+            OpKind::Cast { dest, to, arg } => {
+                self.assign(out, *dest, format!("({} as {})", self.operand(arg), to.name()))
+            }
+            OpKind::New { dest, class, fields } => {
+                let class = &self.module.classes[*class];
+                let inits: Vec<String> = class
+                    .fields
+                    .iter()
+                    .zip(fields)
+                    .map(|(f, v)| format!("{}: {}", ident(&f.name), self.operand(v)))
+                    .collect();
+                self.assign(out, *dest, format!("{} {{ {} }}", ident(&class.name), inits.join(", ")))
+            }
+            OpKind::FieldGet { dest, object, field } => {
+                self.assign(out, *dest, format!("{}.{}", self.l(*object), self.field(*object, *field)))
+            }
+            OpKind::FieldRef { dest, object, field, mutable } => {
+                let amp = if *mutable { "&mut " } else { "&" };
+                self.assign(out, *dest, format!("{amp}{}.{}", self.l(*object), self.field(*object, *field)))
+            }
+            OpKind::FieldSet { object, field, value } => {
+                let _ = writeln!(out, "{}.{} = {};", self.l(*object), self.field(*object, *field), self.operand(value));
+            }
+            OpKind::ArrayNew { dest } => self.assign(out, *dest, "::std::vec::Vec::new()".into()),
+            OpKind::ArrayLen { dest, array } => self.assign(out, *dest, format!("({}.len() as i64)", self.l(*array))),
+            OpKind::ArrayGet { dest, array, index } => self.assign(out, *dest, self.element(*array, index)),
+            OpKind::ArrayRef { dest, array, index, mutable: false } => {
+                self.assign(out, *dest, format!("&{}", self.element(*array, index)))
+            }
+            // The bounds check reads the length before the mutable borrow starts (Rust's
+            // two-phase borrows do not cover `IndexMut`).
+            OpKind::ArrayRef { dest, array, index, mutable: true } => {
+                let a = self.l(*array);
+                let _ = writeln!(
+                    out,
+                    "{{ let nagi_k = nagi_runtime::ops::index({}, {a}.len()); {} = &mut {a}[nagi_k]; }}",
+                    self.operand(index),
+                    self.l(*dest)
+                );
+            }
+            OpKind::ArraySet { array, index, value } => {
+                let a = self.l(*array);
+                let _ = writeln!(
+                    out,
+                    "{{ let nagi_k = nagi_runtime::ops::index({}, {a}.len()); {a}[nagi_k] = {}; }}",
+                    self.operand(index),
+                    self.operand(value)
+                );
+            }
+            OpKind::ArrayPush { array, value } => {
+                let _ = writeln!(out, "{}.push({});", self.l(*array), self.operand(value));
+            }
+            OpKind::MapNew { dest } => self.assign(out, *dest, "nagi_runtime::map::Map::new()".into()),
+            OpKind::MapLen { dest, map } => self.assign(out, *dest, format!("({}.len() as i64)", self.l(*map))),
+            OpKind::MapFind { dest, map, key } => {
+                self.assign(out, *dest, format!("{}.find({})", self.l(*map), self.key(key)))
+            }
+            OpKind::MapRef { dest, map, index, value } => {
+                let method = if *value { "value_at" } else { "key_at" };
+                self.assign(out, *dest, format!("{}.{method}({})", self.l(*map), self.operand(index)))
+            }
+            OpKind::MapInsert { map, key, value } => {
+                let _ = writeln!(out, "{}.insert({}, {});", self.l(*map), self.operand(key), self.operand(value));
+            }
+            OpKind::MapRemove { dest, map, key } => {
+                self.assign(out, *dest, format!("{}.remove({})", self.l(*map), self.key(key)))
+            }
+            _ => {}
+        }
+    }
+
+    /// Strings, options, enums and ownership.
+    fn value_op(&self, out: &mut String, kind: &OpKind) {
+        match kind {
+            OpKind::Copy { dest, src } | OpKind::Move { dest, src } => {
+                self.assign(out, *dest, self.l(*src).to_string())
+            }
+            OpKind::StringLit { dest, value } => {
+                self.assign(out, *dest, format!("::std::string::String::from({value:?})"))
+            }
+            OpKind::StrLen { dest, string } => self.assign(out, *dest, format!("({}.len() as i64)", self.l(*string))),
+            OpKind::StrConcat { dest, lhs, rhs } => self.assign(
+                out,
+                *dest,
+                format!("nagi_runtime::ops::concat({}.as_str(), {}.as_str())", self.l(*lhs), self.l(*rhs)),
+            ),
+            OpKind::StrEq { dest, lhs, rhs } => {
+                self.assign(out, *dest, format!("({}.as_str() == {}.as_str())", self.l(*lhs), self.l(*rhs)))
+            }
+            OpKind::OptionSome { dest, value } => {
+                self.assign(out, *dest, format!("::std::option::Option::Some({})", self.operand(value)))
+            }
+            OpKind::OptionNone { dest } => self.assign(out, *dest, "::std::option::Option::None".into()),
+            OpKind::OptionIsSome { dest, option } => self.assign(out, *dest, format!("{}.is_some()", self.l(*option))),
+            OpKind::OptionUnwrap { dest, option } => {
+                self.assign(out, *dest, format!("nagi_runtime::ops::unwrap({})", self.l(*option)))
+            }
+            OpKind::EnumNew { dest, enum_id, variant, payload } => {
+                let path = self.variant_path(&Type::Enum(*enum_id), *variant);
+                let value = match payload {
+                    Some(p) => format!("{path}({})", self.operand(p)),
+                    None => path,
+                };
+                self.assign(out, *dest, value)
+            }
+            OpKind::EnumIs { dest, value, variant } => {
+                let pattern = self.variant_pattern(*value, *variant, "_");
+                self.assign(out, *dest, format!("::std::matches!({}, {pattern})", self.l(*value)))
+            }
+            OpKind::EnumGet { dest, value, variant } | OpKind::EnumRef { dest, value, variant } => {
+                // A reference is matched as it is, so the payload's borrow lives as long as it.
+                let scrutinee =
+                    if self.ty(*value).is_ref() { self.l(*value).to_string() } else { format!("&{}", self.l(*value)) };
+                let pattern = self.variant_pattern(*value, *variant, "nagi_p");
+                let take = if matches!(kind, OpKind::EnumGet { .. }) { "*nagi_p" } else { "nagi_p" };
+                let message = nagi_low::enum_mismatch_message(self.module, self.ty(*value).through_ref().0, *variant);
+                self.assign(
+                    out,
+                    *dest,
+                    format!("match {scrutinee} {{ {pattern} => {take}, _ => nagi_runtime::trap({message:?}) }}"),
+                )
+            }
+            OpKind::Clone { dest, src } => {
+                let amp = if self.ty(*src).is_ref() { "" } else { "&" };
+                self.assign(out, *dest, format!("::std::clone::Clone::clone({amp}{})", self.l(*src)))
+            }
+            OpKind::Drop { local } => {
+                let _ = writeln!(out, "::std::mem::drop({});", self.l(*local));
+            }
+            OpKind::Borrow { dest, src, mutable } => {
+                let value = match (self.ty(*src).is_ref(), mutable) {
+                    // A shared reborrow of a `&mut T`.
+                    (true, _) => format!("&*{}", self.l(*src)),
+                    (false, true) => format!("&mut {}", self.l(*src)),
+                    (false, false) => format!("&{}", self.l(*src)),
+                };
+                self.assign(out, *dest, value)
+            }
+            OpKind::Load { dest, reference } => self.assign(out, *dest, format!("*{}", self.l(*reference))),
+            OpKind::Store { reference, value } => {
+                let _ = writeln!(out, "*{} = {};", self.l(*reference), self.operand(value));
+            }
+            _ => {}
         }
     }
 

@@ -6,7 +6,7 @@
 //! other reads go through `Stack::read`, which follows a reference to its place, so an operation
 //! written for `C`, `&C` and `&mut C` alike is one case here.
 
-use nagi_low::{LocalId, OpKind, Operand};
+use nagi_low::{Family, LocalId, OpKind, Operand};
 
 use crate::machine::Machine;
 use crate::stack::{as_array, as_i64, as_str, fault, project};
@@ -16,6 +16,22 @@ use crate::{Stop, UNWRAP_OF_NONE, scalar};
 impl Machine<'_, '_> {
     /// Runs an operation of one of the groups below.
     pub(crate) fn data_op(&mut self, kind: &OpKind) -> Result<(), Stop> {
+        match kind.family() {
+            Family::Scalar => self.scalar_op(kind),
+            Family::Object => self.object_op(kind),
+            Family::Array => self.array_op(kind),
+            Family::Map => self.map_op(kind),
+            Family::String => self.string_op(kind),
+            Family::Option => self.option_op(kind),
+            Family::Enum => self.enum_op(kind),
+            // The others reach `ownership_op`'s fault: `check` refuses the async operations,
+            // and the machine runs calls and control flow itself.
+            Family::Ownership | Family::Call | Family::Async | Family::Control => self.ownership_op(kind),
+        }
+    }
+
+    /// `const`, unary and binary arithmetic, `cast`.
+    fn scalar_op(&mut self, kind: &OpKind) -> Result<(), Stop> {
         match kind {
             OpKind::Const { dest, value } => self.stack.set(*dest, Value::constant(value)),
             OpKind::Unary { dest, op, ty, arg } => {
@@ -31,32 +47,7 @@ impl Machine<'_, '_> {
                 let value = scalar::cast(*to, self.stack.operand(arg)?)?;
                 self.stack.set(*dest, value)
             }
-            OpKind::New { .. } | OpKind::FieldGet { .. } | OpKind::FieldRef { .. } | OpKind::FieldSet { .. } => {
-                self.object_op(kind)
-            }
-            OpKind::ArrayNew { .. }
-            | OpKind::ArrayLen { .. }
-            | OpKind::ArrayGet { .. }
-            | OpKind::ArrayRef { .. }
-            | OpKind::ArraySet { .. }
-            | OpKind::ArrayPush { .. } => self.array_op(kind),
-            OpKind::MapNew { .. }
-            | OpKind::MapLen { .. }
-            | OpKind::MapFind { .. }
-            | OpKind::MapRef { .. }
-            | OpKind::MapInsert { .. }
-            | OpKind::MapRemove { .. } => self.map_op(kind),
-            OpKind::StringLit { .. } | OpKind::StrLen { .. } | OpKind::StrConcat { .. } | OpKind::StrEq { .. } => {
-                self.string_op(kind)
-            }
-            OpKind::OptionSome { .. }
-            | OpKind::OptionNone { .. }
-            | OpKind::OptionIsSome { .. }
-            | OpKind::OptionUnwrap { .. } => self.option_op(kind),
-            OpKind::EnumNew { .. } | OpKind::EnumIs { .. } | OpKind::EnumGet { .. } | OpKind::EnumRef { .. } => {
-                self.enum_op(kind)
-            }
-            _ => self.ownership_op(kind),
+            other => self.ownership_op(other),
         }
     }
 

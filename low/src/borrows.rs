@@ -6,7 +6,6 @@ use std::collections::BTreeSet;
 
 use crate::entities::{OpId, index};
 use crate::module::FunctionData;
-use crate::ops::OpKind;
 
 /// For each local (by arena index), what it may borrow from, and the reverse.
 pub struct BorrowOrigins {
@@ -36,16 +35,8 @@ impl BorrowOrigins {
         }
         for op in ops {
             let Some(data) = crate::entities::ArenaGet::get(&func.ops, op) else { continue };
-            let (dest, src) = match &data.kind {
-                OpKind::Borrow { dest, src, .. } | OpKind::Copy { dest, src } => (index(*dest), index(*src)),
-                OpKind::FieldRef { dest, object, .. } => (index(*dest), index(*object)),
-                OpKind::EnumRef { dest, value, .. } => (index(*dest), index(*value)),
-                OpKind::ArrayRef { dest, array, .. } | OpKind::MapRef { dest, map: array, .. } => {
-                    (index(*dest), index(*array))
-                }
-                OpKind::ForEach { var, seq, .. } => (index(*var), index(*seq)),
-                _ => continue,
-            };
+            let (Some(dest), Some(src)) = (data.kind.dest(), data.kind.borrowed_from()) else { continue };
+            let (dest, src) = (index(dest), index(src));
             if dest >= n || src >= n || !is_ref[dest] {
                 continue;
             }

@@ -11,6 +11,7 @@
 use std::collections::HashSet;
 
 use crate::entities::{ArenaGet, BlockId, FuncId, OpId};
+use crate::facts::Control;
 use crate::module::{FunctionData, Module};
 use crate::ops::{OpKind, ScopeKind};
 use crate::runtime::RuntimeFn;
@@ -131,69 +132,11 @@ fn safe_blocks(data: &FunctionData) -> Vec<bool> {
 }
 
 /// Whether one operation (not looking into nested blocks) can neither trap, call, await, leave
-/// its block other than by returning, nor run something twice.
+/// its block other than by returning, nor run something twice. The answer comes from the
+/// operation's [`crate::facts::Effects`]; a division counts as trapping whatever its divisor
+/// ([`crate::facts::Effects::traps`], not [`OpKind::can_trap`]), as V248 has always read it.
+/// Nested blocks are judged by the caller, so `if` and `block` themselves only branch.
 pub fn cannot_fail(kind: &OpKind) -> bool {
-    match kind {
-        OpKind::Const { .. }
-        | OpKind::Copy { .. }
-        | OpKind::Unary { .. }
-        | OpKind::Cast { .. }
-        | OpKind::New { .. }
-        | OpKind::FieldGet { .. }
-        | OpKind::FieldRef { .. }
-        | OpKind::FieldSet { .. }
-        | OpKind::ArrayNew { .. }
-        | OpKind::ArrayLen { .. }
-        | OpKind::ArrayPush { .. }
-        | OpKind::MapNew { .. }
-        | OpKind::ScopeNew { .. }
-        | OpKind::MapLen { .. }
-        | OpKind::MapFind { .. }
-        | OpKind::MapInsert { .. }
-        | OpKind::MapRemove { .. }
-        | OpKind::StringLit { .. }
-        | OpKind::StrLen { .. }
-        | OpKind::StrConcat { .. }
-        | OpKind::StrEq { .. }
-        | OpKind::OptionSome { .. }
-        | OpKind::OptionNone { .. }
-        | OpKind::OptionIsSome { .. }
-        | OpKind::EnumNew { .. }
-        | OpKind::EnumIs { .. }
-        | OpKind::Move { .. }
-        | OpKind::Clone { .. }
-        | OpKind::Drop { .. }
-        | OpKind::Borrow { .. }
-        | OpKind::Load { .. }
-        | OpKind::Store { .. }
-        | OpKind::Return { .. } => true,
-        // Integer arithmetic wraps; only division and remainder trap.
-        OpKind::Binary { op, ty, .. } => !op.may_trap(*ty),
-        // Nested blocks are judged by the caller; the operation itself only branches.
-        OpKind::If { .. } | OpKind::Block { .. } => true,
-        OpKind::Call { .. }
-        | OpKind::RuntimeCall { .. }
-        | OpKind::ScopeSpawn { .. }
-        | OpKind::DeferNew { .. }
-        | OpKind::QueuePush { .. }
-        | OpKind::ScopeEnd { .. }
-        | OpKind::TaskJoin { .. }
-        | OpKind::ActorStart { .. }
-        | OpKind::ActorCall { .. }
-        | OpKind::ActorSend { .. }
-        | OpKind::SupervisorChild { .. }
-        | OpKind::ArrayGet { .. }
-        | OpKind::ArrayRef { .. }
-        | OpKind::ArraySet { .. }
-        | OpKind::MapRef { .. }
-        | OpKind::OptionUnwrap { .. }
-        | OpKind::EnumGet { .. }
-        | OpKind::EnumRef { .. }
-        | OpKind::Loop { .. }
-        | OpKind::ForRange { .. }
-        | OpKind::ForEach { .. }
-        | OpKind::Break { .. }
-        | OpKind::Continue { .. }
-        | OpKind::Trap { .. } => false,
-    }
+    let effects = kind.effects();
+    !effects.traps && !effects.calls && !effects.awaits && !matches!(effects.control, Control::Repeat | Control::Jump)
 }

@@ -13,6 +13,7 @@ pub mod commit;
 pub mod dataflow;
 pub mod diagnostic;
 pub mod entities;
+pub mod facts;
 pub mod lexer;
 pub mod module;
 pub mod ops;
@@ -27,6 +28,7 @@ pub mod verifier;
 
 pub use diagnostic::Diagnostic;
 pub use entities::{ArenaGet, BlockId, ClassId, EnumId, FieldIndex, FuncId, LabelId, LocalId, OpId, VariantIndex};
+pub use facts::{Control, DestKind, Effects, Family, Slot, Use};
 pub use module::{
     BlockData, ChildDecl, ChildKind, ClassData, EnumData, FieldData, FunctionData, HttpMethod, LabelData, LocalData,
     Module, OpData, ParamSource, QueueDecl, RouteDecl, Strategy, SupervisorDecl, TableDecl, VariantData,

@@ -276,7 +276,8 @@ pub enum ScopeKind {
 /// owned parameters, `new` fields, `array.push`/`array.set`/`field.set`/`store` values, the key
 /// and value of `map.insert`,
 /// `option.some`, `enum.new` payloads, `move`, `drop`, `option.unwrap`, `return`) move a non-copy local; every other
-/// read borrows it for the duration of the operation.
+/// read borrows it for the duration of the operation. Which slot is which, and every other fact
+/// an analysis asks of an operation, is in [`crate::facts`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum OpKind {
     Const {
@@ -745,72 +746,6 @@ impl OpKind {
         })
     }
 
-    /// The local this operation writes, if any. A `for` writes its loop variable at the top of
-    /// each iteration, which is reported here too.
-    pub fn dest(&self) -> Option<LocalId> {
-        match self {
-            OpKind::Const { dest, .. }
-            | OpKind::Copy { dest, .. }
-            | OpKind::Unary { dest, .. }
-            | OpKind::Binary { dest, .. }
-            | OpKind::Cast { dest, .. }
-            | OpKind::New { dest, .. }
-            | OpKind::FieldGet { dest, .. }
-            | OpKind::FieldRef { dest, .. }
-            | OpKind::ArrayNew { dest }
-            | OpKind::ArrayLen { dest, .. }
-            | OpKind::ArrayGet { dest, .. }
-            | OpKind::ArrayRef { dest, .. }
-            | OpKind::MapNew { dest }
-            | OpKind::MapLen { dest, .. }
-            | OpKind::MapFind { dest, .. }
-            | OpKind::MapRef { dest, .. }
-            | OpKind::MapRemove { dest, .. }
-            | OpKind::ScopeNew { dest }
-            | OpKind::ScopeSpawn { dest, .. }
-            | OpKind::ActorStart { dest, .. }
-            | OpKind::SupervisorChild { dest, .. }
-            | OpKind::DeferNew { dest, .. }
-            | OpKind::StringLit { dest, .. }
-            | OpKind::StrLen { dest, .. }
-            | OpKind::StrConcat { dest, .. }
-            | OpKind::StrEq { dest, .. }
-            | OpKind::OptionSome { dest, .. }
-            | OpKind::OptionNone { dest }
-            | OpKind::OptionIsSome { dest, .. }
-            | OpKind::OptionUnwrap { dest, .. }
-            | OpKind::EnumNew { dest, .. }
-            | OpKind::EnumIs { dest, .. }
-            | OpKind::EnumGet { dest, .. }
-            | OpKind::EnumRef { dest, .. }
-            | OpKind::Move { dest, .. }
-            | OpKind::Clone { dest, .. }
-            | OpKind::Borrow { dest, .. }
-            | OpKind::Load { dest, .. } => Some(*dest),
-            OpKind::Call { dest, .. }
-            | OpKind::RuntimeCall { dest, .. }
-            | OpKind::TaskJoin { dest, .. }
-            | OpKind::ActorCall { dest, .. }
-            | OpKind::QueuePush { dest, .. } => *dest,
-            OpKind::ForRange { var, .. } | OpKind::ForEach { var, .. } => Some(*var),
-            OpKind::FieldSet { .. }
-            | OpKind::ArraySet { .. }
-            | OpKind::ArrayPush { .. }
-            | OpKind::MapInsert { .. }
-            | OpKind::ScopeEnd { .. }
-            | OpKind::ActorSend { .. }
-            | OpKind::Drop { .. }
-            | OpKind::Store { .. }
-            | OpKind::If { .. }
-            | OpKind::Loop { .. }
-            | OpKind::Block { .. }
-            | OpKind::Break { .. }
-            | OpKind::Continue { .. }
-            | OpKind::Return { .. }
-            | OpKind::Trap { .. } => None,
-        }
-    }
-
     /// The blocks this operation owns, in text order: `then` before `else` for `if`, the body
     /// for `loop`, `block` and `for`, none for every other operation. It does not allocate, since
     /// every walk of a body asks it of every operation.
@@ -875,20 +810,6 @@ impl OpKind {
             | OpKind::ActorCall { handler: callee, .. }
             | OpKind::ActorSend { handler: callee, .. } => Some(callee),
             _ => None,
-        }
-    }
-
-    /// Whether this operation suspends its function: an awaited call, `scope.end`,
-    /// `task.join`, `actor.call`, `actor.send` or `queue.push`.
-    pub fn is_await(&self) -> bool {
-        match self {
-            OpKind::Call { awaited, .. } | OpKind::RuntimeCall { awaited, .. } => *awaited,
-            OpKind::ScopeEnd { .. }
-            | OpKind::TaskJoin { .. }
-            | OpKind::ActorCall { .. }
-            | OpKind::ActorSend { .. }
-            | OpKind::QueuePush { .. } => true,
-            _ => false,
         }
     }
 

@@ -12,6 +12,7 @@ use std::fmt::Write;
 use la_arena::ArenaMap;
 
 use crate::entities::{ArenaGet, BlockId, FuncId, LocalId, OpId};
+use crate::facts::Family;
 use crate::module::{ChildKind, FORMAT_VERSION, FunctionData, Module};
 use crate::ops::{OpKind, Operand};
 use crate::source::{Anchor, SourceMap};
@@ -371,28 +372,19 @@ impl<'a> Printer<'a> {
     }
 
     fn op_head(&mut self, f: &FunctionData, kind: &OpKind) {
-        let m = self.module;
         let name = kind.opcode().map(|o| o.name()).unwrap_or("");
+        match kind.family() {
+            Family::Call | Family::Async => self.call_head(f, kind, name),
+            Family::Control => self.control_head(f, kind, name),
+            _ => self.data_head(f, kind, name),
+        }
+    }
+
+    /// The operations that name a function, a queue or a supervisor: calls and the async
+    /// operations (`await` first for those always awaited).
+    fn call_head(&mut self, f: &FunctionData, kind: &OpKind, name: &str) {
+        let m = self.module;
         match kind {
-            OpKind::Const { dest, value } => {
-                self.head(f, *dest, name);
-                let _ = write!(self.out, " {value}");
-            }
-            OpKind::Unary { dest, op, ty, arg } => {
-                self.head(f, *dest, op.name());
-                let _ = write!(self.out, ".{} ", ty.name());
-                self.operand(f, arg);
-            }
-            OpKind::Binary { dest, op, ty, lhs, rhs } => {
-                self.head(f, *dest, op.name());
-                let _ = write!(self.out, ".{} ", ty.name());
-                self.operands(f, &[*lhs, *rhs]);
-            }
-            OpKind::Cast { dest, to, arg } => {
-                self.head(f, *dest, name);
-                let _ = write!(self.out, ".{} ", to.name());
-                self.operand(f, arg);
-            }
             OpKind::Call { dest, callee, args, awaited } => {
                 if let Some(d) = dest {
                     self.local(f, *d);
@@ -487,6 +479,89 @@ impl<'a> Printer<'a> {
                     };
                 }
             }
+            OpKind::ScopeNew { dest } => self.head(f, *dest, name),
+            _ => {}
+        }
+    }
+
+    /// The opening line of control flow (up to its `{`), and jumps, `return` and `trap`.
+    fn control_head(&mut self, f: &FunctionData, kind: &OpKind, name: &str) {
+        match kind {
+            OpKind::If { cond, .. } => {
+                self.out.push_str("if ");
+                self.operand(f, cond);
+                self.out.push_str(" {");
+            }
+            OpKind::Loop { label, .. } | OpKind::Block { label, .. } => {
+                self.out.push_str(name);
+                self.out.push(' ');
+                self.label(f, *label);
+                self.out.push_str(" {");
+            }
+            OpKind::ForRange { var, start, end, label, .. } => {
+                self.out.push_str("for ");
+                self.local(f, *var);
+                self.out.push_str(" in ");
+                self.operand(f, start);
+                self.out.push_str("..");
+                self.operand(f, end);
+                self.out.push(' ');
+                self.label(f, *label);
+                self.out.push_str(" {");
+            }
+            OpKind::ForEach { var, seq, label, .. } => {
+                self.out.push_str("for ");
+                self.local(f, *var);
+                self.out.push_str(" in ");
+                self.local(f, *seq);
+                self.out.push(' ');
+                self.label(f, *label);
+                self.out.push_str(" {");
+            }
+            OpKind::Break { label } | OpKind::Continue { label } => {
+                self.out.push_str(name);
+                self.out.push(' ');
+                self.label(f, *label);
+            }
+            OpKind::Return { value } => {
+                self.out.push_str(name);
+                if let Some(v) = value {
+                    self.out.push(' ');
+                    self.operand(f, v);
+                }
+            }
+            OpKind::Trap { message } => {
+                self.out.push_str(name);
+                self.out.push(' ');
+                write_string_literal(&mut self.out, message);
+            }
+            _ => {}
+        }
+    }
+
+    /// The other operations: `%dest = mnemonic` and operands.
+    fn data_head(&mut self, f: &FunctionData, kind: &OpKind, name: &str) {
+        let m = self.module;
+        match kind {
+            OpKind::Const { dest, value } => {
+                self.head(f, *dest, name);
+                let _ = write!(self.out, " {value}");
+            }
+            OpKind::Unary { dest, op, ty, arg } => {
+                self.head(f, *dest, op.name());
+                let _ = write!(self.out, ".{} ", ty.name());
+                self.operand(f, arg);
+            }
+            OpKind::Binary { dest, op, ty, lhs, rhs } => {
+                self.head(f, *dest, op.name());
+                let _ = write!(self.out, ".{} ", ty.name());
+                self.operands(f, &[*lhs, *rhs]);
+            }
+            OpKind::Cast { dest, to, arg } => {
+                self.head(f, *dest, name);
+                let _ = write!(self.out, ".{} ", to.name());
+                self.operand(f, arg);
+            }
             OpKind::New { dest, class, fields } => {
                 self.head(f, *dest, name);
                 let class = m.classes.get(*class);
@@ -512,10 +587,9 @@ impl<'a> Printer<'a> {
                 let _ = write!(self.out, ", {}, ", self.field_name(f, *object, *field));
                 self.operand(f, value);
             }
-            OpKind::ArrayNew { dest }
-            | OpKind::MapNew { dest }
-            | OpKind::ScopeNew { dest }
-            | OpKind::OptionNone { dest } => self.head(f, *dest, name),
+            OpKind::ArrayNew { dest } | OpKind::MapNew { dest } | OpKind::OptionNone { dest } => {
+                self.head(f, *dest, name)
+            }
             OpKind::Copy { dest, src: x }
             | OpKind::ArrayLen { dest, array: x }
             | OpKind::MapLen { dest, map: x }
@@ -599,54 +673,7 @@ impl<'a> Printer<'a> {
                 self.out.push(' ');
                 self.local(f, *local);
             }
-            OpKind::If { cond, .. } => {
-                self.out.push_str("if ");
-                self.operand(f, cond);
-                self.out.push_str(" {");
-            }
-            OpKind::Loop { label, .. } | OpKind::Block { label, .. } => {
-                self.out.push_str(name);
-                self.out.push(' ');
-                self.label(f, *label);
-                self.out.push_str(" {");
-            }
-            OpKind::ForRange { var, start, end, label, .. } => {
-                self.out.push_str("for ");
-                self.local(f, *var);
-                self.out.push_str(" in ");
-                self.operand(f, start);
-                self.out.push_str("..");
-                self.operand(f, end);
-                self.out.push(' ');
-                self.label(f, *label);
-                self.out.push_str(" {");
-            }
-            OpKind::ForEach { var, seq, label, .. } => {
-                self.out.push_str("for ");
-                self.local(f, *var);
-                self.out.push_str(" in ");
-                self.local(f, *seq);
-                self.out.push(' ');
-                self.label(f, *label);
-                self.out.push_str(" {");
-            }
-            OpKind::Break { label } | OpKind::Continue { label } => {
-                self.out.push_str(name);
-                self.out.push(' ');
-                self.label(f, *label);
-            }
-            OpKind::Return { value } => {
-                self.out.push_str(name);
-                if let Some(v) = value {
-                    self.out.push(' ');
-                    self.operand(f, v);
-                }
-            }
-            OpKind::Trap { message } => {
-                self.out.push_str(name);
-                self.out.push(' ');
-                write_string_literal(&mut self.out, message);
-            }
+            _ => {}
         }
     }
 

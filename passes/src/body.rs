@@ -1,6 +1,7 @@
-//! Helpers every pass shares for reading and editing one function body: which locals an
-//! operation reads and writes, walking the body tree without recursion, putting arenas back in
-//! canonical order, and dropping locals nothing mentions.
+//! Helpers every pass shares for reading and editing one function body: walking the body tree
+//! without recursion, putting arenas back in canonical order, and dropping locals nothing
+//! mentions. Which locals an operation reads and writes are facts of the operation
+//! ([`nagi_low::facts`]).
 //!
 //! Passes edit arenas in place: they unlist operations from blocks and allocate new operations
 //! and blocks at the end of the arenas. [`canonicalize`] then rebuilds the arenas in the order
@@ -11,225 +12,8 @@ use la_arena::{Arena, ArenaMap, Idx};
 use nagi_low::entities::index;
 use nagi_low::{
     ArenaGet, BlockData, BlockId, FunctionData, LabelData, LabelId, LocalData, LocalId, OpData, OpId, OpKind, Operand,
+    Slot,
 };
-
-/// How an operation touches a local slot.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Slot {
-    /// The local is read (its value is used, borrowed, consumed or mutated in place).
-    Read,
-    /// The local is written (the operation's destination, or a `for` variable).
-    Write,
-}
-
-/// The one list of local slots per operation, shared by [`for_each_local`] and
-/// [`for_each_local_mut`]: match ergonomics make the same arms bind `&` or `&mut`.
-macro_rules! visit_locals {
-    ($kind:expr, $f:ident) => {{
-        use Slot::{Read, Write};
-        macro_rules! operand {
-            ($o:expr) => {
-                if let Operand::Local(l) = $o {
-                    $f(l, Read);
-                }
-            };
-        }
-        match $kind {
-            OpKind::Const { dest, .. }
-            | OpKind::ArrayNew { dest }
-            | OpKind::MapNew { dest }
-            | OpKind::ScopeNew { dest }
-            | OpKind::StringLit { dest, .. }
-            | OpKind::OptionNone { dest } => $f(dest, Write),
-            OpKind::ScopeSpawn { dest, scope, args, .. } => {
-                $f(scope, Read);
-                for a in args {
-                    operand!(a);
-                }
-                $f(dest, Write);
-            }
-            OpKind::DeferNew { dest, args, .. } => {
-                for a in args {
-                    operand!(a);
-                }
-                $f(dest, Write);
-            }
-            OpKind::QueuePush { dest, job, delay, .. } => {
-                $f(job, Read);
-                operand!(delay);
-                if let Some(d) = dest {
-                    $f(d, Write);
-                }
-            }
-            OpKind::ScopeEnd { scope } => $f(scope, Read),
-            OpKind::ActorStart { dest, .. } | OpKind::SupervisorChild { dest, .. } => $f(dest, Write),
-            OpKind::ActorCall { dest, actor, args, .. } => {
-                $f(actor, Read);
-                for a in args {
-                    operand!(a);
-                }
-                if let Some(d) = dest {
-                    $f(d, Write);
-                }
-            }
-            OpKind::ActorSend { actor, args, .. } => {
-                $f(actor, Read);
-                for a in args {
-                    operand!(a);
-                }
-            }
-            OpKind::TaskJoin { dest, task } => {
-                $f(task, Read);
-                if let Some(d) = dest {
-                    $f(d, Write);
-                }
-            }
-            OpKind::Copy { dest, src: x }
-            | OpKind::FieldGet { dest, object: x, .. }
-            | OpKind::FieldRef { dest, object: x, .. }
-            | OpKind::ArrayLen { dest, array: x }
-            | OpKind::MapLen { dest, map: x }
-            | OpKind::StrLen { dest, string: x }
-            | OpKind::OptionIsSome { dest, option: x }
-            | OpKind::OptionUnwrap { dest, option: x }
-            | OpKind::EnumIs { dest, value: x, .. }
-            | OpKind::EnumGet { dest, value: x, .. }
-            | OpKind::EnumRef { dest, value: x, .. }
-            | OpKind::Move { dest, src: x }
-            | OpKind::Clone { dest, src: x }
-            | OpKind::Borrow { dest, src: x, .. }
-            | OpKind::Load { dest, reference: x } => {
-                $f(x, Read);
-                $f(dest, Write);
-            }
-            OpKind::Unary { dest, arg, .. } | OpKind::Cast { dest, arg, .. } => {
-                operand!(arg);
-                $f(dest, Write);
-            }
-            OpKind::Binary { dest, lhs, rhs, .. } => {
-                operand!(lhs);
-                operand!(rhs);
-                $f(dest, Write);
-            }
-            OpKind::Call { dest, args, .. } | OpKind::RuntimeCall { dest, args, .. } => {
-                for a in args {
-                    operand!(a);
-                }
-                if let Some(d) = dest {
-                    $f(d, Write);
-                }
-            }
-            OpKind::New { dest, fields, .. } => {
-                for a in fields {
-                    operand!(a);
-                }
-                $f(dest, Write);
-            }
-            OpKind::FieldSet { object: target, value, .. }
-            | OpKind::ArrayPush { array: target, value }
-            | OpKind::Store { reference: target, value } => {
-                $f(target, Read);
-                operand!(value);
-            }
-            OpKind::ArrayGet { dest, array, index }
-            | OpKind::ArrayRef { dest, array, index, .. }
-            | OpKind::MapFind { dest, map: array, key: index }
-            | OpKind::MapRef { dest, map: array, index, .. }
-            | OpKind::MapRemove { dest, map: array, key: index } => {
-                $f(array, Read);
-                operand!(index);
-                $f(dest, Write);
-            }
-            OpKind::ArraySet { array, index, value } | OpKind::MapInsert { map: array, key: index, value } => {
-                $f(array, Read);
-                operand!(index);
-                operand!(value);
-            }
-            OpKind::StrConcat { dest, lhs, rhs } | OpKind::StrEq { dest, lhs, rhs } => {
-                $f(lhs, Read);
-                $f(rhs, Read);
-                $f(dest, Write);
-            }
-            OpKind::OptionSome { dest, value } | OpKind::EnumNew { dest, payload: Some(value), .. } => {
-                operand!(value);
-                $f(dest, Write);
-            }
-            OpKind::EnumNew { dest, payload: None, .. } => $f(dest, Write),
-            OpKind::Drop { local } => $f(local, Read),
-            OpKind::If { cond, .. } => operand!(cond),
-            OpKind::ForRange { var, start, end, .. } => {
-                operand!(start);
-                operand!(end);
-                $f(var, Write);
-            }
-            OpKind::ForEach { var, seq, .. } => {
-                $f(seq, Read);
-                $f(var, Write);
-            }
-            OpKind::Return { value: Some(v) } => operand!(v),
-            OpKind::Return { value: None }
-            | OpKind::Loop { .. }
-            | OpKind::Block { .. }
-            | OpKind::Break { .. }
-            | OpKind::Continue { .. }
-            | OpKind::Trap { .. } => {}
-        }
-    }};
-}
-
-/// Calls `f` on every local slot of `kind`, with whether it is read or written, in operand
-/// order (reads before the write). Blocks the operation owns are not entered.
-pub fn for_each_local(kind: &OpKind, mut f: impl FnMut(LocalId, Slot)) {
-    let mut g = |l: &LocalId, slot: Slot| f(*l, slot);
-    visit_locals!(kind, g);
-}
-
-/// Like [`for_each_local`], with mutable access to each slot, for renaming.
-pub fn for_each_local_mut(kind: &mut OpKind, mut f: impl FnMut(&mut LocalId, Slot)) {
-    visit_locals!(kind, f);
-}
-
-/// Calls `f` on every operand slot of `kind` that may hold a constant as well as a local:
-/// arithmetic and cast operands, call and `new` arguments, indexes, stored and pushed values,
-/// `option.some`, `enum.new` payloads, `if` conditions, `for` bounds and returned values.
-pub fn for_each_operand_mut(kind: &mut OpKind, mut f: impl FnMut(&mut Operand)) {
-    match kind {
-        OpKind::Unary { arg, .. } | OpKind::Cast { arg, .. } => f(arg),
-        OpKind::Binary { lhs, rhs, .. } => {
-            f(lhs);
-            f(rhs);
-        }
-        OpKind::Call { args, .. }
-        | OpKind::RuntimeCall { args, .. }
-        | OpKind::ScopeSpawn { args, .. }
-        | OpKind::DeferNew { args, .. }
-        | OpKind::ActorCall { args, .. }
-        | OpKind::ActorSend { args, .. }
-        | OpKind::New { fields: args, .. } => args.iter_mut().for_each(f),
-        OpKind::QueuePush { delay, .. } => f(delay),
-        OpKind::FieldSet { value, .. }
-        | OpKind::ArrayPush { value, .. }
-        | OpKind::Store { value, .. }
-        | OpKind::OptionSome { value, .. }
-        | OpKind::EnumNew { payload: Some(value), .. } => f(value),
-        OpKind::ArrayGet { index, .. }
-        | OpKind::ArrayRef { index, .. }
-        | OpKind::MapFind { key: index, .. }
-        | OpKind::MapRef { index, .. }
-        | OpKind::MapRemove { key: index, .. } => f(index),
-        OpKind::ArraySet { index, value, .. } | OpKind::MapInsert { key: index, value, .. } => {
-            f(index);
-            f(value);
-        }
-        OpKind::If { cond, .. } => f(cond),
-        OpKind::ForRange { start, end, .. } => {
-            f(start);
-            f(end);
-        }
-        OpKind::Return { value: Some(v) } => f(v),
-        _ => {}
-    }
-}
 
 /// Every operation listed in the body, in pre-order (text order), with the block that lists
 /// it. Walks with an explicit stack, so nesting depth is bounded by memory only; ids out of
@@ -284,7 +68,7 @@ impl UseCounts {
     pub fn add(&mut self, func: &FunctionData, op: OpId) {
         let Some(data) = func.ops.get(op) else { return };
         let is_drop = matches!(data.kind, OpKind::Drop { .. });
-        for_each_local(&data.kind, |l, slot| {
+        data.kind.for_each_local(|l, slot| {
             let i = index(l);
             if i >= self.reads.len() {
                 return;
@@ -488,7 +272,7 @@ pub fn remove_unused_locals(func: &mut FunctionData) {
     let listed = preorder(func);
     for &(op, _) in &listed {
         if let Some(data) = func.ops.get(op) {
-            for_each_local(&data.kind, |l, _| {
+            data.kind.for_each_local(|l, _| {
                 if let Some(u) = used.get_mut(index(l)) {
                     *u = true;
                 }
@@ -515,7 +299,7 @@ pub fn remove_unused_locals(func: &mut FunctionData) {
     }
     for (op, _) in listed {
         if let Some(data) = func.ops.get_mut_checked(op) {
-            for_each_local_mut(&mut data.kind, |l, _| remap(l));
+            data.kind.for_each_local_mut(|l, _| remap(l));
         }
     }
     func.locals = locals;
@@ -537,75 +321,10 @@ impl<T> ArenaGetMut<T> for Arena<T> {
 /// runtime calls, traps, stores and other in-place mutation, drops, moves, operations that
 /// may trap (`array.get`, `array.ref`, `option.unwrap`, integer `div`/`rem` by anything but a
 /// nonzero constant), and control flow. An operation without effects may be removed when
-/// nothing reads its destination.
+/// nothing reads its destination. The facts are the operation's [`nagi_low::Effects`], the
+/// same the commit rule reads.
 pub fn has_effect(kind: &OpKind) -> bool {
-    match kind {
-        OpKind::Const { .. }
-        | OpKind::Copy { .. }
-        | OpKind::Unary { .. }
-        | OpKind::Cast { .. }
-        | OpKind::FieldGet { .. }
-        | OpKind::FieldRef { .. }
-        | OpKind::ArrayNew { .. }
-        | OpKind::ArrayLen { .. }
-        | OpKind::MapNew { .. }
-        | OpKind::MapLen { .. }
-        | OpKind::MapFind { .. }
-        | OpKind::StringLit { .. }
-        | OpKind::StrLen { .. }
-        | OpKind::StrConcat { .. }
-        | OpKind::StrEq { .. }
-        | OpKind::OptionNone { .. }
-        | OpKind::OptionIsSome { .. }
-        | OpKind::EnumIs { .. }
-        | OpKind::Clone { .. }
-        | OpKind::Borrow { .. }
-        | OpKind::Load { .. } => false,
-        OpKind::Binary { op, ty, rhs, .. } => op.may_trap(*ty) && !matches!(rhs, Operand::Const(c) if !is_zero(c)),
-        // Consuming a copy-type value takes nothing, so these are pure exactly when their
-        // values are copies; the caller checks the operand types.
-        OpKind::OptionSome { .. } | OpKind::New { .. } | OpKind::EnumNew { .. } => false,
-        OpKind::Call { .. }
-        | OpKind::RuntimeCall { .. }
-        | OpKind::ScopeNew { .. }
-        | OpKind::ScopeSpawn { .. }
-        | OpKind::DeferNew { .. }
-        | OpKind::QueuePush { .. }
-        | OpKind::ScopeEnd { .. }
-        | OpKind::TaskJoin { .. }
-        | OpKind::ActorStart { .. }
-        | OpKind::ActorCall { .. }
-        | OpKind::ActorSend { .. }
-        | OpKind::SupervisorChild { .. }
-        | OpKind::FieldSet { .. }
-        | OpKind::ArrayGet { .. }
-        | OpKind::ArrayRef { .. }
-        | OpKind::ArraySet { .. }
-        | OpKind::ArrayPush { .. }
-        | OpKind::MapRef { .. }
-        | OpKind::MapInsert { .. }
-        | OpKind::MapRemove { .. }
-        | OpKind::OptionUnwrap { .. }
-        | OpKind::EnumGet { .. }
-        | OpKind::EnumRef { .. }
-        | OpKind::Move { .. }
-        | OpKind::Drop { .. }
-        | OpKind::Store { .. }
-        | OpKind::If { .. }
-        | OpKind::Loop { .. }
-        | OpKind::Block { .. }
-        | OpKind::ForRange { .. }
-        | OpKind::ForEach { .. }
-        | OpKind::Break { .. }
-        | OpKind::Continue { .. }
-        | OpKind::Return { .. }
-        | OpKind::Trap { .. } => true,
-    }
-}
-
-/// Whether a constant is an integer zero (a divisor that traps).
-fn is_zero(c: &nagi_low::Constant) -> bool {
-    matches!(c, nagi_low::Constant::I32(0) | nagi_low::Constant::I64(0))
+    kind.can_trap() || kind.effects().any_besides_trapping()
 }
 
 /// Whether every local operand of `kind` that it consumes is of a copy type, so that removing

@@ -21,7 +21,7 @@ use nagi_low::entities::index;
 use nagi_low::{ArenaGet, BlockId, FunctionData, LabelId, OpId, OpKind};
 
 use crate::Pass;
-use crate::body::{ArenaGetMut, for_each_local, preorder};
+use crate::body::{ArenaGetMut, preorder};
 
 /// The `clone-elim` pass.
 pub struct CloneElim;
@@ -101,7 +101,7 @@ fn quiet(func: &FunctionData, op: OpId, watched: &HashSet<usize>) -> bool {
     while let Some(op) = stack.pop() {
         let Some(data) = func.ops.get(op) else { return false };
         let mut touches = false;
-        for_each_local(&data.kind, |l, _| touches |= watched.contains(&index(l)));
+        data.kind.for_each_local(|l, _| touches |= watched.contains(&index(l)));
         if touches {
             return false;
         }

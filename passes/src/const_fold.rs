@@ -23,10 +23,10 @@ use std::collections::BTreeMap;
 
 use nagi_low::dataflow::{self, Analysis, Join};
 use nagi_low::entities::index;
-use nagi_low::{ArenaGet, Constant, FunctionData, LocalId, OpId, OpKind, Operand};
+use nagi_low::{ArenaGet, Constant, FunctionData, LocalId, OpId, OpKind, Operand, Slot};
 
 use crate::Pass;
-use crate::body::{Slot, for_each_local, for_each_operand_mut, mutably_borrowed, preorder};
+use crate::body::{mutably_borrowed, preorder};
 use crate::fold::{self, Folded};
 
 /// The `const-fold` pass.
@@ -114,11 +114,11 @@ impl Analysis for ConstProp {
         // Substitute known constants into operand slots; clone only when something changes.
         let mut rewritten: Option<OpKind> = None;
         let mut reads_known = false;
-        for_each_local(kind, |l, slot| reads_known |= slot == Slot::Read && facts.0.contains_key(&index(l)));
+        kind.for_each_local(|l, slot| reads_known |= slot == Slot::Read && facts.0.contains_key(&index(l)));
         if reads_known {
             let mut probe = kind.clone();
             let mut any = false;
-            for_each_operand_mut(&mut probe, |o| {
+            probe.for_each_operand_mut(|o, _| {
                 if let Operand::Local(l) = o
                     && let Some(c) = facts.0.get(&index(*l))
                 {

@@ -16,10 +16,10 @@ use std::collections::BTreeMap;
 
 use nagi_low::dataflow::{self, Analysis, Join};
 use nagi_low::entities::index;
-use nagi_low::{FunctionData, LocalId, OpId, OpKind, Type};
+use nagi_low::{FunctionData, LocalId, OpId, OpKind, Slot, Type};
 
 use crate::Pass;
-use crate::body::{ArenaGetMut, Slot, for_each_local, for_each_local_mut, mutably_borrowed};
+use crate::body::{ArenaGetMut, mutably_borrowed};
 
 /// The `copy-prop` pass.
 pub struct CopyProp;
@@ -97,11 +97,11 @@ impl Analysis for CopyAnalysis {
     fn op(&mut self, facts: &mut Copies, op: OpId, kind: &OpKind) {
         let mut replace = false;
         if !matches!(kind, OpKind::Borrow { .. }) && !facts.0.is_empty() {
-            for_each_local(kind, |l, slot| replace |= slot == Slot::Read && facts.0.contains_key(&index(l)));
+            kind.for_each_local(|l, slot| replace |= slot == Slot::Read && facts.0.contains_key(&index(l)));
         }
         let rewritten = replace.then(|| {
             let mut new = kind.clone();
-            for_each_local_mut(&mut new, |l, slot| {
+            new.for_each_local_mut(|l, slot| {
                 if slot == Slot::Read
                     && let Some(source) = facts.0.get(&index(*l))
                 {

@@ -117,6 +117,7 @@ fn function_header_lines(module: &Module, text: &str) -> Vec<u32> {
 /// Which kinds of cost `kind` has.
 fn classify(module: &Module, func: &FunctionData, kind: &OpKind) -> [bool; 6] {
     let mut k = [false; 6];
+    k[3] = kind.is_await();
     match kind {
         OpKind::StringLit { .. } | OpKind::StrConcat { .. } | OpKind::ArrayNew { .. } | OpKind::ArrayPush { .. } => {
             k[0] = true
@@ -126,9 +127,8 @@ fn classify(module: &Module, func: &FunctionData, kind: &OpKind) -> [bool; 6] {
             let ty = func.locals.get(*src).map(|l| l.ty.through_ref().0.clone());
             k[0] = ty.is_some_and(|t| t.owns_heap(module));
         }
-        OpKind::RuntimeCall { func: rt, class, awaited, args, .. } => {
+        OpKind::RuntimeCall { func: rt, class, args, .. } => {
             k[2] = true;
-            k[3] = *awaited;
             let class_ty = class.map(Type::Class);
             let ret = rt.data().ret;
             // The array library's generic rows take their element type from the first argument.
@@ -136,21 +136,14 @@ fn classify(module: &Module, func: &FunctionData, kind: &OpKind) -> [bool; 6] {
             let elem = first.and_then(|l| nagi_low::runtime::element_type(&l.ty));
             k[0] = ret.to_type(class_ty.as_ref(), elem).is_some_and(|t| t.owns_heap(module));
         }
-        OpKind::Call { awaited, .. } => {
-            k[3] = *awaited;
-            k[4] = true;
-        }
+        OpKind::Call { .. } => k[4] = true,
         // A task's frame is allocated when it is spawned.
         OpKind::ScopeSpawn { .. } => {
             k[0] = true;
             k[5] = true;
         }
-        OpKind::ScopeEnd { .. } | OpKind::TaskJoin { .. } => k[3] = true,
         // The job is encoded as JSON (allocates) and inserted by the database thread.
-        OpKind::QueuePush { .. } => {
-            k[0] = true;
-            k[3] = true;
-        }
+        OpKind::QueuePush { .. } => k[0] = true,
         // An actor is a task of its own; a message is allocated, and the sender waits for
         // room in the mailbox (and a call for the reply).
         OpKind::ActorStart { .. } => {
@@ -160,10 +153,7 @@ fn classify(module: &Module, func: &FunctionData, kind: &OpKind) -> [bool; 6] {
         // Another handle of a supervised actor: the runtime's handle box. A deferred call holds
         // its arguments in a box until its drop makes the call.
         OpKind::SupervisorChild { .. } | OpKind::DeferNew { .. } => k[0] = true,
-        OpKind::ActorCall { .. } | OpKind::ActorSend { .. } => {
-            k[0] = true;
-            k[3] = true;
-        }
+        OpKind::ActorCall { .. } | OpKind::ActorSend { .. } => k[0] = true,
         _ => {}
     }
     k

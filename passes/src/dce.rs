@@ -21,10 +21,10 @@
 //! operation's destination is read nowhere, so no path can notice.
 
 use nagi_low::entities::index;
-use nagi_low::{ArenaGet, BlockId, FunctionData, LocalId, OpId, OpKind};
+use nagi_low::{ArenaGet, BlockId, FunctionData, LocalId, OpId, OpKind, Slot};
 
 use crate::Pass;
-use crate::body::{Slot, UseCounts, consumes_only_copies, for_each_local, has_effect, preorder, remove_unused_locals};
+use crate::body::{UseCounts, consumes_only_copies, has_effect, preorder, remove_unused_locals};
 
 /// The `dce` pass.
 pub struct Dce;
@@ -97,7 +97,7 @@ fn remove_dead_values(func: &mut FunctionData) -> bool {
             dead[index(op)] = true;
             removed = true;
             if let Some(data) = func.ops.get(op) {
-                for_each_local(&data.kind, |l, slot| {
+                data.kind.for_each_local(|l, slot| {
                     let j = index(l);
                     if slot == Slot::Read && j < counts.reads.len() {
                         counts.reads[j] = counts.reads[j].saturating_sub(1);

@@ -29,12 +29,12 @@ use la_arena::ArenaMap;
 use nagi_low::entities::index;
 use nagi_low::{
     ArenaGet, BlockData, BlockId, FuncId, FunctionData, LabelData, LabelId, LocalData, LocalId, Module, OpData, OpId,
-    OpKind, Operand, Type,
+    OpKind, Operand, Slot, Type,
 };
 use petgraph::algo::tarjan_scc;
 
 use crate::Pass;
-use crate::body::{Slot, for_each_local, for_each_local_mut, preorder};
+use crate::body::preorder;
 use crate::callgraph::CallGraph;
 
 /// The largest callee, in operations (nested ones included), that is inlined.
@@ -99,7 +99,7 @@ fn inlinable(module: &Module, callee: FuncId, recursive: &ArenaMap<FuncId, ()>) 
                     if matches!(data.kind, OpKind::Copy { src, .. } if src == p) {
                         bad = true;
                     }
-                    for_each_local(&data.kind, |l, slot| bad |= l == p && slot == Slot::Write);
+                    data.kind.for_each_local(|l, slot| bad |= l == p && slot == Slot::Write);
                 }
             }
             if bad {
@@ -186,7 +186,7 @@ fn expand(func: &mut FunctionData, call: OpId, callee: &FunctionData, names: &mu
     let mut assigned = vec![false; callee.locals.len()];
     for &(op, _) in &callee_ops {
         if let Some(data) = callee.ops.get(op) {
-            for_each_local(&data.kind, |l, slot| {
+            data.kind.for_each_local(|l, slot| {
                 if slot == Slot::Write
                     && let Some(a) = assigned.get_mut(index(l))
                 {
@@ -259,7 +259,7 @@ fn expand(func: &mut FunctionData, call: OpId, callee: &FunctionData, names: &mu
     let mut returns = 0usize;
     for &(op, parent) in &callee_ops {
         let mut kind = callee.ops.get(op)?.kind.clone();
-        for_each_local_mut(&mut kind, |l, _| {
+        kind.for_each_local_mut(|l, _| {
             if let Some(&m) = local_map.get(*l) {
                 *l = m;
             }

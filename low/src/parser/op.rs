@@ -4,12 +4,39 @@
 use super::{FnCtx, Frame, PResult, Parser, duplicate};
 use crate::diagnostic::Diagnostic;
 use crate::entities::{EnumId, FieldIndex, LabelId, LocalId, VariantIndex};
+use crate::facts::{DestKind, Family};
 use crate::lexer::TokenKind;
 use crate::module::{BlockData, LabelData};
 use crate::ops::{BinaryOp, OpKind, Opcode, Operand, UnaryOp};
 use crate::runtime::RuntimeFn;
 use crate::source::Span;
 use crate::types::{Constant, ScalarType, Type};
+
+/// What precedes an operation's operands: its destination, `await` and mnemonic, read by
+/// [`Parser::op`] before it hands the operands to the parser of the opcode's family.
+#[derive(Clone, Copy)]
+struct Head<'t> {
+    dest: Option<LocalId>,
+    awaited: bool,
+    opcode: Opcode,
+    mnemonic: &'t str,
+    span: Span,
+}
+
+impl Head<'_> {
+    /// The error for a mnemonic that names no operation (L112); a family's parser gives it for
+    /// an opcode of another family, which [`Parser::op`] never hands it.
+    fn unknown(&self) -> Diagnostic {
+        unknown_operation(self.mnemonic, self.span)
+    }
+}
+
+/// L112: `mnemonic` (at `span`) names no operation.
+fn unknown_operation(mnemonic: &str, span: Span) -> Diagnostic {
+    Diagnostic::new("L112", format!("unknown operation `{mnemonic}`"))
+        .at(Some(span))
+        .label("not a Low operation; docs/low.md lists them all")
+}
 
 impl Parser {
     pub(super) fn local_ref(&mut self, cx: &FnCtx) -> PResult<LocalId> {
@@ -211,11 +238,7 @@ impl Parser {
             self.bump();
         }
         let (mnemonic, mspan) = self.ident("an operation")?;
-        let unknown = || {
-            Diagnostic::new("L112", format!("unknown operation `{mnemonic}`"))
-                .at(Some(mspan))
-                .label("not a Low operation; docs/low.md lists them all")
-        };
+        let unknown = || unknown_operation(&mnemonic, mspan);
         // Arithmetic mnemonics carry a scalar suffix: `add.i64`, `neg.f64`, `cast.i32`.
         if let Some((base, suffix)) = mnemonic.rsplit_once('.')
             && let Some(ty) = ScalarType::from_name(suffix)
@@ -238,11 +261,8 @@ impl Parser {
             return Err(unknown());
         }
         let opcode = Opcode::from_name(&mnemonic).ok_or_else(unknown)?;
-        let always_awaited = matches!(
-            opcode,
-            Opcode::ScopeEnd | Opcode::TaskJoin | Opcode::ActorCall | Opcode::ActorSend | Opcode::QueuePush
-        );
-        if awaited && !always_awaited && !matches!(opcode, Opcode::Call | Opcode::RuntimeCall) {
+        let always_awaited = opcode.always_awaited();
+        if awaited && !opcode.may_be_awaited() {
             return Err(Diagnostic::new(
                 "L110",
                 format!(
@@ -258,69 +278,28 @@ impl Parser {
                 .at(Some(mspan))
                 .label("add `await` before it"));
         }
-        let has_dest = matches!(
-            opcode,
-            Opcode::Const
-                | Opcode::Copy
-                | Opcode::Cast
-                | Opcode::New
-                | Opcode::FieldGet
-                | Opcode::FieldRef
-                | Opcode::FieldRefMut
-                | Opcode::ArrayNew
-                | Opcode::ArrayLen
-                | Opcode::ArrayGet
-                | Opcode::ArrayRef
-                | Opcode::ArrayRefMut
-                | Opcode::MapNew
-                | Opcode::MapLen
-                | Opcode::MapFind
-                | Opcode::MapKeyRef
-                | Opcode::MapValueRef
-                | Opcode::MapRemove
-                | Opcode::ScopeNew
-                | Opcode::ScopeSpawn
-                | Opcode::ScopeSpawnBlocking
-                | Opcode::ActorStart
-                | Opcode::SupervisorChild
-                | Opcode::DeferNew
-                | Opcode::String
-                | Opcode::StrLen
-                | Opcode::StrConcat
-                | Opcode::StrEq
-                | Opcode::OptionSome
-                | Opcode::OptionNone
-                | Opcode::OptionIsSome
-                | Opcode::OptionUnwrap
-                | Opcode::EnumNew
-                | Opcode::EnumIs
-                | Opcode::EnumGet
-                | Opcode::EnumRef
-                | Opcode::Move
-                | Opcode::Clone
-                | Opcode::Borrow
-                | Opcode::BorrowMut
-                | Opcode::Load
-        );
-        let no_dest = !has_dest
-            && !matches!(
-                opcode,
-                Opcode::Call | Opcode::RuntimeCall | Opcode::TaskJoin | Opcode::ActorCall | Opcode::QueuePush
-            );
+        let no_dest = opcode.dest_kind() == DestKind::None;
         if no_dest && dest.is_some() {
             return Err(Diagnostic::new("L110", format!("`{mnemonic}` has no result to assign"))
                 .at(Some(mspan))
                 .label("remove the `%x =` before it"));
         }
-        let d = || self.need_dest(dest, &mnemonic, mspan);
-        let kind = match opcode {
-            Opcode::Const => OpKind::Const { dest: d()?, value: self.constant()? },
-            Opcode::Copy => OpKind::Copy { dest: d()?, src: self.local_ref(cx)? },
-            Opcode::Cast => {
-                return Err(Diagnostic::new("L110", "`cast` needs the target type as a suffix")
-                    .at(Some(mspan))
-                    .label("e.g. `cast.f64 %x`"));
-            }
+        let head = Head { dest, awaited, opcode, mnemonic: &mnemonic, span: mspan };
+        let kind = match opcode.family() {
+            Family::Call | Family::Async => self.call_op(cx, &head)?,
+            Family::Object | Family::Enum => self.object_op(cx, &head)?,
+            Family::Control => return self.control_op(cx, stack, &head),
+            _ => self.value_op(cx, &head)?,
+        };
+        Ok((kind, None))
+    }
+
+    /// The operands of a call or an async operation: a callee and arguments, a scope, a task,
+    /// an actor, a queue or a supervisor path.
+    fn call_op(&mut self, cx: &mut FnCtx, head: &Head) -> PResult<OpKind> {
+        let Head { dest, awaited, opcode, mnemonic, span: mspan, .. } = *head;
+        let d = || self.need_dest(dest, mnemonic, mspan);
+        Ok(match opcode {
             Opcode::Call => {
                 let (callee, args) = self.callee_and_args(cx)?;
                 OpKind::Call { dest, callee, args, awaited }
@@ -432,6 +411,16 @@ impl Parser {
                     OpKind::ActorSend { actor, handler, args }
                 }
             }
+            _ => return Err(head.unknown()),
+        })
+    }
+
+    /// The operands of `new`, `field.*` and `enum.*`, whose field and variant names are looked
+    /// up in the module.
+    fn object_op(&mut self, cx: &mut FnCtx, head: &Head) -> PResult<OpKind> {
+        let Head { dest, opcode, mnemonic, span: mspan, .. } = *head;
+        let d = || self.need_dest(dest, mnemonic, mspan);
+        Ok(match opcode {
             Opcode::New => {
                 let dest = d()?;
                 let (cname, cspan) = self.ident("a class name")?;
@@ -482,6 +471,105 @@ impl Parser {
                 let field = self.field(cx, object)?;
                 self.expect(TokenKind::Comma, "`,`")?;
                 OpKind::FieldSet { object, field, value: self.operand(cx)? }
+            }
+            Opcode::EnumNew => {
+                let dest = d()?;
+                let (path, span) = self.ident("`Enum.Variant`")?;
+                let (enum_id, variant) = self.enum_variant(&path, span)?;
+                let payload = if *self.peek() == TokenKind::LParen {
+                    self.bump();
+                    let payload = self.operand(cx)?;
+                    self.expect(TokenKind::RParen, "`)`")?;
+                    Some(payload)
+                } else {
+                    None
+                };
+                OpKind::EnumNew { dest, enum_id, variant, payload }
+            }
+            Opcode::EnumIs | Opcode::EnumGet | Opcode::EnumRef => {
+                let dest = d()?;
+                let value = self.local_ref(cx)?;
+                self.expect(TokenKind::Comma, "`,`")?;
+                let variant = self.variant(cx, value)?;
+                match opcode {
+                    Opcode::EnumIs => OpKind::EnumIs { dest, value, variant },
+                    Opcode::EnumGet => OpKind::EnumGet { dest, value, variant },
+                    _ => OpKind::EnumRef { dest, value, variant },
+                }
+            }
+            _ => return Err(head.unknown()),
+        })
+    }
+
+    /// The operands of control flow; `if`, `loop`, `block` and `for` allocate their first block
+    /// and say what they open.
+    fn control_op(&mut self, cx: &mut FnCtx, stack: &[Frame], head: &Head) -> PResult<(OpKind, Option<Opens>)> {
+        let Head { opcode, span: mspan, .. } = *head;
+        let kind = match opcode {
+            Opcode::If => {
+                let cond = self.operand(cx)?;
+                let then_block = cx.data.blocks.alloc(BlockData::default());
+                return Ok((OpKind::If { cond, then_block, else_block: None }, Some(Opens::If)));
+            }
+            Opcode::Loop | Opcode::Block => {
+                let (name, label) = self.label_decl(cx)?;
+                let body = cx.data.blocks.alloc(BlockData::default());
+                let kind = match opcode {
+                    Opcode::Loop => OpKind::Loop { label, body },
+                    _ => OpKind::Block { label, body },
+                };
+                return Ok((kind, Some(Opens::Labelled(name, label))));
+            }
+            Opcode::For => {
+                let var = self.local_ref(cx)?;
+                self.keyword("in")?;
+                let first = self.operand(cx)?;
+                let range_end = if *self.peek() == TokenKind::DotDot {
+                    self.bump();
+                    Some(self.operand(cx)?)
+                } else {
+                    None
+                };
+                let (name, label) = self.label_decl(cx)?;
+                let body = cx.data.blocks.alloc(BlockData::default());
+                let kind = match (range_end, first) {
+                    (Some(end), start) => OpKind::ForRange { var, start, end, label, body },
+                    (None, Operand::Local(seq)) => OpKind::ForEach { var, seq, label, body },
+                    (None, Operand::Const(_)) => {
+                        return Err(Diagnostic::new("L110", "`for` over a constant")
+                            .at(Some(mspan))
+                            .label("write a range `a..b` or a local holding an array"));
+                    }
+                };
+                return Ok((kind, Some(Opens::Labelled(name, label))));
+            }
+            Opcode::Break => OpKind::Break { label: self.label_use(stack)? },
+            Opcode::Continue => OpKind::Continue { label: self.label_use(stack)? },
+            Opcode::Return => {
+                let value = match self.peek() {
+                    TokenKind::Newline | TokenKind::Eof | TokenKind::Comment(_) | TokenKind::RBrace => None,
+                    _ => Some(self.operand(cx)?),
+                };
+                OpKind::Return { value }
+            }
+            Opcode::Trap => OpKind::Trap { message: self.string("the trap's message as a string literal")? },
+            _ => return Err(head.unknown()),
+        };
+        Ok((kind, None))
+    }
+
+    /// The operands of the other operations: scalars, arrays, maps, strings, options and
+    /// ownership.
+    fn value_op(&mut self, cx: &mut FnCtx, head: &Head) -> PResult<OpKind> {
+        let Head { dest, opcode, mnemonic, span: mspan, .. } = *head;
+        let d = || self.need_dest(dest, mnemonic, mspan);
+        Ok(match opcode {
+            Opcode::Const => OpKind::Const { dest: d()?, value: self.constant()? },
+            Opcode::Copy => OpKind::Copy { dest: d()?, src: self.local_ref(cx)? },
+            Opcode::Cast => {
+                return Err(Diagnostic::new("L110", "`cast` needs the target type as a suffix")
+                    .at(Some(mspan))
+                    .label("e.g. `cast.f64 %x`"));
             }
             Opcode::ArrayNew => OpKind::ArrayNew { dest: d()? },
             Opcode::OptionNone => OpKind::OptionNone { dest: d()? },
@@ -553,81 +641,9 @@ impl Parser {
                 }
             }
             Opcode::OptionSome => OpKind::OptionSome { dest: d()?, value: self.operand(cx)? },
-            Opcode::EnumNew => {
-                let dest = d()?;
-                let (path, span) = self.ident("`Enum.Variant`")?;
-                let (enum_id, variant) = self.enum_variant(&path, span)?;
-                let payload = if *self.peek() == TokenKind::LParen {
-                    self.bump();
-                    let payload = self.operand(cx)?;
-                    self.expect(TokenKind::RParen, "`)`")?;
-                    Some(payload)
-                } else {
-                    None
-                };
-                OpKind::EnumNew { dest, enum_id, variant, payload }
-            }
-            Opcode::EnumIs | Opcode::EnumGet | Opcode::EnumRef => {
-                let dest = d()?;
-                let value = self.local_ref(cx)?;
-                self.expect(TokenKind::Comma, "`,`")?;
-                let variant = self.variant(cx, value)?;
-                match opcode {
-                    Opcode::EnumIs => OpKind::EnumIs { dest, value, variant },
-                    Opcode::EnumGet => OpKind::EnumGet { dest, value, variant },
-                    _ => OpKind::EnumRef { dest, value, variant },
-                }
-            }
             Opcode::Drop => OpKind::Drop { local: self.local_ref(cx)? },
-            Opcode::If => {
-                let cond = self.operand(cx)?;
-                let then_block = cx.data.blocks.alloc(BlockData::default());
-                return Ok((OpKind::If { cond, then_block, else_block: None }, Some(Opens::If)));
-            }
-            Opcode::Loop | Opcode::Block => {
-                let (name, label) = self.label_decl(cx)?;
-                let body = cx.data.blocks.alloc(BlockData::default());
-                let kind = match opcode {
-                    Opcode::Loop => OpKind::Loop { label, body },
-                    _ => OpKind::Block { label, body },
-                };
-                return Ok((kind, Some(Opens::Labelled(name, label))));
-            }
-            Opcode::For => {
-                let var = self.local_ref(cx)?;
-                self.keyword("in")?;
-                let first = self.operand(cx)?;
-                let range_end = if *self.peek() == TokenKind::DotDot {
-                    self.bump();
-                    Some(self.operand(cx)?)
-                } else {
-                    None
-                };
-                let (name, label) = self.label_decl(cx)?;
-                let body = cx.data.blocks.alloc(BlockData::default());
-                let kind = match (range_end, first) {
-                    (Some(end), start) => OpKind::ForRange { var, start, end, label, body },
-                    (None, Operand::Local(seq)) => OpKind::ForEach { var, seq, label, body },
-                    (None, Operand::Const(_)) => {
-                        return Err(Diagnostic::new("L110", "`for` over a constant")
-                            .at(Some(mspan))
-                            .label("write a range `a..b` or a local holding an array"));
-                    }
-                };
-                return Ok((kind, Some(Opens::Labelled(name, label))));
-            }
-            Opcode::Break => OpKind::Break { label: self.label_use(stack)? },
-            Opcode::Continue => OpKind::Continue { label: self.label_use(stack)? },
-            Opcode::Return => {
-                let value = match self.peek() {
-                    TokenKind::Newline | TokenKind::Eof | TokenKind::Comment(_) | TokenKind::RBrace => None,
-                    _ => Some(self.operand(cx)?),
-                };
-                OpKind::Return { value }
-            }
-            Opcode::Trap => OpKind::Trap { message: self.string("the trap's message as a string literal")? },
-        };
-        Ok((kind, None))
+            _ => return Err(head.unknown()),
+        })
     }
 
     pub(super) fn need_dest(&self, dest: Option<LocalId>, mnemonic: &str, span: Span) -> PResult<LocalId> {

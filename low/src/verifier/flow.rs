@@ -27,6 +27,7 @@ use std::collections::BTreeMap;
 use crate::dataflow::{self, Analysis, Join};
 use crate::diagnostic::Diagnostic;
 use crate::entities::{ArenaGet, LocalId, OpId, id_at, index};
+use crate::facts::Use;
 use crate::ops::{OpKind, Operand, ScopeKind};
 use crate::types::Type;
 
@@ -272,206 +273,57 @@ impl Analysis for Flow<'_, '_> {
     }
 
     /// Applies operation `op` to the reachable state `s`. The walk does the control flow; of
-    /// `if`, `for` and `return` this sees only what they read on the way in.
+    /// `if`, `for` and `return` this sees only what they read on the way in. What each slot
+    /// does is the operation's [`Use`] ([`OpKind::for_each_use`]): the uses in operand order,
+    /// then the change in place, once every operand has been read, then the suspension of an
+    /// `await` (what an `await` takes is taken before the function suspends, so a cancelled
+    /// frame drops the pending call, not its arguments), then the write.
     fn op(&mut self, s: &mut Point, op: OpId, kind: &OpKind) {
-        match kind {
-            OpKind::Const { dest, .. }
-            | OpKind::ArrayNew { dest }
-            | OpKind::MapNew { dest }
-            | OpKind::StringLit { dest, .. }
-            | OpKind::OptionNone { dest } => self.write(s, op, *dest, true),
-            OpKind::Borrow { dest, src: x, mutable: true }
-            | OpKind::FieldRef { dest, object: x, mutable: true, .. } => {
-                self.read(s, op, *x);
-                self.mutate(s, op, *x);
-                self.write(s, op, *dest, true);
+        // No operation changes more than one local in place.
+        let mut mutated = None;
+        kind.for_each_use(|local, role| match role {
+            Use::Read => self.read(s, op, local),
+            Use::Consume => self.consume(s, op, local, How::Moved),
+            Use::Drop => self.consume(s, op, local, How::Dropped),
+            Use::Mutate => {
+                self.read(s, op, local);
+                mutated = Some(local);
             }
-            OpKind::Copy { dest, src: x }
-            | OpKind::Clone { dest, src: x }
-            | OpKind::Borrow { dest, src: x, .. }
-            | OpKind::FieldGet { dest, object: x, .. }
-            | OpKind::FieldRef { dest, object: x, .. }
-            | OpKind::ArrayLen { dest, array: x }
-            | OpKind::MapLen { dest, map: x }
-            | OpKind::StrLen { dest, string: x }
-            | OpKind::OptionIsSome { dest, option: x }
-            | OpKind::EnumIs { dest, value: x, .. }
-            | OpKind::EnumGet { dest, value: x, .. }
-            | OpKind::EnumRef { dest, value: x, .. }
-            | OpKind::Load { dest, reference: x } => {
-                self.read(s, op, *x);
-                self.write(s, op, *dest, true);
-            }
-            OpKind::StrConcat { dest, lhs, rhs } | OpKind::StrEq { dest, lhs, rhs } => {
-                self.read(s, op, *lhs);
-                self.read(s, op, *rhs);
-                self.write(s, op, *dest, true);
-            }
-            OpKind::Unary { dest, arg, .. } | OpKind::Cast { dest, arg, .. } => {
-                self.read_operand(s, op, arg);
-                self.write(s, op, *dest, true);
-            }
-            OpKind::Binary { dest, lhs, rhs, .. } => {
-                self.read_operand(s, op, lhs);
-                self.read_operand(s, op, rhs);
-                self.write(s, op, *dest, true);
-            }
-            OpKind::MapFind { dest, map: array, key: index } | OpKind::MapRef { dest, map: array, index, .. } => {
-                self.read(s, op, *array);
-                self.read_operand(s, op, index);
-                self.write(s, op, *dest, true);
-            }
-            OpKind::MapRemove { dest, map, key } => {
-                self.read(s, op, *map);
-                self.read_operand(s, op, key);
-                self.mutate(s, op, *map);
-                self.write(s, op, *dest, true);
-            }
-            OpKind::MapInsert { map, key, value } => {
-                self.read(s, op, *map);
-                self.consume_operand(s, op, key);
-                self.consume_operand(s, op, value);
-                self.mutate(s, op, *map);
-            }
-            OpKind::ArrayGet { dest, array, index } | OpKind::ArrayRef { dest, array, index, .. } => {
-                self.read(s, op, *array);
-                self.read_operand(s, op, index);
-                if matches!(kind, OpKind::ArrayRef { mutable: true, .. }) {
-                    self.mutate(s, op, *array);
-                }
-                self.write(s, op, *dest, true);
-            }
-            OpKind::Call { dest, args, awaited, .. } => {
-                for arg in args {
-                    self.consume_operand(s, op, arg);
-                }
-                if *awaited {
-                    self.suspend(s, op);
-                }
-                if let Some(dest) = dest {
-                    self.write(s, op, *dest, true);
-                }
-            }
-            OpKind::RuntimeCall { dest, args, awaited, .. } => {
-                for arg in args {
-                    self.read_operand(s, op, arg);
-                }
-                if *awaited {
-                    self.suspend(s, op);
-                }
-                if let Some(dest) = dest {
-                    self.write(s, op, *dest, true);
-                }
-            }
-            OpKind::New { dest, fields, .. } => {
-                for field in fields {
-                    self.consume_operand(s, op, field);
-                }
-                self.write(s, op, *dest, true);
-            }
-            OpKind::FieldSet { object: target, value, .. }
-            | OpKind::ArrayPush { array: target, value }
-            | OpKind::Store { reference: target, value } => {
-                self.read(s, op, *target);
-                self.consume_operand(s, op, value);
-                self.mutate(s, op, *target);
-            }
-            OpKind::ArraySet { array, index, value } => {
-                self.read(s, op, *array);
-                self.read_operand(s, op, index);
-                self.consume_operand(s, op, value);
-                self.mutate(s, op, *array);
-            }
-            OpKind::OptionSome { dest, value } | OpKind::EnumNew { dest, payload: Some(value), .. } => {
-                self.consume_operand(s, op, value);
-                self.write(s, op, *dest, true);
-            }
-            OpKind::EnumNew { dest, payload: None, .. } => self.write(s, op, *dest, true),
-            OpKind::OptionUnwrap { dest, option: x } | OpKind::Move { dest, src: x } => {
-                self.consume(s, op, *x, How::Moved);
-                self.write(s, op, *dest, true);
-            }
-            OpKind::Drop { local } => self.consume(s, op, *local, How::Dropped),
-            OpKind::ScopeNew { dest } => self.write(s, op, *dest, true),
-            // The job is read (encoded) before the function suspends.
-            OpKind::QueuePush { dest, job, delay, .. } => {
-                self.read(s, op, *job);
-                self.read_operand(s, op, delay);
-                self.suspend(s, op);
-                if let Some(dest) = dest {
-                    self.write(s, op, *dest, true);
-                }
-            }
-            OpKind::DeferNew { dest, args, .. } => {
-                for arg in args {
-                    self.consume_operand(s, op, arg);
-                }
-                self.write(s, op, *dest, true);
-            }
-            OpKind::ScopeSpawn { dest, scope, args, .. } => {
-                self.read(s, op, *scope);
-                for arg in args {
-                    self.consume_operand(s, op, arg);
-                }
-                self.write(s, op, *dest, true);
-            }
-            // What is joined or ended is taken before the function suspends, so a cancelled
-            // frame drops the pending join or end, not the handle.
-            OpKind::ScopeEnd { scope } => {
-                self.consume(s, op, *scope, How::Moved);
-                self.suspend(s, op);
-            }
-            OpKind::TaskJoin { dest, task } => {
-                self.consume(s, op, *task, How::Moved);
-                self.suspend(s, op);
-                if let Some(dest) = dest {
-                    self.write(s, op, *dest, true);
-                }
-            }
-            OpKind::ActorStart { dest, .. } | OpKind::SupervisorChild { dest, .. } => self.write(s, op, *dest, true),
-            // The arguments move into the message before the function suspends.
-            OpKind::ActorCall { actor, args, .. } | OpKind::ActorSend { actor, args, .. } => {
-                self.read(s, op, *actor);
-                for arg in args {
-                    self.consume_operand(s, op, arg);
-                }
-                self.suspend(s, op);
-                if let Some(dest) = kind.dest() {
-                    self.write(s, op, dest, true);
-                }
-            }
-            OpKind::If { cond, .. } => self.read_operand(s, op, cond),
-            // The bounds are read once, on entry; the variable is written at the head.
-            OpKind::ForRange { start, end, .. } => {
-                self.read_operand(s, op, start);
-                self.read_operand(s, op, end);
-            }
-            OpKind::Return { value } => {
-                if let Some(value) = value {
-                    self.consume_operand(s, op, value);
-                }
-                self.check_leaks(s, op);
-            }
-            OpKind::Loop { .. }
-            | OpKind::Block { .. }
-            | OpKind::ForEach { .. }
-            | OpKind::Break { .. }
-            | OpKind::Continue { .. }
-            | OpKind::Trap { .. } => {}
+            // Read at the head of each iteration, by `loop_head`.
+            Use::Iterate => {}
+        });
+        if let Some(local) = mutated {
+            self.mutate(s, op, local);
+        }
+        if kind.is_await() {
+            self.suspend(s, op);
+        }
+        // A `for` writes its variable at the head of each iteration, by `loop_head`.
+        if kind.scope_kind().is_none()
+            && let Some(dest) = kind.dest()
+        {
+            self.write(s, op, dest, true);
+        }
+        if let OpKind::Return { .. } = kind {
+            self.check_leaks(s, op);
         }
     }
 
     fn loop_head(&mut self, s: &mut Point, op: OpId, kind: &OpKind) {
-        match kind {
-            OpKind::ForRange { var, .. } => self.write(s, op, *var, false),
-            OpKind::ForEach { var, seq, .. } => {
-                // The array is borrowed for the whole loop, so it must still be live at the
-                // head of every iteration, not only on entry.
-                self.read(s, op, *seq);
-                self.write(s, op, *var, false);
-                self.iterating.push(index(*seq));
+        // The array of a `for` is borrowed for the whole loop, so it must still be live at
+        // the head of every iteration, not only on entry.
+        let mut iterated = None;
+        kind.for_each_use(|local, role| {
+            if role == Use::Iterate {
+                self.read(s, op, local);
+                iterated = Some(local);
             }
-            _ => {}
+        });
+        if let Some(var) = kind.dest() {
+            self.write(s, op, var, false);
+        }
+        if let Some(seq) = iterated {
+            self.iterating.push(index(seq));
         }
     }
 
@@ -504,12 +356,6 @@ impl Flow<'_, '_> {
         }
     }
 
-    fn read_operand(&mut self, s: &Point, op: OpId, operand: &Operand) {
-        if let Operand::Local(local) = operand {
-            self.read(s, op, *local);
-        }
-    }
-
     /// A read that takes the value of `local` when its type is not a copy type.
     fn consume(&mut self, s: &mut Point, op: OpId, local: LocalId, how: How) {
         self.read(s, op, local);
@@ -525,12 +371,6 @@ impl Flow<'_, '_> {
     fn reason(&self, op: OpId, how: How, source: Option<usize>) -> Reason {
         let position = self.cx.order.get(index(op)).copied().unwrap_or(0);
         Reason { position, how, source, op }
-    }
-
-    fn consume_operand(&mut self, s: &mut Point, op: OpId, operand: &Operand) {
-        if let Operand::Local(local) = operand {
-            self.consume(s, op, *local, How::Moved);
-        }
     }
 
     /// An assignment of `local`; `check` says whether overwriting a live owned value is an

@@ -7,6 +7,7 @@
 use std::borrow::Cow;
 
 use crate::entities::{ArenaGet, ClassId, EnumId, LocalId, OpId, index};
+use crate::facts::Family;
 use crate::module::{ClassData, EnumData, FieldData, VariantData};
 use crate::ops::{BinaryOp, OpKind, Operand, UnaryOp};
 use crate::runtime::RtType;
@@ -247,24 +248,27 @@ impl<'a> OpCheck<'_, 'a> {
         }
     }
 
+    /// Checks one operation, by family.
     fn check(&mut self, kind: &OpKind) {
+        match kind.family() {
+            Family::Scalar => self.check_scalar(kind),
+            Family::Call => self.check_call(kind),
+            Family::Object => self.check_object(kind),
+            Family::Array => self.check_array(kind),
+            Family::Map => self.map_op(kind),
+            Family::String => self.check_string(kind),
+            Family::Option => self.check_option(kind),
+            Family::Enum => self.check_enum(kind),
+            Family::Ownership => self.check_ownership(kind),
+            Family::Async => self.check_async(kind),
+            Family::Control => self.check_control(kind),
+        }
+    }
+
+    /// `const`, unary and binary arithmetic, `cast`.
+    fn check_scalar(&mut self, kind: &OpKind) {
         match kind {
             OpKind::Const { dest, value } => self.expect_dest(*dest, &value.ty()),
-            OpKind::Copy { dest, src } => {
-                if let Some(ty) = self.local(*src) {
-                    if !ty.is_copy() {
-                        let message = format!(
-                            "`copy` of {}, whose type {} is not a copy type; use `move` or `clone`",
-                            self.cx.name(*src),
-                            self.show(ty)
-                        );
-                        self.error(code::COPY_KIND, message);
-                    }
-                    self.expect_dest(*dest, ty);
-                } else {
-                    self.local(*dest);
-                }
-            }
             OpKind::Unary { dest, op, ty, arg } => {
                 let defined = match op {
                     UnaryOp::Neg | UnaryOp::Abs => *ty != ScalarType::Bool,
@@ -293,10 +297,24 @@ impl<'a> OpCheck<'_, 'a> {
                 }
                 self.expect_dest(*dest, &to.to_type());
             }
+            _ => {}
+        }
+    }
+
+    /// `call` and `rtcall`.
+    fn check_call(&mut self, kind: &OpKind) {
+        match kind {
             OpKind::Call { dest, callee, args, awaited } => self.call(*dest, *callee, args, *awaited),
             OpKind::RuntimeCall { dest, func, class, args, awaited } => {
                 self.runtime_call(*dest, *func, *class, args, *awaited)
             }
+            _ => {}
+        }
+    }
+
+    /// `new` and `field.*`.
+    fn check_object(&mut self, kind: &OpKind) {
+        match kind {
             OpKind::New { dest, class, fields } => {
                 let types: Vec<_> = fields.iter().map(|f| self.operand(f)).collect();
                 let Some(class_data) = self.cx.module.classes.get(*class) else {
@@ -362,39 +380,13 @@ impl<'a> OpCheck<'_, 'a> {
                     self.expect(&what, &found, &field.ty);
                 }
             }
-            OpKind::EnumNew { dest, enum_id, variant, payload } => self.enum_new(*dest, *enum_id, *variant, payload),
-            OpKind::EnumIs { dest, value, variant } => {
-                self.local(*dest);
-                if let Some((data, _)) = self.enum_of(*value) {
-                    self.variant(data, *variant);
-                }
-                self.expect_dest(*dest, &Type::Bool);
-            }
-            OpKind::EnumGet { dest, value, variant } | OpKind::EnumRef { dest, value, variant } => {
-                self.local(*dest);
-                let Some((data, _)) = self.enum_of(*value) else { return };
-                let Some(v) = self.variant(data, *variant) else { return };
-                let Some(payload) = &v.payload else {
-                    let message =
-                        format!("`{}` reads the payload of {}.{}, which carries none", self.name, data.name, v.name);
-                    self.error(code::OPERAND_COUNT, message);
-                    return;
-                };
-                if matches!(kind, OpKind::EnumRef { .. }) {
-                    self.expect_dest(*dest, &Type::reference(false, payload.clone()));
-                    return;
-                }
-                if !payload.is_copy() {
-                    let message = format!(
-                        "the payload of {}.{} has type {}, which is not a copy type; borrow it with `enum.ref` instead",
-                        data.name,
-                        v.name,
-                        self.show(payload)
-                    );
-                    self.error(code::COPY_KIND, message);
-                }
-                self.expect_dest(*dest, payload);
-            }
+            _ => {}
+        }
+    }
+
+    /// `array.*`.
+    fn check_array(&mut self, kind: &OpKind) {
+        match kind {
             OpKind::ArrayNew { dest } => {
                 if let Some(ty) = self.local(*dest)
                     && !matches!(ty, Type::Array(_))
@@ -449,21 +441,13 @@ impl<'a> OpCheck<'_, 'a> {
                     self.expect(&what, &found, element);
                 }
             }
-            OpKind::MapNew { .. }
-            | OpKind::MapLen { .. }
-            | OpKind::MapFind { .. }
-            | OpKind::MapRef { .. }
-            | OpKind::MapInsert { .. }
-            | OpKind::MapRemove { .. } => self.map_op(kind),
-            OpKind::ScopeNew { .. } | OpKind::ScopeSpawn { .. } | OpKind::ScopeEnd { .. } | OpKind::TaskJoin { .. } => {
-                self.task_op(kind)
-            }
-            OpKind::ActorStart { .. }
-            | OpKind::ActorCall { .. }
-            | OpKind::ActorSend { .. }
-            | OpKind::SupervisorChild { .. } => self.actor_op(kind),
-            OpKind::DeferNew { dest, callee, args } => self.defer(*dest, *callee, args),
-            OpKind::QueuePush { dest, queue, job, delay } => self.queue_push(*dest, *queue, *job, delay),
+            _ => {}
+        }
+    }
+
+    /// `string` and `str.*`.
+    fn check_string(&mut self, kind: &OpKind) {
+        match kind {
             OpKind::StringLit { dest, .. } => self.expect_dest(*dest, &Type::String),
             OpKind::StrLen { dest, string } => {
                 self.expect_string("operand", *string);
@@ -479,6 +463,13 @@ impl<'a> OpCheck<'_, 'a> {
                 self.expect_string("operand", *rhs);
                 self.expect_dest(*dest, &Type::Bool);
             }
+            _ => {}
+        }
+    }
+
+    /// `option.*`.
+    fn check_option(&mut self, kind: &OpKind) {
+        match kind {
             OpKind::OptionSome { dest, value } => {
                 if let Some(found) = self.operand(value) {
                     self.expect_dest(*dest, &Type::Option(Box::new(found.into_owned())));
@@ -512,6 +503,68 @@ impl<'a> OpCheck<'_, 'a> {
                         self.mismatch(&what, ty, "an owned Option<T>");
                     }
                     None => {}
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `enum.*`.
+    fn check_enum(&mut self, kind: &OpKind) {
+        match kind {
+            OpKind::EnumNew { dest, enum_id, variant, payload } => self.enum_new(*dest, *enum_id, *variant, payload),
+            OpKind::EnumIs { dest, value, variant } => {
+                self.local(*dest);
+                if let Some((data, _)) = self.enum_of(*value) {
+                    self.variant(data, *variant);
+                }
+                self.expect_dest(*dest, &Type::Bool);
+            }
+            OpKind::EnumGet { dest, value, variant } | OpKind::EnumRef { dest, value, variant } => {
+                self.local(*dest);
+                let Some((data, _)) = self.enum_of(*value) else { return };
+                let Some(v) = self.variant(data, *variant) else { return };
+                let Some(payload) = &v.payload else {
+                    let message =
+                        format!("`{}` reads the payload of {}.{}, which carries none", self.name, data.name, v.name);
+                    self.error(code::OPERAND_COUNT, message);
+                    return;
+                };
+                if matches!(kind, OpKind::EnumRef { .. }) {
+                    self.expect_dest(*dest, &Type::reference(false, payload.clone()));
+                    return;
+                }
+                if !payload.is_copy() {
+                    let message = format!(
+                        "the payload of {}.{} has type {}, which is not a copy type; borrow it with `enum.ref` instead",
+                        data.name,
+                        v.name,
+                        self.show(payload)
+                    );
+                    self.error(code::COPY_KIND, message);
+                }
+                self.expect_dest(*dest, payload);
+            }
+            _ => {}
+        }
+    }
+
+    /// `copy`, `move`, `clone`, `drop`, `borrow[_mut]`, `load`, `store`.
+    fn check_ownership(&mut self, kind: &OpKind) {
+        match kind {
+            OpKind::Copy { dest, src } => {
+                if let Some(ty) = self.local(*src) {
+                    if !ty.is_copy() {
+                        let message = format!(
+                            "`copy` of {}, whose type {} is not a copy type; use `move` or `clone`",
+                            self.cx.name(*src),
+                            self.show(ty)
+                        );
+                        self.error(code::COPY_KIND, message);
+                    }
+                    self.expect_dest(*dest, ty);
+                } else {
+                    self.local(*dest);
                 }
             }
             OpKind::Move { dest, src } => {
@@ -617,6 +670,29 @@ impl<'a> OpCheck<'_, 'a> {
                     None => {}
                 }
             }
+            _ => {}
+        }
+    }
+
+    /// Tasks, actors, supervisors, deferred calls and queues, each in its own file.
+    fn check_async(&mut self, kind: &OpKind) {
+        match kind {
+            OpKind::ScopeNew { .. } | OpKind::ScopeSpawn { .. } | OpKind::ScopeEnd { .. } | OpKind::TaskJoin { .. } => {
+                self.task_op(kind)
+            }
+            OpKind::ActorStart { .. }
+            | OpKind::ActorCall { .. }
+            | OpKind::ActorSend { .. }
+            | OpKind::SupervisorChild { .. } => self.actor_op(kind),
+            OpKind::DeferNew { dest, callee, args } => self.defer(*dest, *callee, args),
+            OpKind::QueuePush { dest, queue, job, delay } => self.queue_push(*dest, *queue, *job, delay),
+            _ => {}
+        }
+    }
+
+    /// What control flow reads: the condition of `if`, the bounds and variable of `for`, the returned value.
+    fn check_control(&mut self, kind: &OpKind) {
+        match kind {
             OpKind::If { cond, .. } => self.expect_operand("condition", cond, &Type::Bool),
             OpKind::ForRange { var, start, end, .. } => {
                 let var_ty = self.local(*var);
@@ -651,6 +727,7 @@ impl<'a> OpCheck<'_, 'a> {
             | OpKind::Break { .. }
             | OpKind::Continue { .. }
             | OpKind::Trap { .. } => {}
+            _ => {}
         }
     }
 
