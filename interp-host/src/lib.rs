@@ -215,25 +215,21 @@ mod tests {
     /// its message.
     #[test]
     fn the_evaluators_division_is_the_runtimes() {
+        // Each case: the operands, and the runtime's quotient and remainder (or trap message).
+        let mut cases = Vec::new();
         let i64s = [0, 1, -1, 7, -7, 2, i64::MIN, i64::MAX];
-        for a in i64s {
-            for b in i64s {
-                let (x, y) = (Constant::I64(a), Constant::I64(b));
-                let div = ops::try_div_i64(a, b).map(Constant::I64).map_err(str::to_string);
-                let rem = ops::try_rem_i64(a, b).map(Constant::I64).map_err(str::to_string);
-                assert_eq!(evaluated(BinaryOp::Div, x, y), div, "div {a} {b}");
-                assert_eq!(evaluated(BinaryOp::Rem, x, y), rem, "rem {a} {b}");
-            }
+        for (a, b) in i64s.into_iter().flat_map(|a| i64s.map(|b| (a, b))) {
+            let (div, rem) = (ops::try_div_i64(a, b).map(Constant::I64), ops::try_rem_i64(a, b).map(Constant::I64));
+            cases.push((Constant::I64(a), Constant::I64(b), div, rem));
         }
         let i32s = [0, 1, -1, 7, -7, 2, i32::MIN, i32::MAX];
-        for a in i32s {
-            for b in i32s {
-                let (x, y) = (Constant::I32(a), Constant::I32(b));
-                let div = ops::try_div_i32(a, b).map(Constant::I32).map_err(str::to_string);
-                let rem = ops::try_rem_i32(a, b).map(Constant::I32).map_err(str::to_string);
-                assert_eq!(evaluated(BinaryOp::Div, x, y), div, "div {a} {b}");
-                assert_eq!(evaluated(BinaryOp::Rem, x, y), rem, "rem {a} {b}");
-            }
+        for (a, b) in i32s.into_iter().flat_map(|a| i32s.map(|b| (a, b))) {
+            let (div, rem) = (ops::try_div_i32(a, b).map(Constant::I32), ops::try_rem_i32(a, b).map(Constant::I32));
+            cases.push((Constant::I32(a), Constant::I32(b), div, rem));
+        }
+        for (x, y, div, rem) in cases {
+            assert_eq!(evaluated(BinaryOp::Div, x, y), div.map_err(str::to_string), "div {x} {y}");
+            assert_eq!(evaluated(BinaryOp::Rem, x, y), rem.map_err(str::to_string), "rem {x} {y}");
         }
     }
 }
