@@ -1,12 +1,17 @@
-//! The Low interpreter's host made of the runtime itself: every print, format, JSON text and
-//! trapping helper of [`RuntimeHost`] is `nagi_runtime`'s own function (the `try_` forms of the
-//! trapping ones), so the interpreter shares the compiled programs' semantics instead of
-//! restating them, and prints through the same buffered stdout. `nagic run --backend=interp`
-//! and the differential fuzz target run the interpreter with it.
+//! The Low interpreter's host made of the runtime itself: every print, format, JSON text,
+//! trapping helper and trap message of [`RuntimeHost`] is `nagi_runtime`'s own function or
+//! constant (the `try_` forms of the trapping helpers), so the interpreter shares the compiled
+//! programs' semantics instead of restating them, and prints through the same buffered stdout.
+//! `nagic run --backend=interp` and the differential fuzz target run the interpreter with it.
+//!
+//! This crate is the one that sees both `nagi-low` and `nagi-runtime`, so its tests also pin the
+//! compiler's scalar semantics ([`nagi_low::eval`], which the interpreter and the constant
+//! folder run) to the runtime's: `min`/`max` of floats and trapping division.
 
 mod json;
 
 use nagi_interp::{Host, Value};
+use nagi_low::eval::Trap;
 use nagi_low::{ClassId, Module, RuntimeFn};
 use nagi_runtime::arrays::{self, Key};
 use nagi_runtime::{ops, rt, strings};
@@ -51,32 +56,16 @@ impl Host for RuntimeHost {
         rt::fmt_bool(v)
     }
 
-    fn div_i32(&self, a: i32, b: i32) -> Result<i32, String> {
-        ops::try_div_i32(a, b).map_err(str::to_string)
-    }
-
-    fn div_i64(&self, a: i64, b: i64) -> Result<i64, String> {
-        ops::try_div_i64(a, b).map_err(str::to_string)
-    }
-
-    fn rem_i32(&self, a: i32, b: i32) -> Result<i32, String> {
-        ops::try_rem_i32(a, b).map_err(str::to_string)
-    }
-
-    fn rem_i64(&self, a: i64, b: i64) -> Result<i64, String> {
-        ops::try_rem_i64(a, b).map_err(str::to_string)
+    fn trap_message(&self, trap: Trap) -> String {
+        match trap {
+            Trap::DivisionByZero => ops::DIVISION_BY_ZERO,
+            Trap::RemainderByZero => ops::REMAINDER_BY_ZERO,
+        }
+        .to_string()
     }
 
     fn index(&self, index: i64, len: usize) -> Result<usize, String> {
         ops::try_index(index, len)
-    }
-
-    fn fmin(&self, a: f64, b: f64) -> f64 {
-        ops::fmin(a, b)
-    }
-
-    fn fmax(&self, a: f64, b: f64) -> f64 {
-        ops::fmax(a, b)
     }
 
     fn json_encode(&mut self, module: &Module, class: ClassId, value: &Value) -> Result<String, String> {
@@ -182,10 +171,65 @@ fn string_call(func: RuntimeFn, args: &[Value]) -> Result<Value, String> {
 
 #[cfg(test)]
 mod tests {
+    use nagi_interp::Host;
+    use nagi_low::eval::{self, Outcome, Refusal};
+    use nagi_low::{BinaryOp, Constant};
+    use nagi_runtime::ops;
+
+    use super::RuntimeHost;
+
     /// The two trap messages the interpreter words itself are the runtime's.
     #[test]
     fn the_interpreters_own_trap_messages_are_the_runtimes() {
         assert_eq!(nagi_interp::UNWRAP_OF_NONE, nagi_runtime::ops::UNWRAP_OF_NONE);
         assert_eq!(nagi_interp::STACK_OVERFLOW, nagi_runtime::stack::STACK_OVERFLOW);
+    }
+
+    /// `op.T a, b` by the evaluator, as the runtime's result: a value, or the trap's message
+    /// as [`RuntimeHost`] words it.
+    fn evaluated(op: BinaryOp, a: Constant, b: Constant) -> Result<Constant, String> {
+        match eval::binary(op, a, b) {
+            Ok(Outcome::Value(c)) => Ok(c),
+            Err(Refusal::Trap(trap)) => Err(RuntimeHost.trap_message(trap)),
+            other => panic!("`{}` of {a} and {b} gave {other:?}", op.name()),
+        }
+    }
+
+    /// The evaluator's `min.f64`/`max.f64` are the runtime's `fmin`/`fmax`, bit for bit, on the
+    /// inputs where a plain `min`/`max` would differ: NaN on either side, both zeros in both
+    /// orders, infinities.
+    #[test]
+    fn the_evaluators_float_min_and_max_are_the_runtimes() {
+        let values = [f64::NAN, -f64::NAN, 0.0, -0.0, 1.0, -1.0, f64::INFINITY, f64::NEG_INFINITY, f64::MIN_POSITIVE];
+        for a in values {
+            for b in values {
+                let (x, y) = (Constant::F64(a), Constant::F64(b));
+                // `Constant`'s equality compares bits, so the sign of a zero counts.
+                assert_eq!(evaluated(BinaryOp::Min, x, y), Ok(Constant::F64(ops::fmin(a, b))), "min {a:?} {b:?}");
+                assert_eq!(evaluated(BinaryOp::Max, x, y), Ok(Constant::F64(ops::fmax(a, b))), "max {a:?} {b:?}");
+            }
+        }
+    }
+
+    /// The evaluator's integer `div` and `rem` are the runtime's, and trap where it traps, with
+    /// its message.
+    #[test]
+    fn the_evaluators_division_is_the_runtimes() {
+        // Each case: the operands, and the runtime's quotient and remainder (or trap message).
+        let mut cases = Vec::new();
+        let i64s = [0, 1, -1, 7, -7, 2, i64::MIN, i64::MAX];
+        for (a, b) in i64s.into_iter().flat_map(|a| i64s.map(|b| (a, b))) {
+            let (div, rem) = (ops::try_div_i64(a, b).map(Constant::I64), ops::try_rem_i64(a, b).map(Constant::I64));
+            cases.push((Constant::I64(a), Constant::I64(b), div, rem));
+        }
+        let i32s = [0, 1, -1, 7, -7, 2, i32::MIN, i32::MAX];
+        for (a, b) in i32s.into_iter().flat_map(|a| i32s.map(|b| (a, b))) {
+            let (div, rem) = (ops::try_div_i32(a, b).map(Constant::I32), ops::try_rem_i32(a, b).map(Constant::I32));
+            cases.push((Constant::I32(a), Constant::I32(b), div, rem));
+        }
+        for (x, y, div, rem) in cases {
+            assert_eq!(evaluated(BinaryOp::Div, x, y), div.map_err(str::to_string), "div {x} {y}");
+            assert_eq!(evaluated(BinaryOp::Rem, x, y), rem.map_err(str::to_string), "rem {x} {y}");
+        }
     }
 }

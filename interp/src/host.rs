@@ -1,12 +1,14 @@
 //! [`Host`]: everything that leaves the interpreter.
 //!
 //! The interpreter does no IO, and it does not restate the rules that the runtime defines for
-//! the compiled programs: printing, formatting, JSON, and the arithmetic whose Nagi meaning is
-//! not a plain Rust operator (division and remainder, index checks, `min`/`max` of floats). It
+//! the compiled programs: printing, formatting, JSON, index checks and the wording of traps. It
 //! asks its host for each of them, and the driver's host answers with `nagi_runtime`'s own
 //! functions, so the interpreter's output and traps are the compiled programs' by construction.
-//! A test may give a host of its own.
+//! The scalar operations (trapping division and `min`/`max` of floats among them) are
+//! [`nagi_low::eval`]'s, the compiler's one definition, which `nagi-interp-host`'s tests pin to
+//! the runtime's. A test may give a host of its own.
 
+use nagi_low::eval::Trap;
 use nagi_low::{ClassId, Module, RuntimeFn};
 
 use crate::value::Value;
@@ -34,21 +36,13 @@ pub trait Host {
     /// `fmt.bool`: what `print.bool` writes, without the newline.
     fn fmt_bool(&mut self, v: bool) -> String;
 
-    /// `div.i32`: traps on a zero divisor; `MIN / -1 == MIN`.
-    fn div_i32(&self, a: i32, b: i32) -> Result<i32, String>;
-    /// `div.i64`: traps on a zero divisor; `MIN / -1 == MIN`.
-    fn div_i64(&self, a: i64, b: i64) -> Result<i64, String>;
-    /// `rem.i32`: traps on a zero divisor; `MIN % -1 == 0`.
-    fn rem_i32(&self, a: i32, b: i32) -> Result<i32, String>;
-    /// `rem.i64`: traps on a zero divisor; `MIN % -1 == 0`.
-    fn rem_i64(&self, a: i64, b: i64) -> Result<i64, String>;
+    /// The message of the trap a scalar operation raises (`div` or `rem` of an integer by
+    /// zero). The operation's meaning is [`nagi_low::eval`]'s, which the constant folder shares;
+    /// the wording is the runtime's.
+    fn trap_message(&self, trap: Trap) -> String;
     /// The element position of a Nagi index into an array of `len` elements; traps when the
     /// index is outside `0..len`.
     fn index(&self, index: i64, len: usize) -> Result<usize, String>;
-    /// `min.f64`: the other operand when one is NaN, and `-0.0` below `+0.0`.
-    fn fmin(&self, a: f64, b: f64) -> f64;
-    /// `max.f64`: the other operand when one is NaN, and `+0.0` above `-0.0`.
-    fn fmax(&self, a: f64, b: f64) -> f64;
 
     /// `json.encode<C>`: `value`, a value of class `class` of `module`, as JSON text.
     fn json_encode(&mut self, module: &Module, class: ClassId, value: &Value) -> Result<String, String>;

@@ -2,11 +2,11 @@
 //! Low module directly, with no code generation, no `rustc` and no LLVM.
 //!
 //! It gives the same stdout bytes and the same traps as both emitters: everything that leaves
-//! it, and every rule the runtime defines (printing, formatting, JSON, trapping division,
-//! index checks, `min`/`max` of floats), goes through a [`Host`], which the driver implements
-//! with `nagi_runtime`'s own functions. The rest of docs/design.md §2 (wrapping integers, masked
-//! shifts, saturating casts, IEEE floats) is Rust's own arithmetic, spelled as the Rust emitter
-//! spells it.
+//! it, and every rule the runtime defines (printing, formatting, JSON, index checks, the
+//! wording of traps), goes through a [`Host`], which the driver implements with
+//! `nagi_runtime`'s own functions. The scalar operations of docs/design.md §2 (wrapping
+//! integers, trapping division, masked shifts, saturating casts, IEEE floats, `min`/`max` of
+//! floats) are [`nagi_low::eval`]'s, the one definition the constant folder uses too.
 //!
 //! Layout: [`value`] (values, and references as places), `stack` (frames and local access),
 //! `machine` (the run loop, structured control flow, calls and returns), and the operations by

@@ -4,13 +4,14 @@
 //! recursion that would overflow a recursive interpreter, refusals, and faults instead of
 //! panics on Low that did not verify.
 
+use nagi_low::eval::Trap;
 use nagi_low::{ClassId, Module};
 
 use crate::value::Value;
 use crate::{Host, Options, RunError, Stop, check, run};
 
-/// Records printed lines; the arithmetic follows docs/design.md §2 directly (the driver's host
-/// uses the runtime's functions instead).
+/// Records printed lines; the index check and the trap messages follow docs/design.md §2
+/// directly (the driver's host uses the runtime's functions instead).
 #[derive(Default)]
 struct Recorder {
     out: String,
@@ -46,29 +47,17 @@ impl Host for Recorder {
     fn fmt_bool(&mut self, v: bool) -> String {
         v.to_string()
     }
-    fn div_i32(&self, a: i32, b: i32) -> Result<i32, String> {
-        if b == 0 { Err("division by zero".into()) } else { Ok(a.wrapping_div(b)) }
-    }
-    fn div_i64(&self, a: i64, b: i64) -> Result<i64, String> {
-        if b == 0 { Err("division by zero".into()) } else { Ok(a.wrapping_div(b)) }
-    }
-    fn rem_i32(&self, a: i32, b: i32) -> Result<i32, String> {
-        if b == 0 { Err("remainder by zero".into()) } else { Ok(a.wrapping_rem(b)) }
-    }
-    fn rem_i64(&self, a: i64, b: i64) -> Result<i64, String> {
-        if b == 0 { Err("remainder by zero".into()) } else { Ok(a.wrapping_rem(b)) }
+    fn trap_message(&self, trap: Trap) -> String {
+        match trap {
+            Trap::DivisionByZero => "division by zero".into(),
+            Trap::RemainderByZero => "remainder by zero".into(),
+        }
     }
     fn index(&self, index: i64, len: usize) -> Result<usize, String> {
         match usize::try_from(index) {
             Ok(at) if at < len => Ok(at),
             _ => Err(format!("index out of range: the length is {len} but the index is {index}")),
         }
-    }
-    fn fmin(&self, a: f64, b: f64) -> f64 {
-        a.min(b)
-    }
-    fn fmax(&self, a: f64, b: f64) -> f64 {
-        a.max(b)
     }
     fn json_encode(&mut self, _: &Module, _: ClassId, _: &Value) -> Result<String, String> {
         Err("no JSON in these tests".into())

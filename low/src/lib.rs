@@ -4,15 +4,16 @@
 //! text. This crate holds the data model ([`Module`], [`FunctionData`], [`OpKind`], …), the
 //! runtime interface table ([`runtime`]), the text [`printer`] and [`parser`], the
 //! [`verifier`], and what the verifier and the passes must compute alike: the forward
-//! [`dataflow`] walk over a body and the [`borrows`] origins. It depends on no other compiler
-//! crate. `docs/low.md` is the reference of the
-//! text format.
+//! [`dataflow`] walk over a body and the [`borrows`] origins; and [`eval`], the meaning of the
+//! scalar operations, which the constant folder and the interpreter share. It depends on no
+//! other compiler crate. `docs/low.md` is the reference of the text format.
 
 pub mod borrows;
 pub mod commit;
 pub mod dataflow;
 pub mod diagnostic;
 pub mod entities;
+pub mod eval;
 pub mod facts;
 pub mod lexer;
 pub mod module;

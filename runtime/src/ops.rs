@@ -58,8 +58,9 @@ pub fn rem_i64(a: i64, b: i64) -> i64 {
 }
 
 // The `try_` forms below are the rules themselves, with the trap's message as the error instead
-// of the trap: code that reports traps as values (the Low interpreter, through the driver) calls
-// them, so it shares these semantics instead of restating them.
+// of the trap: code that reports traps as values calls them (the Low interpreter's host, for
+// `try_index`), and the host's tests pin the compiler's scalar evaluator (`nagi_low::eval`) to
+// `try_div_*`/`try_rem_*`, so the two definitions cannot drift.
 
 /// [`div_i32`] with the trap's message as the error.
 #[inline]
