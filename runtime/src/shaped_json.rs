@@ -4,7 +4,9 @@
 //! Rust path's serde derives do (docs/design.md §2.8), and cannot drift apart.
 //!
 //! Encoding goes through `serde_json` with a class's fields as a map in declaration order
-//! (serde_json writes a struct and a map alike); non-finite floats become `null`. Decoding
+//! (serde_json writes a struct and a map alike); non-finite floats become `null`. The one encoder,
+//! [`Encode`], reads values through a [`View`]: a [`Value`] tree with its shape here, emitted
+//! memory with its layout descriptor in `cabi::json`. Decoding
 //! mirrors `#[derive(Deserialize)] #[serde(deny_unknown_fields)]`: an object with each field
 //! once and no others (a missing `Option` field is `None`), or an array of the fields in order,
 //! and the scalar rules of serde's own impls (`i32` range-checked, no float for an integer, …).
@@ -135,13 +137,6 @@ impl From<String> for Value {
     }
 }
 
-/// Encodes `value`, of type `shape`, as compact JSON text (what `rt::json_encode` gives for the
-/// derived class on the Rust path). The error is the trap's message, `cannot encode JSON: …`,
-/// which a value that does not fit its shape gives.
-pub fn encode<S: Shape>(value: &Value, shape: S) -> Result<String, String> {
-    serde_json::to_string(&Shaped { value, shape }).map_err(|error| format!("cannot encode JSON: {error}"))
-}
-
 /// Decodes `text` as one value of type `shape` (what `rt::json_decode` gives on the Rust path):
 /// `None` when the text is not exactly one such value, whitespace around it aside.
 pub fn decode<S: Shape>(text: &str, shape: S) -> Option<Value> {
@@ -151,64 +146,221 @@ pub fn decode<S: Shape>(text: &str, shape: S) -> Option<Value> {
     Some(value)
 }
 
-/// A value together with its shape, as something serde can serialize.
-struct Shaped<'a, S> {
-    value: &'a Value,
-    shape: S,
+/// Encodes `value`, of type `shape`, as compact JSON text (what `rt::json_encode` gives for the
+/// derived class on the Rust path). The error is the trap's message, `cannot encode JSON: …`,
+/// which a value that does not fit its shape gives.
+pub fn encode<S: Shape>(value: &Value, shape: S) -> Result<String, String> {
+    encode_view(ValueView { value, shape })
 }
 
-impl<S: Shape> Serialize for Shaped<'_, S> {
+/// Encodes what `view` sees as compact JSON text; errors as [`encode`]'s.
+pub fn encode_view<V: View>(view: V) -> Result<String, String> {
+    serde_json::to_string(&Encode(view)).map_err(|error| format!("cannot encode JSON: {error}"))
+}
+
+/// A scalar as the encoder writes it.
+#[derive(Clone, Copy, Debug)]
+pub enum Scalar<'a> {
+    /// An `i32`.
+    I32(i32),
+    /// An `i64`.
+    I64(i64),
+    /// An `f64` (non-finite ones are written as `null`, as serde_json does).
+    F64(f64),
+    /// A `bool`.
+    Bool(bool),
+    /// `unit`, written as `null`.
+    Unit,
+    /// A string.
+    Str(&'a str),
+}
+
+impl Serialize for Scalar<'_> {
+    #[inline(always)]
+    fn serialize<Z: Serializer>(&self, s: Z) -> Result<Z::Ok, Z::Error> {
+        match *self {
+            Scalar::I32(v) => s.serialize_i32(v),
+            Scalar::I64(v) => s.serialize_i64(v),
+            Scalar::F64(v) => s.serialize_f64(v),
+            Scalar::Bool(v) => s.serialize_bool(v),
+            Scalar::Unit => s.serialize_unit(),
+            Scalar::Str(v) => s.serialize_str(v),
+        }
+    }
+}
+
+/// A map's key as the encoder writes it (serde_json writes an integer key as a string).
+#[derive(Clone, Copy, Debug)]
+pub enum MapKey<'a> {
+    /// A `Map<i64, V>`'s key.
+    I64(i64),
+    /// A `Map<String, V>`'s key.
+    Str(&'a str),
+}
+
+/// What a [`View`] sees at one value, by its shape's kind.
+pub enum Node<'a, V> {
+    /// An `i32`, `i64`, `f64`, `bool`, `unit` or `String`.
+    Scalar(Scalar<'a>),
+    /// An array of this many elements ([`View::element`]).
+    Array(usize),
+    /// A map of this many entries ([`View::key`] and [`View::element`]).
+    Map(usize),
+    /// An option, and its payload when it has one.
+    Option(Option<V>),
+    /// A class; its fields are [`View::element`] in declaration order, named by the shape.
+    Class,
+    /// An enum's variant (its index) and its payload (a `unit` for a variant without one).
+    Variant(usize, V),
+}
+
+/// A value to encode, seen through its shape. The encoder reads values from two places — a
+/// [`Value`] tree with its [`Shape`] (the interpreter's host) and emitted memory with its layout
+/// descriptor (`cabi::json`, the LLVM path) — and each is one of these, so how each kind of value
+/// is written (a class as an object in declaration order, an enum in serde's externally tagged
+/// form, an option as its payload or `null`, …) is decided once, in [`Encode`].
+pub trait View: Sized {
+    /// The kind of shape the value has.
+    type Shape: Shape;
+    /// The value's shape.
+    fn shape(&self) -> Self::Shape;
+    /// What the value is, by its shape's kind. Errors: why the value cannot be encoded (it does
+    /// not fit its shape), which the encoder reports as serde's error.
+    fn node(&self) -> Result<Node<'_, Self>, String>;
+    /// Element `i` of an array, the value of entry `i` of a map, or field `i` of a class.
+    fn element(&self, i: usize) -> Self;
+    /// The key of entry `i` of a map.
+    fn key(&self, i: usize) -> MapKey<'_>;
+}
+
+/// What a [`View`] sees, as something serde can serialize: the one JSON encoder of values whose
+/// type is known at run time, matching the Rust path's serde derives.
+pub struct Encode<V>(pub V);
+
+impl<V: View> Serialize for Encode<V> {
     fn serialize<Z: Serializer>(&self, s: Z) -> Result<Z::Ok, Z::Error> {
         use serde::ser::Error;
-        let shape = self.shape;
-        match (shape.kind(), self.value) {
-            (Kind::I32, Value::I32(v)) => s.serialize_i32(*v),
-            (Kind::I64, Value::I64(v)) => s.serialize_i64(*v),
-            (Kind::F64, Value::F64(v)) => s.serialize_f64(*v),
-            (Kind::Bool, Value::Bool(v)) => s.serialize_bool(*v),
-            (Kind::Unit, Value::Unit) => s.serialize_unit(),
-            (Kind::String, Value::Str(v)) => s.serialize_str(v),
-            (Kind::Array, Value::Array(items)) => {
-                let mut seq = s.serialize_seq(Some(items.len()))?;
-                for item in items {
-                    seq.serialize_element(&Shaped { value: item, shape: shape.inner() })?;
+        let view = &self.0;
+        match view.node().map_err(Z::Error::custom)? {
+            Node::Scalar(scalar) => scalar.serialize(s),
+            Node::Array(len) => {
+                let mut seq = s.serialize_seq(Some(len))?;
+                for i in 0..len {
+                    seq.serialize_element(&Encode(view.element(i)))?;
                 }
                 seq.end()
             }
-            (Kind::MapI64 | Kind::MapString, Value::Map(entries)) => {
-                let mut map = s.serialize_map(Some(entries.len()))?;
-                for (key, v) in entries {
-                    let value = Shaped { value: v, shape: shape.inner() };
-                    match key {
-                        Value::I64(k) => map.serialize_entry(k, &value)?,
-                        Value::Str(k) => map.serialize_entry(k, &value)?,
-                        _ => return Err(Z::Error::custom("a map key that is not an i64 or a string")),
+            Node::Map(len) => {
+                let mut map = s.serialize_map(Some(len))?;
+                for i in 0..len {
+                    let value = Encode(view.element(i));
+                    match view.key(i) {
+                        MapKey::I64(key) => map.serialize_entry(&key, &value)?,
+                        MapKey::Str(key) => map.serialize_entry(key, &value)?,
                     }
                 }
                 map.end()
             }
-            (Kind::Option, Value::Option(None)) => s.serialize_none(),
-            (Kind::Option, Value::Option(Some(v))) => s.serialize_some(&Shaped { value: v, shape: shape.inner() }),
-            (Kind::Class, Value::Class(fields)) if fields.len() == shape.field_count() => {
-                let mut map = s.serialize_map(Some(fields.len()))?;
-                for (i, v) in fields.iter().enumerate() {
-                    map.serialize_entry(shape.field_name(i), &Shaped { value: v, shape: shape.field(i) })?;
+            Node::Option(None) => s.serialize_none(),
+            Node::Option(Some(payload)) => s.serialize_some(&Encode(payload)),
+            Node::Class => {
+                let shape = view.shape();
+                let mut map = s.serialize_map(Some(shape.field_count()))?;
+                for i in 0..shape.field_count() {
+                    let field = view.element(i);
+                    // Scalar fields, the common case, are written here rather than by a call
+                    // back into this function per field.
+                    match field.node() {
+                        Ok(Node::Scalar(scalar)) => map.serialize_entry(shape.field_name(i), &scalar)?,
+                        _ => map.serialize_entry(shape.field_name(i), &Encode(field))?,
+                    }
                 }
                 map.end()
             }
             // The derive's `serialize_unit_variant` and `serialize_newtype_variant`, which
             // serde_json writes as a string and as an object of one key.
-            (Kind::Enum, Value::Enum(i, payload)) if *i < shape.field_count() => {
-                let payload_shape = shape.field(*i);
-                if payload_shape.kind() == Kind::Unit {
-                    s.serialize_str(shape.field_name(*i))
+            Node::Variant(i, payload) => {
+                let shape = view.shape();
+                let name = shape.field_name(i);
+                if payload.shape().kind() == Kind::Unit {
+                    s.serialize_str(name)
                 } else {
                     let mut map = s.serialize_map(Some(1))?;
-                    map.serialize_entry(shape.field_name(*i), &Shaped { value: payload, shape: payload_shape })?;
+                    map.serialize_entry(name, &Encode(payload))?;
                     map.end()
                 }
             }
-            (kind, _) => Err(Z::Error::custom(format_args!("a value that is not a {kind:?}"))),
+        }
+    }
+}
+
+/// A [`Value`] seen through its [`Shape`].
+#[derive(Clone, Copy)]
+struct ValueView<'a, S> {
+    value: &'a Value,
+    shape: S,
+}
+
+impl<'a, S: Shape> ValueView<'a, S> {
+    fn at(&self, value: &'a Value, shape: S) -> ValueView<'a, S> {
+        ValueView { value, shape }
+    }
+}
+
+impl<S: Shape> View for ValueView<'_, S> {
+    type Shape = S;
+
+    fn shape(&self) -> S {
+        self.shape
+    }
+
+    fn node(&self) -> Result<Node<'_, Self>, String> {
+        let shape = self.shape;
+        Ok(match (shape.kind(), self.value) {
+            (Kind::I32, Value::I32(v)) => Node::Scalar(Scalar::I32(*v)),
+            (Kind::I64, Value::I64(v)) => Node::Scalar(Scalar::I64(*v)),
+            (Kind::F64, Value::F64(v)) => Node::Scalar(Scalar::F64(*v)),
+            (Kind::Bool, Value::Bool(v)) => Node::Scalar(Scalar::Bool(*v)),
+            (Kind::Unit, Value::Unit) => Node::Scalar(Scalar::Unit),
+            (Kind::String, Value::Str(v)) => Node::Scalar(Scalar::Str(v)),
+            (Kind::Array, Value::Array(items)) => Node::Array(items.len()),
+            (Kind::MapI64, Value::Map(entries)) if entries.iter().all(|(k, _)| matches!(k, Value::I64(_))) => {
+                Node::Map(entries.len())
+            }
+            (Kind::MapString, Value::Map(entries)) if entries.iter().all(|(k, _)| matches!(k, Value::Str(_))) => {
+                Node::Map(entries.len())
+            }
+            (Kind::MapI64 | Kind::MapString, Value::Map(_)) => {
+                return Err("a map key that is not an i64 or a string".into());
+            }
+            (Kind::Option, Value::Option(payload)) => {
+                Node::Option(payload.as_deref().map(|v| self.at(v, shape.inner())))
+            }
+            (Kind::Class, Value::Class(fields)) if fields.len() == shape.field_count() => Node::Class,
+            (Kind::Enum, Value::Enum(i, payload)) if *i < shape.field_count() => {
+                Node::Variant(*i, self.at(payload, shape.field(*i)))
+            }
+            (kind, _) => return Err(format!("a value that is not a {kind:?}")),
+        })
+    }
+
+    fn element(&self, i: usize) -> Self {
+        match self.value {
+            Value::Array(items) => self.at(&items[i], self.shape.inner()),
+            Value::Map(entries) => self.at(&entries[i].1, self.shape.inner()),
+            Value::Class(fields) => self.at(&fields[i], self.shape.field(i)),
+            _ => unreachable!("only arrays, maps and classes have elements, as `node` told"),
+        }
+    }
+
+    fn key(&self, i: usize) -> MapKey<'_> {
+        match self.value {
+            Value::Map(entries) => match &entries[i].0 {
+                Value::I64(key) => MapKey::I64(*key),
+                Value::Str(key) => MapKey::Str(key),
+                _ => unreachable!("`node` checked every key"),
+            },
+            _ => unreachable!("only maps have keys, as `node` told"),
         }
     }
 }

@@ -15,10 +15,10 @@
 use std::alloc::Layout;
 
 use nagi_abi::type_kind;
-use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
+use serde::ser::{Serialize, Serializer};
 
 use super::{RawArray, RawString, into_raw};
-use crate::shaped_json::{self, Kind, Shape, Value};
+use crate::shaped_json::{self, Encode, Kind, MapKey, Node, Scalar, Shape, Value, View};
 
 /// The layout of one Low type as the emitted code lays it out:
 /// `%nagi.TypeDesc = { i64 kind, i64 size, i64 align, %nagi.TypeDesc* inner, i64 payload_offset,
@@ -158,7 +158,9 @@ impl Shape for &TypeDesc {
     }
 }
 
-/// A value of the described type in emitted memory, as something serde can serialize.
+/// A value of the described type in emitted memory: a [`View`] for the one encoder, and so
+/// something serde can serialize.
+#[derive(Clone, Copy)]
 pub(crate) struct Typed<'a> {
     ptr: *const u8,
     ty: &'a TypeDesc,
@@ -184,125 +186,79 @@ impl<'a> Typed<'a> {
     }
 }
 
-/// A scalar read out of emitted memory: what [`Typed`] encodes without looking further.
-enum Scalar<'a> {
-    I32(i32),
-    I64(i64),
-    F64(f64),
-    Bool(bool),
-    Unit,
-    Str(&'a str),
-}
+impl<'a> View for Typed<'a> {
+    type Shape = &'a TypeDesc;
 
-impl Serialize for Scalar<'_> {
-    #[inline(always)]
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match *self {
-            Scalar::I32(v) => s.serialize_i32(v),
-            Scalar::I64(v) => s.serialize_i64(v),
-            Scalar::F64(v) => s.serialize_f64(v),
-            Scalar::Bool(v) => s.serialize_bool(v),
-            Scalar::Unit => s.serialize_unit(),
-            Scalar::Str(v) => s.serialize_str(v),
-        }
+    fn shape(&self) -> &'a TypeDesc {
+        self.ty
     }
-}
 
-impl<'a> Typed<'a> {
-    /// The value as a scalar, when its type is one (`None` for arrays, options and classes).
     #[inline(always)]
-    fn scalar(&self) -> Option<Scalar<'a>> {
-        // SAFETY (every read below): `ptr` points to a value laid out as `ty` describes, which
-        // the emitter guarantees for the value it passes.
-        Some(match self.ty.kind() {
-            Kind::I32 => Scalar::I32(unsafe { self.read::<i32>(0) }),
-            Kind::I64 => Scalar::I64(unsafe { self.read::<i64>(0) }),
-            Kind::F64 => Scalar::F64(unsafe { self.read::<f64>(0) }),
-            Kind::Bool => Scalar::Bool(unsafe { self.read::<u8>(0) } & 1 != 0),
-            Kind::Unit => Scalar::Unit,
+    fn node(&self) -> Result<Node<'_, Self>, String> {
+        // SAFETY (every read below): `ptr` points to a value laid out as `ty` describes, which the
+        // emitter guarantees for the value it passes (and so for its elements and payloads).
+        Ok(match self.ty.kind() {
+            Kind::I32 => Node::Scalar(Scalar::I32(unsafe { self.read::<i32>(0) })),
+            Kind::I64 => Node::Scalar(Scalar::I64(unsafe { self.read::<i64>(0) })),
+            Kind::F64 => Node::Scalar(Scalar::F64(unsafe { self.read::<f64>(0) })),
+            Kind::Bool => Node::Scalar(Scalar::Bool(unsafe { self.read::<u8>(0) } & 1 != 0)),
+            Kind::Unit => Node::Scalar(Scalar::Unit),
             Kind::String => {
                 let raw = unsafe { self.read::<RawString>(0) };
                 // Not re-validated (a scan of every string encoded): strings in emitted memory
                 // are UTF-8 by construction (docs/c-abi.md, "Conventions").
-                Scalar::Str(unsafe { super::text_unchecked(raw.ptr, raw.len) })
+                Node::Scalar(Scalar::Str(unsafe { super::text_unchecked(raw.ptr, raw.len) }))
             }
-            Kind::Array | Kind::Option | Kind::Class | Kind::Enum | Kind::MapI64 | Kind::MapString => return None,
+            Kind::Array => Node::Array(unsafe { self.read::<RawArray>(0) }.len),
+            Kind::MapI64 | Kind::MapString => Node::Map(unsafe { self.read::<super::maps::RawMap>(0) }.keys.len),
+            Kind::Option => Node::Option(
+                (unsafe { self.read::<u8>(0) } & 1 != 0)
+                    .then(|| Typed { ptr: self.ptr.wrapping_add(self.ty.payload_offset), ty: self.ty.inner() }),
+            ),
+            Kind::Class => Node::Class,
+            Kind::Enum => {
+                let tag = unsafe { self.read::<i64>(0) } as usize;
+                let Some(variant) = self.ty.fields().get(tag) else {
+                    return Err(format!("enum {} has no variant #{tag}", self.ty.name()));
+                };
+                Node::Variant(tag, Typed { ptr: self.ptr.wrapping_add(self.ty.payload_offset), ty: variant.ty() })
+            }
         })
+    }
+
+    fn element(&self, i: usize) -> Self {
+        // SAFETY (both reads): as in `node`.
+        match self.ty.kind() {
+            Kind::Array => {
+                let (raw, elem) = (unsafe { self.read::<RawArray>(0) }, self.ty.inner());
+                Typed { ptr: raw.ptr.wrapping_add(i * elem.size), ty: elem }
+            }
+            Kind::MapI64 | Kind::MapString => {
+                let (raw, value) = (unsafe { self.read::<super::maps::RawMap>(0) }, self.ty.inner());
+                Typed { ptr: raw.values.ptr.wrapping_add(i * value.size), ty: value }
+            }
+            _ => {
+                let field = &self.ty.fields()[i];
+                Typed { ptr: self.ptr.wrapping_add(field.offset), ty: field.ty() }
+            }
+        }
+    }
+
+    fn key(&self, i: usize) -> MapKey<'_> {
+        // SAFETY (every read): as in `node`; entry `i` exists (the encoder asks for `0..len`).
+        let raw = unsafe { self.read::<super::maps::RawMap>(0) };
+        if self.ty.kind() == Kind::MapI64 {
+            MapKey::I64(unsafe { raw.keys.ptr.cast::<i64>().add(i).read() })
+        } else {
+            let key = unsafe { raw.keys.ptr.cast::<RawString>().add(i).read() };
+            MapKey::Str(unsafe { super::text_unchecked(key.ptr, key.len) })
+        }
     }
 }
 
 impl Serialize for Typed<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Some(scalar) = self.scalar() {
-            return scalar.serialize(s);
-        }
-        // SAFETY (every read below): as in `scalar`, recursively for elements and payloads.
-        match self.ty.kind() {
-            Kind::Array => {
-                let raw = unsafe { self.read::<RawArray>(0) };
-                let elem = self.ty.inner();
-                let mut seq = s.serialize_seq(Some(raw.len))?;
-                for i in 0..raw.len {
-                    seq.serialize_element(&Typed { ptr: raw.ptr.wrapping_add(i * elem.size), ty: elem })?;
-                }
-                seq.end()
-            }
-            Kind::MapI64 | Kind::MapString => {
-                let raw = unsafe { self.read::<super::maps::RawMap>(0) };
-                let value = self.ty.inner();
-                let mut map = s.serialize_map(Some(raw.keys.len))?;
-                for i in 0..raw.keys.len {
-                    let v = Typed { ptr: raw.values.ptr.wrapping_add(i * value.size), ty: value };
-                    if self.ty.kind() == Kind::MapI64 {
-                        map.serialize_entry(&unsafe { raw.keys.ptr.cast::<i64>().add(i).read() }, &v)?;
-                    } else {
-                        let key = unsafe { raw.keys.ptr.cast::<RawString>().add(i).read() };
-                        map.serialize_entry(unsafe { super::text_unchecked(key.ptr, key.len) }, &v)?;
-                    }
-                }
-                map.end()
-            }
-            Kind::Option => {
-                if unsafe { self.read::<u8>(0) } & 1 != 0 {
-                    let payload = self.ptr.wrapping_add(self.ty.payload_offset);
-                    s.serialize_some(&Typed { ptr: payload, ty: self.ty.inner() })
-                } else {
-                    s.serialize_none()
-                }
-            }
-            Kind::Enum => {
-                // The derive's unit and newtype variants, as `shaped_json` writes them.
-                let tag = unsafe { self.read::<i64>(0) } as usize;
-                let Some(variant) = self.ty.fields().get(tag) else {
-                    return Err(serde::ser::Error::custom(format_args!(
-                        "enum {} has no variant #{tag}",
-                        self.ty.name()
-                    )));
-                };
-                let payload = Typed { ptr: self.ptr.wrapping_add(self.ty.payload_offset), ty: variant.ty() };
-                if variant.ty().kind() == Kind::Unit {
-                    s.serialize_str(variant.name())
-                } else {
-                    let mut map = s.serialize_map(Some(1))?;
-                    map.serialize_entry(variant.name(), &payload)?;
-                    map.end()
-                }
-            }
-            _ => {
-                // A class. Its scalar fields, the common case, are encoded here rather than by a
-                // call back into this function per field.
-                let fields = self.ty.fields();
-                let mut map = s.serialize_map(Some(fields.len()))?;
-                for f in fields {
-                    let field = Typed { ptr: self.ptr.wrapping_add(f.offset), ty: f.ty() };
-                    match field.scalar() {
-                        Some(scalar) => map.serialize_entry(f.name(), &scalar)?,
-                        None => map.serialize_entry(f.name(), &field)?,
-                    }
-                }
-                map.end()
-            }
-        }
+        Encode(*self).serialize(s)
     }
 }
 
@@ -313,7 +269,7 @@ impl Serialize for Typed<'_> {
 /// # Safety
 /// `value` must hold a value laid out as `ty` describes.
 pub(super) unsafe fn encode(value: *const u8, ty: &TypeDesc) -> Result<String, String> {
-    serde_json::to_string(&Typed { ptr: value, ty }).map_err(|error| format!("cannot encode JSON: {error}"))
+    shaped_json::encode_view(Typed { ptr: value, ty })
 }
 
 /// Encodes the value at `value`, described by `ty`, as compact JSON into `out` (what
