@@ -17,7 +17,10 @@ use inkwell::types::StructType;
 use inkwell::values::{BasicMetadataValueEnum, FunctionValue, PointerValue};
 use la_arena::ArenaMap;
 use nagi_abi::poll;
-use nagi_low::{ArenaGet, ChildKind, FuncId, FunctionData, LocalId, OpId, OpKind, Operand, Strategy, Type};
+use nagi_low::entities::index;
+use nagi_low::{
+    ArenaGet, ChildKind, FuncId, FunctionData, LocalId, OpId, OpKind, Operand, Strategy, SupervisorId, Type,
+};
 
 use crate::constants::{constant, fn_ptr, int, struct_of};
 use crate::function::FnEmitter;
@@ -38,7 +41,7 @@ pub(crate) struct ActorDescs<'ctx> {
 /// name, and the supervisors' table.
 pub(crate) fn declare<'ctx>(cx: &Cx<'ctx, '_>) -> Result<ActorDescs<'ctx>, Error> {
     let mut descs = ActorDescs::default();
-    for supervisor in &cx.low.supervisors {
+    for supervisor in cx.low.supervisors.values() {
         for child in &supervisor.children {
             if let ChildKind::Actor { init, .. } = child.kind
                 && descs.inits.get(init).is_none()
@@ -77,8 +80,10 @@ fn supervisor_table<'ctx>(cx: &Cx<'ctx, '_>, descs: &ActorDescs<'ctx>) -> Result
     let bytes = cx.layouts.byte_ptr();
     let i64t = cx.context.i64_type();
     let child_type = cx.context.struct_type(&[i64t.into(), bytes.into(), i64t.into()], false);
-    let mut made: Vec<PointerValue<'ctx>> = Vec::with_capacity(cx.low.supervisors.len());
-    for (i, supervisor) in cx.low.supervisors.iter().enumerate() {
+    let mut made: ArenaMap<SupervisorId, PointerValue<'ctx>> = ArenaMap::with_capacity(cx.low.supervisors.len());
+    for (id, supervisor) in cx.low.supervisors.iter() {
+        // The supervisor's position names its constants.
+        let i = index(id);
         let mut children = Vec::with_capacity(supervisor.children.len());
         for child in &supervisor.children {
             let (kind, desc, capacity) = match child.kind {
@@ -123,9 +128,9 @@ fn supervisor_table<'ctx>(cx: &Cx<'ctx, '_>, descs: &ActorDescs<'ctx>) -> Result
                 int(cx, supervisor.children.len() as u64),
             ],
         );
-        made.push(constant(cx, &format!("nagi.supervisor.{i}"), desc).as_pointer_value().const_cast(bytes));
+        made.insert(id, constant(cx, &format!("nagi.supervisor.{i}"), desc).as_pointer_value().const_cast(bytes));
     }
-    let trees: Vec<PointerValue> = cx.low.supervisor_trees().into_iter().map(|i| made[i]).collect();
+    let trees: Vec<PointerValue> = cx.low.supervisor_trees().into_iter().map(|id| made[id]).collect();
     let array = constant(cx, "nagi.supervisor.trees", bytes.const_array(&trees).into());
     let table = struct_of(cx, &[int(cx, trees.len() as u64), array.as_pointer_value().const_cast(bytes).into()]);
     Ok(constant(cx, "nagi.supervisors", table).as_pointer_value().const_cast(bytes))

@@ -7,7 +7,8 @@
 //! queues").
 
 use inkwell::values::BasicValueEnum;
-use nagi_low::{LocalId, OpId, Operand};
+use nagi_low::entities::index;
+use nagi_low::{ArenaGet, LocalId, OpId, Operand, QueueId};
 
 use crate::constants::{constant, int, struct_of, text};
 use crate::function::FnEmitter;
@@ -20,7 +21,7 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
         &mut self,
         op: OpId,
         dest: Option<LocalId>,
-        queue: usize,
+        queue: QueueId,
         job: LocalId,
         delay: &Operand,
     ) -> Result<(), Error> {
@@ -47,7 +48,9 @@ pub(crate) fn queue_descs<'ctx>(
     route_desc: impl Fn(usize, &nagi_low::RouteDecl) -> Result<BasicValueEnum<'ctx>, Error>,
 ) -> Result<Vec<BasicValueEnum<'ctx>>, Error> {
     let mut descs = Vec::with_capacity(cx.low.queues.len());
-    for (i, queue) in cx.low.queues.iter().enumerate() {
+    for (id, queue) in cx.low.queues.iter() {
+        // The queue's position numbers its handler's route and names its constants.
+        let i = index(id);
         let route = route_desc(first_index + i, &queue.as_route())?;
         let route = constant(cx, &format!("nagi.queue{i}.handler"), route);
         let (min, max) = queue.backoff_ms;

@@ -73,9 +73,10 @@ pub fn program_module(module: &Module) -> String {
     for (index, route) in module.routes.iter().enumerate() {
         routes::route_handler(&mut out, module, &format!("route_{index}"), route, &module.functions[route.handler]);
     }
-    for (index, queue) in module.queues.iter().enumerate() {
-        let route = queue.as_route();
-        routes::route_handler(&mut out, module, &format!("queue_{index}"), &route, &module.functions[queue.handler]);
+    for (id, queue) in module.queues.iter() {
+        // Named by the queue's position, as the service's queue table (`routes.rs`) calls it.
+        let name = format!("queue_{}", nagi_low::entities::index(id));
+        routes::route_handler(&mut out, module, &name, &queue.as_route(), &module.functions[queue.handler]);
     }
     supervisors::supervisors(&mut out, module);
     out.push_str("}\n");

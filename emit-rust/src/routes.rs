@@ -77,7 +77,9 @@ pub fn service_main(out: &mut String, module: &Module) {
         );
     }
     out.push_str("        ],\n        queues: ::std::vec![\n");
-    for (index, queue) in module.queues.iter().enumerate() {
+    for (id, queue) in module.queues.iter() {
+        // The handler's name in `mod program` (`crate_root.rs`), by the queue's position.
+        let index = nagi_low::entities::index(id);
         let (min, max) = queue.backoff_ms;
         let _ = writeln!(
             out,

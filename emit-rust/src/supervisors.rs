@@ -4,6 +4,7 @@
 
 use std::fmt::Write;
 
+use nagi_low::entities::index;
 use nagi_low::{ChildKind, Module, Strategy};
 
 use crate::names::ident;
@@ -13,7 +14,9 @@ pub fn supervisors(out: &mut String, module: &Module) {
     if module.supervisors.is_empty() {
         return;
     }
-    for (i, supervisor) in module.supervisors.iter().enumerate() {
+    // A supervisor's function is named by its id's position, the one number Rust can spell.
+    for (id, supervisor) in module.supervisors.iter() {
+        let i = index(id);
         let children: Vec<String> = supervisor
             .children
             .iter()
@@ -27,6 +30,7 @@ pub fn supervisors(out: &mut String, module: &Module) {
                     )
                 }
                 ChildKind::Supervisor(nested) => {
+                    let nested = index(*nested);
                     format!("nagi_runtime::supervisors::ChildSpec::supervisor(nagi_supervisor_{nested}())")
                 }
             })
@@ -49,7 +53,8 @@ pub fn supervisors(out: &mut String, module: &Module) {
             children.join(", ")
         );
     }
-    let trees: Vec<String> = module.supervisor_trees().iter().map(|i| format!("nagi_supervisor_{i}()")).collect();
+    let trees: Vec<String> =
+        module.supervisor_trees().into_iter().map(|id| format!("nagi_supervisor_{}()", index(id))).collect();
     let _ = writeln!(
         out,
         "    fn nagi_supervisors() -> ::std::vec::Vec<nagi_runtime::supervisors::Spec> {{\n        vec![{}]\n    }}\n",

@@ -37,8 +37,8 @@ use std::collections::{HashMap, HashSet};
 
 use nagi_low::{
     BlockData, BlockId, ClassData, ClassId, Diagnostic, EnumData, EnumId, FieldData, FuncId, FunctionData, LabelData,
-    LabelId, LocalData, LocalId, Module, OpData, OpKind, RouteDecl, RuntimeFn, Span as LowSpan, TableDecl, Type,
-    VariantData,
+    LabelId, LocalData, LocalId, Module, OpData, OpKind, QueueId, RouteDecl, RuntimeFn, Span as LowSpan, SupervisorId,
+    TableDecl, Type, VariantData,
 };
 use nagi_syntax::ast::Span;
 
@@ -103,7 +103,7 @@ pub fn lower_for(program: &Program, module_name: &str, tests: bool) -> Result<Mo
     let deferred = tasks::declare_task_functions(&mut module, program, &program.deferred, "defer");
     let messages = actors::declare_message_functions(&mut module, program);
     let supervisors = actors::declare_supervisors(&mut module, program, &functions);
-    queues::declare_queues(&mut module, program, &functions);
+    let queues = queues::declare_queues(&mut module, program, &functions);
     let mut errors = Vec::new();
     for (index, function) in program.functions.iter().enumerate() {
         let types = Types { classes: &classes, enums: &enums };
@@ -116,6 +116,7 @@ pub fn lower_for(program: &Program, module_name: &str, tests: bool) -> Result<Mo
             deferred: &deferred,
             messages: &messages,
             supervisors: &supervisors,
+            queues: &queues,
         };
         let (data, mut errs) = FnCx::lower(&shared, function);
         module.functions[functions[index]] = data;
@@ -184,8 +185,10 @@ struct Shared<'a> {
     deferred: &'a [Option<FuncId>],
     /// The message function of each handler that borrows a parameter (`lower/actors.rs`).
     messages: &'a [Option<FuncId>],
-    /// The Low index of each supervisor (`lower/actors.rs`).
-    supervisors: &'a [usize],
+    /// The Low id of each supervisor (`lower/actors.rs`).
+    supervisors: &'a [SupervisorId],
+    /// The Low id of each queue (`lower/queues.rs`).
+    queues: &'a [QueueId],
 }
 
 /// How a High local lives in Low.

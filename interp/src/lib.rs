@@ -84,7 +84,7 @@ pub enum Stop {
 /// refuses what it does not support.
 pub fn check(module: &Module) -> Result<FuncId, Diagnostic> {
     if module.is_service() {
-        let what = match (module.routes.first(), module.queues.first()) {
+        let what = match (module.routes.first(), module.queues.values().next()) {
             (Some(route), _) => format!("route {} {}", route.method.name(), route.path),
             (None, Some(queue)) => format!("queue {}", queue.name),
             (None, None) => module.name.clone(),

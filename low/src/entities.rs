@@ -1,14 +1,18 @@
 //! Every Low id, kept together in one file.
 //!
 //! Ids follow Cranelift's `entities.rs` and rust-analyzer's MIR: an id is an `Idx` into the arena
-//! of the thing that owns it, and the payload type carries the `Data` suffix. Module-level ids
-//! ([`ClassId`], [`EnumId`], [`FuncId`]) index the arenas of a [`Module`](crate::Module); function-level ids
+//! of the thing that owns it, and the payload type carries the `Data` suffix (the module's
+//! declarations keep their `Decl` suffix: a queue or a supervisor is a declaration, with no body
+//! of its own). Module-level ids ([`ClassId`], [`EnumId`], [`FuncId`], [`SupervisorId`],
+//! [`QueueId`]) index the arenas of a [`Module`](crate::Module); function-level ids
 //! ([`LocalId`], [`BlockId`], [`OpId`], [`LabelId`]) index the arenas of one
 //! [`FunctionData`](crate::FunctionData) and mean nothing without it.
 
 use la_arena::{Idx, RawIdx};
 
-use crate::module::{BlockData, ClassData, EnumData, FunctionData, LabelData, LocalData, OpData};
+use crate::module::{
+    BlockData, ClassData, EnumData, FunctionData, LabelData, LocalData, OpData, QueueDecl, SupervisorDecl,
+};
 
 /// A class of the module: an index into `Module::classes`.
 pub type ClassId = Idx<ClassData>;
@@ -16,6 +20,11 @@ pub type ClassId = Idx<ClassData>;
 pub type EnumId = Idx<EnumData>;
 /// A function of the module: an index into `Module::functions`.
 pub type FuncId = Idx<FunctionData>;
+/// A supervisor of the module: an index into `Module::supervisors`. A nested supervisor is
+/// declared, and so allocated, before its parent, so a child's id is smaller than its parent's.
+pub type SupervisorId = Idx<SupervisorDecl>;
+/// A durable job queue of the module: an index into `Module::queues`.
+pub type QueueId = Idx<QueueDecl>;
 /// A local (parameter or variable) of one function: an index into `FunctionData::locals`.
 pub type LocalId = Idx<LocalData>;
 /// A block (an ordered list of operations) of one function: an index into `FunctionData::blocks`.

@@ -28,7 +28,9 @@ pub mod types;
 pub mod verifier;
 
 pub use diagnostic::Diagnostic;
-pub use entities::{ArenaGet, BlockId, ClassId, EnumId, FieldIndex, FuncId, LabelId, LocalId, OpId, VariantIndex};
+pub use entities::{
+    ArenaGet, BlockId, ClassId, EnumId, FieldIndex, FuncId, LabelId, LocalId, OpId, QueueId, SupervisorId, VariantIndex,
+};
 pub use facts::{Control, DestKind, Effects, Family, Slot, Use};
 pub use module::{
     BlockData, ChildDecl, ChildKind, ClassData, EnumData, FieldData, FunctionData, HttpMethod, LabelData, LocalData,

@@ -9,7 +9,9 @@
 
 use la_arena::Arena;
 
-use crate::entities::{BlockId, ClassId, EnumId, FieldIndex, FuncId, LocalId, OpId, VariantIndex};
+use crate::entities::{
+    BlockId, ClassId, EnumId, FieldIndex, FuncId, LocalId, OpId, QueueId, SupervisorId, VariantIndex,
+};
 use crate::ops::OpKind;
 use crate::types::Type;
 
@@ -32,10 +34,10 @@ pub struct Module {
     /// `route` bindings of HTTP method and path to handler functions, in declaration order.
     pub routes: Vec<RouteDecl>,
     /// Supervisors, in declaration order; a nested one is declared before its parent
-    /// (docs/low.md §8.3).
-    pub supervisors: Vec<SupervisorDecl>,
+    /// (docs/low.md §8.3), so a [`ChildKind::Supervisor`] names an earlier id.
+    pub supervisors: Arena<SupervisorDecl>,
     /// Durable job queues, in declaration order (docs/low.md §8.5).
-    pub queues: Vec<QueueDecl>,
+    pub queues: Arena<QueueDecl>,
 }
 
 impl Module {
@@ -64,6 +66,16 @@ impl Module {
     /// The function called `name` (without the `$` sigil), if any.
     pub fn function_by_name(&self, name: &str) -> Option<FuncId> {
         self.functions.iter().find(|(_, f)| f.name == name).map(|(id, _)| id)
+    }
+
+    /// The supervisor called `name`, if any.
+    pub fn supervisor_by_name(&self, name: &str) -> Option<SupervisorId> {
+        self.supervisors.iter().find(|(_, s)| s.name == name).map(|(id, _)| id)
+    }
+
+    /// The queue called `name`, if any.
+    pub fn queue_by_name(&self, name: &str) -> Option<QueueId> {
+        self.queues.iter().find(|(_, q)| q.name == name).map(|(id, _)| id)
     }
 }
 
@@ -235,18 +247,18 @@ pub struct ChildDecl {
     pub kind: ChildKind,
 }
 
-/// An actor (its state function and mailbox) or a nested supervisor (an index into
-/// `Module::supervisors`, earlier than its parent).
+/// An actor (its state function and mailbox) or a nested supervisor (declared earlier than
+/// its parent, so its id is the smaller).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ChildKind {
     Actor { init: FuncId, capacity: u32 },
-    Supervisor(usize),
+    Supervisor(SupervisorId),
 }
 
 impl Module {
-    /// Whether supervisor `index` is the child of another, so that it is not a tree of its own.
-    pub fn is_nested_supervisor(&self, index: usize) -> bool {
-        self.supervisors.iter().any(|s| s.children.iter().any(|c| c.kind == ChildKind::Supervisor(index)))
+    /// Whether supervisor `id` is the child of another, so that it is not a tree of its own.
+    pub fn is_nested_supervisor(&self, id: SupervisorId) -> bool {
+        self.supervisors.values().any(|s| s.children.iter().any(|c| c.kind == ChildKind::Supervisor(id)))
     }
 
     /// The name of the actor whose state `init` makes: its state class's (what the runtime
@@ -260,8 +272,8 @@ impl Module {
     }
 
     /// The supervisors that are no other's child (the trees the runtime starts), in order.
-    pub fn supervisor_trees(&self) -> Vec<usize> {
-        (0..self.supervisors.len()).filter(|&i| !self.is_nested_supervisor(i)).collect()
+    pub fn supervisor_trees(&self) -> Vec<SupervisorId> {
+        self.supervisors.iter().map(|(id, _)| id).filter(|&id| !self.is_nested_supervisor(id)).collect()
     }
 }
 

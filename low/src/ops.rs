@@ -6,7 +6,9 @@
 //! tables below ([`Opcode`], [`UnaryOp`], [`BinaryOp`]) are the only place names are spelled:
 //! the printer prints through `name()` and the parser reads through `from_name()`.
 
-use crate::entities::{BlockId, ClassId, EnumId, FieldIndex, FuncId, LabelId, LocalId, VariantIndex};
+use crate::entities::{
+    BlockId, ClassId, EnumId, FieldIndex, FuncId, LabelId, LocalId, QueueId, SupervisorId, VariantIndex,
+};
 use crate::runtime::RuntimeFn;
 use crate::types::{Constant, ScalarType};
 
@@ -473,11 +475,11 @@ pub enum OpKind {
         args: Vec<Operand>,
     },
     /// Another handle of the actor at `path` (child indexes, one per level) below the
-    /// supervisor `tree` (an index into `Module::supervisors`, one that is no other's child);
-    /// the runtime starts the trees the first time a child is asked for.
+    /// supervisor `tree` (one that is no other's child); the runtime starts the trees the first
+    /// time a child is asked for.
     SupervisorChild {
         dest: LocalId,
-        tree: usize,
+        tree: SupervisorId,
         path: Vec<u32>,
     },
     /// A `Defer` (docs/low.md §8.4) that calls the plain function `callee` with `args`
@@ -488,13 +490,13 @@ pub enum OpKind {
         callee: FuncId,
         args: Vec<Operand>,
     },
-    /// Pushes a job on the queue `queue` (an index into `Module::queues`): `job` (a value or a
-    /// reference of the queue's job class, borrowed) as JSON, to run no sooner than `delay` (an
-    /// `i64`, milliseconds) from now; `dest` is the job's id (`i64`). Inside a route handler it
-    /// is part of the request's transaction. Always awaited (it is a database statement).
+    /// Pushes a job on the queue `queue`: `job` (a value or a reference of the queue's job
+    /// class, borrowed) as JSON, to run no sooner than `delay` (an `i64`, milliseconds) from
+    /// now; `dest` is the job's id (`i64`). Inside a route handler it is part of the request's
+    /// transaction. Always awaited (it is a database statement).
     QueuePush {
         dest: Option<LocalId>,
-        queue: usize,
+        queue: QueueId,
         job: LocalId,
         delay: Operand,
     },

@@ -12,7 +12,9 @@ mod op;
 use std::collections::HashMap;
 
 use crate::diagnostic::Diagnostic;
-use crate::entities::{BlockId, ClassId, EnumId, FieldIndex, FuncId, LabelId, LocalId, OpId, VariantIndex};
+use crate::entities::{
+    BlockId, ClassId, EnumId, FieldIndex, FuncId, LabelId, LocalId, OpId, QueueId, SupervisorId, VariantIndex, id_at,
+};
 use crate::lexer::{Token, TokenKind, lex};
 use crate::module::{
     BlockData, ChildDecl, ChildKind, ClassData, EnumData, FORMAT_VERSION, FieldData, FunctionData, HttpMethod,
@@ -430,10 +432,12 @@ impl Parser {
 
     /// `supervisor Name STRATEGY intensity N per Tms backoff Ams Bms {` and its `child` lines.
     fn supervisor(&mut self) -> PResult<()> {
-        self.anchor(Anchor::Supervisor(self.module.supervisors.len()));
+        // The id the supervisor gets, allocated once its children are read, for its comments and span.
+        let id: SupervisorId = id_at(self.module.supervisors.len());
+        self.anchor(Anchor::Supervisor(id));
         let start = self.keyword("supervisor")?;
         let (name, name_span) = self.ident("a supervisor name")?;
-        self.source.supervisors.push(start.to(name_span));
+        self.source.supervisors.insert(id, start.to(name_span));
         let strategy = match self.ident("`one_for_one` or `one_for_all`")? {
             (s, _) if s == "one_for_one" => Strategy::OneForOne,
             (s, _) if s == "one_for_all" => Strategy::OneForAll,
@@ -470,25 +474,27 @@ impl Parser {
                 }
                 _ => {
                     let (nested, span) = self.ident("a state function `$init` or a supervisor declared earlier")?;
-                    let index = self.module.supervisors.iter().position(|s| s.name == nested).ok_or_else(|| {
+                    let nested = self.module.supervisor_by_name(&nested).ok_or_else(|| {
                         Diagnostic::new("L122", format!("unknown supervisor `{nested}`"))
                             .at(Some(span))
                             .label("a nested supervisor is declared before its parent")
                     })?;
-                    ChildKind::Supervisor(index)
+                    ChildKind::Supervisor(nested)
                 }
             };
             children.push(ChildDecl { name: child, kind });
             self.end_of_line()?;
         }
         let decl = SupervisorDecl { name, strategy, intensity, period_ms, backoff_ms, children };
-        self.module.supervisors.push(decl);
+        self.module.supervisors.alloc(decl);
         Ok(())
     }
 
     /// `queue NAME $handler workers N max_attempts M backoff Ams Bms`.
     fn queue(&mut self) -> PResult<()> {
-        self.anchor(Anchor::Queue(self.module.queues.len()));
+        // The id the queue gets, allocated once its line is read, for its comments and span.
+        let id: QueueId = id_at(self.module.queues.len());
+        self.anchor(Anchor::Queue(id));
         let start = self.keyword("queue")?;
         let (name, _) = self.ident("a queue name")?;
         let handler = match self.peek().clone() {
@@ -504,8 +510,8 @@ impl Parser {
         let max_attempts = self.count("the number of attempts a job gets")?;
         self.keyword("backoff")?;
         let backoff_ms = (self.millis()?, self.millis()?);
-        self.source.queues.push(start.to(self.prev_span()));
-        self.module.queues.push(QueueDecl { name, handler, workers, max_attempts, backoff_ms });
+        self.source.queues.insert(id, start.to(self.prev_span()));
+        self.module.queues.alloc(QueueDecl { name, handler, workers, max_attempts, backoff_ms });
         self.end_of_line()
     }
 

@@ -195,9 +195,9 @@ impl<'a> Printer<'a> {
             }
             self.out.push('\n');
         }
-        for (i, supervisor) in m.supervisors.iter().enumerate() {
+        for (id, supervisor) in m.supervisors.iter() {
             self.out.push('\n');
-            self.comments(Anchor::Supervisor(i), 0);
+            self.comments(Anchor::Supervisor(id), 0);
             let (min, max) = supervisor.backoff_ms;
             let _ = writeln!(
                 self.out,
@@ -224,8 +224,8 @@ impl<'a> Printer<'a> {
         if !m.queues.is_empty() {
             self.out.push('\n');
         }
-        for (i, queue) in m.queues.iter().enumerate() {
-            self.comments(Anchor::Queue(i), 0);
+        for (id, queue) in m.queues.iter() {
+            self.comments(Anchor::Queue(id), 0);
             let handler = m.functions.get(queue.handler).map_or("<invalid function>", |f| f.name.as_str());
             let (min, max) = queue.backoff_ms;
             let _ = writeln!(

@@ -8,7 +8,9 @@ use std::collections::HashMap;
 
 use la_arena::ArenaMap;
 
-use crate::entities::{BlockId, ClassId, EnumId, FieldIndex, FuncId, LocalId, OpId, VariantIndex};
+use crate::entities::{
+    BlockId, ClassId, EnumId, FieldIndex, FuncId, LocalId, OpId, QueueId, SupervisorId, VariantIndex,
+};
 
 /// A byte range `start..end` in the source text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -47,10 +49,10 @@ pub enum Anchor {
     Table(usize),
     /// A `route` line, by position in `Module::routes`.
     Route(usize),
-    /// A `supervisor` line, by position in `Module::supervisors`.
-    Supervisor(usize),
-    /// A `queue` line, by position in `Module::queues`.
-    Queue(usize),
+    /// A `supervisor` line.
+    Supervisor(SupervisorId),
+    /// A `queue` line.
+    Queue(QueueId),
     /// A function's header line.
     Function(FuncId),
     /// A `let` line declaring a (non-parameter) local.
@@ -81,10 +83,10 @@ pub struct SourceMap {
     pub tables: Vec<Span>,
     /// Spans of route declarations, parallel to `Module::routes`.
     pub routes: Vec<Span>,
-    /// Spans of supervisor headers (`supervisor Name`), parallel to `Module::supervisors`.
-    pub supervisors: Vec<Span>,
-    /// Spans of queue declarations, parallel to `Module::queues`.
-    pub queues: Vec<Span>,
+    /// Spans of supervisor headers (`supervisor Name`).
+    pub supervisors: ArenaMap<SupervisorId, Span>,
+    /// Spans of queue declarations.
+    pub queues: ArenaMap<QueueId, Span>,
     pub functions: ArenaMap<FuncId, FunctionSpans>,
     /// Full-line comments, without their leading `//`, keyed by the line below them.
     pub comments: HashMap<Anchor, Vec<String>>,

@@ -49,10 +49,10 @@ impl CallGraph {
     pub fn roots(module: &Module) -> Vec<FuncId> {
         let mut roots: Vec<FuncId> = module.routes.iter().map(|r| r.handler).collect();
         // The runtime runs queues' handlers as it runs routes'.
-        roots.extend(module.queues.iter().map(|q| q.handler));
+        roots.extend(module.queues.values().map(|q| q.handler));
         roots.extend(module.function_by_name("main"));
         // The runtime makes supervised actors' states itself.
-        for supervisor in &module.supervisors {
+        for supervisor in module.supervisors.values() {
             roots.extend(supervisor.children.iter().filter_map(|c| match c.kind {
                 nagi_low::ChildKind::Actor { init, .. } => Some(init),
                 nagi_low::ChildKind::Supervisor(_) => None,

@@ -71,12 +71,12 @@ impl Pass for DeadFn {
                 route.handler = new;
             }
         }
-        for queue in &mut module.queues {
+        for queue in module.queues.values_mut() {
             if let Some(&new) = renumber.get(queue.handler) {
                 queue.handler = new;
             }
         }
-        for supervisor in &mut module.supervisors {
+        for supervisor in module.supervisors.values_mut() {
             for child in &mut supervisor.children {
                 if let nagi_low::ChildKind::Actor { init, .. } = &mut child.kind
                     && let Some(&new) = renumber.get(*init)

@@ -8,7 +8,8 @@
 //! handler and drops it after (as a task function does, `lower/tasks.rs`).
 
 use nagi_low::{
-    ChildDecl, ChildKind, FuncId, FunctionData, LocalId, Module, OpKind, Operand, RuntimeFn, SupervisorDecl, Type,
+    ChildDecl, ChildKind, FuncId, FunctionData, LocalId, Module, OpKind, Operand, RuntimeFn, SupervisorDecl,
+    SupervisorId, Type,
 };
 
 use super::tasks::owning_wrapper;
@@ -116,15 +117,15 @@ pub(super) fn define_message_functions(module: &mut Module, functions: &[FuncId]
 }
 
 /// Declares the program's supervisors in Low, each nested one before its parent (Low's order);
-/// the result maps a High supervisor index to its Low one.
-pub(super) fn declare_supervisors(module: &mut Module, program: &Program, functions: &[FuncId]) -> Vec<usize> {
+/// the result maps a High supervisor index to its Low id.
+pub(super) fn declare_supervisors(module: &mut Module, program: &Program, functions: &[FuncId]) -> Vec<SupervisorId> {
     let count = program.supervisors.len();
-    let mut low = vec![usize::MAX; count];
+    let mut low: Vec<Option<SupervisorId>> = vec![None; count];
     for root in 0..count {
         // Children first: an explicit stack of (supervisor, whether its children are placed).
         let mut stack = vec![(root, false)];
         while let Some((index, ready)) = stack.pop() {
-            if low[index] != usize::MAX {
+            if low[index].is_some() {
                 continue;
             }
             let supervisor = &program.supervisors[index];
@@ -147,20 +148,23 @@ pub(super) fn declare_supervisors(module: &mut Module, program: &Program, functi
                             let actor = &program.actors[actor];
                             ChildKind::Actor { init: functions[actor.init], capacity: actor.capacity }
                         }
-                        SupervisedChild::Supervisor(nested) => ChildKind::Supervisor(low[nested]),
+                        // The checker rejects a cycle, so the children above were placed first.
+                        SupervisedChild::Supervisor(nested) => {
+                            ChildKind::Supervisor(low[nested].expect("a nested supervisor is placed before its parent"))
+                        }
                     },
                 })
                 .collect();
-            low[index] = module.supervisors.len();
-            module.supervisors.push(SupervisorDecl {
+            low[index] = Some(module.supervisors.alloc(SupervisorDecl {
                 name: supervisor.name.clone(),
                 strategy: supervisor.strategy,
                 intensity: supervisor.intensity,
                 period_ms: supervisor.period_ms,
                 backoff_ms: supervisor.backoff_ms,
                 children,
-            });
+            }));
         }
     }
-    low
+    // Every supervisor is a root of the loop above, so every one is placed.
+    low.into_iter().map(|id| id.expect("every supervisor is placed")).collect()
 }

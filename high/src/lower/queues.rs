@@ -4,7 +4,7 @@
 //! `queue.push`, which borrows the job; `q.dead_letters()` and `q.retry(id)` become the runtime
 //! rows `queue.dead_letters` and `queue.retry`.
 
-use nagi_low::{Constant, FuncId, LocalId, Module, OpKind, Operand, QueueDecl, RuntimeFn};
+use nagi_low::{Constant, FuncId, LocalId, Module, OpKind, Operand, QueueDecl, QueueId, RuntimeFn};
 
 use super::FnCx;
 use crate::tir::{Expr, Program};
@@ -13,19 +13,22 @@ use crate::tir::{Expr, Program};
 /// number `%attempt` (docs/low.md §8.5), whatever the High names are.
 pub(super) const PARAM_NAMES: [&str; 2] = ["body", "attempt"];
 
-/// Declares the program's queues in `module`.
-pub(super) fn declare_queues(module: &mut Module, program: &Program, functions: &[FuncId]) {
-    module.queues = program
+/// Declares the program's queues in `module`, in the program's order; the result maps a High
+/// queue index to its Low id.
+pub(super) fn declare_queues(module: &mut Module, program: &Program, functions: &[FuncId]) -> Vec<QueueId> {
+    program
         .queues
         .iter()
-        .map(|q| QueueDecl {
-            name: q.name.clone(),
-            handler: functions[q.handler],
-            workers: q.workers,
-            max_attempts: q.max_attempts,
-            backoff_ms: q.backoff_ms,
+        .map(|q| {
+            module.queues.alloc(QueueDecl {
+                name: q.name.clone(),
+                handler: functions[q.handler],
+                workers: q.workers,
+                max_attempts: q.max_attempts,
+                backoff_ms: q.backoff_ms,
+            })
         })
-        .collect();
+        .collect()
 }
 
 impl FnCx<'_> {
@@ -45,6 +48,7 @@ impl FnCx<'_> {
             Some(d) => self.operand(d),
             None => Operand::Const(Constant::I64(0)),
         };
+        let queue = self.shared.queues[queue];
         self.emit(OpKind::QueuePush { dest, queue, job, delay });
     }
 

@@ -362,7 +362,7 @@ impl Parser {
             }
             Opcode::QueuePush => {
                 let (name, span) = self.ident("a queue name")?;
-                let queue = self.module.queues.iter().position(|q| q.name == name).ok_or_else(|| {
+                let queue = self.module.queue_by_name(&name).ok_or_else(|| {
                     Diagnostic::new("L122", format!("unknown queue `{name}`"))
                         .at(Some(span))
                         .label("no queue of this name in the module (a queue is declared before the functions)")
@@ -376,7 +376,7 @@ impl Parser {
             Opcode::SupervisorChild => {
                 let dest = d()?;
                 let (tree_name, span) = self.ident("a supervisor name")?;
-                let tree = self.module.supervisors.iter().position(|s| s.name == tree_name).ok_or_else(|| {
+                let tree = self.module.supervisor_by_name(&tree_name).ok_or_else(|| {
                     Diagnostic::new("L122", format!("unknown supervisor `{tree_name}`"))
                         .at(Some(span))
                         .label("no supervisor of this name in the module")

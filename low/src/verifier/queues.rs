@@ -6,14 +6,14 @@ use std::collections::BTreeSet;
 
 use super::code;
 use crate::diagnostic::Diagnostic;
-use crate::entities::{ArenaGet, ClassId};
+use crate::entities::{ArenaGet, ClassId, QueueId};
 use crate::module::Module;
 use crate::source::SourceMap;
 use crate::types::Type;
 
-/// The job class of queue `index`: the class of its handler's `%body`, when it has one.
-pub(crate) fn job_class(module: &Module, index: usize) -> Option<ClassId> {
-    let queue = module.queues.get(index)?;
+/// The job class of queue `id`: the class of its handler's `%body`, when it has one.
+pub(crate) fn job_class(module: &Module, id: QueueId) -> Option<ClassId> {
+    let queue = module.queues.get(id)?;
     let handler = module.functions.get(queue.handler)?;
     handler.params.iter().filter_map(|p| handler.locals.get(*p)).find_map(|p| match p.ty {
         Type::Class(c) if p.name == "body" => Some(c),
@@ -23,12 +23,12 @@ pub(crate) fn job_class(module: &Module, index: usize) -> Option<ClassId> {
 
 /// Every problem of the module's queues.
 pub(super) fn check(module: &Module, source: Option<&SourceMap>, out: &mut Vec<Diagnostic>) {
-    let span = |index: usize| source.and_then(|s| s.queues.get(index).copied());
+    let span = |id: QueueId| source.and_then(|s| s.queues.get(id).copied());
     let mut names = BTreeSet::new();
-    for (index, queue) in module.queues.iter().enumerate() {
+    for (id, queue) in module.queues.iter() {
         let name = &queue.name;
         let mut error = |code: &'static str, message: String| {
-            out.push(Diagnostic::new(code, format!("in queue {name}: {message}")).at(span(index)));
+            out.push(Diagnostic::new(code, format!("in queue {name}: {message}")).at(span(id)));
         };
         if !names.insert(name.as_str()) {
             error(code::DUPLICATE_NAME, "a second queue of this name".into());
@@ -47,7 +47,7 @@ pub(super) fn check(module: &Module, source: Option<&SourceMap>, out: &mut Vec<D
             error(code::INVALID_ID, "the handler does not exist".into());
             continue;
         };
-        if job_class(module, index).is_none() {
+        if job_class(module, id).is_none() {
             let message = format!("${} takes no %body of a class type, the job it runs", handler.name);
             error(code::QUEUE, message);
         }

@@ -4,21 +4,25 @@
 
 use std::collections::BTreeSet;
 
+use la_arena::ArenaMap;
+
 use super::code;
 use super::types::actor_problems;
 use crate::diagnostic::Diagnostic;
+use crate::entities::SupervisorId;
 use crate::module::{ChildKind, Module};
 use crate::source::SourceMap;
 
 /// Every problem of the module's supervisors.
 pub(super) fn check(module: &Module, source: Option<&SourceMap>, out: &mut Vec<Diagnostic>) {
-    let span = |index: usize| source.and_then(|s| s.supervisors.get(index).copied());
+    let span = |id: SupervisorId| source.and_then(|s| s.supervisors.get(id).copied());
     let mut names = BTreeSet::new();
-    let mut parents = vec![0_usize; module.supervisors.len()];
-    for (index, supervisor) in module.supervisors.iter().enumerate() {
+    // How many supervisors name each one as a child; only the named ones have an entry.
+    let mut parents: ArenaMap<SupervisorId, usize> = ArenaMap::default();
+    for (id, supervisor) in module.supervisors.iter() {
         let name = &supervisor.name;
         let mut error = |code: &'static str, message: String| {
-            out.push(Diagnostic::new(code, format!("in supervisor {name}: {message}")).at(span(index)));
+            out.push(Diagnostic::new(code, format!("in supervisor {name}: {message}")).at(span(id)));
         };
         if !names.insert(name.as_str()) {
             error(code::DUPLICATE_NAME, "a second supervisor of this name".into());
@@ -41,7 +45,8 @@ pub(super) fn check(module: &Module, source: Option<&SourceMap>, out: &mut Vec<D
                         error(code::ACTOR_MESSAGE, format!("child `{}`: {problem}", child.name));
                     }
                 }
-                ChildKind::Supervisor(nested) if nested < index => parents[nested] += 1,
+                // A smaller id is one declared before this one, which therefore exists.
+                ChildKind::Supervisor(nested) if nested < id => *parents.entry(nested).or_default() += 1,
                 ChildKind::Supervisor(_) => {
                     let message =
                         format!("child `{}` names a supervisor that is not declared before this one", child.name);
@@ -50,13 +55,13 @@ pub(super) fn check(module: &Module, source: Option<&SourceMap>, out: &mut Vec<D
             }
         }
     }
-    for (index, count) in parents.into_iter().enumerate() {
+    for (id, &count) in parents.iter() {
         if count > 1 {
             let message = format!(
                 "supervisor {} is the child of {count} supervisors; a supervisor has one parent",
-                module.supervisors[index].name
+                module.supervisors[id].name
             );
-            out.push(Diagnostic::new(code::SUPERVISOR, message).at(span(index)));
+            out.push(Diagnostic::new(code::SUPERVISOR, message).at(span(id)));
         }
     }
 }

@@ -5,7 +5,7 @@
 //! belong in async functions (V225).
 
 use super::{Crossing, OpCheck};
-use crate::entities::{ArenaGet, ClassId, FuncId, LocalId, index};
+use crate::entities::{ArenaGet, ClassId, FuncId, LocalId, SupervisorId, index};
 use crate::module::{ChildKind, FunctionData, Module};
 use crate::ops::{OpKind, Operand};
 use crate::types::Type;
@@ -129,11 +129,11 @@ impl<'a> OpCheck<'_, 'a> {
 
     /// `supervisor.child`: the path names an actor below a tree, and the destination is its
     /// handle. The supervisors themselves are checked with the module (`verifier/supervisors.rs`).
-    fn supervisor_child(&mut self, dest: LocalId, tree: usize, path: &[u32]) {
+    fn supervisor_child(&mut self, dest: LocalId, tree: SupervisorId, path: &[u32]) {
         let module = self.cx.module;
         let Some(mut at) = module.supervisors.get(tree) else {
             self.local(dest);
-            self.error(code::INVALID_ID, format!("supervisor #{tree} does not exist"));
+            self.error(code::INVALID_ID, format!("supervisor #{} does not exist", index(tree)));
             return;
         };
         if module.is_nested_supervisor(tree) {

@@ -3,7 +3,7 @@
 //! function (V225), since it is a database statement.
 
 use super::OpCheck;
-use crate::entities::{ClassId, LocalId};
+use crate::entities::{ArenaGet, ClassId, LocalId, QueueId, index};
 use crate::ops::Operand;
 use crate::types::Type;
 use crate::verifier::code;
@@ -11,7 +11,7 @@ use crate::verifier::queues::job_class;
 
 impl<'a> OpCheck<'_, 'a> {
     /// `[%d =] await queue.push NAME, %job, delay`.
-    pub(super) fn queue_push(&mut self, dest: Option<LocalId>, queue: usize, job: LocalId, delay: &Operand) {
+    pub(super) fn queue_push(&mut self, dest: Option<LocalId>, queue: QueueId, job: LocalId, delay: &Operand) {
         self.require_async();
         if let Some(found) = self.operand(delay) {
             self.expect("the delay", &found, &Type::I64);
@@ -22,7 +22,8 @@ impl<'a> OpCheck<'_, 'a> {
         }
         let Some(queue_decl) = self.cx.module.queues.get(queue) else {
             let count = self.cx.module.queues.len();
-            self.error(code::INVALID_ID, format!("queue #{queue} does not exist; the module has {count} queues"));
+            let message = format!("queue #{} does not exist; the module has {count} queues", index(queue));
+            self.error(code::INVALID_ID, message);
             return;
         };
         let Some(class) = job_class(self.cx.module, queue) else { return };
