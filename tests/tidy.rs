@@ -38,7 +38,7 @@ const DEPENDENCY_RULES: &[(&str, &[&str], &str)] = &[
     ("passes", &["nagi-low"], "passes see only Low"),
     ("emit-rust", &["nagi-low"], "emitters see only Low"),
     ("emit-llvm", &["nagi-low", "nagi-abi"], "emitters see only Low (and the C ABI's list)"),
-    ("interp", &["nagi-low"], "the interpreter depends on nagi-low alone"),
+    ("interp", &["nagi-low", "nagi-abi"], "the interpreter depends on nagi-low alone (and nagi-abi's trap texts)"),
     ("interp-host", &["nagi-low", "nagi-interp", "nagi-runtime"], "the interpreter's host is the runtime"),
     ("runtime", &["nagi-abi"], "nagi-runtime depends on no compiler crate"),
     ("progen", &["nagi-high", "nagi-low"], "progen checks what it draws with nagi-high"),

@@ -110,6 +110,20 @@ pub mod poll {
     pub const TRAPPED: i32 = 3;
 }
 
+/// The messages of the traps that emitted code raises with a text of its own (through
+/// `nagi_rt_trap`) and that the runtime raises for the Rust path and the interpreter's host:
+/// written here once, so that every backend traps with the same words.
+pub mod trap_text {
+    /// A division by zero.
+    pub const DIVISION_BY_ZERO: &str = "division by zero";
+    /// A remainder by zero.
+    pub const REMAINDER_BY_ZERO: &str = "remainder by zero";
+    /// `option.unwrap` of an empty option.
+    pub const UNWRAP_OF_NONE: &str = "unwrap of none";
+    /// A call past the thread's stack limit (the interpreter's frame limit).
+    pub const STACK_OVERFLOW: &str = "stack overflow";
+}
+
 /// Calls `$callback!` with the list of every runtime function, one entry per function:
 /// `Variant = symbol(Param, …) -> Result;` where each kind is a [`CType`] name and `Result` is
 /// `Void`, `Never` or a [`CType`] name.

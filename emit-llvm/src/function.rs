@@ -711,7 +711,7 @@ impl<'a, 'ctx, 'm> FnEmitter<'a, 'ctx, 'm> {
                 let none = self.block("unwrap.none");
                 b.build_conditional_branch(tag, some, none)?;
                 b.position_at_end(none);
-                runtime_calls::trap(cx, "unwrap of none")?;
+                runtime_calls::trap(cx, nagi_abi::trap_text::UNWRAP_OF_NONE)?;
                 b.position_at_end(some);
                 let v = ir::load_field(b, st, p, 1, "payload")?;
                 self.store_local(*dest, v)?;

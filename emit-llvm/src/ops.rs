@@ -18,6 +18,7 @@ use inkwell::intrinsics::Intrinsic;
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FloatValue, IntValue};
 use inkwell::{FloatPredicate, IntPredicate};
+use nagi_abi::trap_text;
 use nagi_low::{BinaryOp, Constant, Operand, ScalarType, Type, UnaryOp};
 
 use crate::Error;
@@ -138,7 +139,7 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
         let ok = self.block(if div { "div.ok" } else { "rem.ok" });
         b.build_conditional_branch(is_zero, trap, ok)?;
         b.position_at_end(trap);
-        runtime_calls::trap(cx, if div { "division by zero" } else { "remainder by zero" })?;
+        runtime_calls::trap(cx, if div { trap_text::DIVISION_BY_ZERO } else { trap_text::REMAINDER_BY_ZERO })?;
         b.position_at_end(ok);
         let minus_one = t.const_all_ones();
         let is_minus_one = b.build_int_compare(IntPredicate::EQ, d, minus_one, "minus1")?;

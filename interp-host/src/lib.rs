@@ -178,13 +178,6 @@ mod tests {
 
     use super::RuntimeHost;
 
-    /// The two trap messages the interpreter words itself are the runtime's.
-    #[test]
-    fn the_interpreters_own_trap_messages_are_the_runtimes() {
-        assert_eq!(nagi_interp::UNWRAP_OF_NONE, nagi_runtime::ops::UNWRAP_OF_NONE);
-        assert_eq!(nagi_interp::STACK_OVERFLOW, nagi_runtime::stack::STACK_OVERFLOW);
-    }
-
     /// `op.T a, b` by the evaluator, as the runtime's result: a value, or the trap's message
     /// as [`RuntimeHost`] words it.
     fn evaluated(op: BinaryOp, a: Constant, b: Constant) -> Result<Constant, String> {

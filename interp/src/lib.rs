@@ -35,12 +35,9 @@ use nagi_low::{Diagnostic, FuncId, Module, OpKind};
 pub use host::Host;
 pub use value::Value;
 
-/// The message of the trap an `option.unwrap` of none raises (the runtime's
-/// `ops::UNWRAP_OF_NONE`; the driver's tests check that they agree).
-pub const UNWRAP_OF_NONE: &str = "unwrap of none";
-/// The message of the trap a call past [`Options::max_frames`] raises (the runtime's
-/// `stack::STACK_OVERFLOW`).
-pub const STACK_OVERFLOW: &str = "stack overflow";
+// The messages of the traps the interpreter words itself (`option.unwrap` of none, a call past
+// [`Options::max_frames`]): every backend's, from `nagi_abi`.
+pub use nagi_abi::trap_text::{STACK_OVERFLOW, UNWRAP_OF_NONE};
 
 /// The default for [`Options::max_frames`]. The compiled programs trap when the thread's stack
 /// is exhausted, which for a small recursive function on the 8 MiB main stack is some 10⁵

@@ -9,12 +9,8 @@
 
 use crate::trap;
 
-/// The message of the trap a division by zero raises.
-pub const DIVISION_BY_ZERO: &str = "division by zero";
-/// The message of the trap a remainder by zero raises.
-pub const REMAINDER_BY_ZERO: &str = "remainder by zero";
-/// The message of the trap `option.unwrap` of an empty option raises.
-pub const UNWRAP_OF_NONE: &str = "unwrap of none";
+// The messages of the traps below, shared with the LLVM emitter and the interpreter.
+pub use nagi_abi::trap_text::{DIVISION_BY_ZERO, REMAINDER_BY_ZERO, UNWRAP_OF_NONE};
 
 /// Integer division `a / b` for `i32`, truncating toward zero.
 ///

@@ -22,8 +22,8 @@ use std::cell::Cell;
 /// unwinding, and (in a service) answering 500.
 pub const RESERVE: usize = 256 * 1024;
 
-/// The message of the trap a call past the limit raises.
-pub const STACK_OVERFLOW: &str = "stack overflow";
+// The message of the trap a call past the limit raises, shared with the interpreter.
+pub use nagi_abi::trap_text::STACK_OVERFLOW;
 
 thread_local! {
     // The lowest address Nagi code may use on this thread; `usize::MAX` until the first check
