@@ -198,10 +198,8 @@ pub enum MapKey<'a> {
     Str(&'a str),
 }
 
-/// What a [`View`] sees at one value, by its shape's kind.
-pub enum Node<'a, V> {
-    /// An `i32`, `i64`, `f64`, `bool`, `unit` or `String`.
-    Scalar(Scalar<'a>),
+/// What a [`View`] sees at a value that is not a scalar, by its shape's kind.
+pub enum Node<V> {
     /// An array of this many elements ([`View::element`]).
     Array(usize),
     /// A map of this many entries ([`View::key`] and [`View::element`]).
@@ -224,9 +222,12 @@ pub trait View: Sized {
     type Shape: Shape;
     /// The value's shape.
     fn shape(&self) -> Self::Shape;
-    /// What the value is, by its shape's kind. Errors: why the value cannot be encoded (it does
-    /// not fit its shape), which the encoder reports as serde's error.
-    fn node(&self) -> Result<Node<'_, Self>, String>;
+    /// The value, when its shape is a scalar's (`i32`, `i64`, `f64`, `bool`, `unit`, `String`)
+    /// and it fits it; the encoder asks this first, as it is the common case.
+    fn scalar(&self) -> Option<Scalar<'_>>;
+    /// What the value is, when [`View::scalar`] gave nothing. Errors: why the value cannot be
+    /// encoded (it does not fit its shape), which the encoder reports as serde's error.
+    fn node(&self) -> Result<Node<Self>, String>;
     /// Element `i` of an array, the value of entry `i` of a map, or field `i` of a class.
     fn element(&self, i: usize) -> Self;
     /// The key of entry `i` of a map.
@@ -241,8 +242,10 @@ impl<V: View> Serialize for Encode<V> {
     fn serialize<Z: Serializer>(&self, s: Z) -> Result<Z::Ok, Z::Error> {
         use serde::ser::Error;
         let view = &self.0;
+        if let Some(scalar) = view.scalar() {
+            return scalar.serialize(s);
+        }
         match view.node().map_err(Z::Error::custom)? {
-            Node::Scalar(scalar) => scalar.serialize(s),
             Node::Array(len) => {
                 let mut seq = s.serialize_seq(Some(len))?;
                 for i in 0..len {
@@ -270,9 +273,9 @@ impl<V: View> Serialize for Encode<V> {
                     let field = view.element(i);
                     // Scalar fields, the common case, are written here rather than by a call
                     // back into this function per field.
-                    match field.node() {
-                        Ok(Node::Scalar(scalar)) => map.serialize_entry(shape.field_name(i), &scalar)?,
-                        _ => map.serialize_entry(shape.field_name(i), &Encode(field))?,
+                    match field.scalar() {
+                        Some(scalar) => map.serialize_entry(shape.field_name(i), &scalar)?,
+                        None => map.serialize_entry(shape.field_name(i), &Encode(field))?,
                     }
                 }
                 map.end()
@@ -314,15 +317,21 @@ impl<S: Shape> View for ValueView<'_, S> {
         self.shape
     }
 
-    fn node(&self) -> Result<Node<'_, Self>, String> {
+    fn scalar(&self) -> Option<Scalar<'_>> {
+        Some(match (self.shape.kind(), self.value) {
+            (Kind::I32, Value::I32(v)) => Scalar::I32(*v),
+            (Kind::I64, Value::I64(v)) => Scalar::I64(*v),
+            (Kind::F64, Value::F64(v)) => Scalar::F64(*v),
+            (Kind::Bool, Value::Bool(v)) => Scalar::Bool(*v),
+            (Kind::Unit, Value::Unit) => Scalar::Unit,
+            (Kind::String, Value::Str(v)) => Scalar::Str(v),
+            _ => return None,
+        })
+    }
+
+    fn node(&self) -> Result<Node<Self>, String> {
         let shape = self.shape;
         Ok(match (shape.kind(), self.value) {
-            (Kind::I32, Value::I32(v)) => Node::Scalar(Scalar::I32(*v)),
-            (Kind::I64, Value::I64(v)) => Node::Scalar(Scalar::I64(*v)),
-            (Kind::F64, Value::F64(v)) => Node::Scalar(Scalar::F64(*v)),
-            (Kind::Bool, Value::Bool(v)) => Node::Scalar(Scalar::Bool(*v)),
-            (Kind::Unit, Value::Unit) => Node::Scalar(Scalar::Unit),
-            (Kind::String, Value::Str(v)) => Node::Scalar(Scalar::Str(v)),
             (Kind::Array, Value::Array(items)) => Node::Array(items.len()),
             (Kind::MapI64, Value::Map(entries)) if entries.iter().all(|(k, _)| matches!(k, Value::I64(_))) => {
                 Node::Map(entries.len())

@@ -194,20 +194,30 @@ impl<'a> View for Typed<'a> {
     }
 
     #[inline(always)]
-    fn node(&self) -> Result<Node<'_, Self>, String> {
+    fn scalar(&self) -> Option<Scalar<'_>> {
         // SAFETY (every read below): `ptr` points to a value laid out as `ty` describes, which the
         // emitter guarantees for the value it passes (and so for its elements and payloads).
-        Ok(match self.ty.kind() {
-            Kind::I32 => Node::Scalar(Scalar::I32(unsafe { self.read::<i32>(0) })),
-            Kind::I64 => Node::Scalar(Scalar::I64(unsafe { self.read::<i64>(0) })),
-            Kind::F64 => Node::Scalar(Scalar::F64(unsafe { self.read::<f64>(0) })),
-            Kind::Bool => Node::Scalar(Scalar::Bool(unsafe { self.read::<u8>(0) } & 1 != 0)),
-            Kind::Unit => Node::Scalar(Scalar::Unit),
+        Some(match self.ty.kind() {
+            Kind::I32 => Scalar::I32(unsafe { self.read::<i32>(0) }),
+            Kind::I64 => Scalar::I64(unsafe { self.read::<i64>(0) }),
+            Kind::F64 => Scalar::F64(unsafe { self.read::<f64>(0) }),
+            Kind::Bool => Scalar::Bool(unsafe { self.read::<u8>(0) } & 1 != 0),
+            Kind::Unit => Scalar::Unit,
             Kind::String => {
                 let raw = unsafe { self.read::<RawString>(0) };
                 // Not re-validated (a scan of every string encoded): strings in emitted memory
                 // are UTF-8 by construction (docs/c-abi.md, "Conventions").
-                Node::Scalar(Scalar::Str(unsafe { super::text_unchecked(raw.ptr, raw.len) }))
+                Scalar::Str(unsafe { super::text_unchecked(raw.ptr, raw.len) })
+            }
+            Kind::Array | Kind::Option | Kind::Class | Kind::Enum | Kind::MapI64 | Kind::MapString => return None,
+        })
+    }
+
+    fn node(&self) -> Result<Node<Self>, String> {
+        // SAFETY (every read below): as in `scalar`.
+        Ok(match self.ty.kind() {
+            Kind::I32 | Kind::I64 | Kind::F64 | Kind::Bool | Kind::Unit | Kind::String => {
+                return Err(format!("a scalar {:?} read as a composite value", self.ty.kind()));
             }
             Kind::Array => Node::Array(unsafe { self.read::<RawArray>(0) }.len),
             Kind::MapI64 | Kind::MapString => Node::Map(unsafe { self.read::<super::maps::RawMap>(0) }.keys.len),
