@@ -200,14 +200,14 @@ pub enum MapKey<'a> {
 
 /// What a [`View`] sees at a value that is not a scalar, by its shape's kind.
 pub enum Node<V> {
-    /// An array of this many elements ([`View::element`]).
+    /// An array of this many elements ([`View::items`]).
     Array(usize),
-    /// A map of this many entries ([`View::key`] and [`View::element`]).
+    /// A map of this many entries ([`View::entries`]).
     Map(usize),
     /// An option, and its payload when it has one.
     Option(Option<V>),
-    /// A class; its fields are [`View::element`] in declaration order, named by the shape.
-    Class,
+    /// A class of this many fields ([`View::fields`]), in declaration order.
+    Class(usize),
     /// An enum's variant (its index) and its payload (a `unit` for a variant without one).
     Variant(usize, V),
 }
@@ -217,6 +217,10 @@ pub enum Node<V> {
 /// descriptor (`cabi::json`, the LLVM path) — and each is one of these, so how each kind of value
 /// is written (a class as an object in declaration order, an enum in serde's externally tagged
 /// form, an option as its payload or `null`, …) is decided once, in [`Encode`].
+///
+/// The parts of a composite value come as iterators, so that a view finds its array's buffer
+/// or its class's field table once per value rather than once per part (the LLVM path encodes
+/// every response body through here).
 pub trait View: Sized {
     /// The kind of shape the value has.
     type Shape: Shape;
@@ -228,10 +232,13 @@ pub trait View: Sized {
     /// What the value is, when [`View::scalar`] gave nothing. Errors: why the value cannot be
     /// encoded (it does not fit its shape), which the encoder reports as serde's error.
     fn node(&self) -> Result<Node<Self>, String>;
-    /// Element `i` of an array, the value of entry `i` of a map, or field `i` of a class.
-    fn element(&self, i: usize) -> Self;
-    /// The key of entry `i` of a map.
-    fn key(&self, i: usize) -> MapKey<'_>;
+    /// The elements of an array (only asked after [`View::node`] said [`Node::Array`]).
+    fn items(&self) -> impl Iterator<Item = Self>;
+    /// The entries of a map, key and value (only asked after [`Node::Map`]).
+    fn entries(&self) -> impl Iterator<Item = (MapKey<'_>, Self)>;
+    /// The fields of a class, name and value, in declaration order (only asked after
+    /// [`Node::Class`]).
+    fn fields(&self) -> impl Iterator<Item = (&str, Self)>;
 }
 
 /// What a [`View`] sees, as something serde can serialize: the one JSON encoder of values whose
@@ -248,34 +255,31 @@ impl<V: View> Serialize for Encode<V> {
         match view.node().map_err(Z::Error::custom)? {
             Node::Array(len) => {
                 let mut seq = s.serialize_seq(Some(len))?;
-                for i in 0..len {
-                    seq.serialize_element(&Encode(view.element(i)))?;
+                for item in view.items() {
+                    seq.serialize_element(&Encode(item))?;
                 }
                 seq.end()
             }
             Node::Map(len) => {
                 let mut map = s.serialize_map(Some(len))?;
-                for i in 0..len {
-                    let value = Encode(view.element(i));
-                    match view.key(i) {
-                        MapKey::I64(key) => map.serialize_entry(&key, &value)?,
-                        MapKey::Str(key) => map.serialize_entry(key, &value)?,
+                for (key, value) in view.entries() {
+                    match key {
+                        MapKey::I64(key) => map.serialize_entry(&key, &Encode(value))?,
+                        MapKey::Str(key) => map.serialize_entry(key, &Encode(value))?,
                     }
                 }
                 map.end()
             }
             Node::Option(None) => s.serialize_none(),
             Node::Option(Some(payload)) => s.serialize_some(&Encode(payload)),
-            Node::Class => {
-                let shape = view.shape();
-                let mut map = s.serialize_map(Some(shape.field_count()))?;
-                for i in 0..shape.field_count() {
-                    let field = view.element(i);
+            Node::Class(len) => {
+                let mut map = s.serialize_map(Some(len))?;
+                for (name, field) in view.fields() {
                     // Scalar fields, the common case, are written here rather than by a call
                     // back into this function per field.
                     match field.scalar() {
-                        Some(scalar) => map.serialize_entry(shape.field_name(i), &scalar)?,
-                        None => map.serialize_entry(shape.field_name(i), &Encode(field))?,
+                        Some(scalar) => map.serialize_entry(name, &scalar)?,
+                        None => map.serialize_entry(name, &Encode(field))?,
                     }
                 }
                 map.end()
@@ -345,7 +349,7 @@ impl<S: Shape> View for ValueView<'_, S> {
             (Kind::Option, Value::Option(payload)) => {
                 Node::Option(payload.as_deref().map(|v| self.at(v, shape.inner())))
             }
-            (Kind::Class, Value::Class(fields)) if fields.len() == shape.field_count() => Node::Class,
+            (Kind::Class, Value::Class(fields)) if fields.len() == shape.field_count() => Node::Class(fields.len()),
             (Kind::Enum, Value::Enum(i, payload)) if *i < shape.field_count() => {
                 Node::Variant(*i, self.at(payload, shape.field(*i)))
             }
@@ -353,24 +357,35 @@ impl<S: Shape> View for ValueView<'_, S> {
         })
     }
 
-    fn element(&self, i: usize) -> Self {
-        match self.value {
-            Value::Array(items) => self.at(&items[i], self.shape.inner()),
-            Value::Map(entries) => self.at(&entries[i].1, self.shape.inner()),
-            Value::Class(fields) => self.at(&fields[i], self.shape.field(i)),
-            _ => unreachable!("only arrays, maps and classes have elements, as `node` told"),
-        }
+    fn items(&self) -> impl Iterator<Item = Self> {
+        let items = match self.value {
+            Value::Array(items) => items.as_slice(),
+            _ => &[],
+        };
+        items.iter().map(|v| self.at(v, self.shape.inner()))
     }
 
-    fn key(&self, i: usize) -> MapKey<'_> {
-        match self.value {
-            Value::Map(entries) => match &entries[i].0 {
+    fn entries(&self) -> impl Iterator<Item = (MapKey<'_>, Self)> {
+        let entries = match self.value {
+            Value::Map(entries) => entries.as_slice(),
+            _ => &[],
+        };
+        entries.iter().map(|(key, value)| {
+            let key = match key {
                 Value::I64(key) => MapKey::I64(*key),
                 Value::Str(key) => MapKey::Str(key),
                 _ => unreachable!("`node` checked every key"),
-            },
-            _ => unreachable!("only maps have keys, as `node` told"),
-        }
+            };
+            (key, self.at(value, self.shape.inner()))
+        })
+    }
+
+    fn fields(&self) -> impl Iterator<Item = (&str, Self)> {
+        let fields = match self.value {
+            Value::Class(fields) => fields.as_slice(),
+            _ => &[],
+        };
+        fields.iter().enumerate().map(|(i, v)| (self.shape.field_name(i), self.at(v, self.shape.field(i))))
     }
 }
 

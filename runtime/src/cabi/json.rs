@@ -213,6 +213,7 @@ impl<'a> View for Typed<'a> {
         })
     }
 
+    #[inline]
     fn node(&self) -> Result<Node<Self>, String> {
         // SAFETY (every read below): as in `scalar`.
         Ok(match self.ty.kind() {
@@ -225,7 +226,7 @@ impl<'a> View for Typed<'a> {
                 (unsafe { self.read::<u8>(0) } & 1 != 0)
                     .then(|| Typed { ptr: self.ptr.wrapping_add(self.ty.payload_offset), ty: self.ty.inner() }),
             ),
-            Kind::Class => Node::Class,
+            Kind::Class => Node::Class(self.ty.fields().len()),
             Kind::Enum => {
                 let tag = unsafe { self.read::<i64>(0) } as usize;
                 let Some(variant) = self.ty.fields().get(tag) else {
@@ -236,33 +237,34 @@ impl<'a> View for Typed<'a> {
         })
     }
 
-    fn element(&self, i: usize) -> Self {
-        // SAFETY (both reads): as in `node`.
-        match self.ty.kind() {
-            Kind::Array => {
-                let (raw, elem) = (unsafe { self.read::<RawArray>(0) }, self.ty.inner());
-                Typed { ptr: raw.ptr.wrapping_add(i * elem.size), ty: elem }
-            }
-            Kind::MapI64 | Kind::MapString => {
-                let (raw, value) = (unsafe { self.read::<super::maps::RawMap>(0) }, self.ty.inner());
-                Typed { ptr: raw.values.ptr.wrapping_add(i * value.size), ty: value }
-            }
-            _ => {
-                let field = &self.ty.fields()[i];
-                Typed { ptr: self.ptr.wrapping_add(field.offset), ty: field.ty() }
-            }
-        }
+    #[inline]
+    fn items(&self) -> impl Iterator<Item = Self> {
+        // SAFETY: as in `node`, which said this is an array.
+        let (raw, elem) = (unsafe { self.read::<RawArray>(0) }, self.ty.inner());
+        (0..raw.len).map(move |i| Typed { ptr: raw.ptr.wrapping_add(i * elem.size), ty: elem })
     }
 
-    fn key(&self, i: usize) -> MapKey<'_> {
-        // SAFETY (every read): as in `node`; entry `i` exists (the encoder asks for `0..len`).
-        let raw = unsafe { self.read::<super::maps::RawMap>(0) };
-        if self.ty.kind() == Kind::MapI64 {
-            MapKey::I64(unsafe { raw.keys.ptr.cast::<i64>().add(i).read() })
-        } else {
-            let key = unsafe { raw.keys.ptr.cast::<RawString>().add(i).read() };
-            MapKey::Str(unsafe { super::text_unchecked(key.ptr, key.len) })
-        }
+    #[inline]
+    fn entries(&self) -> impl Iterator<Item = (MapKey<'_>, Self)> {
+        // SAFETY (every read): as in `node`, which said this is a map: its keys and values
+        // arrays hold `keys.len` entries each.
+        let (raw, value) = (unsafe { self.read::<super::maps::RawMap>(0) }, self.ty.inner());
+        let int_keys = self.ty.kind() == Kind::MapI64;
+        (0..raw.keys.len).map(move |i| {
+            let key = if int_keys {
+                MapKey::I64(unsafe { raw.keys.ptr.cast::<i64>().add(i).read() })
+            } else {
+                let key = unsafe { raw.keys.ptr.cast::<RawString>().add(i).read() };
+                MapKey::Str(unsafe { super::text_unchecked(key.ptr, key.len) })
+            };
+            (key, Typed { ptr: raw.values.ptr.wrapping_add(i * value.size), ty: value })
+        })
+    }
+
+    #[inline]
+    fn fields(&self) -> impl Iterator<Item = (&str, Self)> {
+        let ptr = self.ptr;
+        self.ty.fields().iter().map(move |f| (f.name(), Typed { ptr: ptr.wrapping_add(f.offset), ty: f.ty() }))
     }
 }
 
