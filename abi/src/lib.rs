@@ -223,6 +223,13 @@ macro_rules! runtime_functions {
         OpDrop = nagi_rt_op_drop(Ptr) -> Void;
         TimeSleep = nagi_rt_time_sleep(I64) -> Ptr;
 
+        // Randomness and secrets (`cabi::secrets`): a token through the out-pointer, a bool as an `i32`, the password rows as pending operations over the strings' bytes.
+        RandInt = nagi_rt_rand_int(I64, I64) -> I64;
+        RandToken = nagi_rt_rand_token(Str, I64) -> Void;
+        SecretEq = nagi_rt_secret_eq(Str, Str) -> I32;
+        PasswordHash = nagi_rt_password_hash(Ptr, I64) -> Ptr;
+        PasswordVerify = nagi_rt_password_verify(Ptr, I64, Ptr, I64) -> Ptr;
+
         // Scopes, tasks and deferred calls (`cabi::tasks`).
         ScopeNew = nagi_rt_scope_new() -> Ptr;
         ScopeDrop = nagi_rt_scope_drop(Ptr) -> Void;

@@ -87,7 +87,7 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
     }
 
     /// The bytes and length of a string argument (a `&String` local).
-    fn text_of(&mut self, arg: Option<&Operand>) -> Result<(PointerValue<'ctx>, IntValue<'ctx>), Error> {
+    pub(crate) fn text_of(&mut self, arg: Option<&Operand>) -> Result<(PointerValue<'ctx>, IntValue<'ctx>), Error> {
         let place = self.string_place(arg.map(std::slice::from_ref).unwrap_or(&[]))?;
         self.text_at(place)
     }

@@ -43,8 +43,8 @@ pub fn run_main(
     if module.function_by_name("main").is_some_and(|main| module.functions[main].is_async) {
         return Err(Diagnostic::new(
             "M109",
-            "--backend=jit runs a `main` that is not async, and this one waits (tasks, actors, sleep or the \
-             database), which needs the runtime's scheduler: build it with --backend=llvm",
+            "--backend=jit runs a `main` that is not async, and this one waits (tasks, actors, sleep, password \
+             hashing or the database), which needs the runtime's scheduler: build it with --backend=llvm",
         ));
     }
     let options = Options { export: Vec::new(), ..options.clone() };

@@ -28,6 +28,7 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
             RowGroup::Arrays => return self.array_call(dest, func, class, args),
             RowGroup::Database => return self.database_call(op, dest, func, class, args),
             RowGroup::Time => return self.sleep(op, dest, args),
+            RowGroup::Secrets => return self.secret_call(op, dest, func, args),
             RowGroup::Http | RowGroup::Test => return self.bytes_call(dest, func, args),
             RowGroup::Print => false,
             RowGroup::Format => true,
@@ -145,6 +146,37 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
             self.store_local(dest, truth.into())?;
         }
         Ok(())
+    }
+
+    /// A row of randomness and secrets: `rand.int` as a plain call, `rand.token` and
+    /// `secret.eq` as the string library's rows, and the password rows as pending operations
+    /// (they run on the runtime's blocking pool) whose finish writes the result into `dest`.
+    fn secret_call(
+        &mut self,
+        op: nagi_low::OpId,
+        dest: Option<nagi_low::LocalId>,
+        func: RuntimeFn,
+        args: &[Operand],
+    ) -> Result<(), Error> {
+        match func {
+            RuntimeFn::RandInt => self.bytes_call(dest, func, args),
+            RuntimeFn::RandToken | RuntimeFn::SecretEq => self.string_call(dest, func, args),
+            _ => {
+                let mut values: Vec<BasicMetadataValueEnum<'ctx>> = Vec::with_capacity(4);
+                for arg in args {
+                    let (ptr, len) = self.text_of(Some(arg))?;
+                    values.push(ptr.into());
+                    values.push(len.into());
+                }
+                let started = call(self.cx, Rt::Row(func), &values)?
+                    .ok_or_else(|| Error::internal(format!("{} returns nothing", func.name())))?
+                    .into_pointer_value();
+                let dest =
+                    dest.ok_or_else(|| Error::internal(format!("rtcall {} without a destination", func.name())))?;
+                let out = self.slot(dest);
+                self.await_runtime(op, started, Some(out))
+            }
+        }
     }
 
     /// The place of the first argument of a string or class row (a reference local).

@@ -208,6 +208,13 @@ pub(crate) fn row_function(func: RuntimeFn) -> Function {
         RuntimeFn::DbExecCommit => Function::DbExecCommit,
         RuntimeFn::DbQuery | RuntimeFn::DbQueryOne => Function::DbQuery,
         RuntimeFn::TimeSleep => Function::TimeSleep,
+        // Randomness and secrets: a token through the out-pointer, a bool as an i32, the
+        // password rows as pending operations over the strings' bytes.
+        RuntimeFn::RandInt => Function::RandInt,
+        RuntimeFn::RandToken => Function::RandToken,
+        RuntimeFn::SecretEq => Function::SecretEq,
+        RuntimeFn::PasswordHash => Function::PasswordHash,
+        RuntimeFn::PasswordVerify => Function::PasswordVerify,
         RuntimeFn::DbBegin => Function::DbBegin,
         RuntimeFn::DbCommit => Function::DbCommit,
         RuntimeFn::DbRollback => Function::DbRollback,

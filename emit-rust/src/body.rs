@@ -626,6 +626,13 @@ impl Cx<'_> {
             RuntimeFn::HttpClearFailure => "nagi_runtime::http::clear_failure()".into(),
             RuntimeFn::TestSelected => "nagi_runtime::program::selected_test()".into(),
             RuntimeFn::TimeSleep => format!("nagi_runtime::rt::sleep({})", a[0]),
+            RuntimeFn::RandInt => format!("nagi_runtime::secrets::random_int({}, {})", a[0], a[1]),
+            RuntimeFn::RandToken => format!("nagi_runtime::secrets::token({})", a[0]),
+            RuntimeFn::SecretEq => format!("nagi_runtime::secrets::secure_eq({}.as_str(), {}.as_str())", a[0], a[1]),
+            RuntimeFn::PasswordHash => format!("nagi_runtime::secrets::hash_password({}.as_str())", a[0]),
+            RuntimeFn::PasswordVerify => {
+                format!("nagi_runtime::secrets::verify_password({}.as_str(), {}.as_str())", a[0], a[1])
+            }
             RuntimeFn::TestFailed => "nagi_runtime::program::test_failed()".into(),
             RuntimeFn::TestAssertFailed => format!("nagi_runtime::program::assert_failed({}.as_str())", a[0]),
             RuntimeFn::HttpSetHeader => {

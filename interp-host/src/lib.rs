@@ -14,7 +14,7 @@ use nagi_interp::{Host, Value};
 use nagi_low::eval::Trap;
 use nagi_low::{ClassId, Module, RuntimeFn};
 use nagi_runtime::arrays::{self, Key};
-use nagi_runtime::{ops, rt, strings};
+use nagi_runtime::{ops, rt, secrets, strings};
 
 /// The interpreter's host: `nagi_runtime` itself.
 pub struct RuntimeHost;
@@ -80,6 +80,10 @@ impl Host for RuntimeHost {
         string_call(func, args)
     }
 
+    fn secret_call(&mut self, func: RuntimeFn, args: &[Value]) -> Result<Value, String> {
+        secret_call(func, args)
+    }
+
     fn fail(&mut self, status: i64, message: &str) {
         nagi_runtime::failure::fail(status, message);
     }
@@ -126,27 +130,49 @@ fn key(value: &Value) -> Result<Key<'_>, String> {
     })
 }
 
-/// [`Host::string_call`]: the row's rule in `nagi_runtime::strings`, on the interpreter's values.
-fn string_call(func: RuntimeFn, args: &[Value]) -> Result<Value, String> {
-    let malformed = |i: usize, what: &str| format!("`rtcall {}` takes {what} as argument {}", func.name(), i + 1);
-    let text = |i: usize| match args.get(i) {
-        Some(Value::Str(s)) => Ok(s.as_str()),
-        _ => Err(malformed(i, "a string")),
-    };
-    let int = |i: usize| match args.get(i) {
-        Some(Value::I64(v)) => Ok(*v),
-        _ => Err(malformed(i, "an i64")),
-    };
-    let texts = |i: usize| match args.get(i) {
-        Some(Value::Array(items)) => items
+/// The arguments of a row as the host reads them, each checked to be of the kind the row takes.
+struct Args<'a> {
+    func: RuntimeFn,
+    args: &'a [Value],
+}
+
+impl<'a> Args<'a> {
+    fn malformed(&self, i: usize, what: &str) -> String {
+        format!("`rtcall {}` takes {what} as argument {}", self.func.name(), i + 1)
+    }
+
+    fn text(&self, i: usize) -> Result<&'a str, String> {
+        match self.args.get(i) {
+            Some(Value::Str(s)) => Ok(s.as_str()),
+            _ => Err(self.malformed(i, "a string")),
+        }
+    }
+
+    fn int(&self, i: usize) -> Result<i64, String> {
+        match self.args.get(i) {
+            Some(Value::I64(v)) => Ok(*v),
+            _ => Err(self.malformed(i, "an i64")),
+        }
+    }
+
+    fn texts(&self, i: usize) -> Result<Vec<&'a str>, String> {
+        let Some(Value::Array(items)) = self.args.get(i) else { return Err(self.malformed(i, "an array of strings")) };
+        items
             .iter()
             .map(|item| match item {
                 Value::Str(s) => Ok(s.as_str()),
-                _ => Err(malformed(i, "an array of strings")),
+                _ => Err(self.malformed(i, "an array of strings")),
             })
-            .collect::<Result<Vec<&str>, String>>(),
-        _ => Err(malformed(i, "an array of strings")),
-    };
+            .collect()
+    }
+}
+
+/// [`Host::string_call`]: the row's rule in `nagi_runtime::strings`, on the interpreter's values.
+fn string_call(func: RuntimeFn, args: &[Value]) -> Result<Value, String> {
+    let args = Args { func, args };
+    let text = |i: usize| args.text(i);
+    let int = |i: usize| args.int(i);
+    let texts = |i: usize| args.texts(i);
     let option = |value: Option<Value>| Value::Option(value.map(Box::new));
     Ok(match func {
         RuntimeFn::StrContains => Value::Bool(strings::contains(text(0)?, text(1)?)),
@@ -166,6 +192,19 @@ fn string_call(func: RuntimeFn, args: &[Value]) -> Result<Value, String> {
         RuntimeFn::StrParseI64 => option(strings::parse_i64(text(0)?).map(Value::I64)),
         RuntimeFn::StrParseF64 => option(strings::parse_f64(text(0)?).map(Value::F64)),
         other => return Err(format!("`rtcall {}` is not a row of the string library", other.name())),
+    })
+}
+
+/// [`Host::secret_call`]: the row's rule in `nagi_runtime::secrets`, on the interpreter's values.
+fn secret_call(func: RuntimeFn, args: &[Value]) -> Result<Value, String> {
+    let args = Args { func, args };
+    Ok(match func {
+        RuntimeFn::RandInt => Value::I64(secrets::try_random_int(args.int(0)?, args.int(1)?)?),
+        RuntimeFn::RandToken => Value::Str(secrets::try_token(args.int(0)?)?),
+        RuntimeFn::SecretEq => Value::Bool(secrets::secure_eq(args.text(0)?, args.text(1)?)),
+        RuntimeFn::PasswordHash => Value::Str(secrets::hash_password_now(args.text(0)?)),
+        RuntimeFn::PasswordVerify => Value::Bool(secrets::verify_password_now(args.text(0)?, args.text(1)?)),
+        other => return Err(format!("`rtcall {}` is not a row of randomness and secrets", other.name())),
     })
 }
 

@@ -56,6 +56,12 @@ pub trait Host {
     /// trap it raises.
     fn string_call(&mut self, func: RuntimeFn, args: &[Value]) -> Result<Value, String>;
 
+    /// A row of randomness and secrets (`rand.*`, `secret.*`, `password.*`): `func` applied to
+    /// `args` (strings with their references followed, `i64`s); its result (`Value::I64`,
+    /// `Value::Str` or `Value::Bool`), or the message of the trap it raises. The password rows
+    /// block the calling thread for as long as the hash takes.
+    fn secret_call(&mut self, func: RuntimeFn, args: &[Value]) -> Result<Value, String>;
+
     /// The order in which `keys` stand once sorted by the array library (`array.sort`,
     /// `array.sort_by`): position `i` of the result is the index of the key that goes to `i`.
     /// The keys are `i32`, `i64`, `f64` or strings, all of one kind.

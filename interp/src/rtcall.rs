@@ -21,7 +21,16 @@ impl Machine<'_, '_> {
         args: &[Operand],
     ) -> Result<(), Stop> {
         let result = match func.group() {
-            RowGroup::Strings => self.string_row(func, args)?,
+            RowGroup::Strings => {
+                let values = self.row_args(func, args)?;
+                self.host.string_call(func, &values).map_err(Stop::Trap)?
+            }
+            // The password rows run here, on the interpreter's thread: nothing else runs while
+            // it waits, as for `time.sleep`.
+            RowGroup::Secrets => {
+                let values = self.row_args(func, args)?;
+                self.host.secret_call(func, &values).map_err(Stop::Trap)?
+            }
             RowGroup::Arrays => self.array_row(func, args)?,
             RowGroup::Database => {
                 return Err(fault(format!("the interpreter does not support `rtcall {}`", func.name())));
@@ -48,9 +57,9 @@ impl Machine<'_, '_> {
         }
     }
 
-    /// A row of the string library: its arguments, references followed and cloned, answered by
-    /// the host.
-    fn string_row(&mut self, func: RuntimeFn, args: &[Operand]) -> Result<Value, Stop> {
+    /// The arguments of a row of the string library or of the secrets rows: `i64` operands by
+    /// value, references followed and their values cloned.
+    fn row_args(&mut self, func: RuntimeFn, args: &[Operand]) -> Result<Vec<Value>, Stop> {
         let mut values = Vec::with_capacity(args.len());
         for (arg, param) in args.iter().zip(func.data().params) {
             values.push(match param {
@@ -58,7 +67,7 @@ impl Machine<'_, '_> {
                 _ => self.stack.read(local_arg(arg)?)?.clone(),
             });
         }
-        self.host.string_call(func, &values).map_err(Stop::Trap)
+        Ok(values)
     }
 
     /// A row of the array library: the order and the comparisons are the host's, the moving of

@@ -293,6 +293,19 @@ runtime_functions! {
     // requests run meanwhile.
     TimeSleep = "time.sleep", generic: false, params: [I64], variadic: None, ret: Unit, async: true,
         doc: "Waits the given number of milliseconds (a negative wait is no wait) without blocking the thread.";
+    // Randomness and secrets (runtime/src/secrets.rs holds each rule): the operating system's
+    // CSPRNG, a constant-time comparison, and Argon2id password hashes, which take tens of
+    // milliseconds of CPU and so run on the blocking pool while the caller waits.
+    RandInt = "rand.int", generic: false, params: [I64, I64], variadic: None, ret: I64, async: false,
+        doc: "A uniformly random i64 in lo..=hi from a generator seeded by the operating system's CSPRNG; traps when lo > hi.";
+    RandToken = "rand.token", generic: false, params: [I64], variadic: None, ret: String, async: false,
+        doc: "n bytes from the operating system's CSPRNG as URL-safe base64 without padding; traps unless 1 <= n <= 1024.";
+    SecretEq = "secret.eq", generic: false, params: [Str, Str], variadic: None, ret: Bool, async: false,
+        doc: "Whether two strings are equal, in time that depends on their lengths only, not on where they differ.";
+    PasswordHash = "password.hash", generic: false, params: [Str], variadic: None, ret: String, async: true,
+        doc: "The password's Argon2id hash with a fresh random salt, as a PHC string (m=19456 KiB, t=2, p=1).";
+    PasswordVerify = "password.verify", generic: false, params: [Str, Str], variadic: None, ret: Bool, async: true,
+        doc: "Whether the password matches the PHC hash; false for a hash that is not one.";
     // Typed JSON, straight between text and a class (serde, no intermediate tree).
     JsonEncode = "json.encode", generic: true, params: [ClassRef], variadic: None, ret: String, async: false,
         doc: "Encodes a class value as a JSON object.";
@@ -358,6 +371,7 @@ impl RuntimeFn {
             HttpFail | HttpClearFailure | HttpSetHeader => RowGroup::Http,
             TestSelected | TestFailed | TestAssertFailed => RowGroup::Test,
             TimeSleep => RowGroup::Time,
+            RandInt | RandToken | SecretEq | PasswordHash | PasswordVerify => RowGroup::Secrets,
             DbExec | DbExecCommit | DbQuery | DbQueryOne | DbBegin | DbCommit | DbRollback | QueueDeadLetters
             | QueueRetry => RowGroup::Database,
         }
@@ -389,6 +403,8 @@ pub enum RowGroup {
     Test,
     /// `time.*`: waiting.
     Time,
+    /// `rand.*`, `secret.*`, `password.*`: randomness and secrets (`runtime/src/secrets.rs`).
+    Secrets,
     /// `db.*`: SQLite through the runtime's database thread.
     Database,
 }
@@ -431,7 +447,7 @@ mod tests {
 
     #[test]
     fn every_variant_spelling_parses_back_to_it() {
-        assert_eq!(RuntimeFn::all().count(), 45);
+        assert_eq!(RuntimeFn::all().count(), 50);
         for (i, row) in RUNTIME_FUNCTIONS.iter().enumerate() {
             assert_eq!(row.func as usize, i, "row {} is out of variant order", row.name);
             assert_eq!(RuntimeFn::from_name(row.name), Some(row.func), "{}", row.name);

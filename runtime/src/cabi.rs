@@ -48,6 +48,7 @@ pub mod pending;
 pub mod program;
 pub mod queues;
 pub mod routes;
+pub mod secrets;
 pub mod service;
 pub mod strings;
 pub mod supervisors;

@@ -35,6 +35,7 @@ mod panic_hook;
 pub mod program;
 pub mod queues;
 pub mod rt;
+pub mod secrets;
 pub mod service;
 pub mod shaped_json;
 pub mod stack;

@@ -206,28 +206,36 @@ impl Scope {
     /// # Panics
     /// Outside a Tokio runtime.
     pub fn spawn_blocking<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> Task<T> {
-        self.spawn(async move {
-            // The permit goes with the work, so that a cancelled task's function, which runs on
-            // to its end, still counts against the pool until it returns.
-            let permit = Arc::clone(blocking_pool()).acquire_owned().await.expect("the pool is never closed");
-            let running = tokio::task::spawn_blocking(move || {
-                let _permit = permit;
-                work()
-            });
-            match running.await {
-                Ok(value) => value,
-                Err(error) => match error.try_into_panic() {
-                    Ok(payload) => panic::resume_unwind(payload),
-                    Err(_) => crate::trap("a blocking task was cancelled"),
-                },
-            }
-        })
+        self.spawn(run_blocking(work))
     }
 
     /// Waits until every task of the scope has finished (Low's `scope.end`); raises the first
     /// trap of a task after cancelling the others.
     pub async fn end(self) {
         self.shared.wait_until(|state| (state.running == 0).then_some(())).await;
+    }
+}
+
+/// Runs `work`, a plain function, on the bounded blocking pool and gives its result: it waits
+/// for one of the pool's threads without holding a worker, then runs to completion there (a
+/// blocking task's body, and the password hashes of `secrets`). A trap in `work` is raised here.
+///
+/// # Panics
+/// Outside a Tokio runtime.
+pub async fn run_blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
+    // The permit goes with the work, so that the function of a cancelled caller, which runs on
+    // to its end, still counts against the pool until it returns.
+    let permit = Arc::clone(blocking_pool()).acquire_owned().await.expect("the pool is never closed");
+    let running = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        work()
+    });
+    match running.await {
+        Ok(value) => value,
+        Err(error) => match error.try_into_panic() {
+            Ok(payload) => panic::resume_unwind(payload),
+            Err(_) => crate::trap("a blocking task was cancelled"),
+        },
     }
 }
 

@@ -48,6 +48,31 @@ fn library_method(name: &str) -> Option<LibraryMethod> {
     Some(LibraryMethod { row, receiver, params, ret })
 }
 
+/// The builtin functions that are one runtime row each (docs/language.md, "Builtin functions"):
+/// their parameters and result are the row's, as High types, and a call of an async row waits.
+pub(super) const LIBRARY_FNS: [(&str, RuntimeFn); 6] = [
+    ("sleep", RuntimeFn::TimeSleep),
+    ("random_int", RuntimeFn::RandInt),
+    ("token", RuntimeFn::RandToken),
+    ("secure_eq", RuntimeFn::SecretEq),
+    ("hash_password", RuntimeFn::PasswordHash),
+    ("verify_password", RuntimeFn::PasswordVerify),
+];
+
+/// The High type of a runtime row's parameter or result, for the rows [`LIBRARY_FNS`] names
+/// (scalars and strings; a `&str` parameter takes a `String`, borrowed for the call).
+fn row_ty(ty: nagi_low::RtType) -> Ty {
+    use nagi_low::RtType;
+    match ty {
+        RtType::I32 => Ty::I32,
+        RtType::I64 => Ty::I64,
+        RtType::F64 => Ty::F64,
+        RtType::Bool => Ty::Bool,
+        RtType::Str | RtType::String => Ty::String,
+        _ => Ty::Unit,
+    }
+}
+
 impl Body<'_, '_> {
     /// Reports a wrong argument count; true when the count is right.
     pub(super) fn arity(&mut self, name: &str, expected: usize, args: &[ast::Expr], span: Span) -> bool {
@@ -113,7 +138,6 @@ impl Body<'_, '_> {
                 Some(mk(ExprKind::Builtin { builtin: Builtin::Abs, args: vec![value] }, ty, span))
             }
             "fail" => self.fail_call(args, span),
-            "sleep" => self.sleep(args, span),
             "set_header" => self.set_header_call(args, span),
             "assert" => {
                 if !self.arity(name, 1, args, span) {
@@ -134,8 +158,26 @@ impl Body<'_, '_> {
                 let at = mk(ExprKind::Str((self.locate)(span)), Ty::String, span);
                 Some(mk(ExprKind::Builtin { builtin: Builtin::AssertEq, args: vec![a, b, at] }, Ty::Unit, span))
             }
-            _ => self.program_call(callee, args, span),
+            _ => match LIBRARY_FNS.iter().find(|(n, _)| *n == name) {
+                Some(&(_, row)) => self.function_row_call(name, row, args, span),
+                None => self.program_call(callee, args, span),
+            },
         }
+    }
+
+    /// A call of a builtin function that is the runtime row `row` ([`LIBRARY_FNS`]).
+    fn function_row_call(&mut self, name: &str, row: RuntimeFn, args: &[ast::Expr], span: Span) -> Option<Expr> {
+        let data = row.data();
+        if !self.arity(name, data.params.len(), args, span) {
+            return None;
+        }
+        let params: Vec<Ty> = data.params.iter().map(|p| row_ty(*p)).collect();
+        let checked = self.check_args(args, &params);
+        if data.is_async {
+            self.effects.suspends.get_or_insert(span);
+        }
+        let args = checked.into_iter().collect::<Option<Vec<Expr>>>()?;
+        Some(mk(ExprKind::Builtin { builtin: Builtin::Runtime(row), args }, row_ty(data.ret), span))
     }
 
     fn program_call(&mut self, callee: &Ident, args: &[ast::Expr], span: Span) -> Option<Expr> {

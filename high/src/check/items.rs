@@ -21,9 +21,19 @@ pub(super) use actors::ActorInfo;
 use actors::{actor_stored, holds_actor};
 pub(super) use supervisors::SupervisorInfo;
 
-/// The builtin functions, which user functions may not shadow.
-pub(super) const BUILTIN_FNS: [&str; 10] =
-    ["print", "min", "max", "abs", "to_string", "fail", "set_header", "assert", "assert_eq", "sleep"];
+/// The builtin functions other than the runtime rows of `builtins::LIBRARY_FNS`; user
+/// functions may shadow neither (see [`is_builtin_fn`]).
+const BUILTIN_FNS: [&str; 9] = ["print", "min", "max", "abs", "to_string", "fail", "set_header", "assert", "assert_eq"];
+
+/// Whether `name` is a builtin function, which a user function may not shadow.
+pub(super) fn is_builtin_fn(name: &str) -> bool {
+    BUILTIN_FNS.contains(&name) || super::builtins::LIBRARY_FNS.iter().any(|(n, _)| *n == name)
+}
+
+/// Every builtin function's name.
+pub(super) fn builtin_fn_names() -> impl Iterator<Item = &'static str> {
+    BUILTIN_FNS.into_iter().chain(super::builtins::LIBRARY_FNS.iter().map(|(n, _)| *n))
+}
 
 /// The written names of the built-in types.
 const BUILTIN_TYPES: [&str; 5] = ["i32", "i64", "f64", "bool", "String"];
@@ -597,7 +607,7 @@ impl<'f> Items<'f> {
         let name = &decl.name.name;
         let params = self.collect_params(&decl.params, diags, plain_param_mode);
         let ret = decl.ret.as_ref().map_or(Some(Ty::Unit), |t| self.resolve_ty(t, diags));
-        if BUILTIN_FNS.contains(&name.as_str()) {
+        if is_builtin_fn(name) {
             diags.push(error(
                 H207,
                 decl.name.span,

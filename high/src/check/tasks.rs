@@ -11,7 +11,7 @@ use nagi_syntax::ast::{self, Span};
 
 use super::expr::mk;
 use super::{Body, H416, H417, H425, error};
-use crate::tir::{Block, Builtin, Expr, ExprKind, ParamMode, StmtKind, Ty};
+use crate::tir::{Block, Expr, ExprKind, ParamMode, StmtKind, Ty};
 
 impl Body<'_, '_> {
     /// `scope { body }`.
@@ -137,17 +137,6 @@ impl Body<'_, '_> {
         let Ty::Task(result) = handle.ty.clone() else { return None };
         self.effects.suspends.get_or_insert(span);
         Some(mk(ExprKind::Join(Box::new(handle)), *result, span))
-    }
-
-    /// `sleep(ms)`: waits without blocking the thread.
-    pub(super) fn sleep(&mut self, args: &[ast::Expr], span: Span) -> Option<Expr> {
-        if !self.arity("sleep", 1, args, span) {
-            return None;
-        }
-        let ms = self.check_expr(&args[0], &Ty::I64)?;
-        self.effects.suspends.get_or_insert(span);
-        let builtin = Builtin::Runtime(nagi_low::RuntimeFn::TimeSleep);
-        Some(mk(ExprKind::Builtin { builtin, args: vec![ms] }, Ty::Unit, span))
     }
 
     /// Reports a task handle where only a `let`, a `join` or a drop may take one (`what` says

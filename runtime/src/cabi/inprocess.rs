@@ -39,6 +39,7 @@ macro_rules! jit_table {
             use super::program::nagi_rt_main_async;
             use super::queues::*;
             use super::service::nagi_rt_serve;
+            use super::secrets::*;
             use super::strings::*;
             use super::supervisors::*;
             use super::tasks::*;

@@ -39,7 +39,7 @@ pub struct OptF64 {
 ///
 /// # Safety
 /// `s` points to a string of emitted code (UTF-8 by construction, docs/c-abi.md).
-unsafe fn read<'a>(s: *const RawString) -> &'a str {
+pub(super) unsafe fn read<'a>(s: *const RawString) -> &'a str {
     // SAFETY: forwarded from the caller.
     unsafe { text_unchecked((*s).ptr, (*s).len) }
 }
@@ -117,7 +117,7 @@ pub unsafe extern "C" fn nagi_rt_str_split(out: *mut RawArray, s: *const RawStri
 ///
 /// # Safety
 /// `out` is writable.
-unsafe fn write_string(out: *mut RawString, value: String) {
+pub(super) unsafe fn write_string(out: *mut RawString, value: String) {
     // SAFETY: forwarded from the caller.
     unsafe { out.write(into_raw(value.into_bytes())) }
 }

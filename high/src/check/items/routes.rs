@@ -222,7 +222,7 @@ impl<'f> Items<'f> {
     /// Route handlers are named after method and path; a clash with a function (or another
     /// handler) gets a numeric suffix.
     pub(super) fn name_handlers(&mut self) {
-        let mut used: HashSet<String> = BUILTIN_FNS.iter().map(|s| s.to_string()).collect();
+        let mut used: HashSet<String> = builtin_fn_names().map(str::to_string).collect();
         used.extend(self.fns.iter().filter(|f| f.route.is_none()).map(|f| f.name.clone()));
         for info in &mut self.fns {
             let Some((method, path)) = &info.route else { continue };
