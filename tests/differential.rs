@@ -82,6 +82,16 @@ fn value(module: &Module, ty: &Type, n: usize) -> serde_json::Value {
         Type::F64 => serde_json::json!(n as f64 + 0.5),
         Type::Bool => serde_json::json!(n % 2 == 1),
         Type::String => serde_json::json!(TEXTS[n % TEXTS.len()]),
+        // Offsets and fractions the services write back in UTC at a fixed width.
+        Type::Time => serde_json::json!(
+            [
+                "2026-12-05T04:23:34Z",
+                "1969-12-31T23:59:59.999999-01:00",
+                "9999-12-31T23:59:59.5Z",
+                "0000-01-01T00:00:00Z"
+            ][n % 4]
+        ),
+        Type::Duration => serde_json::json!(["250ms", "-90s", "0s", "1500us"][n % 4]),
         Type::Option(inner) if n % 3 == 2 => {
             let _ = inner;
             serde_json::Value::Null

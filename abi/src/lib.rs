@@ -65,6 +65,10 @@ pub mod type_kind {
     pub const MAP_I64: u64 = 10;
     /// A map with `String` keys, as [`MAP_I64`].
     pub const MAP_STRING: u64 = 11;
+    /// A `Time`: an `i64` of microseconds since 1970-01-01T00:00:00Z.
+    pub const TIME: u64 = 12;
+    /// A `Duration`: an `i64` of microseconds.
+    pub const DURATION: u64 = 13;
 }
 
 /// The element kind the array library's functions take (`nagi_rt_array_sort`,
@@ -209,6 +213,7 @@ macro_rules! runtime_functions {
         SqlArgInt = nagi_rt_sql_arg_int(Ptr, I64) -> Void;
         SqlArgReal = nagi_rt_sql_arg_real(Ptr, F64) -> Void;
         SqlArgText = nagi_rt_sql_arg_text(Ptr, Ptr, I64) -> Void;
+        SqlArgTime = nagi_rt_sql_arg_time(Ptr, I64) -> Void;
         SqlArgNull = nagi_rt_sql_arg_null(Ptr) -> Void;
         DbExec = nagi_rt_db_exec(Ptr, I64, Ptr) -> Ptr;
         DbExecCommit = nagi_rt_db_exec_commit(Ptr, I64, Ptr) -> Ptr;
@@ -222,6 +227,17 @@ macro_rules! runtime_functions {
         OpFinish = nagi_rt_op_finish(Ptr, Ptr) -> Void;
         OpDrop = nagi_rt_op_drop(Ptr) -> Void;
         TimeSleep = nagi_rt_time_sleep(I64) -> Ptr;
+
+        // The clock, and `Time` and `Duration` values (`cabi::time`): both are `i64` microseconds; a text through the out-pointer first.
+        TimeNow = nagi_rt_time_now() -> I64;
+        TimeMonotonic = nagi_rt_time_monotonic() -> I64;
+        TimeFromMicros = nagi_rt_time_from_micros(I64) -> I64;
+        TimeMicros = nagi_rt_time_micros(I64) -> I64;
+        DurationFromMicros = nagi_rt_duration_from_micros(I64) -> I64;
+        DurationMicros = nagi_rt_duration_micros(I64) -> I64;
+        TimeFormat = nagi_rt_time_format(Str, I64) -> Void;
+        DurationFormat = nagi_rt_duration_format(Str, I64) -> Void;
+        TimeParse = nagi_rt_time_parse(Ptr, Str) -> Void;
 
         // Randomness and secrets (`cabi::secrets`): a token through the out-pointer, a bool as an `i32`, the password rows as pending operations over the strings' bytes.
         RandInt = nagi_rt_rand_int(I64, I64) -> I64;

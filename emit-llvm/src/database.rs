@@ -141,7 +141,8 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
         Ok(list)
     }
 
-    /// Appends a scalar: INTEGER for `i32`, `i64` and `bool`, REAL for `f64`.
+    /// Appends a scalar: INTEGER for `i32`, `i64`, `bool` and `Duration` (microseconds), REAL
+    /// for `f64`, the RFC 3339 TEXT of a `Time` (the runtime writes it).
     fn scalar_arg(
         &self,
         list: PointerValue<'ctx>,
@@ -153,7 +154,8 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
         let i64t = cx.context.i64_type();
         match ty {
             Type::F64 => runtime_calls::call(cx, Rt::SqlArgReal, &[list.into(), value.into()])?,
-            Type::I64 => runtime_calls::call(cx, Rt::SqlArgInt, &[list.into(), value.into()])?,
+            Type::I64 | Type::Duration => runtime_calls::call(cx, Rt::SqlArgInt, &[list.into(), value.into()])?,
+            Type::Time => runtime_calls::call(cx, Rt::SqlArgTime, &[list.into(), value.into()])?,
             Type::I32 => {
                 let wide = b.build_int_s_extend(value.into_int_value(), i64t, "sql.int")?;
                 runtime_calls::call(cx, Rt::SqlArgInt, &[list.into(), wide.into()])?

@@ -29,6 +29,14 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
             RowGroup::Database => return self.database_call(op, dest, func, class, args),
             RowGroup::Time => return self.sleep(op, dest, args),
             RowGroup::Secrets => return self.secret_call(op, dest, func, args),
+            RowGroup::Clock => {
+                return match func {
+                    RuntimeFn::TimeFormat | RuntimeFn::DurationFormat | RuntimeFn::TimeParse => {
+                        self.string_call(dest, func, args)
+                    }
+                    _ => self.bytes_call(dest, func, args),
+                };
+            }
             RowGroup::Http | RowGroup::Test => return self.bytes_call(dest, func, args),
             RowGroup::Print => false,
             RowGroup::Format => true,
@@ -58,13 +66,14 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
         }
     }
 
-    /// A row whose C function takes each `i64` by value and each string as its bytes (pointer
-    /// and length), and returns nothing or an `i64`: `http.*` and `test.*`.
+    /// A row whose C function takes each `i64` (a `Time` and a `Duration` are ones) by value and
+    /// each string as its bytes (pointer and length), and returns nothing or an `i64`: `http.*`,
+    /// `test.*` and the clock's.
     fn bytes_call(&mut self, dest: Option<nagi_low::LocalId>, func: RuntimeFn, args: &[Operand]) -> Result<(), Error> {
         let cx = self.cx;
         let mut values: Vec<BasicMetadataValueEnum<'ctx>> = Vec::with_capacity(4);
         for (i, param) in func.data().params.iter().enumerate() {
-            if *param == nagi_low::RtType::I64 {
+            if matches!(param, nagi_low::RtType::I64 | nagi_low::RtType::Time | nagi_low::RtType::Duration) {
                 let arg =
                     args.get(i).ok_or_else(|| Error::internal(format!("rtcall {} lacks an argument", func.name())))?;
                 values.push(self.operand(arg)?.into());

@@ -48,6 +48,7 @@ pub(crate) enum Rt {
     SqlArgInt,
     SqlArgReal,
     SqlArgText,
+    SqlArgTime,
     SqlArgNull,
     /// `nagi_rt_db_query` with `one = 1` (`db.query_one`), which shares the C function of
     /// `db.query`.
@@ -126,6 +127,7 @@ impl Rt {
             Rt::SqlArgInt => Function::SqlArgInt,
             Rt::SqlArgReal => Function::SqlArgReal,
             Rt::SqlArgText => Function::SqlArgText,
+            Rt::SqlArgTime => Function::SqlArgTime,
             Rt::SqlArgNull => Function::SqlArgNull,
             Rt::DbQueryOne => Function::DbQuery,
             Rt::OpPoll => Function::OpPoll,
@@ -208,6 +210,17 @@ pub(crate) fn row_function(func: RuntimeFn) -> Function {
         RuntimeFn::DbExecCommit => Function::DbExecCommit,
         RuntimeFn::DbQuery | RuntimeFn::DbQueryOne => Function::DbQuery,
         RuntimeFn::TimeSleep => Function::TimeSleep,
+        // The clock: `Time` and `Duration` cross as `i64` microseconds, a text through the
+        // out-pointer.
+        RuntimeFn::TimeNow => Function::TimeNow,
+        RuntimeFn::TimeMonotonic => Function::TimeMonotonic,
+        RuntimeFn::TimeFromMicros => Function::TimeFromMicros,
+        RuntimeFn::TimeMicros => Function::TimeMicros,
+        RuntimeFn::DurationFromMicros => Function::DurationFromMicros,
+        RuntimeFn::DurationMicros => Function::DurationMicros,
+        RuntimeFn::TimeFormat => Function::TimeFormat,
+        RuntimeFn::DurationFormat => Function::DurationFormat,
+        RuntimeFn::TimeParse => Function::TimeParse,
         // Randomness and secrets: a token through the out-pointer, a bool as an i32, the
         // password rows as pending operations over the strings' bytes.
         RuntimeFn::RandInt => Function::RandInt,

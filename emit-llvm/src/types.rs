@@ -82,7 +82,8 @@ impl<'ctx> Layouts<'ctx> {
         let cx = self.context;
         match ty {
             Type::I32 => cx.i32_type().into(),
-            Type::I64 => cx.i64_type().into(),
+            // A `Time` and a `Duration` are `i64` microseconds (the runtime's `time.rs`).
+            Type::I64 | Type::Time | Type::Duration => cx.i64_type().into(),
             Type::F64 => cx.f64_type().into(),
             Type::Bool => cx.bool_type().into(),
             Type::Unit => self.unit().into(),

@@ -100,6 +100,7 @@ mod stmt;
 mod tasks;
 #[cfg(test)]
 mod tests;
+mod time;
 
 use nagi_low::Diagnostic;
 use nagi_syntax::ast::{self, SourceFile, Span};

@@ -151,6 +151,8 @@ impl Types<'_> {
             Ty::Bool => Type::Bool,
             Ty::Unit => Type::Unit,
             Ty::String => Type::String,
+            Ty::Time => Type::Time,
+            Ty::Duration => Type::Duration,
             Ty::Array(t) => Type::Array(Box::new(self.low(t))),
             Ty::Option(t) => Type::Option(Box::new(self.low(t))),
             Ty::Map(k, v) => Type::Map(Box::new(self.low(k)), Box::new(self.low(v))),

@@ -681,6 +681,7 @@ impl Rewriter<'_> {
     fn expr(&mut self, e: &mut Expr) {
         match &mut e.kind {
             ExprKind::Int(_)
+            | ExprKind::Duration(_)
             | ExprKind::Float(_)
             | ExprKind::Str(_)
             | ExprKind::Bool(_)

@@ -24,6 +24,8 @@ fn column_low_type(ty: &Ty) -> Option<Type> {
         Ty::F64 => Type::F64,
         Ty::Bool => Type::Bool,
         Ty::String => Type::String,
+        Ty::Time => Type::Time,
+        Ty::Duration => Type::Duration,
         Ty::Option(inner) => Type::Option(Box::new(column_low_type(inner)?)),
         _ => return None,
     })

@@ -117,6 +117,10 @@ pub enum Ty {
     Bool,
     Unit,
     String,
+    /// `Time`: an instant in UTC (microseconds since 1970, `Type::Time` in Low).
+    Time,
+    /// `Duration`: signed microseconds (`Type::Duration` in Low).
+    Duration,
     Array(Box<Ty>),
     Option(Box<Ty>),
     /// `Map<K, V>`, `K` being `i64` or `String`.
@@ -135,7 +139,7 @@ impl Ty {
     /// as classes do.
     pub fn is_copy(&self) -> bool {
         match self {
-            Ty::I32 | Ty::I64 | Ty::F64 | Ty::Bool | Ty::Unit => true,
+            Ty::I32 | Ty::I64 | Ty::F64 | Ty::Bool | Ty::Unit | Ty::Time | Ty::Duration => true,
             Ty::Option(inner) => inner.is_copy(),
             Ty::String | Ty::Array(_) | Ty::Map(..) | Ty::Class(_) | Ty::Enum(_) | Ty::Task(_) | Ty::Actor(_) => false,
         }

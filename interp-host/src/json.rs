@@ -51,6 +51,8 @@ impl Shape for LowShape<'_> {
             // classes).
             Type::Unit | Type::Ref { .. } | Type::Scope | Type::Task(_) | Type::Actor(_) | Type::Defer => Kind::Unit,
             Type::String => Kind::String,
+            Type::Time => Kind::Time,
+            Type::Duration => Kind::Duration,
             Type::Array(_) => Kind::Array,
             Type::Map(k, _) if **k == Type::String => Kind::MapString,
             Type::Map(..) => Kind::MapI64,

@@ -14,7 +14,7 @@ use nagi_interp::{Host, Value};
 use nagi_low::eval::Trap;
 use nagi_low::{ClassId, Module, RuntimeFn};
 use nagi_runtime::arrays::{self, Key};
-use nagi_runtime::{ops, rt, secrets, strings};
+use nagi_runtime::{ops, rt, secrets, strings, time};
 
 /// The interpreter's host: `nagi_runtime` itself.
 pub struct RuntimeHost;
@@ -82,6 +82,10 @@ impl Host for RuntimeHost {
 
     fn secret_call(&mut self, func: RuntimeFn, args: &[Value]) -> Result<Value, String> {
         secret_call(func, args)
+    }
+
+    fn clock_call(&mut self, func: RuntimeFn, args: &[Value]) -> Result<Value, String> {
+        clock_call(func, args)
     }
 
     fn fail(&mut self, status: i64, message: &str) {
@@ -192,6 +196,22 @@ fn string_call(func: RuntimeFn, args: &[Value]) -> Result<Value, String> {
         RuntimeFn::StrParseI64 => option(strings::parse_i64(text(0)?).map(Value::I64)),
         RuntimeFn::StrParseF64 => option(strings::parse_f64(text(0)?).map(Value::F64)),
         other => return Err(format!("`rtcall {}` is not a row of the string library", other.name())),
+    })
+}
+
+/// [`Host::clock_call`]: the row's rule in `nagi_runtime::time`, on the interpreter's values
+/// (a `Time` and a `Duration` are `Value::I64` microseconds).
+fn clock_call(func: RuntimeFn, args: &[Value]) -> Result<Value, String> {
+    let args = Args { func, args };
+    Ok(match func {
+        RuntimeFn::TimeNow => Value::I64(time::now_micros()),
+        RuntimeFn::TimeMonotonic => Value::I64(time::monotonic_micros()),
+        RuntimeFn::TimeFromMicros => Value::I64(time::try_time(args.int(0)?)?),
+        RuntimeFn::TimeMicros | RuntimeFn::DurationFromMicros | RuntimeFn::DurationMicros => Value::I64(args.int(0)?),
+        RuntimeFn::TimeFormat => Value::Str(time::format_time(args.int(0)?)),
+        RuntimeFn::DurationFormat => Value::Str(time::format_duration(args.int(0)?)),
+        RuntimeFn::TimeParse => Value::Option(time::parse_time(args.text(0)?).map(|t| Box::new(Value::I64(t)))),
+        other => return Err(format!("`rtcall {}` is not a row of the clock", other.name())),
     })
 }
 

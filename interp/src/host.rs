@@ -62,6 +62,12 @@ pub trait Host {
     /// block the calling thread for as long as the hash takes.
     fn secret_call(&mut self, func: RuntimeFn, args: &[Value]) -> Result<Value, String>;
 
+    /// A row of the clock (`time.*` but `time.sleep`, `duration.*`): `func` applied to `args`
+    /// (a `Time` or `Duration` as its `i64` microseconds, strings with their references
+    /// followed); its result (`Value::I64` for a `Time`, a `Duration` or an `i64`, `Value::Str`,
+    /// or an option of a `Time`), or the message of the trap it raises.
+    fn clock_call(&mut self, func: RuntimeFn, args: &[Value]) -> Result<Value, String>;
+
     /// The order in which `keys` stand once sorted by the array library (`array.sort`,
     /// `array.sort_by`): position `i` of the result is the index of the key that goes to `i`.
     /// The keys are `i32`, `i64`, `f64` or strings, all of one kind.

@@ -31,6 +31,11 @@ impl Machine<'_, '_> {
                 let values = self.row_args(func, args)?;
                 self.host.secret_call(func, &values).map_err(Stop::Trap)?
             }
+            // A `Time` and a `Duration` are `i64` microseconds here, as in emitted memory.
+            RowGroup::Clock => {
+                let values = self.row_args(func, args)?;
+                self.host.clock_call(func, &values).map_err(Stop::Trap)?
+            }
             RowGroup::Arrays => self.array_row(func, args)?,
             RowGroup::Database => {
                 return Err(fault(format!("the interpreter does not support `rtcall {}`", func.name())));
@@ -57,13 +62,16 @@ impl Machine<'_, '_> {
         }
     }
 
-    /// The arguments of a row of the string library or of the secrets rows: `i64` operands by
-    /// value, references followed and their values cloned.
+    /// The arguments of a row of the string library, the secrets rows or the clock rows: `i64`,
+    /// `Time` and `Duration` operands by value (each an `i64`), references followed and their
+    /// values cloned.
     fn row_args(&mut self, func: RuntimeFn, args: &[Operand]) -> Result<Vec<Value>, Stop> {
         let mut values = Vec::with_capacity(args.len());
         for (arg, param) in args.iter().zip(func.data().params) {
             values.push(match param {
-                nagi_low::RtType::I64 => Value::I64(self.i64_arg(arg)?),
+                nagi_low::RtType::I64 | nagi_low::RtType::Time | nagi_low::RtType::Duration => {
+                    Value::I64(self.i64_arg(arg)?)
+                }
                 _ => self.stack.read(local_arg(arg)?)?.clone(),
             });
         }

@@ -73,6 +73,10 @@ impl Host for Recorder {
         Err(format!("the tests' host has no `{}`", func.name()))
     }
 
+    fn clock_call(&mut self, func: nagi_low::RuntimeFn, _: &[Value]) -> Result<Value, String> {
+        Err(format!("the tests' host has no `{}`", func.name()))
+    }
+
     fn sorted_order(&mut self, _: &[Value]) -> Result<Vec<usize>, String> {
         Err("the tests' host has no array library".into())
     }

@@ -636,6 +636,8 @@ impl Parser {
                         "String" => break Type::String,
                         "Scope" => break Type::Scope,
                         "Defer" => break Type::Defer,
+                        "Time" => break Type::Time,
+                        "Duration" => break Type::Duration,
                         // `Task<T>` is the task type; a class may still be called `Task`, since
                         // a class name is never followed by `<`.
                         "Task" if matches!(self.peek(), TokenKind::Lt) => {
@@ -837,7 +839,20 @@ impl Parser {
 fn is_reserved_type_name(name: &str) -> bool {
     matches!(
         name,
-        "i32" | "i64" | "f64" | "bool" | "unit" | "String" | "Option" | "Map" | "Scope" | "Defer" | "str" | "mut"
+        "i32"
+            | "i64"
+            | "f64"
+            | "bool"
+            | "unit"
+            | "String"
+            | "Option"
+            | "Map"
+            | "Scope"
+            | "Defer"
+            | "Time"
+            | "Duration"
+            | "str"
+            | "mut"
     )
 }
 

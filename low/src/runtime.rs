@@ -40,6 +40,12 @@ pub enum RtType {
     OptI64,
     /// `Option<f64>`, owned.
     OptF64,
+    /// `Time`.
+    Time,
+    /// `Duration`.
+    Duration,
+    /// `Option<Time>`.
+    OptTime,
     /// `[String]`, owned.
     Strings,
     /// `&[String]`.
@@ -90,6 +96,9 @@ impl RtType {
             RtType::ClassOption => Type::Option(Box::new(class()?)),
             RtType::OptI64 => Type::Option(Box::new(Type::I64)),
             RtType::OptF64 => Type::Option(Box::new(Type::F64)),
+            RtType::Time => Type::Time,
+            RtType::Duration => Type::Duration,
+            RtType::OptTime => Type::Option(Box::new(Type::Time)),
             RtType::Strings => Type::Array(Box::new(Type::String)),
             RtType::StringsRef => Type::reference(false, Type::Array(Box::new(Type::String))),
             RtType::ClassArrayMut => array(true, class()?),
@@ -140,8 +149,10 @@ pub fn element_type(ty: &Type) -> Option<&Type> {
 
 fn is_sql_value(ty: &Type) -> bool {
     match ty {
-        Type::I32 | Type::I64 | Type::F64 | Type::Bool => true,
-        Type::Option(inner) => matches!(**inner, Type::I32 | Type::I64 | Type::F64 | Type::Bool),
+        Type::I32 | Type::I64 | Type::F64 | Type::Bool | Type::Time | Type::Duration => true,
+        Type::Option(inner) => {
+            matches!(**inner, Type::I32 | Type::I64 | Type::F64 | Type::Bool | Type::Time | Type::Duration)
+        }
         Type::Ref { mutable: false, pointee } => match &**pointee {
             Type::String => true,
             Type::Option(inner) => **inner == Type::String,
@@ -306,6 +317,27 @@ runtime_functions! {
         doc: "The password's Argon2id hash with a fresh random salt, as a PHC string (m=19456 KiB, t=2, p=1).";
     PasswordVerify = "password.verify", generic: false, params: [Str, Str], variadic: None, ret: Bool, async: true,
         doc: "Whether the password matches the PHC hash; false for a hash that is not one.";
+    // The clock, and Time and Duration values (runtime/src/time.rs holds each rule). Both are
+    // `i64` microseconds underneath; `micros` and `from_micros` cross between them and `i64`,
+    // which is how arithmetic and comparisons on them are written.
+    TimeNow = "time.now", generic: false, params: [], variadic: None, ret: Time, async: false,
+        doc: "The current instant in UTC, from the system's clock (or the clock a test fixed).";
+    TimeMonotonic = "time.monotonic", generic: false, params: [], variadic: None, ret: Duration, async: false,
+        doc: "The time since the process first asked, from the monotonic clock, which never goes backwards.";
+    TimeFromMicros = "time.from_micros", generic: false, params: [I64], variadic: None, ret: Time, async: false,
+        doc: "The instant that many microseconds after 1970-01-01T00:00:00Z; traps outside years 0000-9999.";
+    TimeMicros = "time.micros", generic: false, params: [Time], variadic: None, ret: I64, async: false,
+        doc: "The instant's microseconds since 1970-01-01T00:00:00Z.";
+    DurationFromMicros = "duration.from_micros", generic: false, params: [I64], variadic: None, ret: Duration, async: false,
+        doc: "The duration of that many microseconds.";
+    DurationMicros = "duration.micros", generic: false, params: [Duration], variadic: None, ret: I64, async: false,
+        doc: "The duration's microseconds.";
+    TimeFormat = "time.format", generic: false, params: [Time], variadic: None, ret: String, async: false,
+        doc: "The instant as RFC 3339 in UTC with six fractional digits (`2026-12-05T04:23:34.123456Z`).";
+    DurationFormat = "duration.format", generic: false, params: [Duration], variadic: None, ret: String, async: false,
+        doc: "The duration as a literal writes it: the integer and the largest unit that divides it (`250ms`, `2h`).";
+    TimeParse = "time.parse", generic: false, params: [Str], variadic: None, ret: OptTime, async: false,
+        doc: "The instant an RFC 3339 text names (any offset), truncated to the microsecond; none for anything else.";
     // Typed JSON, straight between text and a class (serde, no intermediate tree).
     JsonEncode = "json.encode", generic: true, params: [ClassRef], variadic: None, ret: String, async: false,
         doc: "Encodes a class value as a JSON object.";
@@ -371,6 +403,8 @@ impl RuntimeFn {
             HttpFail | HttpClearFailure | HttpSetHeader => RowGroup::Http,
             TestSelected | TestFailed | TestAssertFailed => RowGroup::Test,
             TimeSleep => RowGroup::Time,
+            TimeNow | TimeMonotonic | TimeFromMicros | TimeMicros | DurationFromMicros | DurationMicros
+            | TimeFormat | DurationFormat | TimeParse => RowGroup::Clock,
             RandInt | RandToken | SecretEq | PasswordHash | PasswordVerify => RowGroup::Secrets,
             DbExec | DbExecCommit | DbQuery | DbQueryOne | DbBegin | DbCommit | DbRollback | QueueDeadLetters
             | QueueRetry => RowGroup::Database,
@@ -403,6 +437,9 @@ pub enum RowGroup {
     Test,
     /// `time.*`: waiting.
     Time,
+    /// `time.*` but `time.sleep`, and `duration.*`: the clock, and `Time` and `Duration` values
+    /// (`runtime/src/time.rs`).
+    Clock,
     /// `rand.*`, `secret.*`, `password.*`: randomness and secrets (`runtime/src/secrets.rs`).
     Secrets,
     /// `db.*`: SQLite through the runtime's database thread.
@@ -410,7 +447,8 @@ pub enum RowGroup {
 }
 
 /// The SQLite column declaration for a field of type `ty`, following the runtime's
-/// column-type mapping: `String` → `TEXT`, `i32`/`i64`/`bool` → `INTEGER`, `f64` → `REAL`; an
+/// column-type mapping: `String` and `Time` → `TEXT`, `i32`/`i64`/`bool`/`Duration` →
+/// `INTEGER`, `f64` → `REAL`; an
 /// `Option` is nullable and everything else is `NOT NULL`. `None` for types no column holds
 /// (arrays, classes, references).
 pub fn sql_column_type(ty: &Type) -> Option<std::string::String> {
@@ -419,8 +457,10 @@ pub fn sql_column_type(ty: &Type) -> Option<std::string::String> {
         other => (other, false),
     };
     let sql = match base {
-        Type::String => "TEXT",
-        Type::I32 | Type::I64 | Type::Bool => "INTEGER",
+        // A `Time` is its fixed-width RFC 3339 text, which sorts as the instants do; a
+        // `Duration` its microseconds.
+        Type::String | Type::Time => "TEXT",
+        Type::I32 | Type::I64 | Type::Bool | Type::Duration => "INTEGER",
         Type::F64 => "REAL",
         _ => return None,
     };
@@ -447,7 +487,7 @@ mod tests {
 
     #[test]
     fn every_variant_spelling_parses_back_to_it() {
-        assert_eq!(RuntimeFn::all().count(), 50);
+        assert_eq!(RuntimeFn::all().count(), 59);
         for (i, row) in RUNTIME_FUNCTIONS.iter().enumerate() {
             assert_eq!(row.func as usize, i, "row {} is out of variant order", row.name);
             assert_eq!(RuntimeFn::from_name(row.name), Some(row.func), "{}", row.name);

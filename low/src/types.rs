@@ -30,6 +30,11 @@ pub enum Type {
     Unit,
     /// Owned UTF-8 text.
     String,
+    /// `Time`: an instant in UTC, microseconds since 1970-01-01T00:00:00Z within years
+    /// 0000–9999 (docs/low.md, "Time"). A copy type laid out as an `i64`.
+    Time,
+    /// `Duration`: a signed number of microseconds. A copy type laid out as an `i64`.
+    Duration,
     /// Owned, growable array `[T]`.
     Array(Box<Type>),
     /// `Option<T>`: a `T` or nothing.
@@ -74,7 +79,14 @@ impl Type {
     /// so that whether a type is copy needs no module.
     pub fn is_copy(&self) -> bool {
         match self {
-            Type::I32 | Type::I64 | Type::F64 | Type::Bool | Type::Unit | Type::Ref { .. } => true,
+            Type::I32
+            | Type::I64
+            | Type::F64
+            | Type::Bool
+            | Type::Unit
+            | Type::Time
+            | Type::Duration
+            | Type::Ref { .. } => true,
             Type::Option(inner) => inner.is_copy(),
             Type::String
             | Type::Array(_)
@@ -125,7 +137,14 @@ impl Type {
                         stack.extend(data.variants.iter().filter_map(|v| v.payload.as_ref()));
                     }
                 }
-                Type::I32 | Type::I64 | Type::F64 | Type::Bool | Type::Unit | Type::Ref { .. } => {}
+                Type::I32
+                | Type::I64
+                | Type::F64
+                | Type::Bool
+                | Type::Unit
+                | Type::Time
+                | Type::Duration
+                | Type::Ref { .. } => {}
             }
         }
         false
@@ -201,6 +220,8 @@ impl fmt::Display for TypeDisplay<'_> {
             Type::Map(k, v) => write!(f, "Map<{}, {}>", k.display(m), v.display(m)),
             Type::Scope => f.write_str("Scope"),
             Type::Defer => f.write_str("Defer"),
+            Type::Time => f.write_str("Time"),
+            Type::Duration => f.write_str("Duration"),
             Type::Task(t) => write!(f, "Task<{}>", t.display(m)),
             Type::Actor(c) => match m.classes.get(*c) {
                 Some(class) => write!(f, "Actor<{}>", class.name),

@@ -509,7 +509,14 @@ fn scan_type(module: &Module, ty: &Type) -> TypeScan {
                 scan.defer = true;
                 scan.nested_defer |= !root;
             }
-            Type::I32 | Type::I64 | Type::F64 | Type::Bool | Type::Unit | Type::String => {}
+            Type::I32
+            | Type::I64
+            | Type::F64
+            | Type::Bool
+            | Type::Unit
+            | Type::String
+            | Type::Time
+            | Type::Duration => {}
         }
     }
     scan

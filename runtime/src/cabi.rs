@@ -55,6 +55,7 @@ pub mod supervisors;
 pub mod tasks;
 #[cfg(test)]
 pub(crate) mod testing;
+pub mod time;
 
 use guard::fail;
 

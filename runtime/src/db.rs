@@ -99,6 +99,21 @@ impl From<String> for SqlValue {
     }
 }
 
+impl From<crate::time::Time> for SqlValue {
+    /// A `Time` is stored as its fixed-width RFC 3339 text (`time.rs`), so that SQL's text
+    /// order is the instants' order.
+    fn from(v: crate::time::Time) -> SqlValue {
+        SqlValue::Text(crate::time::format_time(v.micros()))
+    }
+}
+
+impl From<crate::time::Duration> for SqlValue {
+    /// A `Duration` is stored as an INTEGER of microseconds.
+    fn from(v: crate::time::Duration) -> SqlValue {
+        SqlValue::Integer(v.micros())
+    }
+}
+
 impl<T: Into<SqlValue>> From<Option<T>> for SqlValue {
     /// `None` binds NULL; `Some(v)` binds `v`. Covers `Option<i32>`, `Option<i64>`, `Option<f64>`,
     /// `Option<bool>` and `Option<String>`.

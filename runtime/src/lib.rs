@@ -42,6 +42,7 @@ pub mod stack;
 pub mod strings;
 pub mod supervisors;
 pub mod tasks;
+pub mod time;
 mod trap;
 
 pub use trap::{HttpError, Trap, trap};

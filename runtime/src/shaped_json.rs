@@ -42,6 +42,10 @@ pub enum Kind {
     Unit,
     /// `String`.
     String,
+    /// `Time`, held as `i64` microseconds ([`Value::I64`]); RFC 3339 text in JSON.
+    Time,
+    /// `Duration`, held as `i64` microseconds; its literal's text in JSON (`"250ms"`).
+    Duration,
     /// `[T]`; [`Shape::inner`] is `T`.
     Array,
     /// `Option<T>`; [`Shape::inner`] is `T`.
@@ -173,6 +177,10 @@ pub enum Scalar<'a> {
     Unit,
     /// A string.
     Str(&'a str),
+    /// A `Time`, in microseconds (written as its RFC 3339 text).
+    Time(i64),
+    /// A `Duration`, in microseconds (written as its text, `"250ms"`).
+    Duration(i64),
 }
 
 impl Serialize for Scalar<'_> {
@@ -185,6 +193,8 @@ impl Serialize for Scalar<'_> {
             Scalar::Bool(v) => s.serialize_bool(v),
             Scalar::Unit => s.serialize_unit(),
             Scalar::Str(v) => s.serialize_str(v),
+            Scalar::Time(v) => crate::time::Time::in_range(v).serialize(s),
+            Scalar::Duration(v) => crate::time::Duration::from_micros(v).serialize(s),
         }
     }
 }
@@ -329,6 +339,8 @@ impl<S: Shape> View for ValueView<'_, S> {
             (Kind::Bool, Value::Bool(v)) => Scalar::Bool(*v),
             (Kind::Unit, Value::Unit) => Scalar::Unit,
             (Kind::String, Value::Str(v)) => Scalar::Str(v),
+            (Kind::Time, Value::I64(v)) => Scalar::Time(*v),
+            (Kind::Duration, Value::I64(v)) => Scalar::Duration(*v),
             _ => return None,
         })
     }
@@ -413,6 +425,8 @@ impl<'de, S: Shape> DeserializeSeed<'de> for Seed<S> {
                 Value::Unit
             }
             Kind::String => Value::Str(String::deserialize(d)?),
+            Kind::Time => Value::I64(crate::time::Time::deserialize(d)?.micros()),
+            Kind::Duration => Value::I64(crate::time::Duration::deserialize(d)?.micros()),
             Kind::Array => d.deserialize_seq(ArrayVisitor(shape.inner()))?,
             Kind::Option => d.deserialize_option(OptionVisitor(shape.inner()))?,
             Kind::MapI64 | Kind::MapString => d.deserialize_map(MapVisitor(shape))?,

@@ -374,6 +374,8 @@ pub enum ExprKind {
     /// An integer literal's magnitude (a leading `-` is a unary minus, so `-2^63` is
     /// `Neg(Int(2^63))`, which the checker accepts for `i64::MIN`).
     Int(u64),
+    /// A duration literal (`250ms`, `5s`, `2m`, `1h`, `1d`, `1500us`), in microseconds.
+    Duration(u64),
     Float(f64),
     Str(String),
     Bool(bool),

@@ -16,7 +16,7 @@ pub enum Tok {
     Ident(String),
     Int(u64),
     Float(f64),
-    /// A duration written `250ms` or `5s`, in milliseconds.
+    /// A duration written `1500us`, `250ms`, `5s`, `2m`, `1h` or `1d`, in microseconds.
     Duration(u64),
     Str(String),
     // Keywords.
@@ -108,7 +108,7 @@ impl Tok {
             Tok::Ident(s) => format!("`{s}`"),
             Tok::Int(v) => format!("`{v}`"),
             Tok::Float(v) => format!("`{v:?}`"),
-            Tok::Duration(ms) => format!("`{ms}ms`"),
+            Tok::Duration(_) => "a duration literal".into(),
             Tok::Str(_) => "a string literal".into(),
             Tok::Semi => "end of statement".into(),
             other => format!("`{}`", other.symbol()),
@@ -380,15 +380,26 @@ impl Lexer<'_> {
                 end = digits_end(e, self.bytes);
             }
         }
-        // `250ms` and `5s` are durations, in milliseconds.
+        // `1500us`, `250ms`, `5s`, `2m`, `1h` and `1d` are durations, in microseconds (`ms` is
+        // tried before `m`).
         if !is_float {
-            let unit = [("ms", 1_u64), ("s", 1000)].into_iter().find(|(unit, _)| {
+            let units = [
+                ("us", 1_u64),
+                ("ms", 1_000),
+                ("s", 1_000_000),
+                ("m", 60_000_000),
+                ("h", 3_600_000_000),
+                ("d", 86_400_000_000),
+            ];
+            let unit = units.into_iter().find(|(unit, _)| {
                 self.text[end..].starts_with(unit)
                     && !self.bytes.get(end + unit.len()).is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
             });
             if let Some((unit, scale)) = unit {
                 let clean: String = self.text[start..end].chars().filter(|c| *c != '_').collect();
-                let value = clean.parse::<u64>().ok().and_then(|v| v.checked_mul(scale));
+                // At most an `i64` of microseconds, what a `Duration` holds.
+                let value =
+                    clean.parse::<u64>().ok().and_then(|v| v.checked_mul(scale)).filter(|v| i64::try_from(*v).is_ok());
                 let value = value.ok_or_else(|| self.err("duration is too large", start, end + unit.len()))?;
                 self.push(Tok::Duration(value), start, end + unit.len());
                 return Ok(());

@@ -224,6 +224,12 @@ impl Server {
         self.request("GET", path, None, "")
     }
 
+    /// GET `path` with the further header lines `headers` (each `Name: value\r\n`).
+    #[allow(dead_code)]
+    pub fn get_with(&self, path: &str, headers: &str) -> (u16, String) {
+        self.raw(&request_bytes("GET", path, headers, None, ""))
+    }
+
     /// Sends `json` with `Content-Type: application/json`.
     pub fn send_json(&self, method: &str, path: &str, json: &str) -> (u16, String) {
         self.request(method, path, Some("application/json"), json)

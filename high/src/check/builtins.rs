@@ -50,8 +50,11 @@ fn library_method(name: &str) -> Option<LibraryMethod> {
 
 /// The builtin functions that are one runtime row each (docs/language.md, "Builtin functions"):
 /// their parameters and result are the row's, as High types, and a call of an async row waits.
-pub(super) const LIBRARY_FNS: [(&str, RuntimeFn); 6] = [
+pub(super) const LIBRARY_FNS: [(&str, RuntimeFn); 9] = [
     ("sleep", RuntimeFn::TimeSleep),
+    ("now", RuntimeFn::TimeNow),
+    ("monotonic", RuntimeFn::TimeMonotonic),
+    ("parse_time", RuntimeFn::TimeParse),
     ("random_int", RuntimeFn::RandInt),
     ("token", RuntimeFn::RandToken),
     ("secure_eq", RuntimeFn::SecretEq),
@@ -69,6 +72,9 @@ fn row_ty(ty: nagi_low::RtType) -> Ty {
         RtType::F64 => Ty::F64,
         RtType::Bool => Ty::Bool,
         RtType::Str | RtType::String => Ty::String,
+        RtType::Time => Ty::Time,
+        RtType::Duration => Ty::Duration,
+        RtType::OptTime => Ty::Option(Box::new(Ty::Time)),
         _ => Ty::Unit,
     }
 }
@@ -97,6 +103,10 @@ impl Body<'_, '_> {
                     return None;
                 }
                 let value = self.infer_value(&args[0], None)?;
+                if name == "to_string" && matches!(value.ty, Ty::Time | Ty::Duration) {
+                    return Some(self.as_text(value));
+                }
+                let value = self.as_text(value);
                 if value.ty.scalar().is_none() && value.ty != Ty::String {
                     let found = self.ty_name(&value.ty);
                     self.report(
@@ -106,7 +116,7 @@ impl Body<'_, '_> {
                             format!("`{name}` cannot take {} `{found}`", a_or_an(&found)),
                             format!("this is `{found}`"),
                         )
-                        .note(format!("`{name}` takes an i32, i64, f64, bool or String")),
+                        .note(format!("`{name}` takes an i32, i64, f64, bool, String, Time or Duration")),
                     );
                     return None;
                 }
@@ -355,6 +365,9 @@ impl Body<'_, '_> {
                     return self.library_call(value, method, signature, args, span);
                 }
                 let value = self.infer(receiver, None)?;
+                if matches!(value.ty, Ty::Time | Ty::Duration) {
+                    return self.time_method(value, method, args, span);
+                }
                 let name = self.ty_name(&value.ty);
                 self.report(
                     error(H211, method.span, format!("`{name}` has no method `{other}`"), "unknown method").note(

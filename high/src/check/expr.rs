@@ -71,6 +71,7 @@ impl Body<'_, '_> {
         let base = hint.map(strip_option);
         match &e.kind {
             ast::ExprKind::Int(v) => self.int_literal(*v, false, base, span),
+            ast::ExprKind::Duration(v) => self.duration_literal(*v, base, span),
             ast::ExprKind::Float(f) => Some(mk(ExprKind::Float(*f), Ty::F64, span)),
             ast::ExprKind::Str(s) => Some(mk(ExprKind::Str(s.clone()), Ty::String, span)),
             ast::ExprKind::Bool(b) => Some(mk(ExprKind::Bool(*b), Ty::Bool, span)),
@@ -392,6 +393,9 @@ impl Body<'_, '_> {
             }
         }
         let value = self.infer(operand, hint)?;
+        if op == UnaryOp::Neg && value.ty == Ty::Duration {
+            return Some(self.negate_duration(value, span));
+        }
         let ok = match op {
             UnaryOp::Neg => is_number(&value.ty),
             UnaryOp::Not => matches!(value.ty, Ty::Bool | Ty::I32 | Ty::I64),
@@ -426,16 +430,53 @@ impl Body<'_, '_> {
         span: Span,
         what: &str,
     ) -> Option<(Expr, Expr)> {
-        let (l, r) = if is_int_literalish(lhs) && !is_int_literalish(rhs) {
+        if is_int_literalish(lhs) && !is_int_literalish(rhs) {
             let r = self.infer_value(rhs, hint);
             let l = self.infer_value(lhs, r.as_ref().map(|r| &r.ty).or(hint));
-            (l, r)
-        } else {
-            let l = self.infer_value(lhs, hint);
-            let r = self.infer_value(rhs, l.as_ref().map(|l| &l.ty).or(hint));
-            (l, r)
-        };
-        let (l, r) = (l?, r?);
+            return self.same_type(l?, r?, span, what);
+        }
+        let l = self.infer_value(lhs, hint)?;
+        self.pair_after(l, rhs, hint, span, what)
+    }
+
+    /// The right operand inferred after the left one, `l`, whose type it takes by default; both
+    /// must have one type.
+    fn pair_after(
+        &mut self,
+        l: Expr,
+        rhs: &ast::Expr,
+        hint: Option<&Ty>,
+        span: Span,
+        what: &str,
+    ) -> Option<(Expr, Expr)> {
+        let r = self.infer_value(rhs, Some(&l.ty).or(hint))?;
+        self.same_type(l, r, span, what)
+    }
+
+    /// The operands of an arithmetic operator or a comparison: a pair of one type, or, when the
+    /// left one is a `Time` or a `Duration`, the whole operation already checked
+    /// (`time.rs`), as `Err`.
+    fn operands(
+        &mut self,
+        op: BinaryOp,
+        lhs: &ast::Expr,
+        rhs: &ast::Expr,
+        hint: Option<&Ty>,
+        span: Span,
+        what: &str,
+    ) -> Option<Result<(Expr, Expr), Option<Expr>>> {
+        if is_int_literalish(lhs) && !is_int_literalish(rhs) {
+            return self.infer_pair(lhs, rhs, hint, span, what).map(Ok);
+        }
+        let l = self.infer_value(lhs, hint)?;
+        if matches!(l.ty, Ty::Time | Ty::Duration) {
+            return Some(Err(self.time_binary(op, l, rhs, span)));
+        }
+        self.pair_after(l, rhs, hint, span, what).map(Ok)
+    }
+
+    /// `l` and `r`, when they have one type; H301 otherwise.
+    fn same_type(&mut self, l: Expr, r: Expr, span: Span, what: &str) -> Option<(Expr, Expr)> {
         if l.ty != r.ty {
             let (a, b) = (self.ty_name(&l.ty), self.ty_name(&r.ty));
             let mut d = error(
@@ -493,7 +534,10 @@ impl Body<'_, '_> {
                 self.scalar_binary(op, l, r, span)
             }
             BinaryOp::Eq | BinaryOp::Ne => {
-                let (l, r) = self.infer_pair(lhs, rhs, None, span, &what)?;
+                let (l, r) = match self.operands(op, lhs, rhs, None, span, &what)? {
+                    Ok(pair) => pair,
+                    Err(checked) => return checked,
+                };
                 match &l.ty {
                     Ty::String => {
                         let negated = op == BinaryOp::Ne;
@@ -501,7 +545,8 @@ impl Body<'_, '_> {
                     }
                     ty if ty.scalar().is_some() => self.scalar_binary(op, l, r, span),
                     ty => {
-                        let mut d = self.not_applicable_diag(symbol, ty, span, "i32, i64, f64, bool and String");
+                        let allowed = "i32, i64, f64, bool, String, Time and Duration";
+                        let mut d = self.not_applicable_diag(symbol, ty, span, allowed);
                         if matches!(ty, Ty::Option(_)) {
                             d = d.note("test an option with `if let v = … { } else { }`");
                         }
@@ -511,14 +556,20 @@ impl Body<'_, '_> {
                 }
             }
             BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
-                let (l, r) = self.infer_pair(lhs, rhs, None, span, &what)?;
+                let (l, r) = match self.operands(op, lhs, rhs, None, span, &what)? {
+                    Ok(pair) => pair,
+                    Err(checked) => return checked,
+                };
                 if !is_number(&l.ty) {
-                    return self.not_applicable(symbol, &l.ty, span, "i32, i64 and f64");
+                    return self.not_applicable(symbol, &l.ty, span, "i32, i64, f64, Time and Duration");
                 }
                 self.scalar_binary(op, l, r, span)
             }
             BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem => {
-                let (l, r) = self.infer_pair(lhs, rhs, hint, span, &what)?;
+                let (l, r) = match self.operands(op, lhs, rhs, hint, span, &what)? {
+                    Ok(pair) => pair,
+                    Err(checked) => return checked,
+                };
                 if op == BinaryOp::Add && l.ty == Ty::String {
                     return Some(mk(ExprKind::Concat(Box::new(l), Box::new(r)), Ty::String, span));
                 }

@@ -36,7 +36,7 @@ pub(super) fn builtin_fn_names() -> impl Iterator<Item = &'static str> {
 }
 
 /// The written names of the built-in types.
-const BUILTIN_TYPES: [&str; 5] = ["i32", "i64", "f64", "bool", "String"];
+const BUILTIN_TYPES: [&str; 7] = ["i32", "i64", "f64", "bool", "String", "Time", "Duration"];
 
 /// A class with its fields' types resolved where possible.
 pub(super) struct ClassInfo {
@@ -287,6 +287,8 @@ impl<'f> Items<'f> {
             Ty::Bool => "bool".into(),
             Ty::Unit => "unit".into(),
             Ty::String => "String".into(),
+            Ty::Time => "Time".into(),
+            Ty::Duration => "Duration".into(),
             Ty::Array(inner) => format!("[{}]", self.ty_name(inner)),
             Ty::Option(inner) => format!("{}?", self.ty_name(inner)),
             Ty::Map(k, v) => format!("Map<{}, {}>", self.ty_name(k), self.ty_name(v)),
@@ -306,6 +308,8 @@ impl<'f> Items<'f> {
                 "f64" => Some(Ty::F64),
                 "bool" => Some(Ty::Bool),
                 "String" => Some(Ty::String),
+                "Time" => Some(Ty::Time),
+                "Duration" => Some(Ty::Duration),
                 _ => {
                     if let Some(&idx) = self.class_by_name.get(name) {
                         // An actor's name, as a type, is its handle's.
@@ -732,8 +736,10 @@ fn plain_param_mode(param: &ast::Param, diags: &mut Vec<Diagnostic>) -> ParamMod
 /// Whether a value of `ty` can be stored in a SQLite column or bound as a SQL argument.
 pub(super) fn is_sql_value(ty: &Ty) -> bool {
     match ty {
-        Ty::I32 | Ty::I64 | Ty::F64 | Ty::Bool | Ty::String => true,
-        Ty::Option(inner) => matches!(**inner, Ty::I32 | Ty::I64 | Ty::F64 | Ty::Bool | Ty::String),
+        Ty::I32 | Ty::I64 | Ty::F64 | Ty::Bool | Ty::String | Ty::Time | Ty::Duration => true,
+        Ty::Option(inner) => {
+            matches!(**inner, Ty::I32 | Ty::I64 | Ty::F64 | Ty::Bool | Ty::String | Ty::Time | Ty::Duration)
+        }
         _ => false,
     }
 }

@@ -50,6 +50,16 @@ pub unsafe extern "C" fn nagi_rt_sql_arg_int(args: *mut SqlArgs, v: i64) {
     unsafe { push(args, SqlValue::Integer(v)) }
 }
 
+/// Appends a `Time` (microseconds) as its fixed-width RFC 3339 TEXT, as the Rust path binds it.
+///
+/// # Safety
+/// `args` comes from [`nagi_rt_sql_args`] and is not consumed yet.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nagi_rt_sql_arg_time(args: *mut SqlArgs, micros: i64) {
+    // SAFETY: forwarded from the caller.
+    unsafe { push(args, SqlValue::Text(crate::time::format_time(micros))) }
+}
+
 /// Appends a REAL.
 ///
 /// # Safety

@@ -43,6 +43,7 @@ macro_rules! jit_table {
             use super::strings::*;
             use super::supervisors::*;
             use super::tasks::*;
+            use super::time::*;
             use super::*;
             Some(match name {
                 $(stringify!($symbol) => $symbol as *const () as usize,)*

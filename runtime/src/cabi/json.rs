@@ -88,6 +88,8 @@ impl TypeDesc {
             type_kind::ENUM => Kind::Enum,
             type_kind::MAP_I64 => Kind::MapI64,
             type_kind::MAP_STRING => Kind::MapString,
+            type_kind::TIME => Kind::Time,
+            type_kind::DURATION => Kind::Duration,
             _ => Kind::Class,
         }
     }
@@ -209,6 +211,8 @@ impl<'a> View for Typed<'a> {
                 // are UTF-8 by construction (docs/c-abi.md, "Conventions").
                 Scalar::Str(unsafe { super::text_unchecked(raw.ptr, raw.len) })
             }
+            Kind::Time => Scalar::Time(unsafe { self.read::<i64>(0) }),
+            Kind::Duration => Scalar::Duration(unsafe { self.read::<i64>(0) }),
             Kind::Array | Kind::Option | Kind::Class | Kind::Enum | Kind::MapI64 | Kind::MapString => return None,
         })
     }
@@ -217,7 +221,14 @@ impl<'a> View for Typed<'a> {
     fn node(&self) -> Result<Node<Self>, String> {
         // SAFETY (every read below): as in `scalar`.
         Ok(match self.ty.kind() {
-            Kind::I32 | Kind::I64 | Kind::F64 | Kind::Bool | Kind::Unit | Kind::String => {
+            Kind::I32
+            | Kind::I64
+            | Kind::F64
+            | Kind::Bool
+            | Kind::Unit
+            | Kind::String
+            | Kind::Time
+            | Kind::Duration => {
                 return Err(format!("a scalar {:?} read as a composite value", self.ty.kind()));
             }
             Kind::Array => Node::Array(unsafe { self.read::<RawArray>(0) }.len),

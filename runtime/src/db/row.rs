@@ -129,6 +129,12 @@ fn not_a_bool(column: &str, other: i64) -> RowError {
 
 #[cold]
 #[inline(never)]
+fn not_a_time(column: &str, text: &str) -> RowError {
+    RowError::new(column, format!("TEXT {text:?} is not an RFC 3339 time"))
+}
+
+#[cold]
+#[inline(never)]
 fn not_utf8(column: &str) -> RowError {
     RowError::new(column, "TEXT that is not valid UTF-8")
 }
@@ -210,6 +216,42 @@ impl<'a> Row<'a> {
         }
     }
 
+    /// Reads a `Time` from its RFC 3339 TEXT (any text `time.rs` reads).
+    #[inline]
+    pub fn time(&self, index: usize, column: &str) -> Result<crate::time::Time, RowError> {
+        self.time_micros(index, column).map(crate::time::Time::in_range)
+    }
+
+    /// Reads a `Time` as microseconds, for the LLVM path's layout.
+    #[inline]
+    pub(crate) fn time_micros(&self, index: usize, column: &str) -> Result<i64, RowError> {
+        match self.value(index, column)? {
+            ValueRef::Text(bytes) => {
+                let text = std::str::from_utf8(bytes).map_err(|_| not_utf8(column))?;
+                crate::time::parse_time(text).ok_or_else(|| not_a_time(column, text))
+            }
+            other => Err(mismatch(column, &other, "a TEXT")),
+        }
+    }
+
+    /// Reads a `Duration` from an INTEGER of microseconds.
+    #[inline]
+    pub fn duration(&self, index: usize, column: &str) -> Result<crate::time::Duration, RowError> {
+        self.i64(index, column).map(crate::time::Duration::from_micros)
+    }
+
+    /// Reads a nullable `Time`.
+    #[inline]
+    pub fn opt_time(&self, index: usize, column: &str) -> Result<Option<crate::time::Time>, RowError> {
+        if self.is_null(index, column)? { Ok(None) } else { self.time(index, column).map(Some) }
+    }
+
+    /// Reads a nullable `Duration`.
+    #[inline]
+    pub fn opt_duration(&self, index: usize, column: &str) -> Result<Option<crate::time::Duration>, RowError> {
+        if self.is_null(index, column)? { Ok(None) } else { self.duration(index, column).map(Some) }
+    }
+
     /// Reads a nullable INTEGER that fits an `i32`.
     #[inline(always)]
     pub fn opt_i32(&self, index: usize, column: &str) -> Result<Option<i32>, RowError> {
@@ -252,6 +294,9 @@ pub(crate) enum Accessor {
     F64,
     Bool,
     String,
+    /// A `Time`, read from its TEXT into microseconds.
+    Time,
+    OptTime,
     OptI32,
     OptI64,
     OptF64,
@@ -274,13 +319,16 @@ impl Accessor {
     pub(crate) fn of<S: Shape>(field: S, name: &str) -> Result<Accessor, RowError> {
         Ok(match field.kind() {
             Kind::I32 => Accessor::I32,
-            Kind::I64 => Accessor::I64,
+            // A `Duration` is an INTEGER of microseconds, laid out as an `i64`.
+            Kind::I64 | Kind::Duration => Accessor::I64,
             Kind::F64 => Accessor::F64,
             Kind::Bool => Accessor::Bool,
             Kind::String => Accessor::String,
+            Kind::Time => Accessor::Time,
             Kind::Option => match field.inner().kind() {
                 Kind::I32 => Accessor::OptI32,
-                Kind::I64 => Accessor::OptI64,
+                Kind::I64 | Kind::Duration => Accessor::OptI64,
+                Kind::Time => Accessor::OptTime,
                 Kind::F64 => Accessor::OptF64,
                 Kind::Bool => Accessor::OptBool,
                 Kind::String => Accessor::OptString,
@@ -319,6 +367,11 @@ pub(crate) fn decode_fields<T>(
             Accessor::F64 => out.f64(place, Some(row.f64(index, name)?)),
             Accessor::Bool => out.bool(place, Some(row.bool(index, name)?)),
             Accessor::String => out.string(place, Some(row.string(index, name)?)),
+            Accessor::Time => out.i64(place, Some(row.time_micros(index, name)?)),
+            Accessor::OptTime => {
+                let micros = if row.is_null(index, name)? { None } else { Some(row.time_micros(index, name)?) };
+                out.i64(place, micros)
+            }
             Accessor::OptI32 => out.i32(place, row.opt_i32(index, name)?),
             Accessor::OptI64 => out.i64(place, row.opt_i64(index, name)?),
             Accessor::OptF64 => out.f64(place, row.opt_f64(index, name)?),

@@ -1,0 +1,116 @@
+//! Integration tests of what a service reaches outside its process (issue 32), each on both
+//! emitters from one body: `Time` and `Duration` through JSON and SQLite, and the accounts
+//! pattern (an Argon2id hash, a random API key, a constant-time comparison) over real HTTP
+//! against a real SQLite file, read back with rusqlite.
+
+mod support;
+
+use support::{Backend, Server, build, temp_dir};
+
+const TIME_SERVICE: &str = "tests/fixtures/time_service.nagi";
+
+fn start(tag: &str, backend: Backend) -> (Server, std::path::PathBuf) {
+    let exe = build(TIME_SERVICE, backend);
+    let db = temp_dir(tag).join("outside.db");
+    (Server::start(&exe, &db, None, &[]), db)
+}
+
+/// One post as the service answers it, fields in declaration order.
+fn post(id: i64, title: &str, created_at: &str, ttl: &str, seen_at: Option<&str>) -> String {
+    let seen_at = seen_at.map_or("null".to_string(), |s| format!("\"{s}\""));
+    format!(r#"{{"id":{id},"title":"{title}","created_at":"{created_at}","ttl":"{ttl}","seen_at":{seen_at}}}"#)
+}
+
+/// Times round trip through a row and a response byte for byte (written in UTC at a fixed
+/// width, whatever offset they came in), sort right across a day boundary and a microsecond,
+/// compare right in SQL, and a malformed one is a 422 that writes nothing.
+fn times_round_trip_through_rows_and_responses_and_sort_in_sql(backend: Backend) {
+    let (server, db) = start("time", backend);
+    let first = post(1, "b", "2026-12-05T00:00:00.000001Z", "1h", None);
+    let (status, body) = server.send_json("POST", "/posts", &first);
+    assert_eq!((status, body.as_str()), (201, first.as_str()));
+    // Another offset and a short fraction come back in UTC with six digits.
+    let sent = r#"{"id":2,"title":"a","created_at":"2026-12-05T00:59:59.999999+01:00","ttl":"90s","seen_at":"2026-12-05T01:00:00+01:00"}"#;
+    let second = post(2, "a", "2026-12-04T23:59:59.999999Z", "90s", Some("2026-12-05T00:00:00.000000Z"));
+    let (status, body) = server.send_json("POST", "/posts", sent);
+    assert_eq!((status, body.as_str()), (201, second.as_str()));
+    let third = post(3, "c", "2026-12-05T00:00:00.000000Z", "1500us", None);
+    assert_eq!(server.send_json("POST", "/posts", &third), (201, third.clone()));
+
+    for bad in [
+        r#"{"id":4,"title":"d","created_at":"2026-13-05T00:00:00Z","ttl":"1s","seen_at":null}"#,
+        r#"{"id":4,"title":"d","created_at":"yesterday","ttl":"1s","seen_at":null}"#,
+        r#"{"id":4,"title":"d","created_at":1764892800,"ttl":"1s","seen_at":null}"#,
+        r#"{"id":4,"title":"d","created_at":"2026-12-05T00:00:00Z","ttl":"1 s","seen_at":null}"#,
+    ] {
+        let (status, body) = server.send_json("POST", "/posts", bad);
+        assert_eq!(status, 422, "{bad}: {body}");
+    }
+    let (_, body) = server.send_json("POST", "/posts", r#"{"id":4,"title":"d","created_at":"yesterday","ttl":"1s"}"#);
+    assert!(body.contains(r#"created_at: invalid value: string \"yesterday\", expected an RFC 3339 time"#), "{body}");
+
+    // Day boundary (23:59:59.999999 < 00:00:00) and one microsecond (…00.000000 < …00.000001).
+    let (status, body) = server.get("/posts");
+    assert_eq!((status, body), (200, format!("[{second},{third},{first}]")));
+    let (status, body) = server.get("/posts/since?at=2026-12-05T01:00:00%2B01:00");
+    assert_eq!((status, body), (200, format!("[{third},{first}]")));
+
+    // The file holds the fixed-width text and the microseconds; the 422s wrote nothing.
+    assert!(server.stop().success());
+    let conn = rusqlite::Connection::open(&db).expect("the database file opens");
+    let mut stmt = conn.prepare("SELECT id, created_at, ttl, seen_at FROM posts ORDER BY id").unwrap();
+    let rows: Vec<(i64, String, i64, Option<String>)> =
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))).unwrap().map(Result::unwrap).collect();
+    assert_eq!(
+        rows,
+        vec![
+            (1, "2026-12-05T00:00:00.000001Z".into(), 3_600_000_000, None),
+            (2, "2026-12-04T23:59:59.999999Z".into(), 90_000_000, Some("2026-12-05T00:00:00.000000Z".into())),
+            (3, "2026-12-05T00:00:00.000000Z".into(), 1_500, None),
+        ]
+    );
+}
+
+/// Signing up stores a PHC-formatted Argon2id hash (never the password) and a random key; the
+/// right password logs in, a wrong one is 401, and the key is compared in constant time.
+fn accounts_keep_an_argon2id_hash_and_a_random_key(backend: Backend) {
+    let (server, db) = start("accounts", backend);
+    let (status, body) = server.send_json("POST", "/accounts", r#"{"name":"ann","password":"correct horse"}"#);
+    assert_eq!(status, 201, "{body}");
+    let answer: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let key = answer["key"].as_str().expect("a key").to_string();
+    assert_eq!(key.len(), 43, "32 random bytes as URL-safe base64: {key}");
+    assert!(key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'), "{key}");
+    let (_, other) = server.send_json("POST", "/accounts", r#"{"name":"bob","password":"correct horse"}"#);
+    assert!(!other.contains(&key), "two accounts got one key");
+
+    let (status, body) = server.send_json("POST", "/login", r#"{"name":"ann","password":"correct horse"}"#);
+    assert_eq!((status, body), (201, format!(r#"{{"name":"ann","key":"{key}"}}"#)));
+    let (status, body) = server.send_json("POST", "/login", r#"{"name":"ann","password":"correct horsE"}"#);
+    assert_eq!((status, body.as_str()), (401, r#"{"error":"unauthorized","detail":"wrong name or password"}"#));
+
+    assert_eq!(server.get_with("/whoami", &format!("Authorization: Bearer {key}\r\n")), (200, "\"ann\"".into()));
+    let wrong = format!("Authorization: Bearer {}x\r\n", &key[..42]);
+    assert_eq!(server.get_with("/whoami", &wrong).0, 401);
+
+    assert!(server.stop().success());
+    let conn = rusqlite::Connection::open(&db).expect("the database file opens");
+    let hashes: Vec<String> = conn
+        .prepare("SELECT hash FROM accounts ORDER BY name")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(hashes.len(), 2);
+    for hash in &hashes {
+        assert!(hash.starts_with("$argon2id$v=19$m=19456,t=2,p=1$"), "{hash}");
+        assert!(!hash.contains("correct horse"));
+    }
+    assert_ne!(hashes[0], hashes[1], "one password, two salts, two hashes");
+}
+
+crate::on_every_backend!(
+    times_round_trip_through_rows_and_responses_and_sort_in_sql,
+    accounts_keep_an_argon2id_hash_and_a_random_key,
+);
