@@ -110,7 +110,25 @@ fn accounts_keep_an_argon2id_hash_and_a_random_key(backend: Backend) {
     assert_ne!(hashes[0], hashes[1], "one password, two salts, two hashes");
 }
 
+/// `nagic test` with a fixed clock: tests of expiry set the clock where they need it (through
+/// the database too, where `now()` is stored and compared in SQL), and a test that sets none
+/// reads the system's, each test being a process of its own.
+fn nagic_test_fixes_the_clock_for_a_test(backend: Backend) {
+    let out = support::nagic(&["test", backend.flag(), "tests/fixtures/clocked"]);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    for line in [
+        "test \"a session expires after an hour\" ... ok",
+        "test \"the clock stays where the test set it\" ... ok",
+        "test \"a test that sets no clock reads the system's\" ... ok",
+        "test result: ok. 3 passed; 0 failed",
+    ] {
+        assert!(stdout.lines().any(|l| l == line), "no line {line:?} in:\n{stdout}");
+    }
+}
+
 crate::on_every_backend!(
+    nagic_test_fixes_the_clock_for_a_test,
     times_round_trip_through_rows_and_responses_and_sort_in_sql,
     accounts_keep_an_argon2id_hash_and_a_random_key,
 );

@@ -238,6 +238,7 @@ macro_rules! runtime_functions {
         TimeFormat = nagi_rt_time_format(Str, I64) -> Void;
         DurationFormat = nagi_rt_duration_format(Str, I64) -> Void;
         TimeParse = nagi_rt_time_parse(Ptr, Str) -> Void;
+        TimeSetClock = nagi_rt_time_set_clock(I64) -> Void;
 
         // Randomness and secrets (`cabi::secrets`): a token through the out-pointer, a bool as an `i32`, the password rows as pending operations over the strings' bytes.
         RandInt = nagi_rt_rand_int(I64, I64) -> I64;

@@ -221,6 +221,7 @@ pub(crate) fn row_function(func: RuntimeFn) -> Function {
         RuntimeFn::TimeFormat => Function::TimeFormat,
         RuntimeFn::DurationFormat => Function::DurationFormat,
         RuntimeFn::TimeParse => Function::TimeParse,
+        RuntimeFn::TimeSetClock => Function::TimeSetClock,
         // Randomness and secrets: a token through the out-pointer, a bool as an i32, the
         // password rows as pending operations over the strings' bytes.
         RuntimeFn::RandInt => Function::RandInt,

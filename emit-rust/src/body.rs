@@ -633,6 +633,7 @@ impl Cx<'_> {
             RuntimeFn::TimeMicros | RuntimeFn::DurationMicros => format!("{}.micros()", a[0]),
             RuntimeFn::TimeFormat | RuntimeFn::DurationFormat => format!("{}.to_string()", a[0]),
             RuntimeFn::TimeParse => format!("nagi_runtime::time::parse({}.as_str())", a[0]),
+            RuntimeFn::TimeSetClock => format!("nagi_runtime::time::set_clock({})", a[0]),
             RuntimeFn::RandInt => format!("nagi_runtime::secrets::random_int({}, {})", a[0], a[1]),
             RuntimeFn::RandToken => format!("nagi_runtime::secrets::token({})", a[0]),
             RuntimeFn::SecretEq => format!("nagi_runtime::secrets::secure_eq({}.as_str(), {}.as_str())", a[0], a[1]),

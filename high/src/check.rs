@@ -80,6 +80,7 @@
 //! | H419 | supervisors (§9.8): an unknown strategy, a reversed backoff, a child that is neither an actor nor a supervisor, a supervisor with two parents or supervising itself, a path that names no child or ends at a supervisor, a supervisor in an imported module |
 //! | H425 | `defer` (§9.6.1) of something that is not a call of a program function, or of a function that can fail, has an `inout` parameter or waits |
 //! | H426 | a queue whose rules are out of range or whose handler does not fit, or a `push` with the wrong arguments |
+//! | H427 | `set_clock` outside a test's own body |
 //! | H240 | test declared twice |
 //! | H501 | SQL rejected by the SQL checker (unknown table or column, syntax, result shape) |
 //! | H502 | SQL that is not a string literal |
@@ -615,6 +616,7 @@ const H418: &str = "H418";
 const H419: &str = "H419";
 const H425: &str = "H425";
 const H426: &str = "H426";
+const H427: &str = "H427";
 const H240: &str = "H240";
 const H501: &str = "H501";
 const H502: &str = "H502";

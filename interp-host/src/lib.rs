@@ -210,6 +210,10 @@ fn clock_call(func: RuntimeFn, args: &[Value]) -> Result<Value, String> {
         RuntimeFn::TimeMicros | RuntimeFn::DurationFromMicros | RuntimeFn::DurationMicros => Value::I64(args.int(0)?),
         RuntimeFn::TimeFormat => Value::Str(time::format_time(args.int(0)?)),
         RuntimeFn::DurationFormat => Value::Str(time::format_duration(args.int(0)?)),
+        RuntimeFn::TimeSetClock => {
+            time::fix_clock(Some(args.int(0)?));
+            Value::Unit
+        }
         RuntimeFn::TimeParse => Value::Option(time::parse_time(args.text(0)?).map(|t| Box::new(Value::I64(t)))),
         other => return Err(format!("`rtcall {}` is not a row of the clock", other.name())),
     })

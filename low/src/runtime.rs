@@ -336,6 +336,8 @@ runtime_functions! {
         doc: "The instant as RFC 3339 in UTC with six fractional digits (`2026-12-05T04:23:34.123456Z`).";
     DurationFormat = "duration.format", generic: false, params: [Duration], variadic: None, ret: String, async: false,
         doc: "The duration as a literal writes it: the integer and the largest unit that divides it (`250ms`, `2h`).";
+    TimeSetClock = "time.set_clock", generic: false, params: [Time], variadic: None, ret: Unit, async: false,
+        doc: "Fixes the clock `time.now` reads at the instant for the rest of the process (High Nagi allows it only in a test).";
     TimeParse = "time.parse", generic: false, params: [Str], variadic: None, ret: OptTime, async: false,
         doc: "The instant an RFC 3339 text names (any offset), truncated to the microsecond; none for anything else.";
     // Typed JSON, straight between text and a class (serde, no intermediate tree).
@@ -404,7 +406,7 @@ impl RuntimeFn {
             TestSelected | TestFailed | TestAssertFailed => RowGroup::Test,
             TimeSleep => RowGroup::Time,
             TimeNow | TimeMonotonic | TimeFromMicros | TimeMicros | DurationFromMicros | DurationMicros
-            | TimeFormat | DurationFormat | TimeParse => RowGroup::Clock,
+            | TimeFormat | DurationFormat | TimeParse | TimeSetClock => RowGroup::Clock,
             RandInt | RandToken | SecretEq | PasswordHash | PasswordVerify => RowGroup::Secrets,
             DbExec | DbExecCommit | DbQuery | DbQueryOne | DbBegin | DbCommit | DbRollback | QueueDeadLetters
             | QueueRetry => RowGroup::Database,
@@ -487,7 +489,7 @@ mod tests {
 
     #[test]
     fn every_variant_spelling_parses_back_to_it() {
-        assert_eq!(RuntimeFn::all().count(), 59);
+        assert_eq!(RuntimeFn::all().count(), 60);
         for (i, row) in RUNTIME_FUNCTIONS.iter().enumerate() {
             assert_eq!(row.func as usize, i, "row {} is out of variant order", row.name);
             assert_eq!(RuntimeFn::from_name(row.name), Some(row.func), "{}", row.name);

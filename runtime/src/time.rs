@@ -235,6 +235,11 @@ pub fn monotonic() -> Duration {
     Duration(monotonic_micros())
 }
 
+/// `set_clock(t)` on the Rust path: `now()` answers `t` from here on.
+pub fn set_clock(t: Time) {
+    fix_clock(Some(t.0));
+}
+
 /// `parse_time(text)` on the Rust path.
 pub fn parse(text: &str) -> Option<Time> {
     parse_time(text).map(Time)

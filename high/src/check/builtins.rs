@@ -9,8 +9,8 @@ use super::expr::{NotPlace, is_number, mk};
 use super::items::is_sql_value;
 use super::stmt::{Mutation, overlaps};
 use super::{
-    Body, H202, H211, H301, H302, H307, H315, H402, H410, H501, H502, H503, H504, H505, SqlRequest, a_or_an, error,
-    plural,
+    Body, H202, H211, H301, H302, H307, H315, H402, H410, H427, H501, H502, H503, H504, H505, SqlRequest, a_or_an,
+    error, plural,
 };
 use crate::tir::{Builtin, ClassIdx, DbOp, Expr, ExprKind, ParamMode, Place, Ty};
 
@@ -50,7 +50,8 @@ fn library_method(name: &str) -> Option<LibraryMethod> {
 
 /// The builtin functions that are one runtime row each (docs/language.md, "Builtin functions"):
 /// their parameters and result are the row's, as High types, and a call of an async row waits.
-pub(super) const LIBRARY_FNS: [(&str, RuntimeFn); 9] = [
+pub(super) const LIBRARY_FNS: [(&str, RuntimeFn); 10] = [
+    ("set_clock", RuntimeFn::TimeSetClock),
     ("sleep", RuntimeFn::TimeSleep),
     ("now", RuntimeFn::TimeNow),
     ("monotonic", RuntimeFn::TimeMonotonic),
@@ -179,6 +180,13 @@ impl Body<'_, '_> {
     fn function_row_call(&mut self, name: &str, row: RuntimeFn, args: &[ast::Expr], span: Span) -> Option<Expr> {
         let data = row.data();
         if !self.arity(name, data.params.len(), args, span) {
+            return None;
+        }
+        if row == RuntimeFn::TimeSetClock && self.items.fns[self.fn_idx].test.is_none() {
+            self.report(
+                error(H427, span, "`set_clock` is only for tests", "outside a test")
+                    .note("a test fixes the clock so that what depends on `now()` is the same on every run"),
+            );
             return None;
         }
         let params: Vec<Ty> = data.params.iter().map(|p| row_ty(*p)).collect();

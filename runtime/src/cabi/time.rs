@@ -43,6 +43,12 @@ pub extern "C" fn nagi_rt_duration_micros(duration: i64) -> i64 {
     duration
 }
 
+/// `time.set_clock`: fixes the clock `time.now` reads (a test's `set_clock`).
+#[unsafe(no_mangle)]
+pub extern "C" fn nagi_rt_time_set_clock(time: i64) {
+    time::fix_clock(Some(time));
+}
+
 /// `time.format`: the instant as RFC 3339 text, into `out`.
 ///
 /// # Safety
