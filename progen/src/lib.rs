@@ -20,7 +20,7 @@
 //! `match` on them with copied and borrowed bindings, `|`, `_`, qualified and unqualified
 //! patterns in any order, `match` on integers (edge literals), strings and booleans, and
 //! `break`/`continue` inside arms in loops. Every arm prints, so a wrong branch shows in the
-//! output. Then (`failures.rs`, `testing.rs`, `arrays.rs`, `maps.rs`, `modules.rs`): generated functions of
+//! output. Then (`failures.rs`, `testing.rs`, `arrays.rs`, `maps.rs`, `times.rs`, `modules.rs`): generated functions of
 //! random parameters and bodies, half of them declared `fails` and failing on a computed
 //! condition with a literal, computed or out-of-range status, called with `try` (of a call, of
 //! a parenthesized operation, as a statement) and left early with `return`; `test` blocks with
@@ -28,7 +28,9 @@
 //! floats and of strings, `sort_by` each field of a class, twice for stability, `reverse`,
 //! `contains`, `slice` in and out of range), with the reordered elements printed; maps
 //! (`insert` over repeating keys, `get`, `remove`, `contains`, `len`, clones and
-//! `for k, v in m`, printed in order); and, in a
+//! `for k, v in m`, printed in order); times (`times.rs`: `parse_time` of edge texts, `Duration`
+//! literals of every unit, `+`, `-`, comparisons, scaling, both text forms, traps at the ends of
+//! the range; the clock is never read); and, in a
 //! third of the programs, a module `lib` holding the prelude, functions and a test, used
 //! qualified and through `import lib.{…}`. Traps (division by zero, an index or a slice out of
 //! range, a failed assertion, a test's failure) are part of the behaviour to compare, not
@@ -48,6 +50,7 @@ mod modules;
 mod prelude;
 pub mod reduce;
 mod testing;
+mod times;
 mod waits;
 
 use failures::{Func, Ret};
@@ -370,7 +373,7 @@ impl Gen<'_, '_> {
         if self.may_wait() && self.u.ratio(1, 8)? {
             return self.wait_stmt(depth);
         }
-        let choice = self.u.int_in_range(0..=21)?;
+        let choice = self.u.int_in_range(0..=22)?;
         match choice {
             0..=2 => self.declare_scalar(),
             3 => self.declare_array(),
@@ -389,6 +392,7 @@ impl Gen<'_, '_> {
             19 => self.exit_stmt(),
             20 if self.body.fails || self.u.ratio(1, 8)? => self.assertion(),
             21 => self.map_stmt(),
+            22 => self.time_stmt(),
             _ => self.print_expr(),
         }
     }

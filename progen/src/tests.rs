@@ -209,6 +209,15 @@ fn maps_are_generated() {
     assert!(texts.iter().any(|t| t.lines().any(|l| l.trim_start().starts_with("for k") && l.contains(", v"))));
 }
 
+/// Every time operation the generator writes appears in the first 300 programs.
+#[test]
+fn times_are_generated() {
+    let texts: Vec<String> = (0..300).map(|seed| from_seed(seed, 4096)).collect();
+    for form in ["= parse_time(\"", ".unix_ms())", ".ms() + ", "print(to_string(", "not a time", "9999-12-31T"] {
+        assert!(texts.iter().any(|t| t.contains(form)), "no program of the first 300 has `{form}`");
+    }
+}
+
 /// The first 300 programs with [`Config::waits`].
 fn waiting_programs() -> Vec<String> {
     let config = Config { waits: true };

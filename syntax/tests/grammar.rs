@@ -25,6 +25,7 @@ fn list(es: &[Expr]) -> String {
 fn sx(e: &Expr) -> String {
     match &e.kind {
         ExprKind::Int(v) => v.to_string(),
+        ExprKind::Duration(us) => format!("{us}us"),
         ExprKind::Float(v) => format!("{v:?}"),
         ExprKind::Str(s) => format!("{s:?}"),
         ExprKind::Bool(b) => b.to_string(),
@@ -159,6 +160,15 @@ fn span(start: u32, end: u32) -> Span {
 
 // ---------------------------------------------------------------------------------------------
 // Expressions.
+
+#[test]
+fn duration_literals_are_microseconds_in_every_unit() {
+    assert_eq!(expr("1500us + 250ms"), "(+ 1500us 250000us)");
+    assert_eq!(expr("5s - 2m"), "(- 5000000us 120000000us)");
+    assert_eq!(expr("1h * 2"), "(* 3600000000us 2)");
+    assert_eq!(expr("-1d"), "(neg 86400000000us)");
+    assert_eq!(expr("1_000ms"), "1000000us");
+}
 
 #[test]
 fn binary_operators_follow_the_precedence_table_and_associate_left() {
