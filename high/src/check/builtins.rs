@@ -190,7 +190,12 @@ impl Body<'_, '_> {
             return None;
         }
         let params: Vec<Ty> = data.params.iter().map(|p| row_ty(*p)).collect();
-        let checked = self.check_args(args, &params);
+        let checked = if row == RuntimeFn::TimeSleep {
+            // `sleep` takes a `Duration` or, as before `Duration` existed, milliseconds.
+            vec![self.infer_value(&args[0], Some(&Ty::I64)).and_then(|ms| self.as_millis(ms))]
+        } else {
+            self.check_args(args, &params)
+        };
         if data.is_async {
             self.effects.suspends.get_or_insert(span);
         }

@@ -115,6 +115,16 @@ impl Body<'_, '_> {
         }
     }
 
+    /// `value` as an `i64` of milliseconds: a `Duration`'s whole milliseconds (`d.ms()`), an
+    /// `i64` itself; anything else is a mismatch (reported).
+    pub(super) fn as_millis(&mut self, value: Expr) -> Option<Expr> {
+        if value.ty != Ty::Duration {
+            return self.coerce(value, &Ty::I64);
+        }
+        let span = value.span;
+        self.scalar_binary(BinaryOp::Div, micros(value), int(1000, span), span)
+    }
+
     /// A method of a `Time` (`unix_ms`) or a `Duration` (`ms`, `micros`) on the checked
     /// `value`.
     pub(super) fn time_method(&mut self, value: Expr, method: &Ident, args: &[ast::Expr], span: Span) -> Option<Expr> {
