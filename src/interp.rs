@@ -20,6 +20,7 @@ const TRAP_EXIT: u8 = 101;
 
 /// Runs `module` (verified, from `input`) to its end, with calls at most `max_frames` deep.
 pub(crate) fn run(module: &Module, input: &Path, max_frames: usize, timer: &mut Timer) -> Result<(), Failure> {
+    crate::configuration::bind(module);
     let result = nagi_interp::run(module, &mut RuntimeHost, &Options { max_frames, ..Options::default() });
     rt::flush_stdout();
     timer.phase("interpret");

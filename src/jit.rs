@@ -24,6 +24,7 @@ const PROGRAM_STACK: usize = 8 << 20;
 /// on a thread of its own.
 pub(crate) fn run(module: &Module, input: &Path, target: &Target, timer: &mut Timer) -> Result<(), Failure> {
     let options = target.llvm();
+    crate::configuration::bind(module);
     inprocess::begin();
     let result = std::thread::scope(|scope| {
         let thread = std::thread::Builder::new().name("main".to_string()).stack_size(PROGRAM_STACK);

@@ -13,6 +13,7 @@ use clap::{Parser, Subcommand};
 
 mod backend;
 mod commands;
+mod configuration;
 mod failure;
 mod importers;
 mod interp;

@@ -127,7 +127,38 @@ fn nagic_test_fixes_the_clock_for_a_test(backend: Backend) {
     }
 }
 
+/// A required configuration value: unset or malformed, the program stops before `main` with
+/// exit status 2 and a message naming the variable and what was expected; set, it is read.
+fn a_missing_or_malformed_configuration_value_stops_the_program_with_status_2(backend: Backend) {
+    let exe = build("tests/fixtures/config_required.low", backend);
+    let run = |value: Option<&str>| {
+        let mut command = std::process::Command::new(&exe);
+        command.env_remove("NAGI_TEST_PAGE_LIMIT");
+        if let Some(value) = value {
+            command.env("NAGI_TEST_PAGE_LIMIT", value);
+        }
+        command.output().expect("the program runs")
+    };
+    let missing = run(None);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(missing.stdout.is_empty(), "main ran: {}", String::from_utf8_lossy(&missing.stdout));
+    assert_eq!(
+        String::from_utf8_lossy(&missing.stderr),
+        "nagi: configuration: NAGI_TEST_PAGE_LIMIT (i64) is required but not set; set the environment variable NAGI_TEST_PAGE_LIMIT\n"
+    );
+    let malformed = run(Some("lots"));
+    assert_eq!(malformed.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&malformed.stderr),
+        "nagi: configuration: NAGI_TEST_PAGE_LIMIT (i64) must be an i64 in decimal, not \"lots\"\n"
+    );
+    let set = run(Some("25"));
+    assert!(set.status.success(), "{}", String::from_utf8_lossy(&set.stderr));
+    assert_eq!(String::from_utf8_lossy(&set.stdout), "http://localhost:9\n25\n0.5\nfalse\n250000\n");
+}
+
 crate::on_every_backend!(
+    a_missing_or_malformed_configuration_value_stops_the_program_with_status_2,
     nagic_test_fixes_the_clock_for_a_test,
     times_round_trip_through_rows_and_responses_and_sort_in_sql,
     accounts_keep_an_argon2id_hash_and_a_random_key,

@@ -71,6 +71,20 @@ pub mod type_kind {
     pub const DURATION: u64 = 13;
 }
 
+/// The type of a configuration value (`ConfigDesc::kind`, docs/c-abi.md "Configuration").
+pub mod config_kind {
+    /// A `String`.
+    pub const STR: u64 = 0;
+    /// An `i64`.
+    pub const I64: u64 = 1;
+    /// An `f64`.
+    pub const F64: u64 = 2;
+    /// A `bool`.
+    pub const BOOL: u64 = 3;
+    /// A `Duration` (microseconds).
+    pub const DURATION: u64 = 4;
+}
+
 /// The element kind the array library's functions take (`nagi_rt_array_sort`,
 /// `nagi_rt_array_contains_int`, …).
 pub mod array_kind {
@@ -239,6 +253,14 @@ macro_rules! runtime_functions {
         DurationFormat = nagi_rt_duration_format(Str, I64) -> Void;
         TimeParse = nagi_rt_time_parse(Ptr, Str) -> Void;
         TimeSetClock = nagi_rt_time_set_clock(I64) -> Void;
+
+        // The program's configuration (`cabi::configuration`): declared by the C `main`, then a value by its position.
+        ConfigDeclare = nagi_rt_config_declare(Ptr, I64) -> Void;
+        ConfigStr = nagi_rt_config_str(Str, I64) -> Void;
+        ConfigI64 = nagi_rt_config_i64(I64) -> I64;
+        ConfigF64 = nagi_rt_config_f64(I64) -> F64;
+        ConfigBool = nagi_rt_config_bool(I64) -> I32;
+        ConfigDuration = nagi_rt_config_duration(I64) -> I64;
 
         // Randomness and secrets (`cabi::secrets`): a token through the out-pointer, a bool as an `i32`, the password rows as pending operations over the strings' bytes.
         RandInt = nagi_rt_rand_int(I64, I64) -> I64;

@@ -6,7 +6,7 @@
 use inkwell::module::Linkage;
 use inkwell::values::{BasicValueEnum, FunctionValue, GlobalValue, PointerValue};
 
-use crate::{Cx, descriptors};
+use crate::{Cx, Error, descriptors};
 
 /// A constant struct of `values` (each an `i8*` or an `i64`).
 pub(crate) fn struct_of<'ctx>(cx: &Cx<'ctx, '_>, values: &[BasicValueEnum<'ctx>]) -> BasicValueEnum<'ctx> {
@@ -35,4 +35,20 @@ pub(crate) fn constant<'ctx>(cx: &Cx<'ctx, '_>, name: &str, value: BasicValueEnu
     g.set_constant(true);
     g.set_linkage(Linkage::Private);
     g
+}
+
+/// A private constant array of `items` of type `ty`, as an `i8*` (null when empty).
+pub(crate) fn array_global<'ctx>(
+    cx: &Cx<'ctx, '_>,
+    name: &str,
+    items: &[BasicValueEnum<'ctx>],
+    ty: inkwell::types::StructType<'ctx>,
+) -> Result<PointerValue<'ctx>, Error> {
+    if items.is_empty() {
+        return Ok(cx.layouts.byte_ptr().const_null());
+    }
+    let structs: Vec<inkwell::values::StructValue> = items.iter().map(|v| v.into_struct_value()).collect();
+    let array = ty.const_array(&structs);
+    let g = constant(cx, name, array.into());
+    Ok(g.as_pointer_value().const_cast(cx.layouts.byte_ptr()))
 }

@@ -23,6 +23,7 @@
 mod actors;
 mod arrays;
 mod awaits;
+mod config;
 mod constants;
 mod database;
 mod descriptors;
@@ -363,6 +364,7 @@ fn entry_point(cx: &Cx<'_, '_>) -> Result<(), Error> {
     cx.nounwind(c_main);
     let entry = cx.context.append_basic_block(c_main, "entry");
     cx.builder.position_at_end(entry);
+    config::declare(cx)?;
     let start = runtime_calls::declare(cx, runtime_calls::Rt::Main)?;
     let pointer = nagi_main.as_global_value().as_pointer_value();
     let status = cx.builder.build_call(start, &[pointer.into()], "status")?;

@@ -29,6 +29,12 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
             RowGroup::Database => return self.database_call(op, dest, func, class, args),
             RowGroup::Time => return self.sleep(op, dest, args),
             RowGroup::Secrets => return self.secret_call(op, dest, func, args),
+            RowGroup::Config => {
+                return match func {
+                    RuntimeFn::ConfigStr | RuntimeFn::ConfigBool => self.string_call(dest, func, args),
+                    _ => self.bytes_call(dest, func, args),
+                };
+            }
             RowGroup::Clock => {
                 return match func {
                     RuntimeFn::TimeFormat | RuntimeFn::DurationFormat | RuntimeFn::TimeParse => {

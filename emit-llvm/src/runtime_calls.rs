@@ -36,6 +36,9 @@ pub(crate) enum Rt {
     Main,
     /// `nagi_rt_main_async`, the entry of a program whose `main` is async.
     MainAsync,
+    /// `nagi_rt_config_declare`, which the C `main` calls first when the module has `config`
+    /// lines.
+    ConfigDeclare,
     /// `nagi_rt_serve`, the entry of a service.
     Serve,
     /// The handler guard around every poll of a route's frame (docs/c-abi.md, "Services").
@@ -120,6 +123,7 @@ impl Rt {
             Rt::Main => Function::Main,
             Rt::MainAsync => Function::MainAsync,
             Rt::Serve => Function::Serve,
+            Rt::ConfigDeclare => Function::ConfigDeclare,
             Rt::GuardEnter => Function::GuardEnter,
             Rt::GuardLeave => Function::GuardLeave,
             Rt::SetJmp => return CFunction::SetJmp,
@@ -210,6 +214,13 @@ pub(crate) fn row_function(func: RuntimeFn) -> Function {
         RuntimeFn::DbExecCommit => Function::DbExecCommit,
         RuntimeFn::DbQuery | RuntimeFn::DbQueryOne => Function::DbQuery,
         RuntimeFn::TimeSleep => Function::TimeSleep,
+        // The configuration: a value by its position, a text through the out-pointer, a bool as
+        // an i32.
+        RuntimeFn::ConfigStr => Function::ConfigStr,
+        RuntimeFn::ConfigI64 => Function::ConfigI64,
+        RuntimeFn::ConfigF64 => Function::ConfigF64,
+        RuntimeFn::ConfigBool => Function::ConfigBool,
+        RuntimeFn::ConfigDuration => Function::ConfigDuration,
         // The clock: `Time` and `Duration` cross as `i64` microseconds, a text through the
         // out-pointer.
         RuntimeFn::TimeNow => Function::TimeNow,

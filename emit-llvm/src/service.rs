@@ -25,7 +25,7 @@ use inkwell::values::{BasicValueEnum, FunctionValue, PointerValue};
 use nagi_abi::{param_source, poll};
 use nagi_low::{ArenaGet, FunctionData, ParamSource, RouteDecl};
 
-use crate::constants::{constant, fn_ptr, int, struct_of, text};
+use crate::constants::{array_global, constant, fn_ptr, int, struct_of, text};
 use crate::frames::{self, DONE, RESULT, STATE};
 use crate::runtime_calls::{self, Rt};
 use crate::{Cx, Error, descriptors, glue, ir, queues};
@@ -60,6 +60,7 @@ pub(crate) fn emit(cx: &Cx<'_, '_>) -> Result<(), Error> {
     let global = constant(cx, "nagi.service", service);
     let c_main = c_main(cx);
     cx.builder.position_at_end(cx.context.append_basic_block(c_main, "entry"));
+    crate::config::declare(cx)?;
     let pointer = cx.builder.build_pointer_cast(global.as_pointer_value(), cx.layouts.byte_ptr(), "service")?;
     let status = runtime_calls::call(cx, Rt::Serve, &[pointer.into()])?
         .ok_or_else(|| Error::internal("nagi_rt_serve returns nothing"))?;
@@ -88,6 +89,7 @@ pub(crate) fn database_main<'ctx>(cx: &Cx<'ctx, '_>, main: &frames::Frame<'ctx>)
     let global = constant(cx, "nagi.program", program);
     let c_main = c_main(cx);
     cx.builder.position_at_end(cx.context.append_basic_block(c_main, "entry"));
+    crate::config::declare(cx)?;
     let pointer = cx.builder.build_pointer_cast(global.as_pointer_value(), cx.layouts.byte_ptr(), "program")?;
     let status = runtime_calls::call(cx, Rt::MainAsync, &[pointer.into()])?
         .ok_or_else(|| Error::internal("nagi_rt_main_async returns nothing"))?;
@@ -409,20 +411,4 @@ fn param_type<'ctx>(cx: &Cx<'ctx, '_>) -> StructType<'ctx> {
 fn route_type<'ctx>(cx: &Cx<'ctx, '_>) -> StructType<'ctx> {
     let (p, i) = (cx.layouts.byte_ptr().into(), cx.context.i64_type().into());
     cx.context.struct_type(&[p, i, p, i, p, i, i, i, p, p, p, p, i, p, i], false)
-}
-
-/// A private constant array of `items` of type `ty`, as an `i8*` (null when empty).
-fn array_global<'ctx>(
-    cx: &Cx<'ctx, '_>,
-    name: &str,
-    items: &[BasicValueEnum<'ctx>],
-    ty: StructType<'ctx>,
-) -> Result<PointerValue<'ctx>, Error> {
-    if items.is_empty() {
-        return Ok(cx.layouts.byte_ptr().const_null());
-    }
-    let structs: Vec<inkwell::values::StructValue> = items.iter().map(|v| v.into_struct_value()).collect();
-    let array = ty.const_array(&structs);
-    let g = constant(cx, name, array.into());
-    Ok(g.as_pointer_value().const_cast(cx.layouts.byte_ptr()))
 }

@@ -40,16 +40,44 @@ pub fn crate_root(module: &Module) -> Result<String, Diagnostic> {
         _ if module.is_service() => routes::service_main(&mut out, module),
         Some(main) if module.functions[main].is_async => database_main(&mut out, module),
         _ => {
-            let _ = writeln!(out, "fn main() {{\n    nagi_runtime::program::run_main(program::{});\n}}", ident("main"));
+            main_header(&mut out, module);
+            let _ = writeln!(out, "    nagi_runtime::program::run_main(program::{});\n}}", ident("main"));
         }
     }
     Ok(out)
 }
 
+/// `fn main() {` and, when the module has `config` lines, their declaration, which comes
+/// before anything else the program does (the runtime binds them when it starts the program or
+/// the service).
+pub(crate) fn main_header(out: &mut String, module: &Module) {
+    out.push_str("fn main() {\n");
+    if module.configs.is_empty() {
+        return;
+    }
+    out.push_str("    nagi_runtime::configuration::declare(&[\n");
+    for config in &module.configs {
+        let kind = match config.ty {
+            nagi_low::Type::I64 => "I64",
+            nagi_low::Type::F64 => "F64",
+            nagi_low::Type::Bool => "Bool",
+            nagi_low::Type::Duration => "Duration",
+            _ => "Str",
+        };
+        let _ = writeln!(
+            out,
+            "        nagi_runtime::configuration::ConfigDecl {{ name: {:?}, env: {:?}, kind: nagi_runtime::configuration::ConfigKind::{kind}, secret: {}, default: {:?} }},",
+            config.name, config.env, config.secret, config.default
+        );
+    }
+    out.push_str("    ]);\n");
+}
+
 /// `fn main` of a program whose `main` is async: the runtime creates the module's tables in a
 /// fresh in-memory database and awaits `main`.
 fn database_main(out: &mut String, module: &Module) {
-    out.push_str("fn main() {\n    nagi_runtime::program::run_main_with_database(\n        &[\n");
+    main_header(out, module);
+    out.push_str("    nagi_runtime::program::run_main_with_database(\n        &[\n");
     for table in &module.tables {
         let _ = writeln!(out, "            {:?},", routes::create_sql(module, table));
     }

@@ -56,7 +56,8 @@ pub fn create_sql(module: &Module, table: &nagi_low::TableDecl) -> String {
 /// `fn main`: the service's tables (with their `CREATE TABLE` statements) and routes, served by
 /// the runtime.
 pub fn service_main(out: &mut String, module: &Module) {
-    out.push_str("fn main() {\n    nagi_runtime::service::serve(nagi_runtime::service::Service {\n");
+    crate::crate_root::main_header(out, module);
+    out.push_str("    nagi_runtime::service::serve(nagi_runtime::service::Service {\n");
     let _ = writeln!(out, "        name: {:?},", module.name);
     out.push_str("        tables: ::std::vec![\n");
     for table in &module.tables {

@@ -14,7 +14,7 @@ use nagi_interp::{Host, Value};
 use nagi_low::eval::Trap;
 use nagi_low::{ClassId, Module, RuntimeFn};
 use nagi_runtime::arrays::{self, Key};
-use nagi_runtime::{ops, rt, secrets, strings, time};
+use nagi_runtime::{configuration, ops, rt, secrets, strings, time};
 
 /// The interpreter's host: `nagi_runtime` itself.
 pub struct RuntimeHost;
@@ -210,6 +210,10 @@ fn clock_call(func: RuntimeFn, args: &[Value]) -> Result<Value, String> {
         RuntimeFn::TimeMicros | RuntimeFn::DurationFromMicros | RuntimeFn::DurationMicros => Value::I64(args.int(0)?),
         RuntimeFn::TimeFormat => Value::Str(time::format_time(args.int(0)?)),
         RuntimeFn::DurationFormat => Value::Str(time::format_duration(args.int(0)?)),
+        RuntimeFn::ConfigStr => Value::Str(configuration::str(args.int(0)?)),
+        RuntimeFn::ConfigI64 | RuntimeFn::ConfigDuration => Value::I64(configuration::int(args.int(0)?)),
+        RuntimeFn::ConfigF64 => Value::F64(configuration::float(args.int(0)?)),
+        RuntimeFn::ConfigBool => Value::Bool(configuration::boolean(args.int(0)?)),
         RuntimeFn::TimeSetClock => {
             time::fix_clock(Some(args.int(0)?));
             Value::Unit

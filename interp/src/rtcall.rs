@@ -31,6 +31,10 @@ impl Machine<'_, '_> {
                 let values = self.row_args(func, args)?;
                 self.host.secret_call(func, &values).map_err(Stop::Trap)?
             }
+            RowGroup::Config => {
+                let values = self.row_args(func, args)?;
+                self.host.clock_call(func, &values).map_err(Stop::Trap)?
+            }
             // A `Time` and a `Duration` are `i64` microseconds here, as in emitted memory.
             RowGroup::Clock => {
                 let values = self.row_args(func, args)?;

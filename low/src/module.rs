@@ -31,6 +31,8 @@ pub struct Module {
     pub functions: Arena<FunctionData>,
     /// `table` bindings of classes to SQLite tables, in declaration order.
     pub tables: Vec<TableDecl>,
+    /// `config` values, in declaration order; `config.*` rows read them by position.
+    pub configs: Vec<ConfigDecl>,
     /// `route` bindings of HTTP method and path to handler functions, in declaration order.
     pub routes: Vec<RouteDecl>,
     /// Supervisors, in declaration order; a nested one is declared before its parent
@@ -132,6 +134,20 @@ pub struct TableDecl {
     pub name: String,
     pub class: ClassId,
     pub key: FieldIndex,
+}
+
+/// `config NAME: TYPE env "VAR" [secret] [default "TEXT"]`: a value of the program's
+/// configuration (docs/low.md §5.5), bound once at start from the environment variable `VAR`, or
+/// from `TEXT` when `VAR` is unset; without a default the value is required. `TYPE` is
+/// `String`, `i64`, `f64`, `bool` or `Duration`; only a `String` may be `secret` (never shown in
+/// an error, `--help` or the log).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigDecl {
+    pub name: String,
+    pub ty: Type,
+    pub env: String,
+    pub secret: bool,
+    pub default: Option<String>,
 }
 
 /// An HTTP method a route answers.

@@ -17,8 +17,8 @@ use crate::entities::{
 };
 use crate::lexer::{Token, TokenKind, lex};
 use crate::module::{
-    BlockData, ChildDecl, ChildKind, ClassData, EnumData, FORMAT_VERSION, FieldData, FunctionData, HttpMethod,
-    LocalData, Module, OpData, QueueDecl, RouteDecl, Strategy, SupervisorDecl, TableDecl, VariantData,
+    BlockData, ChildDecl, ChildKind, ClassData, ConfigDecl, EnumData, FORMAT_VERSION, FieldData, FunctionData,
+    HttpMethod, LocalData, Module, OpData, QueueDecl, RouteDecl, Strategy, SupervisorDecl, TableDecl, VariantData,
 };
 use crate::ops::OpKind;
 use crate::source::{Anchor, FunctionSpans, SourceMap, Span};
@@ -317,6 +317,7 @@ impl Parser {
                         self.enum_decl(id)?;
                     }
                     "table" => self.table()?,
+                    "config" => self.config()?,
                     "route" => self.route()?,
                     "supervisor" => self.supervisor()?,
                     "queue" => self.queue()?,
@@ -325,9 +326,9 @@ impl Parser {
                         self.function(id)?;
                     }
                     _ => {
-                        return Err(
-                            self.error("`class`, `enum`, `table`, `route`, `supervisor`, `queue`, `fn` or `async fn`")
-                        );
+                        return Err(self.error(
+                            "`class`, `enum`, `table`, `config`, `route`, `supervisor`, `queue`, `fn` or `async fn`",
+                        ));
                     }
                 },
                 _ => {
@@ -427,6 +428,29 @@ impl Parser {
         })?;
         self.source.tables.push(start.to(key_span));
         self.module.tables.push(TableDecl { name, class, key });
+        self.end_of_line()
+    }
+
+    /// `config NAME: TYPE env "VAR" [secret] [default "TEXT"]`.
+    fn config(&mut self) -> PResult<()> {
+        self.anchor(Anchor::Config(self.module.configs.len()));
+        self.keyword("config")?;
+        let (name, _) = self.ident("a configuration value's name")?;
+        self.expect(TokenKind::Colon, "`:`")?;
+        let ty = self.ty()?;
+        self.keyword("env")?;
+        let env = self.string("the environment variable's name")?;
+        let secret = self.is_keyword("secret");
+        if secret {
+            self.bump();
+        }
+        let default = if self.is_keyword("default") {
+            self.bump();
+            Some(self.string("the default's text")?)
+        } else {
+            None
+        };
+        self.module.configs.push(ConfigDecl { name, ty, env, secret, default });
         self.end_of_line()
     }
 

@@ -179,6 +179,22 @@ impl<'a> Printer<'a> {
                 class.and_then(|c| c.fields.get(table.key as usize)).map_or("<invalid field>", |f| f.name.as_str());
             let _ = writeln!(self.out, "table {}: {} key {}", table.name, class_name, key);
         }
+        if !m.configs.is_empty() {
+            self.out.push('\n');
+        }
+        for (i, config) in m.configs.iter().enumerate() {
+            self.comments(Anchor::Config(i), 0);
+            let _ = write!(self.out, "config {}: {} env ", config.name, config.ty.display(m));
+            write_string_literal(&mut self.out, &config.env);
+            if config.secret {
+                self.out.push_str(" secret");
+            }
+            if let Some(default) = &config.default {
+                self.out.push_str(" default ");
+                write_string_literal(&mut self.out, default);
+            }
+            self.out.push('\n');
+        }
         if !m.routes.is_empty() {
             self.out.push('\n');
         }

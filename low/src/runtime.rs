@@ -304,6 +304,18 @@ runtime_functions! {
     // requests run meanwhile.
     TimeSleep = "time.sleep", generic: false, params: [I64], variadic: None, ret: Unit, async: true,
         doc: "Waits the given number of milliseconds (a negative wait is no wait) without blocking the thread.";
+    // The program's configuration (runtime/src/configuration.rs): the value a `config` line
+    // declares, by its position in the module, bound at start from the environment.
+    ConfigStr = "config.str", generic: false, params: [I64], variadic: None, ret: String, async: false,
+        doc: "The `String` configuration value at that position (a copy).";
+    ConfigI64 = "config.i64", generic: false, params: [I64], variadic: None, ret: I64, async: false,
+        doc: "The `i64` configuration value at that position.";
+    ConfigF64 = "config.f64", generic: false, params: [I64], variadic: None, ret: F64, async: false,
+        doc: "The `f64` configuration value at that position.";
+    ConfigBool = "config.bool", generic: false, params: [I64], variadic: None, ret: Bool, async: false,
+        doc: "The `bool` configuration value at that position.";
+    ConfigDuration = "config.duration", generic: false, params: [I64], variadic: None, ret: Duration, async: false,
+        doc: "The `Duration` configuration value at that position.";
     // Randomness and secrets (runtime/src/secrets.rs holds each rule): the operating system's
     // CSPRNG, a constant-time comparison, and Argon2id password hashes, which take tens of
     // milliseconds of CPU and so run on the blocking pool while the caller waits.
@@ -408,6 +420,7 @@ impl RuntimeFn {
             TimeNow | TimeMonotonic | TimeFromMicros | TimeMicros | DurationFromMicros | DurationMicros
             | TimeFormat | DurationFormat | TimeParse | TimeSetClock => RowGroup::Clock,
             RandInt | RandToken | SecretEq | PasswordHash | PasswordVerify => RowGroup::Secrets,
+            ConfigStr | ConfigI64 | ConfigF64 | ConfigBool | ConfigDuration => RowGroup::Config,
             DbExec | DbExecCommit | DbQuery | DbQueryOne | DbBegin | DbCommit | DbRollback | QueueDeadLetters
             | QueueRetry => RowGroup::Database,
         }
@@ -442,6 +455,8 @@ pub enum RowGroup {
     /// `time.*` but `time.sleep`, and `duration.*`: the clock, and `Time` and `Duration` values
     /// (`runtime/src/time.rs`).
     Clock,
+    /// `config.*`: the program's configuration (`runtime/src/configuration.rs`).
+    Config,
     /// `rand.*`, `secret.*`, `password.*`: randomness and secrets (`runtime/src/secrets.rs`).
     Secrets,
     /// `db.*`: SQLite through the runtime's database thread.
@@ -489,7 +504,7 @@ mod tests {
 
     #[test]
     fn every_variant_spelling_parses_back_to_it() {
-        assert_eq!(RuntimeFn::all().count(), 60);
+        assert_eq!(RuntimeFn::all().count(), 65);
         for (i, row) in RUNTIME_FUNCTIONS.iter().enumerate() {
             assert_eq!(row.func as usize, i, "row {} is out of variant order", row.name);
             assert_eq!(RuntimeFn::from_name(row.name), Some(row.func), "{}", row.name);

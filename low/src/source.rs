@@ -47,6 +47,8 @@ pub enum Anchor {
     EnumEnd(EnumId),
     /// A `table` line, by position in `Module::tables`.
     Table(usize),
+    /// A `config` line, by position in `Module::configs`.
+    Config(usize),
     /// A `route` line, by position in `Module::routes`.
     Route(usize),
     /// A `supervisor` line.

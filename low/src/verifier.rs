@@ -130,6 +130,9 @@
 //!   optionally `%attempt: i64`, 1 to 1024 workers, at least 1 attempt, a backoff whose minimum
 //!   is not above its maximum; `queue.push` names a queue, pushes its job class with an `i64`
 //!   delay and gives an `i64`, in an async function.
+//! - V255 Configuration fits together: each `config` value has a unique name and variable, a
+//!   type of `String`, `i64`, `f64`, `bool` or `Duration`, is `secret` only as a `String`; a
+//!   `config.*` row reads an `i64` constant position whose value has the row's type.
 //!
 //! The flow checks run only on a function whose body passed the structure checks on blocks
 //! and operations (V210 for them, V211), since they walk the body as a tree.
@@ -208,6 +211,7 @@ mod code {
     pub const SUPERVISOR: &str = "V252";
     pub const DEFER: &str = "V253";
     pub const QUEUE: &str = "V254";
+    pub const CONFIG: &str = "V255";
 }
 
 /// Checks every rule of the module doc's checklist on `module`.
@@ -522,11 +526,50 @@ fn scan_type(module: &Module, ty: &Type) -> TypeScan {
     scan
 }
 
+/// The row that reads a configuration value of type `ty`, if a value may have that type.
+pub fn config_row(ty: &Type) -> Option<crate::RuntimeFn> {
+    use crate::RuntimeFn::*;
+    Some(match ty {
+        Type::String => ConfigStr,
+        Type::I64 => ConfigI64,
+        Type::F64 => ConfigF64,
+        Type::Bool => ConfigBool,
+        Type::Duration => ConfigDuration,
+        _ => return None,
+    })
+}
+
+/// V255 on the `config` lines: unique names and variables, a type a value may have, `secret`
+/// only on a `String`.
+fn check_configs(module: &Module, out: &mut Vec<Diagnostic>) {
+    let (mut names, mut vars) = (BTreeMap::new(), BTreeMap::new());
+    for config in &module.configs {
+        let mut problem = |message: String| out.push(Diagnostic::new(code::CONFIG, message));
+        if names.insert(config.name.as_str(), ()).is_some() {
+            problem(format!("configuration value `{}` is declared twice", config.name));
+        }
+        if vars.insert(config.env.as_str(), ()).is_some() {
+            problem(format!("environment variable {} is bound to two configuration values", config.env));
+        }
+        if config_row(&config.ty).is_none() {
+            let ty = config.ty.display(module);
+            problem(format!(
+                "configuration value `{}` has type {ty}; a value is a String, i64, f64, bool or Duration",
+                config.name
+            ));
+        }
+        if config.secret && config.ty != Type::String {
+            problem(format!("configuration value `{}` is secret, which only a String may be", config.name));
+        }
+    }
+}
+
 /// Module-level checks: names, classes, tables and routes.
 fn check_module(module: &Module, source: Option<&SourceMap>) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     supervisors::check(module, source, &mut out);
     queues::check(module, source, &mut out);
+    check_configs(module, &mut out);
 
     let mut class_names = BTreeMap::new();
     for (id, class) in module.classes.iter() {

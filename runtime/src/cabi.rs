@@ -38,6 +38,7 @@ use crate::panic_hook::{HookMode, install_hook};
 
 pub mod actors;
 pub mod arrays;
+pub mod configuration;
 pub mod db;
 pub mod frame;
 pub mod guard;
@@ -498,6 +499,7 @@ pub unsafe extern "C" fn nagi_rt_fmt_bool(out: *mut RawString, v: i32) {
 #[unsafe(no_mangle)]
 pub extern "C" fn nagi_rt_main(main: extern "C" fn()) -> i32 {
     install_hook(HookMode::Program);
+    crate::configuration::bind_or_exit();
     main();
     crate::rt::flush_stdout();
     0

@@ -157,7 +157,12 @@ impl Config {
         // once, so leaking these two short strings is the simplest correct choice.
         let name: &'static str = Box::leak(service.to_owned().into_boxed_str());
         let default_db: &'static str = Box::leak(format!("./{service}.db").into_boxed_str());
-        Config::command().name(name).mut_arg("db", |arg| arg.required(false).default_value(default_db))
+        let command = Config::command().name(name).mut_arg("db", |arg| arg.required(false).default_value(default_db));
+        // The program's own configuration, listed after the flags (values never shown).
+        match crate::configuration::help() {
+            Some(help) => command.after_help(help),
+            None => command,
+        }
     }
 
     /// Parses `args` (the first is the program name) and the `NAGI_*` environment for `service`.

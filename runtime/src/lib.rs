@@ -22,6 +22,7 @@ mod backoff;
 pub mod budget;
 pub mod cabi;
 pub mod config;
+pub mod configuration;
 mod context;
 pub mod db;
 pub mod defers;

@@ -17,6 +17,7 @@ use crate::panic_hook::{HookMode, install_hook};
 /// prints `error: internal error: <payload>` and also exits with 101.
 pub fn run_main(main: fn()) -> ! {
     install_hook(HookMode::Program);
+    crate::configuration::bind_or_exit();
     let outcome = panic::catch_unwind(AssertUnwindSafe(main));
     crate::rt::flush_stdout();
     match outcome {
@@ -45,6 +46,7 @@ pub const PROGRAM_DATABASE: &str = ":memory:";
 /// that cannot be opened prints `error: <message>` and exits with 1.
 pub fn run_main_with_database(tables: &[&str], main: impl Future<Output = ()>) -> ! {
     install_hook(HookMode::Program);
+    crate::configuration::bind_or_exit();
     let (runtime, database) = open_database(tables);
     let outcome = panic::catch_unwind(AssertUnwindSafe(|| runtime.block_on(main)));
     finish_with_database(outcome.is_ok(), runtime, database)

@@ -82,6 +82,9 @@ pub fn serve(service: Service) -> ! {
 /// is flushed. The LLVM path's adapter logs the buffers its code still owns there.
 pub fn serve_and_check(service: Service, leak_check: fn()) -> ! {
     let config = Config::parse_for(service.name);
+    // After the command line, so that `--help` works without the configuration; before anything
+    // listens.
+    crate::configuration::bind_or_exit();
     crate::tasks::set_blocking_threads(usize::from(config.blocking_threads));
     // Lines printed before serving went to the buffered stdout; write them before the log's.
     crate::rt::flush_stdout();

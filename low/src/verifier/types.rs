@@ -936,6 +936,8 @@ impl<'a> OpCheck<'_, 'a> {
                 self.mismatch(&what, found, &expected);
             } else if param == RtType::FieldKey {
                 self.field_key(arg, class);
+            } else if row.func.group() == crate::RowGroup::Config {
+                self.config_position(arg, row.func);
             }
         }
         if let Some(ret) = row.ret.to_type(class_ty.as_ref(), elem.as_ref()) {
@@ -944,6 +946,31 @@ impl<'a> OpCheck<'_, 'a> {
         }
         let callee = format!("`{}`", row.name);
         self.check_await(awaited, row.is_async, &callee);
+    }
+
+    /// The position a `config.*` row reads: an `i64` constant naming a `config` value of the
+    /// row's type.
+    fn config_position(&mut self, arg: &Operand, func: crate::RuntimeFn) {
+        let configs = &self.cx.module.configs;
+        let found = match arg {
+            Operand::Const(crate::types::Constant::I64(i)) => usize::try_from(*i).ok().and_then(|i| configs.get(i)),
+            _ => None,
+        };
+        match found {
+            Some(config) if super::config_row(&config.ty) == Some(func) => {}
+            Some(config) => {
+                let message = format!("`{}` reads `{}`, which is not of its type", func.name(), config.name);
+                self.error(code::CONFIG, message);
+            }
+            None => {
+                let message = format!(
+                    "`{}` reads no configuration value: its argument must be an i64 constant below {}",
+                    func.name(),
+                    configs.len()
+                );
+                self.error(code::CONFIG, message);
+            }
+        }
     }
 
     /// The key of `array.sort_by<C>`: an `i64` constant naming a field of `C` that the array

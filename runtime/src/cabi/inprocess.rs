@@ -31,6 +31,7 @@ macro_rules! jit_table {
         fn runtime_symbol(name: &str) -> Option<usize> {
             use super::actors::*;
             use super::arrays::*;
+            use super::configuration::*;
             use super::db::*;
             use super::guard::*;
             use super::json::*;

@@ -78,6 +78,7 @@ pub unsafe extern "C" fn nagi_rt_main_async(program: *const ProgramDesc) -> i32 
     // SAFETY: the emitter passes its program descriptor, a constant of the program.
     let desc: &'static ProgramDesc = unsafe { &*program };
     install_hook(HookMode::Program);
+    crate::configuration::bind_or_exit();
     // SAFETY: the caller vouches for the table descriptors.
     let tables: Vec<&'static str> = unsafe { items(desc.tables, desc.table_count) }
         .iter()
