@@ -157,7 +157,50 @@ fn a_missing_or_malformed_configuration_value_stops_the_program_with_status_2(ba
     assert_eq!(String::from_utf8_lossy(&set.stdout), "http://localhost:9\n25\n0.5\nfalse\n250000\n");
 }
 
+/// A service's configuration: without its required variables it stops before listening, with
+/// status 2 naming the first; with them it reads every value (defaults where unset), guards a
+/// route with the secret, and the secret is in no answer, no printed line and no log line,
+/// not even those of a failed and a trapped request that used it.
+fn a_service_reads_its_configuration_and_never_shows_the_secret(backend: Backend) {
+    let exe = build("tests/fixtures/config_service.nagi", backend);
+    let dir = temp_dir("config");
+    let unset = std::process::Command::new(&exe)
+        .args(["--listen", "127.0.0.1:0", "--db"])
+        .arg(dir.join("unset.db"))
+        .env_remove("BASE_URL")
+        .env_remove("API_KEY")
+        .output()
+        .expect("the service runs");
+    assert_eq!(unset.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&unset.stderr),
+        "nagi: configuration: BASE_URL (String) is required but not set; set the environment variable BASE_URL\n"
+    );
+    assert!(!dir.join("unset.db").exists(), "the service opened its database before stopping");
+
+    let secret = "s3cret-Q7x";
+    let log = dir.join("service.log");
+    let server = Server::start_with_env(
+        &exe,
+        &dir.join("service.db"),
+        Some(&log),
+        &[],
+        &[("BASE_URL", "http://mail.local"), ("API_KEY", secret), ("TIMEOUT", "250ms")],
+    );
+    assert_eq!(server.get("/settings"), (200, "\"http://mail.local 100 250ms\"".into()));
+    assert_eq!(server.get_with("/secure", &format!("Authorization: Bearer {secret}\r\n")), (200, "\"welcome\"".into()));
+    let (status, body) = server.get_with("/secure", "Authorization: Bearer guess\r\n");
+    assert_eq!((status, body.as_str()), (401, r#"{"error":"unauthorized","detail":"wrong key"}"#));
+    assert_eq!(server.get("/crash?n=0").0, 500);
+    assert!(server.stop().success());
+    let log = std::fs::read_to_string(&log).expect("the log was written");
+    assert!(log.contains("key: ***"), "{log}");
+    assert!(log.contains("division by zero"), "{log}");
+    assert!(!log.contains(secret), "the secret reached the log:\n{log}");
+}
+
 crate::on_every_backend!(
+    a_service_reads_its_configuration_and_never_shows_the_secret,
     a_missing_or_malformed_configuration_value_stops_the_program_with_status_2,
     nagic_test_fixes_the_clock_for_a_test,
     times_round_trip_through_rows_and_responses_and_sort_in_sql,

@@ -81,6 +81,7 @@
 //! | H425 | `defer` (§9.6.1) of something that is not a call of a program function, or of a function that can fail, has an `inout` parameter or waits |
 //! | H426 | a queue whose rules are out of range or whose handler does not fit, or a `push` with the wrong arguments |
 //! | H427 | `set_clock` outside a test's own body |
+//! | H428 | configuration (§6.16): a value of a type other than String, i64, f64, bool or Duration, a secret that is not a String, a default that is not a literal of its type, a value or declaration twice, a `config` outside the main file, an unknown value, or a secret used other than through `.reveal()` |
 //! | H240 | test declared twice |
 //! | H501 | SQL rejected by the SQL checker (unknown table or column, syntax, result shape) |
 //! | H502 | SQL that is not a string literal |
@@ -91,6 +92,7 @@
 mod actors;
 mod arrays;
 mod builtins;
+mod configs;
 mod enums;
 mod expr;
 mod failures;
@@ -203,6 +205,7 @@ pub fn check(
         actors: items.tir_actors(),
         supervisors: items.tir_supervisors(),
         queues: items.queues.clone(),
+        configs: items.configs.clone(),
     })
 }
 
@@ -540,7 +543,7 @@ fn error(code: &'static str, span: Span, message: impl Into<String>, label: impl
 
 /// The indefinite article for a type as written, read the way people say it: "an `i64`",
 /// "an `f64`", "an `Item`", but "a `String`", "a `User`", "a `[i64]`".
-fn a_or_an(ty_name: &str) -> &'static str {
+pub(crate) fn a_or_an(ty_name: &str) -> &'static str {
     match ty_name.chars().next() {
         Some('i' | 'f' | 'A' | 'E' | 'I' | 'O') => "an",
         _ => "a",
@@ -617,6 +620,7 @@ const H419: &str = "H419";
 const H425: &str = "H425";
 const H426: &str = "H426";
 const H427: &str = "H427";
+const H428: &str = "H428";
 const H240: &str = "H240";
 const H501: &str = "H501";
 const H502: &str = "H502";

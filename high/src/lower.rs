@@ -83,6 +83,17 @@ pub fn lower_for(program: &Program, module_name: &str, tests: bool) -> Result<Mo
         .iter()
         .map(|t| TableDecl { name: t.name.clone(), class: classes[t.class], key: t.key as u32 })
         .collect();
+    module.configs = program
+        .configs
+        .iter()
+        .map(|c| nagi_low::ConfigDecl {
+            name: c.name.clone(),
+            ty: cx.low(&c.ty),
+            env: c.env.clone(),
+            secret: c.secret,
+            default: c.default.clone(),
+        })
+        .collect();
     let functions: Vec<FuncId> = program
         .functions
         .iter()
@@ -153,6 +164,7 @@ impl Types<'_> {
             Ty::String => Type::String,
             Ty::Time => Type::Time,
             Ty::Duration => Type::Duration,
+            Ty::Secret => Type::String,
             Ty::Array(t) => Type::Array(Box::new(self.low(t))),
             Ty::Option(t) => Type::Option(Box::new(self.low(t))),
             Ty::Map(k, v) => Type::Map(Box::new(self.low(k)), Box::new(self.low(v))),

@@ -464,6 +464,7 @@ impl Rewriter<'_> {
             // Supervisors and queues live in the program's main file, whose names stay as
             // written: a queue's name is also what the database's rows name it by.
             Item::Supervisor(s) => self.main_file_only(&s.name, "H419", "a supervisor"),
+            Item::Config(c) => self.main_file_only(&c.name, "H428", "a config"),
             Item::Queue(q) => {
                 self.main_file_only(&q.name, "H426", "a queue");
                 self.params(&mut q.handler.params);

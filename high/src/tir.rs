@@ -48,6 +48,21 @@ pub struct Program {
     pub supervisors: Vec<Supervisor>,
     /// The job queues, in source order.
     pub queues: Vec<Queue>,
+    /// The configuration's values, in declaration order.
+    pub configs: Vec<ConfigValue>,
+}
+
+/// A value of the program's configuration, as Low's `config` line declares it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConfigValue {
+    pub name: String,
+    /// The environment variable: the name in upper case.
+    pub env: String,
+    /// `String`, `i64`, `f64`, `bool` or `Duration`.
+    pub ty: Ty,
+    pub secret: bool,
+    /// The default as text the runtime reads; `None` for a required value.
+    pub default: Option<String>,
 }
 
 /// A durable job queue: its rules and the function that runs a job (a handler like a route's,
@@ -121,6 +136,9 @@ pub enum Ty {
     Time,
     /// `Duration`: signed microseconds (`Type::Duration` in Low).
     Duration,
+    /// A secret configuration value: a `String` in Low, which High shows only as `***` and
+    /// hands out only through `.reveal()` (docs/language.md §6.16). No written type names it.
+    Secret,
     Array(Box<Ty>),
     Option(Box<Ty>),
     /// `Map<K, V>`, `K` being `i64` or `String`.
@@ -141,7 +159,14 @@ impl Ty {
         match self {
             Ty::I32 | Ty::I64 | Ty::F64 | Ty::Bool | Ty::Unit | Ty::Time | Ty::Duration => true,
             Ty::Option(inner) => inner.is_copy(),
-            Ty::String | Ty::Array(_) | Ty::Map(..) | Ty::Class(_) | Ty::Enum(_) | Ty::Task(_) | Ty::Actor(_) => false,
+            Ty::String
+            | Ty::Secret
+            | Ty::Array(_)
+            | Ty::Map(..)
+            | Ty::Class(_)
+            | Ty::Enum(_)
+            | Ty::Task(_)
+            | Ty::Actor(_) => false,
         }
     }
 

@@ -154,6 +154,12 @@ pub fn help() -> Option<String> {
         let default = match decl.default {
             None => "required".to_owned(),
             Some(_) if decl.secret => "default ***".to_owned(),
+            // A duration as its literal reads best (`5s`, not the compiler's `5000000us`).
+            Some(default) if decl.kind == ConfigKind::Duration => {
+                let shown =
+                    crate::time::parse_duration(default).map_or(default.to_owned(), crate::time::format_duration);
+                format!("default {shown}")
+            }
             Some(default) => format!("default {default}"),
         };
         text.push_str(&format!("  {:<24} {ty}, {default} ({})\n", decl.env, decl.name));

@@ -41,6 +41,26 @@ pub enum Item {
     Actor(ActorDecl),
     Supervisor(SupervisorDecl),
     Queue(QueueDecl),
+    Config(ConfigDecl),
+}
+
+/// `config Name { field: Type  key: secret String  limit: i64 = 100 }`: values of the program's
+/// configuration, read as `Name.field` and bound at start from the environment.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConfigDecl {
+    pub name: Ident,
+    pub fields: Vec<ConfigField>,
+    pub span: Span,
+}
+
+/// One value of a `config`: its name, whether it is `secret`, its type, and its default.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConfigField {
+    pub name: Ident,
+    pub secret: bool,
+    pub ty: TypeExpr,
+    pub default: Option<Expr>,
+    pub span: Span,
 }
 
 /// `queue name { workers N  max_attempts M  backoff A..B  fn run(job: J[, attempt: i64]) { … } }`:

@@ -490,6 +490,10 @@ impl Lexer<'_> {
         if n >= 2 && matches!(self.out[n - 2].1, Tok::Class | Tok::Enum | Tok::Arrow) {
             return false;
         }
+        // `config Name {` opens a configuration's body (two names in a row are no expression).
+        if n >= 2 && matches!(&self.out[n - 2].1, Tok::Ident(word) if word == "config") {
+            return false;
+        }
         // `-> module.Name {` opens a function body too.
         if n >= 4 && self.out[n - 2].1 == Tok::Dot && self.out[n - 4].1 == Tok::Arrow {
             return false;

@@ -2,8 +2,8 @@
 //! ordinary, type-checked Rust.
 
 use crate::ast::{
-    ActorDecl, ActorMember, Block, Expr, ExprKind, FnDecl, Ident, PatternKind, QueueDecl, QueueMember, Span, Stmt,
-    StmtKind, SupervisorDecl, SupervisorMember,
+    ActorDecl, ActorMember, Block, ConfigDecl, ConfigField, Expr, ExprKind, FnDecl, Ident, Item, PatternKind,
+    QueueDecl, QueueMember, Span, Stmt, StmtKind, SupervisorDecl, SupervisorMember,
 };
 use crate::lexer::LexError;
 
@@ -114,6 +114,40 @@ pub fn supervisor_decl(name: Ident, members: Vec<SupervisorMember>, span: Span) 
 
 /// A queue from its parsed members: `workers`, `max_attempts` and `backoff` each at most once,
 /// and exactly one handler, `fn run`.
+/// A member of a declaration that starts with a word: a queue's or a config's.
+pub enum WordMember {
+    Queue(QueueMember),
+    Config(ConfigField),
+}
+
+/// `queue name { … }` or `config Name { … }`, by `word`; members of the other kind are errors.
+pub fn word_decl(word: Ident, name: Ident, members: Vec<WordMember>, span: Span) -> Result<Item, LexError> {
+    let misplaced = |what: &str| LexError { message: format!("{what} inside `{}`", word.name), span };
+    match word.name.as_str() {
+        "queue" => {
+            let mut queue = Vec::with_capacity(members.len());
+            for member in members {
+                match member {
+                    WordMember::Queue(m) => queue.push(m),
+                    WordMember::Config(_) => return Err(misplaced("a configuration value")),
+                }
+            }
+            queue_decl(name, queue, span).map(Item::Queue)
+        }
+        "config" => {
+            let mut fields = Vec::with_capacity(members.len());
+            for member in members {
+                match member {
+                    WordMember::Config(f) => fields.push(f),
+                    WordMember::Queue(_) => return Err(misplaced("a queue's rule or handler")),
+                }
+            }
+            Ok(Item::Config(ConfigDecl { name, fields, span }))
+        }
+        _ => Err(LexError { message: format!("expected `queue` or `config`, found `{}`", word.name), span: word.span }),
+    }
+}
+
 pub fn queue_decl(name: Ident, members: Vec<QueueMember>, span: Span) -> Result<QueueDecl, LexError> {
     let mut workers = None;
     let mut max_attempts = None;

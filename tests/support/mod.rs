@@ -147,6 +147,11 @@ impl Server {
     /// (`--listen 127.0.0.1:0`), read back from its log's `listening on` line: a port chosen by
     /// the test could be taken by another test's service before this one binds it.
     pub fn start(exe: &Path, db: &Path, log: Option<&Path>, extra: &[&str]) -> Server {
+        Server::start_with_env(exe, db, log, extra, &[])
+    }
+
+    /// [`Server::start`] with the environment variables `vars` set for the service.
+    pub fn start_with_env(exe: &Path, db: &Path, log: Option<&Path>, extra: &[&str], vars: &[(&str, &str)]) -> Server {
         let own_log;
         let log = match log {
             Some(path) => path,
@@ -160,6 +165,7 @@ impl Server {
         let mut child = Command::new(exe)
             .args(["--listen", "127.0.0.1:0", "--db", db.to_str().unwrap()])
             .args(extra)
+            .envs(vars.iter().copied())
             .stdout(file)
             .stderr(Stdio::inherit())
             .spawn()

@@ -381,6 +381,9 @@ impl Body<'_, '_> {
                 if matches!(value.ty, Ty::Time | Ty::Duration) {
                     return self.time_method(value, method, args, span);
                 }
+                if value.ty == Ty::Secret {
+                    return self.secret_method(value, method, args, span);
+                }
                 let name = self.ty_name(&value.ty);
                 self.report(
                     error(H211, method.span, format!("`{name}` has no method `{other}`"), "unknown method").note(

@@ -60,6 +60,8 @@ impl Body<'_, '_> {
             && **inner == *expected
         {
             d = d.note("this is an option; unwrap it with `if let`");
+        } else if value.ty == Ty::Secret {
+            d = d.note("a secret configuration value gives its text only through `.reveal()`");
         }
         self.report(d);
     }
@@ -78,6 +80,9 @@ impl Body<'_, '_> {
             ast::ExprKind::None => self.none_literal(hint, span),
             ast::ExprKind::Field { object, field } if let Some(e) = self.enum_named(object) => {
                 self.variant_value(e, field, None, span)
+            }
+            ast::ExprKind::Field { object, field } if let Some(name) = self.config_named(object) => {
+                self.config_read(&name, field, span)
             }
             ast::ExprKind::MethodCall { receiver, method, args } if let Some(e) = self.enum_named(receiver) => {
                 self.variant_value(e, method, Some(args), span)

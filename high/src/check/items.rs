@@ -13,6 +13,7 @@ use super::{
 use crate::tir::{self, ClassIdx, EnumIdx, FnIdx, Literal, ParamMode, Ty};
 
 mod actors;
+mod configs;
 mod queues;
 mod routes;
 mod supervisors;
@@ -137,6 +138,10 @@ pub(super) struct Items<'f> {
     pub queues: Vec<tir::Queue>,
     /// The class `DeadLetter`, declared when the program has a queue.
     pub dead_letter: Option<ClassIdx>,
+    /// The configuration's values, in declaration order (their positions are `config.*`'s).
+    pub configs: Vec<tir::ConfigValue>,
+    /// Each `config` declaration's values, by the declaration's name.
+    pub config_by_name: HashMap<String, Vec<configs::ConfigField>>,
 }
 
 /// Collects and checks every item of `file`.
@@ -157,6 +162,8 @@ pub(super) fn collect<'f>(file: &'f SourceFile, diags: &mut Vec<Diagnostic>) -> 
         supervisors: Vec::new(),
         supervisor_by_name: HashMap::new(),
         queues: Vec::new(),
+        configs: Vec::new(),
+        config_by_name: HashMap::new(),
         dead_letter: None,
     };
     let schema_start = diags.len();
@@ -203,6 +210,7 @@ pub(super) fn collect<'f>(file: &'f SourceFile, diags: &mut Vec<Diagnostic>) -> 
             Item::Route(r) => items.collect_route(r, diags),
             Item::Test(t) => items.collect_test(t, diags),
             Item::Queue(q) => items.collect_queue(q, diags),
+            Item::Config(c) => items.collect_config(c, diags),
             Item::Class(_)
             | Item::Enum(_)
             | Item::Table(_)
@@ -288,6 +296,7 @@ impl<'f> Items<'f> {
             Ty::Unit => "unit".into(),
             Ty::String => "String".into(),
             Ty::Time => "Time".into(),
+            Ty::Secret => "Secret".into(),
             Ty::Duration => "Duration".into(),
             Ty::Array(inner) => format!("[{}]", self.ty_name(inner)),
             Ty::Option(inner) => format!("{}?", self.ty_name(inner)),
