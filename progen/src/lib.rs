@@ -30,7 +30,8 @@
 //! (`insert` over repeating keys, `get`, `remove`, `contains`, `len`, clones and
 //! `for k, v in m`, printed in order); times (`times.rs`: `parse_time` of edge texts, `Duration`
 //! literals of every unit, `+`, `-`, comparisons, scaling, both text forms, traps at the ends of
-//! the range; the clock is never read); and, in a
+//! the range; the clock is never read); a configuration (`knobs.rs`: `config Knobs` with a
+//! default for every value, read in expressions of the main file); and, in a
 //! third of the programs, a module `lib` holding the prelude, functions and a test, used
 //! qualified and through `import lib.{…}`. Traps (division by zero, an index or a slice out of
 //! range, a failed assertion, a test's failure) are part of the behaviour to compare, not
@@ -44,6 +45,7 @@ use arbitrary::{Result, Unstructured};
 
 mod arrays;
 mod failures;
+mod knobs;
 mod maps;
 mod matching;
 mod modules;
@@ -191,6 +193,9 @@ struct Gen<'a, 'b> {
     /// For a program with a module `lib` (which then holds the prelude): the names the main
     /// file imports unqualified (`import lib.{…}`); every other name of `lib` it qualifies.
     imports: Option<Vec<String>>,
+    /// Whether the main file declares the configuration `Knobs` (`knobs.rs`), whose values the
+    /// main file's expressions may read.
+    knobs: bool,
     /// Which optional forms the program may contain.
     config: Config,
 }
@@ -246,6 +251,7 @@ pub fn program_with(u: &mut Unstructured, config: &Config) -> Result<String> {
         funcs: Vec::new(),
         imports: None,
         config: *config,
+        knobs: false,
     };
     let mut lib = String::new();
     if g.u.ratio(1, 3)? {
@@ -260,6 +266,9 @@ pub fn program_with(u: &mut Unstructured, config: &Config) -> Result<String> {
         Some(imports) => g.import_lines(&imports)?,
         None => prelude::text(config),
     };
+    if g.u.ratio(1, 3)? {
+        text.push_str(&g.knobs_decl()?);
+    }
     for _ in 0..g.u.int_in_range(0..=3)? {
         text.push_str(&g.function(File::Main)?);
     }
@@ -625,6 +634,9 @@ impl Gen<'_, '_> {
             // A String, a class or an enum is never moved: reading a clone keeps every later
             // use valid.
             return Ok(if ty.owned() { format!("{}.clone()", var.name) } else { var.name });
+        }
+        if let Some(read) = self.knob(ty)? {
+            return Ok(read);
         }
         // A field of a class value: a copy, or a clone of the string.
         if matches!(ty, Ty::I64 | Ty::F64 | Ty::Str)

@@ -218,6 +218,22 @@ fn times_are_generated() {
     }
 }
 
+/// The configuration and its reads appear in the first 300 programs.
+#[test]
+fn configuration_is_generated() {
+    let texts: Vec<String> = (0..300).map(|seed| from_seed(seed, 4096)).collect();
+    for form in [
+        "config Knobs {",
+        "Knobs.progen_level",
+        "Knobs.progen_ratio",
+        "Knobs.progen_on",
+        "Knobs.progen_name",
+        "to_string(Knobs.progen_wait)",
+    ] {
+        assert!(texts.iter().any(|t| t.contains(form)), "no program of the first 300 has `{form}`");
+    }
+}
+
 /// The first 300 programs with [`Config::waits`].
 fn waiting_programs() -> Vec<String> {
     let config = Config { waits: true };
