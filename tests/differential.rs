@@ -92,6 +92,9 @@ fn value(module: &Module, ty: &Type, n: usize) -> serde_json::Value {
             ][n % 4]
         ),
         Type::Duration => serde_json::json!(["250ms", "-90s", "0s", "1500us"][n % 4]),
+        Type::Uuid => {
+            serde_json::json!(["0192f0c2-5c3e-7b9a-8f00-5d1c2e3f4a5b", "0192F0C25C3E7B9A8F005D1C2E3F4A5B"][n % 2])
+        }
         Type::Option(inner) if n % 3 == 2 => {
             let _ = inner;
             serde_json::Value::Null

@@ -199,7 +199,44 @@ fn a_service_reads_its_configuration_and_never_shows_the_secret(backend: Backend
     assert!(!log.contains(secret), "the secret reached the log:\n{log}");
 }
 
+/// Notes keyed by `uuid_v7()`: every id is a version 7 UUID in canonical text, ids sort as the
+/// notes were made (so `ORDER BY id` is creation order), a UUID round trips through a row and
+/// a lookup (in another form too), and a malformed one in a body is a 422 that writes nothing.
+fn uuid_v7_keys_rows_in_the_order_they_were_made(backend: Backend) {
+    let (server, db) = start("uuids", backend);
+    let mut made = Vec::new();
+    for text in ["first", "second", "third"] {
+        let (status, body) = server.send_json("POST", "/notes", &format!(r#"{{"text":"{text}","parent":null}}"#));
+        assert_eq!(status, 201, "{body}");
+        let note: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let id = note["id"].as_str().expect("an id").to_string();
+        assert_eq!((id.len(), &id[14..15], id.to_lowercase() == id), (36, "7", true), "{id}");
+        made.push((id, body));
+    }
+    let child = format!(r#"{{"text":"child","parent":"{}"}}"#, made[0].0.to_uppercase());
+    let (status, body) = server.send_json("POST", "/notes", &child);
+    assert_eq!(status, 201, "{body}");
+    assert!(body.contains(&format!(r#""parent":"{}""#, made[0].0)), "the parent in canonical form: {body}");
+    let (status, body) = server.send_json("POST", "/notes", r#"{"text":"x","parent":"not-a-uuid"}"#);
+    assert_eq!(status, 422, "{body}");
+    assert!(body.contains(r#"parent: invalid value: string \"not-a-uuid\", expected a UUID"#), "{body}");
+
+    let (_, listed) = server.get("/notes");
+    let listed: Vec<serde_json::Value> = serde_json::from_str(&listed).unwrap();
+    let texts: Vec<&str> = listed.iter().map(|n| n["text"].as_str().unwrap()).collect();
+    assert_eq!(texts, ["first", "second", "third", "child"], "ORDER BY id is the order the notes were made");
+    let bare = made[1].0.replace('-', "");
+    assert_eq!(server.get(&format!("/notes/find?id={bare}")), (200, made[1].1.clone()));
+    assert!(server.stop().success());
+    let conn = rusqlite::Connection::open(&db).expect("the database file opens");
+    let stored: String = conn.query_row("SELECT id FROM notes WHERE text = 'first'", [], |r| r.get(0)).unwrap();
+    assert_eq!(stored, made[0].0);
+    let count: i64 = conn.query_row("SELECT count(*) FROM notes", [], |r| r.get(0)).unwrap();
+    assert_eq!(count, 4, "the 422 wrote nothing");
+}
+
 crate::on_every_backend!(
+    uuid_v7_keys_rows_in_the_order_they_were_made,
     a_service_reads_its_configuration_and_never_shows_the_secret,
     a_missing_or_malformed_configuration_value_stops_the_program_with_status_2,
     nagic_test_fixes_the_clock_for_a_test,

@@ -69,6 +69,8 @@ pub mod type_kind {
     pub const TIME: u64 = 12;
     /// A `Duration`: an `i64` of microseconds.
     pub const DURATION: u64 = 13;
+    /// A `Uuid`: 16 bytes in the UUID's byte order, 8-aligned.
+    pub const UUID: u64 = 14;
 }
 
 /// The type of a configuration value (`ConfigDesc::kind`, docs/c-abi.md "Configuration").
@@ -228,6 +230,7 @@ macro_rules! runtime_functions {
         SqlArgReal = nagi_rt_sql_arg_real(Ptr, F64) -> Void;
         SqlArgText = nagi_rt_sql_arg_text(Ptr, Ptr, I64) -> Void;
         SqlArgTime = nagi_rt_sql_arg_time(Ptr, I64) -> Void;
+        SqlArgUuid = nagi_rt_sql_arg_uuid(Ptr, Ptr) -> Void;
         SqlArgNull = nagi_rt_sql_arg_null(Ptr) -> Void;
         DbExec = nagi_rt_db_exec(Ptr, I64, Ptr) -> Ptr;
         DbExecCommit = nagi_rt_db_exec_commit(Ptr, I64, Ptr) -> Ptr;
@@ -253,6 +256,13 @@ macro_rules! runtime_functions {
         DurationFormat = nagi_rt_duration_format(Str, I64) -> Void;
         TimeParse = nagi_rt_time_parse(Ptr, Str) -> Void;
         TimeSetClock = nagi_rt_time_set_clock(I64) -> Void;
+
+        // Ids (`cabi::ids`): a `Uuid` by pointer to its 16 bytes, results through the out-pointer first, a bool as an `i32`.
+        UuidV7 = nagi_rt_uuid_v7(Ptr) -> Void;
+        UuidV4 = nagi_rt_uuid_v4(Ptr) -> Void;
+        UuidEq = nagi_rt_uuid_eq(Ptr, Ptr) -> I32;
+        UuidFormat = nagi_rt_uuid_format(Str, Ptr) -> Void;
+        UuidParse = nagi_rt_uuid_parse(Ptr, Str) -> Void;
 
         // The program's configuration (`cabi::configuration`): declared by the C `main`, then a value by its position.
         ConfigDeclare = nagi_rt_config_declare(Ptr, I64) -> Void;

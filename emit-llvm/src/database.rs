@@ -156,6 +156,13 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
             Type::F64 => runtime_calls::call(cx, Rt::SqlArgReal, &[list.into(), value.into()])?,
             Type::I64 | Type::Duration => runtime_calls::call(cx, Rt::SqlArgInt, &[list.into(), value.into()])?,
             Type::Time => runtime_calls::call(cx, Rt::SqlArgTime, &[list.into(), value.into()])?,
+            // A `Uuid` goes by pointer to its bytes, held in a temporary of the frame.
+            Type::Uuid => {
+                let slot = cx.builder.build_alloca(value.get_type(), "sql.uuid")?;
+                cx.builder.build_store(slot, value)?;
+                let bytes = cx.builder.build_pointer_cast(slot, cx.layouts.byte_ptr(), "sql.uuid.bytes")?;
+                runtime_calls::call(cx, Rt::SqlArgUuid, &[list.into(), bytes.into()])?
+            }
             Type::I32 => {
                 let wide = b.build_int_s_extend(value.into_int_value(), i64t, "sql.int")?;
                 runtime_calls::call(cx, Rt::SqlArgInt, &[list.into(), wide.into()])?

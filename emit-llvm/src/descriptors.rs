@@ -127,6 +127,7 @@ pub(crate) fn emit_pending(cx: &Cx<'_, '_>) -> Result<(), Error> {
             Type::String => (type_kind::STRING, None, 0, fields_null, 0),
             Type::Time => (type_kind::TIME, None, 0, fields_null, 0),
             Type::Duration => (type_kind::DURATION, None, 0, fields_null, 0),
+            Type::Uuid => (type_kind::UUID, None, 0, fields_null, 0),
             Type::Array(elem) => (type_kind::ARRAY, Some(global(cx, elem)), 0, fields_null, 0),
             // A map: the value type is the inner one, and the values array starts at the payload
             // offset.

@@ -29,6 +29,9 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
             RowGroup::Database => return self.database_call(op, dest, func, class, args),
             RowGroup::Time => return self.sleep(op, dest, args),
             RowGroup::Secrets => return self.secret_call(op, dest, func, args),
+            // Every `uuid.*` row takes its `Uuid`s by pointer and writes a result through the
+            // out-pointer, or returns a bool: the string library's convention.
+            RowGroup::Ids => return self.string_call(dest, func, args),
             RowGroup::Config => {
                 return match func {
                     RuntimeFn::ConfigStr | RuntimeFn::ConfigBool => self.string_call(dest, func, args),

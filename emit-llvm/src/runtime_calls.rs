@@ -52,6 +52,7 @@ pub(crate) enum Rt {
     SqlArgReal,
     SqlArgText,
     SqlArgTime,
+    SqlArgUuid,
     SqlArgNull,
     /// `nagi_rt_db_query` with `one = 1` (`db.query_one`), which shares the C function of
     /// `db.query`.
@@ -132,6 +133,7 @@ impl Rt {
             Rt::SqlArgReal => Function::SqlArgReal,
             Rt::SqlArgText => Function::SqlArgText,
             Rt::SqlArgTime => Function::SqlArgTime,
+            Rt::SqlArgUuid => Function::SqlArgUuid,
             Rt::SqlArgNull => Function::SqlArgNull,
             Rt::DbQueryOne => Function::DbQuery,
             Rt::OpPoll => Function::OpPoll,
@@ -216,6 +218,12 @@ pub(crate) fn row_function(func: RuntimeFn) -> Function {
         RuntimeFn::TimeSleep => Function::TimeSleep,
         // The configuration: a value by its position, a text through the out-pointer, a bool as
         // an i32.
+        // Ids: a `Uuid` by pointer to its 16 bytes, a new one or a text through the out-pointer.
+        RuntimeFn::UuidV7 => Function::UuidV7,
+        RuntimeFn::UuidV4 => Function::UuidV4,
+        RuntimeFn::UuidEq => Function::UuidEq,
+        RuntimeFn::UuidFormat => Function::UuidFormat,
+        RuntimeFn::UuidParse => Function::UuidParse,
         RuntimeFn::ConfigStr => Function::ConfigStr,
         RuntimeFn::ConfigI64 => Function::ConfigI64,
         RuntimeFn::ConfigF64 => Function::ConfigF64,

@@ -86,6 +86,8 @@ impl<'ctx> Layouts<'ctx> {
             Type::I64 | Type::Time | Type::Duration => cx.i64_type().into(),
             Type::F64 => cx.f64_type().into(),
             Type::Bool => cx.bool_type().into(),
+            // A `Uuid`'s 16 bytes, 8-aligned (the runtime's `ids.rs` reads them as bytes).
+            Type::Uuid => cx.i64_type().array_type(2).into(),
             Type::Unit => self.unit().into(),
             Type::String => self.string.into(),
             Type::Array(elem) => self.array(elem).into(),

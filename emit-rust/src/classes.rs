@@ -110,6 +110,7 @@ fn row_decoder(out: &mut String, module: &Module, id: ClassId) {
             Type::String => "string",
             Type::Time => "time",
             Type::Duration => "duration",
+            Type::Uuid => "uuid",
             Type::Option(inner) => match **inner {
                 Type::I32 => "opt_i32",
                 Type::I64 => "opt_i64",
@@ -117,6 +118,7 @@ fn row_decoder(out: &mut String, module: &Module, id: ClassId) {
                 Type::Bool => "opt_bool",
                 Type::Time => "opt_time",
                 Type::Duration => "opt_duration",
+                Type::Uuid => "opt_uuid",
                 _ => "opt_string",
             },
             _ => "string",

@@ -86,6 +86,7 @@ fn rust_type_in(module: &Module, ty: &Type, lifetime: Option<&str>) -> String {
         Type::String => "::std::string::String".into(),
         Type::Time => "nagi_runtime::time::Time".into(),
         Type::Duration => "nagi_runtime::time::Duration".into(),
+        Type::Uuid => "nagi_runtime::ids::Uuid".into(),
         Type::Array(t) => format!("::std::vec::Vec<{}>", rust_type(module, t)),
         Type::Option(t) => format!("::std::option::Option<{}>", rust_type(module, t)),
         Type::Map(k, v) => format!("nagi_runtime::map::Map<{}, {}>", rust_type(module, k), rust_type(module, v)),

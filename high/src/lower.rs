@@ -165,6 +165,7 @@ impl Types<'_> {
             Ty::Time => Type::Time,
             Ty::Duration => Type::Duration,
             Ty::Secret => Type::String,
+            Ty::Uuid => Type::Uuid,
             Ty::Array(t) => Type::Array(Box::new(self.low(t))),
             Ty::Option(t) => Type::Option(Box::new(self.low(t))),
             Ty::Map(k, v) => Type::Map(Box::new(self.low(k)), Box::new(self.low(v))),

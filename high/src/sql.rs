@@ -26,6 +26,7 @@ fn column_low_type(ty: &Ty) -> Option<Type> {
         Ty::String => Type::String,
         Ty::Time => Type::Time,
         Ty::Duration => Type::Duration,
+        Ty::Uuid => Type::Uuid,
         Ty::Option(inner) => Type::Option(Box::new(column_low_type(inner)?)),
         _ => return None,
     })

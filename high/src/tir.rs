@@ -136,6 +136,8 @@ pub enum Ty {
     Time,
     /// `Duration`: signed microseconds (`Type::Duration` in Low).
     Duration,
+    /// `Uuid`: 128 bits (`Type::Uuid` in Low).
+    Uuid,
     /// A secret configuration value: a `String` in Low, which High shows only as `***` and
     /// hands out only through `.reveal()` (docs/language.md §6.16). No written type names it.
     Secret,
@@ -157,7 +159,7 @@ impl Ty {
     /// as classes do.
     pub fn is_copy(&self) -> bool {
         match self {
-            Ty::I32 | Ty::I64 | Ty::F64 | Ty::Bool | Ty::Unit | Ty::Time | Ty::Duration => true,
+            Ty::I32 | Ty::I64 | Ty::F64 | Ty::Bool | Ty::Unit | Ty::Time | Ty::Duration | Ty::Uuid => true,
             Ty::Option(inner) => inner.is_copy(),
             Ty::String
             | Ty::Secret

@@ -53,6 +53,7 @@ impl Shape for LowShape<'_> {
             Type::String => Kind::String,
             Type::Time => Kind::Time,
             Type::Duration => Kind::Duration,
+            Type::Uuid => Kind::Uuid,
             Type::Array(_) => Kind::Array,
             Type::Map(k, _) if **k == Type::String => Kind::MapString,
             Type::Map(..) => Kind::MapI64,

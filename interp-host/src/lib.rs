@@ -14,7 +14,7 @@ use nagi_interp::{Host, Value};
 use nagi_low::eval::Trap;
 use nagi_low::{ClassId, Module, RuntimeFn};
 use nagi_runtime::arrays::{self, Key};
-use nagi_runtime::{configuration, ops, rt, secrets, strings, time};
+use nagi_runtime::{configuration, ids, ops, rt, secrets, strings, time};
 
 /// The interpreter's host: `nagi_runtime` itself.
 pub struct RuntimeHost;
@@ -210,6 +210,14 @@ fn clock_call(func: RuntimeFn, args: &[Value]) -> Result<Value, String> {
         RuntimeFn::TimeMicros | RuntimeFn::DurationFromMicros | RuntimeFn::DurationMicros => Value::I64(args.int(0)?),
         RuntimeFn::TimeFormat => Value::Str(time::format_time(args.int(0)?)),
         RuntimeFn::DurationFormat => Value::Str(time::format_duration(args.int(0)?)),
+        // A `Uuid` is its canonical text in the interpreter.
+        RuntimeFn::UuidV7 => Value::Str(ids::format(ids::v7_bytes())),
+        RuntimeFn::UuidV4 => Value::Str(ids::format(ids::v4_bytes())),
+        RuntimeFn::UuidEq => Value::Bool(args.text(0)? == args.text(1)?),
+        RuntimeFn::UuidFormat => Value::Str(args.text(0)?.to_owned()),
+        RuntimeFn::UuidParse => {
+            Value::Option(ids::parse(args.text(0)?).map(|bytes| Box::new(Value::Str(ids::format(bytes)))))
+        }
         RuntimeFn::ConfigStr => Value::Str(configuration::str(args.int(0)?)),
         RuntimeFn::ConfigI64 | RuntimeFn::ConfigDuration => Value::I64(configuration::int(args.int(0)?)),
         RuntimeFn::ConfigF64 => Value::F64(configuration::float(args.int(0)?)),

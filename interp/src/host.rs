@@ -62,7 +62,8 @@ pub trait Host {
     /// block the calling thread for as long as the hash takes.
     fn secret_call(&mut self, func: RuntimeFn, args: &[Value]) -> Result<Value, String>;
 
-    /// A row of the clock (`time.*` but `time.sleep`, `duration.*`) or of the configuration
+    /// A row of the clock (`time.*` but `time.sleep`, `duration.*`), of ids (`uuid.*`, a `Uuid`
+    /// being its canonical text here, `Value::Str`) or of the configuration
     /// (`config.*`, a value by its position, which the driver bound before the run): `func` applied to `args`
     /// (a `Time` or `Duration` as its `i64` microseconds, strings with their references
     /// followed); its result (`Value::I64` for a `Time`, a `Duration` or an `i64`, `Value::Str`,

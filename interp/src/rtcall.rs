@@ -31,7 +31,7 @@ impl Machine<'_, '_> {
                 let values = self.row_args(func, args)?;
                 self.host.secret_call(func, &values).map_err(Stop::Trap)?
             }
-            RowGroup::Config => {
+            RowGroup::Config | RowGroup::Ids => {
                 let values = self.row_args(func, args)?;
                 self.host.clock_call(func, &values).map_err(Stop::Trap)?
             }

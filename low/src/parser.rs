@@ -662,6 +662,7 @@ impl Parser {
                         "Defer" => break Type::Defer,
                         "Time" => break Type::Time,
                         "Duration" => break Type::Duration,
+                        "Uuid" => break Type::Uuid,
                         // `Task<T>` is the task type; a class may still be called `Task`, since
                         // a class name is never followed by `<`.
                         "Task" if matches!(self.peek(), TokenKind::Lt) => {
@@ -875,6 +876,7 @@ fn is_reserved_type_name(name: &str) -> bool {
             | "Defer"
             | "Time"
             | "Duration"
+            | "Uuid"
             | "str"
             | "mut"
     )

@@ -46,6 +46,10 @@ pub enum RtType {
     Duration,
     /// `Option<Time>`.
     OptTime,
+    /// `Uuid`.
+    Uuid,
+    /// `Option<Uuid>`.
+    OptUuid,
     /// `[String]`, owned.
     Strings,
     /// `&[String]`.
@@ -99,6 +103,8 @@ impl RtType {
             RtType::Time => Type::Time,
             RtType::Duration => Type::Duration,
             RtType::OptTime => Type::Option(Box::new(Type::Time)),
+            RtType::Uuid => Type::Uuid,
+            RtType::OptUuid => Type::Option(Box::new(Type::Uuid)),
             RtType::Strings => Type::Array(Box::new(Type::String)),
             RtType::StringsRef => Type::reference(false, Type::Array(Box::new(Type::String))),
             RtType::ClassArrayMut => array(true, class()?),
@@ -149,9 +155,9 @@ pub fn element_type(ty: &Type) -> Option<&Type> {
 
 fn is_sql_value(ty: &Type) -> bool {
     match ty {
-        Type::I32 | Type::I64 | Type::F64 | Type::Bool | Type::Time | Type::Duration => true,
+        Type::I32 | Type::I64 | Type::F64 | Type::Bool | Type::Time | Type::Duration | Type::Uuid => true,
         Type::Option(inner) => {
-            matches!(**inner, Type::I32 | Type::I64 | Type::F64 | Type::Bool | Type::Time | Type::Duration)
+            matches!(**inner, Type::I32 | Type::I64 | Type::F64 | Type::Bool | Type::Time | Type::Duration | Type::Uuid)
         }
         Type::Ref { mutable: false, pointee } => match &**pointee {
             Type::String => true,
@@ -316,6 +322,17 @@ runtime_functions! {
         doc: "The `bool` configuration value at that position.";
     ConfigDuration = "config.duration", generic: false, params: [I64], variadic: None, ret: Duration, async: false,
         doc: "The `Duration` configuration value at that position.";
+    // Ids (runtime/src/ids.rs): 128-bit UUIDs, time-ordered (v7) or random (v4).
+    UuidV7 = "uuid.v7", generic: false, params: [], variadic: None, ret: Uuid, async: false,
+        doc: "A new time-ordered UUID (version 7: the Unix time in milliseconds, then random bits).";
+    UuidV4 = "uuid.v4", generic: false, params: [], variadic: None, ret: Uuid, async: false,
+        doc: "A new random UUID (version 4).";
+    UuidEq = "uuid.eq", generic: false, params: [Uuid, Uuid], variadic: None, ret: Bool, async: false,
+        doc: "Whether two UUIDs are the same.";
+    UuidFormat = "uuid.format", generic: false, params: [Uuid], variadic: None, ret: String, async: false,
+        doc: "The UUID's canonical text: lowercase and hyphenated.";
+    UuidParse = "uuid.parse", generic: false, params: [Str], variadic: None, ret: OptUuid, async: false,
+        doc: "The UUID a text names (any form the uuid crate reads), or none.";
     // Randomness and secrets (runtime/src/secrets.rs holds each rule): the operating system's
     // CSPRNG, a constant-time comparison, and Argon2id password hashes, which take tens of
     // milliseconds of CPU and so run on the blocking pool while the caller waits.
@@ -421,6 +438,7 @@ impl RuntimeFn {
             | TimeFormat | DurationFormat | TimeParse | TimeSetClock => RowGroup::Clock,
             RandInt | RandToken | SecretEq | PasswordHash | PasswordVerify => RowGroup::Secrets,
             ConfigStr | ConfigI64 | ConfigF64 | ConfigBool | ConfigDuration => RowGroup::Config,
+            UuidV7 | UuidV4 | UuidEq | UuidFormat | UuidParse => RowGroup::Ids,
             DbExec | DbExecCommit | DbQuery | DbQueryOne | DbBegin | DbCommit | DbRollback | QueueDeadLetters
             | QueueRetry => RowGroup::Database,
         }
@@ -455,6 +473,8 @@ pub enum RowGroup {
     /// `time.*` but `time.sleep`, and `duration.*`: the clock, and `Time` and `Duration` values
     /// (`runtime/src/time.rs`).
     Clock,
+    /// `uuid.*`: ids (`runtime/src/ids.rs`).
+    Ids,
     /// `config.*`: the program's configuration (`runtime/src/configuration.rs`).
     Config,
     /// `rand.*`, `secret.*`, `password.*`: randomness and secrets (`runtime/src/secrets.rs`).
@@ -464,7 +484,7 @@ pub enum RowGroup {
 }
 
 /// The SQLite column declaration for a field of type `ty`, following the runtime's
-/// column-type mapping: `String` and `Time` → `TEXT`, `i32`/`i64`/`bool`/`Duration` →
+/// column-type mapping: `String`, `Time` and `Uuid` → `TEXT`, `i32`/`i64`/`bool`/`Duration` →
 /// `INTEGER`, `f64` → `REAL`; an
 /// `Option` is nullable and everything else is `NOT NULL`. `None` for types no column holds
 /// (arrays, classes, references).
@@ -475,8 +495,8 @@ pub fn sql_column_type(ty: &Type) -> Option<std::string::String> {
     };
     let sql = match base {
         // A `Time` is its fixed-width RFC 3339 text, which sorts as the instants do; a
-        // `Duration` its microseconds.
-        Type::String | Type::Time => "TEXT",
+        // `Duration` its microseconds; a `Uuid` its canonical text.
+        Type::String | Type::Time | Type::Uuid => "TEXT",
         Type::I32 | Type::I64 | Type::Bool | Type::Duration => "INTEGER",
         Type::F64 => "REAL",
         _ => return None,
@@ -504,7 +524,7 @@ mod tests {
 
     #[test]
     fn every_variant_spelling_parses_back_to_it() {
-        assert_eq!(RuntimeFn::all().count(), 65);
+        assert_eq!(RuntimeFn::all().count(), 70);
         for (i, row) in RUNTIME_FUNCTIONS.iter().enumerate() {
             assert_eq!(row.func as usize, i, "row {} is out of variant order", row.name);
             assert_eq!(RuntimeFn::from_name(row.name), Some(row.func), "{}", row.name);

@@ -35,6 +35,9 @@ pub enum Type {
     Time,
     /// `Duration`: a signed number of microseconds. A copy type laid out as an `i64`.
     Duration,
+    /// `Uuid`: 128 bits, a copy type laid out as 16 bytes in the UUID's byte order (docs/low.md,
+    /// "Ids"), 8-aligned.
+    Uuid,
     /// Owned, growable array `[T]`.
     Array(Box<Type>),
     /// `Option<T>`: a `T` or nothing.
@@ -86,6 +89,7 @@ impl Type {
             | Type::Unit
             | Type::Time
             | Type::Duration
+            | Type::Uuid
             | Type::Ref { .. } => true,
             Type::Option(inner) => inner.is_copy(),
             Type::String
@@ -144,6 +148,7 @@ impl Type {
                 | Type::Unit
                 | Type::Time
                 | Type::Duration
+                | Type::Uuid
                 | Type::Ref { .. } => {}
             }
         }
@@ -222,6 +227,7 @@ impl fmt::Display for TypeDisplay<'_> {
             Type::Defer => f.write_str("Defer"),
             Type::Time => f.write_str("Time"),
             Type::Duration => f.write_str("Duration"),
+            Type::Uuid => f.write_str("Uuid"),
             Type::Task(t) => write!(f, "Task<{}>", t.display(m)),
             Type::Actor(c) => match m.classes.get(*c) {
                 Some(class) => write!(f, "Actor<{}>", class.name),

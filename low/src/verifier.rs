@@ -21,7 +21,7 @@
 //! - V203 Every class a type names exists (fields, and in functions: locals, results,
 //!   `new`, `rtcall` class arguments).
 //! - V204 Tables: the class exists, the key field index is in range, and the key field is
-//!   `i32`, `i64` or `String`.
+//!   `i32`, `i64`, `String` or `Uuid`.
 //! - V205 Routes: the handler exists; every `{name}` in the path is a parameter of the handler;
 //!   every name in `headers(…)` is a parameter of the handler, neither `body` nor a path
 //!   parameter; a parameter called `body` is an owned class; every other parameter is `i32`,
@@ -520,7 +520,8 @@ fn scan_type(module: &Module, ty: &Type) -> TypeScan {
             | Type::Unit
             | Type::String
             | Type::Time
-            | Type::Duration => {}
+            | Type::Duration
+            | Type::Uuid => {}
         }
     }
     scan
@@ -738,10 +739,10 @@ fn check_tables(module: &Module, source: Option<&SourceMap>, out: &mut Vec<Diagn
                     class.fields.len()
                 ),
             ),
-            Some(key) if !matches!(key.ty, Type::I32 | Type::I64 | Type::String) => error(
+            Some(key) if !matches!(key.ty, Type::I32 | Type::I64 | Type::String | Type::Uuid) => error(
                 code::BAD_TABLE,
                 format!(
-                    "the key of table {} is field `{}` of type {}, expected i32, i64 or String",
+                    "the key of table {} is field `{}` of type {}, expected i32, i64, String or Uuid",
                     table.name,
                     key.name,
                     key.ty.display(module)

@@ -30,7 +30,7 @@
 //! (`insert` over repeating keys, `get`, `remove`, `contains`, `len`, clones and
 //! `for k, v in m`, printed in order); times (`times.rs`: `parse_time` of edge texts, `Duration`
 //! literals of every unit, `+`, `-`, comparisons, scaling, both text forms, traps at the ends of
-//! the range; the clock is never read); a configuration (`knobs.rs`: `config Knobs` with a
+//! the range; the clock is never read; `parse_uuid` of UUID texts in several forms); a configuration (`knobs.rs`: `config Knobs` with a
 //! default for every value, read in expressions of the main file); and, in a
 //! third of the programs, a module `lib` holding the prelude, functions and a test, used
 //! qualified and through `import lib.{…}`. Traps (division by zero, an index or a slice out of
@@ -401,6 +401,7 @@ impl Gen<'_, '_> {
             19 => self.exit_stmt(),
             20 if self.body.fails || self.u.ratio(1, 8)? => self.assertion(),
             21 => self.map_stmt(),
+            22 if self.u.ratio(1, 3)? => self.uuid_stmt(),
             22 => self.time_stmt(),
             _ => self.print_expr(),
         }

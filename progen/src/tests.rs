@@ -213,7 +213,16 @@ fn maps_are_generated() {
 #[test]
 fn times_are_generated() {
     let texts: Vec<String> = (0..300).map(|seed| from_seed(seed, 4096)).collect();
-    for form in ["= parse_time(\"", ".unix_ms())", ".ms() + ", "print(to_string(", "not a time", "9999-12-31T"] {
+    for form in [
+        "= parse_time(\"",
+        ".unix_ms())",
+        ".ms() + ",
+        "print(to_string(",
+        "not a time",
+        "9999-12-31T",
+        "= parse_uuid(\"",
+        "== uuid_v7()",
+    ] {
         assert!(texts.iter().any(|t| t.contains(form)), "no program of the first 300 has `{form}`");
     }
 }

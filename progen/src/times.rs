@@ -24,7 +24,36 @@ const TIMES: &[&str] = &[
 /// Duration literals of every unit, and zero.
 const DURATIONS: &[&str] = &["1us", "1500us", "250ms", "90s", "2m", "1h", "1d", "0s", "-5s"];
 
+/// Texts a `Uuid` is read from: one UUID in several forms, another, and texts that are not one.
+const UUIDS: &[&str] = &[
+    "0192f0c2-5c3e-7b9a-8f00-5d1c2e3f4a5b",
+    "0192F0C2-5C3E-7B9A-8F00-5D1C2E3F4A5B",
+    "0192f0c25c3e7b9a8f005d1c2e3f4a5b",
+    "00000000-0000-0000-0000-000000000000",
+    "0192f0c2-5c3e-7b9a-8f00",
+    "",
+];
+
 impl Gen<'_, '_> {
+    /// `if let u = parse_uuid("…") { … } else { … }`: the canonical text, a comparison with
+    /// another parsed UUID, and (never printed) a fresh one compared with it.
+    pub(super) fn uuid_stmt(&mut self) -> Result<()> {
+        let (a, b) = (*self.u.choose(UUIDS)?, *self.u.choose(UUIDS)?);
+        let (u, v) = (self.fresh("u"), self.fresh("v"));
+        self.line(&format!("if let {u} = parse_uuid(\"{a}\") {{"));
+        self.indent += 1;
+        self.line(&format!("print({u})"));
+        self.line(&format!("print({u} == uuid_v7() || {u} == uuid_v4())"));
+        self.line(&format!("if let {v} = parse_uuid(\"{b}\") {{ print({u} != {v}) }}"));
+        self.indent -= 1;
+        self.line("} else {");
+        self.indent += 1;
+        self.line("print(\"not a uuid\")");
+        self.indent -= 1;
+        self.line("}");
+        Ok(())
+    }
+
     /// `if let t = parse_time("…") { … } else { print("not a time") }`, with a few operations on
     /// `t` and a duration printed inside.
     pub(super) fn time_stmt(&mut self) -> Result<()> {

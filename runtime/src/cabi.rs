@@ -42,6 +42,7 @@ pub mod configuration;
 pub mod db;
 pub mod frame;
 pub mod guard;
+pub mod ids;
 pub mod inprocess;
 pub mod json;
 pub mod maps;

@@ -107,6 +107,13 @@ impl From<crate::time::Time> for SqlValue {
     }
 }
 
+impl From<crate::ids::Uuid> for SqlValue {
+    /// A `Uuid` is stored as its canonical text.
+    fn from(v: crate::ids::Uuid) -> SqlValue {
+        SqlValue::Text(crate::ids::format(v.0))
+    }
+}
+
 impl From<crate::time::Duration> for SqlValue {
     /// A `Duration` is stored as an INTEGER of microseconds.
     fn from(v: crate::time::Duration) -> SqlValue {

@@ -28,6 +28,7 @@ pub mod db;
 pub mod defers;
 pub mod failure;
 pub mod http;
+pub mod ids;
 mod json;
 pub mod logging;
 pub mod map;

@@ -46,6 +46,8 @@ pub enum Kind {
     Time,
     /// `Duration`, held as `i64` microseconds; its literal's text in JSON (`"250ms"`).
     Duration,
+    /// `Uuid`, held as its canonical text ([`Value::Str`]); that text in JSON.
+    Uuid,
     /// `[T]`; [`Shape::inner`] is `T`.
     Array,
     /// `Option<T>`; [`Shape::inner`] is `T`.
@@ -181,6 +183,8 @@ pub enum Scalar<'a> {
     Time(i64),
     /// A `Duration`, in microseconds (written as its text, `"250ms"`).
     Duration(i64),
+    /// A `Uuid`'s bytes (written as its canonical text).
+    Uuid([u8; 16]),
 }
 
 impl Serialize for Scalar<'_> {
@@ -195,6 +199,7 @@ impl Serialize for Scalar<'_> {
             Scalar::Str(v) => s.serialize_str(v),
             Scalar::Time(v) => crate::time::Time::in_range(v).serialize(s),
             Scalar::Duration(v) => crate::time::Duration::from_micros(v).serialize(s),
+            Scalar::Uuid(v) => crate::ids::Uuid(v).serialize(s),
         }
     }
 }
@@ -341,6 +346,7 @@ impl<S: Shape> View for ValueView<'_, S> {
             (Kind::String, Value::Str(v)) => Scalar::Str(v),
             (Kind::Time, Value::I64(v)) => Scalar::Time(*v),
             (Kind::Duration, Value::I64(v)) => Scalar::Duration(*v),
+            (Kind::Uuid, Value::Str(v)) => Scalar::Str(v),
             _ => return None,
         })
     }
@@ -427,6 +433,7 @@ impl<'de, S: Shape> DeserializeSeed<'de> for Seed<S> {
             Kind::String => Value::Str(String::deserialize(d)?),
             Kind::Time => Value::I64(crate::time::Time::deserialize(d)?.micros()),
             Kind::Duration => Value::I64(crate::time::Duration::deserialize(d)?.micros()),
+            Kind::Uuid => Value::Str(crate::ids::Uuid::deserialize(d)?.to_string()),
             Kind::Array => d.deserialize_seq(ArrayVisitor(shape.inner()))?,
             Kind::Option => d.deserialize_option(OptionVisitor(shape.inner()))?,
             Kind::MapI64 | Kind::MapString => d.deserialize_map(MapVisitor(shape))?,

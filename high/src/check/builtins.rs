@@ -50,7 +50,10 @@ fn library_method(name: &str) -> Option<LibraryMethod> {
 
 /// The builtin functions that are one runtime row each (docs/language.md, "Builtin functions"):
 /// their parameters and result are the row's, as High types, and a call of an async row waits.
-pub(super) const LIBRARY_FNS: [(&str, RuntimeFn); 10] = [
+pub(super) const LIBRARY_FNS: [(&str, RuntimeFn); 13] = [
+    ("uuid_v7", RuntimeFn::UuidV7),
+    ("uuid_v4", RuntimeFn::UuidV4),
+    ("parse_uuid", RuntimeFn::UuidParse),
     ("set_clock", RuntimeFn::TimeSetClock),
     ("sleep", RuntimeFn::TimeSleep),
     ("now", RuntimeFn::TimeNow),
@@ -76,6 +79,8 @@ fn row_ty(ty: nagi_low::RtType) -> Ty {
         RtType::Time => Ty::Time,
         RtType::Duration => Ty::Duration,
         RtType::OptTime => Ty::Option(Box::new(Ty::Time)),
+        RtType::Uuid => Ty::Uuid,
+        RtType::OptUuid => Ty::Option(Box::new(Ty::Uuid)),
         _ => Ty::Unit,
     }
 }
@@ -104,7 +109,7 @@ impl Body<'_, '_> {
                     return None;
                 }
                 let value = self.infer_value(&args[0], None)?;
-                if name == "to_string" && matches!(value.ty, Ty::Time | Ty::Duration) {
+                if name == "to_string" && matches!(value.ty, Ty::Time | Ty::Duration | Ty::Uuid) {
                     return Some(self.as_text(value));
                 }
                 let value = self.as_text(value);

@@ -548,9 +548,18 @@ impl Body<'_, '_> {
                         let negated = op == BinaryOp::Ne;
                         Some(mk(ExprKind::StrEq { negated, lhs: Box::new(l), rhs: Box::new(r) }, Ty::Bool, span))
                     }
+                    Ty::Uuid => {
+                        let builtin = crate::tir::Builtin::Runtime(nagi_low::RuntimeFn::UuidEq);
+                        let eq = mk(ExprKind::Builtin { builtin, args: vec![l, r] }, Ty::Bool, span);
+                        Some(if op == BinaryOp::Ne {
+                            mk(ExprKind::Unary { op: LowUnary::Not, operand: Box::new(eq) }, Ty::Bool, span)
+                        } else {
+                            eq
+                        })
+                    }
                     ty if ty.scalar().is_some() => self.scalar_binary(op, l, r, span),
                     ty => {
-                        let allowed = "i32, i64, f64, bool, String, Time and Duration";
+                        let allowed = "i32, i64, f64, bool, String, Time, Duration and Uuid";
                         let mut d = self.not_applicable_diag(symbol, ty, span, allowed);
                         if matches!(ty, Ty::Option(_)) {
                             d = d.note("test an option with `if let v = … { } else { }`");

@@ -37,7 +37,7 @@ pub(super) fn builtin_fn_names() -> impl Iterator<Item = &'static str> {
 }
 
 /// The written names of the built-in types.
-const BUILTIN_TYPES: [&str; 7] = ["i32", "i64", "f64", "bool", "String", "Time", "Duration"];
+const BUILTIN_TYPES: [&str; 8] = ["i32", "i64", "f64", "bool", "String", "Time", "Duration", "Uuid"];
 
 /// A class with its fields' types resolved where possible.
 pub(super) struct ClassInfo {
@@ -297,6 +297,7 @@ impl<'f> Items<'f> {
             Ty::String => "String".into(),
             Ty::Time => "Time".into(),
             Ty::Secret => "Secret".into(),
+            Ty::Uuid => "Uuid".into(),
             Ty::Duration => "Duration".into(),
             Ty::Array(inner) => format!("[{}]", self.ty_name(inner)),
             Ty::Option(inner) => format!("{}?", self.ty_name(inner)),
@@ -319,6 +320,7 @@ impl<'f> Items<'f> {
                 "String" => Some(Ty::String),
                 "Time" => Some(Ty::Time),
                 "Duration" => Some(Ty::Duration),
+                "Uuid" => Some(Ty::Uuid),
                 _ => {
                     if let Some(&idx) = self.class_by_name.get(name) {
                         // An actor's name, as a type, is its handle's.
@@ -595,14 +597,14 @@ impl<'f> Items<'f> {
             return;
         };
         match &self.classes[class].fields[key].ty {
-            Some(Ty::I32 | Ty::I64 | Ty::String) | None => {}
+            Some(Ty::I32 | Ty::I64 | Ty::String | Ty::Uuid) | None => {}
             Some(other) => {
                 ok = false;
                 diags.push(error(
                     H310,
                     decl.key.span,
                     format!(
-                        "the key `{}` has type `{}`; a table key must be i32, i64 or String",
+                        "the key `{}` has type `{}`; a table key must be i32, i64, String or Uuid",
                         decl.key.name,
                         self.ty_name(other)
                     ),
@@ -745,9 +747,9 @@ fn plain_param_mode(param: &ast::Param, diags: &mut Vec<Diagnostic>) -> ParamMod
 /// Whether a value of `ty` can be stored in a SQLite column or bound as a SQL argument.
 pub(super) fn is_sql_value(ty: &Ty) -> bool {
     match ty {
-        Ty::I32 | Ty::I64 | Ty::F64 | Ty::Bool | Ty::String | Ty::Time | Ty::Duration => true,
+        Ty::I32 | Ty::I64 | Ty::F64 | Ty::Bool | Ty::String | Ty::Time | Ty::Duration | Ty::Uuid => true,
         Ty::Option(inner) => {
-            matches!(**inner, Ty::I32 | Ty::I64 | Ty::F64 | Ty::Bool | Ty::String | Ty::Time | Ty::Duration)
+            matches!(**inner, Ty::I32 | Ty::I64 | Ty::F64 | Ty::Bool | Ty::String | Ty::Time | Ty::Duration | Ty::Uuid)
         }
         _ => false,
     }

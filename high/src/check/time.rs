@@ -111,6 +111,7 @@ impl Body<'_, '_> {
         match value.ty {
             Ty::Time => row(RuntimeFn::TimeFormat, vec![value], Ty::String, span),
             Ty::Duration => row(RuntimeFn::DurationFormat, vec![value], Ty::String, span),
+            Ty::Uuid => row(RuntimeFn::UuidFormat, vec![value], Ty::String, span),
             // A secret is never shown.
             Ty::Secret => mk(ExprKind::Str("***".into()), Ty::String, span),
             _ => value,

@@ -60,6 +60,16 @@ pub unsafe extern "C" fn nagi_rt_sql_arg_time(args: *mut SqlArgs, micros: i64) {
     unsafe { push(args, SqlValue::Text(crate::time::format_time(micros))) }
 }
 
+/// Appends a `Uuid` (its 16 bytes at `bytes`) as its canonical TEXT, as the Rust path binds it.
+///
+/// # Safety
+/// `args` comes from [`nagi_rt_sql_args`] and is not consumed yet; `bytes` points to 16 bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nagi_rt_sql_arg_uuid(args: *mut SqlArgs, bytes: *const [u8; 16]) {
+    // SAFETY: forwarded from the caller.
+    unsafe { push(args, SqlValue::Text(crate::ids::format(bytes.read_unaligned()))) }
+}
+
 /// Appends a REAL.
 ///
 /// # Safety

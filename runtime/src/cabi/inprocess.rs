@@ -34,6 +34,7 @@ macro_rules! jit_table {
             use super::configuration::*;
             use super::db::*;
             use super::guard::*;
+            use super::ids::*;
             use super::json::*;
             use super::maps::*;
             use super::pending::*;

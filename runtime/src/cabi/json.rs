@@ -90,6 +90,7 @@ impl TypeDesc {
             type_kind::MAP_STRING => Kind::MapString,
             type_kind::TIME => Kind::Time,
             type_kind::DURATION => Kind::Duration,
+            type_kind::UUID => Kind::Uuid,
             _ => Kind::Class,
         }
     }
@@ -213,6 +214,7 @@ impl<'a> View for Typed<'a> {
             }
             Kind::Time => Scalar::Time(unsafe { self.read::<i64>(0) }),
             Kind::Duration => Scalar::Duration(unsafe { self.read::<i64>(0) }),
+            Kind::Uuid => Scalar::Uuid(unsafe { self.read::<[u8; 16]>(0) }),
             Kind::Array | Kind::Option | Kind::Class | Kind::Enum | Kind::MapI64 | Kind::MapString => return None,
         })
     }
@@ -228,7 +230,8 @@ impl<'a> View for Typed<'a> {
             | Kind::Unit
             | Kind::String
             | Kind::Time
-            | Kind::Duration => {
+            | Kind::Duration
+            | Kind::Uuid => {
                 return Err(format!("a scalar {:?} read as a composite value", self.ty.kind()));
             }
             Kind::Array => Node::Array(unsafe { self.read::<RawArray>(0) }.len),
@@ -333,6 +336,10 @@ pub(crate) unsafe fn write(value: Value, ty: &TypeDesc, dst: *mut u8) {
             Value::F64(v) => dst.cast::<f64>().write(v),
             Value::Bool(v) => dst.write(u8::from(v)),
             Value::Unit => {}
+            // A `Uuid` is decoded as its canonical text, which is its bytes here.
+            Value::Str(s) if ty.kind() == Kind::Uuid => {
+                dst.cast::<[u8; 16]>().write(crate::ids::parse(&s).unwrap_or_default())
+            }
             Value::Str(s) => dst.cast::<RawString>().write(into_raw(s.into_bytes())),
             Value::Array(items) => write_array(items, ty.inner(), dst),
             Value::Map(entries) => {

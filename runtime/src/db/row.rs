@@ -234,6 +234,30 @@ impl<'a> Row<'a> {
         }
     }
 
+    /// Reads a `Uuid` from its TEXT (any form `ids.rs` reads).
+    #[inline]
+    pub fn uuid(&self, index: usize, column: &str) -> Result<crate::ids::Uuid, RowError> {
+        self.uuid_bytes(index, column).map(crate::ids::Uuid)
+    }
+
+    /// Reads a `Uuid` as its bytes, for the LLVM path's layout.
+    #[inline]
+    pub(crate) fn uuid_bytes(&self, index: usize, column: &str) -> Result<[u8; 16], RowError> {
+        match self.value(index, column)? {
+            ValueRef::Text(bytes) => {
+                let text = std::str::from_utf8(bytes).map_err(|_| not_utf8(column))?;
+                crate::ids::parse(text).ok_or_else(|| RowError::new(column, format!("TEXT {text:?} is not a UUID")))
+            }
+            other => Err(mismatch(column, &other, "a TEXT")),
+        }
+    }
+
+    /// Reads a nullable `Uuid`.
+    #[inline]
+    pub fn opt_uuid(&self, index: usize, column: &str) -> Result<Option<crate::ids::Uuid>, RowError> {
+        if self.is_null(index, column)? { Ok(None) } else { self.uuid(index, column).map(Some) }
+    }
+
     /// Reads a `Duration` from an INTEGER of microseconds.
     #[inline]
     pub fn duration(&self, index: usize, column: &str) -> Result<crate::time::Duration, RowError> {
@@ -297,6 +321,9 @@ pub(crate) enum Accessor {
     /// A `Time`, read from its TEXT into microseconds.
     Time,
     OptTime,
+    /// A `Uuid`, read from its TEXT into its bytes.
+    Uuid,
+    OptUuid,
     OptI32,
     OptI64,
     OptF64,
@@ -325,10 +352,12 @@ impl Accessor {
             Kind::Bool => Accessor::Bool,
             Kind::String => Accessor::String,
             Kind::Time => Accessor::Time,
+            Kind::Uuid => Accessor::Uuid,
             Kind::Option => match field.inner().kind() {
                 Kind::I32 => Accessor::OptI32,
                 Kind::I64 | Kind::Duration => Accessor::OptI64,
                 Kind::Time => Accessor::OptTime,
+                Kind::Uuid => Accessor::OptUuid,
                 Kind::F64 => Accessor::OptF64,
                 Kind::Bool => Accessor::OptBool,
                 Kind::String => Accessor::OptString,
@@ -347,6 +376,7 @@ pub(crate) trait FieldOut<T> {
     fn f64(&mut self, place: &T, value: Option<f64>);
     fn bool(&mut self, place: &T, value: Option<bool>);
     fn string(&mut self, place: &T, value: Option<String>);
+    fn uuid(&mut self, place: &T, value: Option<[u8; 16]>);
 }
 
 /// Reads every field of one row as `fields` (one [`FieldRead`] per field, in order) says, so the checks and
@@ -368,6 +398,11 @@ pub(crate) fn decode_fields<T>(
             Accessor::Bool => out.bool(place, Some(row.bool(index, name)?)),
             Accessor::String => out.string(place, Some(row.string(index, name)?)),
             Accessor::Time => out.i64(place, Some(row.time_micros(index, name)?)),
+            Accessor::Uuid => out.uuid(place, Some(row.uuid_bytes(index, name)?)),
+            Accessor::OptUuid => {
+                let bytes = if row.is_null(index, name)? { None } else { Some(row.uuid_bytes(index, name)?) };
+                out.uuid(place, bytes)
+            }
             Accessor::OptTime => {
                 let micros = if row.is_null(index, name)? { None } else { Some(row.time_micros(index, name)?) };
                 out.i64(place, micros)
@@ -409,6 +444,9 @@ pub(crate) fn decode_shaped<S: Shape>(row: &Row<'_>, columns: &[usize], shape: S
         }
         fn string(&mut self, optional: &bool, value: Option<String>) {
             self.put(*optional, value.map(Value::Str));
+        }
+        fn uuid(&mut self, optional: &bool, value: Option<[u8; 16]>) {
+            self.put(*optional, value.map(|bytes| Value::Str(crate::ids::format(bytes))));
         }
     }
     let fields = (0..shape.field_count())

@@ -191,6 +191,10 @@ impl FieldOut<Slot> for Fields {
     fn string(&mut self, slot: &Slot, value: Option<String>) {
         self.put(slot, value.map(|s| into_raw(s.into_bytes())));
     }
+
+    fn uuid(&mut self, slot: &Slot, value: Option<[u8; 16]>) {
+        self.put(slot, value);
+    }
 }
 
 /// Frees what one row of `class` at `row` owns: its strings, plain or optional.
