@@ -80,12 +80,8 @@ impl Host for RuntimeHost {
         string_call(func, args)
     }
 
-    fn secret_call(&mut self, func: RuntimeFn, args: &[Value]) -> Result<Value, String> {
-        secret_call(func, args)
-    }
-
-    fn clock_call(&mut self, func: RuntimeFn, args: &[Value]) -> Result<Value, String> {
-        clock_call(func, args)
+    fn library_call(&mut self, func: RuntimeFn, args: &[Value]) -> Result<Value, String> {
+        library_call(func, args)
     }
 
     fn fail(&mut self, status: i64, message: &str) {
@@ -199,48 +195,40 @@ fn string_call(func: RuntimeFn, args: &[Value]) -> Result<Value, String> {
     })
 }
 
-/// [`Host::clock_call`]: the row's rule in `nagi_runtime::time`, on the interpreter's values
-/// (a `Time` and a `Duration` are `Value::I64` microseconds).
-fn clock_call(func: RuntimeFn, args: &[Value]) -> Result<Value, String> {
+/// [`Host::library_call`]: the row's rule in `nagi_runtime::secrets`, `time`, `ids` or
+/// `configuration`, on the interpreter's values (a `Time` and a `Duration` are `Value::I64`
+/// microseconds, a `Uuid` its canonical text).
+fn library_call(func: RuntimeFn, args: &[Value]) -> Result<Value, String> {
     let args = Args { func, args };
+    let int = |i: usize| args.int(i);
+    let text = |i: usize| args.text(i);
     Ok(match func {
+        RuntimeFn::RandInt => Value::I64(secrets::try_random_int(int(0)?, int(1)?)?),
+        RuntimeFn::RandToken => Value::Str(secrets::try_token(int(0)?)?),
+        RuntimeFn::SecretEq => Value::Bool(secrets::secure_eq(text(0)?, text(1)?)),
+        RuntimeFn::PasswordHash => Value::Str(secrets::hash_password_now(text(0)?)),
+        RuntimeFn::PasswordVerify => Value::Bool(secrets::verify_password_now(text(0)?, text(1)?)),
         RuntimeFn::TimeNow => Value::I64(time::now_micros()),
         RuntimeFn::TimeMonotonic => Value::I64(time::monotonic_micros()),
-        RuntimeFn::TimeFromMicros => Value::I64(time::try_time(args.int(0)?)?),
-        RuntimeFn::TimeMicros | RuntimeFn::DurationFromMicros | RuntimeFn::DurationMicros => Value::I64(args.int(0)?),
-        RuntimeFn::TimeFormat => Value::Str(time::format_time(args.int(0)?)),
-        RuntimeFn::DurationFormat => Value::Str(time::format_duration(args.int(0)?)),
-        // A `Uuid` is its canonical text in the interpreter.
-        RuntimeFn::UuidV7 => Value::Str(ids::format(ids::v7_bytes())),
-        RuntimeFn::UuidV4 => Value::Str(ids::format(ids::v4_bytes())),
-        RuntimeFn::UuidEq => Value::Bool(args.text(0)? == args.text(1)?),
-        RuntimeFn::UuidFormat => Value::Str(args.text(0)?.to_owned()),
-        RuntimeFn::UuidParse => {
-            Value::Option(ids::parse(args.text(0)?).map(|bytes| Box::new(Value::Str(ids::format(bytes)))))
-        }
-        RuntimeFn::ConfigStr => Value::Str(configuration::str(args.int(0)?)),
-        RuntimeFn::ConfigI64 | RuntimeFn::ConfigDuration => Value::I64(configuration::int(args.int(0)?)),
-        RuntimeFn::ConfigF64 => Value::F64(configuration::float(args.int(0)?)),
-        RuntimeFn::ConfigBool => Value::Bool(configuration::boolean(args.int(0)?)),
+        RuntimeFn::TimeFromMicros => Value::I64(time::try_time(int(0)?)?),
+        RuntimeFn::TimeMicros | RuntimeFn::DurationFromMicros | RuntimeFn::DurationMicros => Value::I64(int(0)?),
+        RuntimeFn::TimeFormat => Value::Str(time::format_time(int(0)?)),
+        RuntimeFn::DurationFormat => Value::Str(time::format_duration(int(0)?)),
+        RuntimeFn::TimeParse => Value::Option(time::parse_time(text(0)?).map(|t| Box::new(Value::I64(t)))),
         RuntimeFn::TimeSetClock => {
-            time::fix_clock(Some(args.int(0)?));
+            time::fix_clock(Some(int(0)?));
             Value::Unit
         }
-        RuntimeFn::TimeParse => Value::Option(time::parse_time(args.text(0)?).map(|t| Box::new(Value::I64(t)))),
-        other => return Err(format!("`rtcall {}` is not a row of the clock", other.name())),
-    })
-}
-
-/// [`Host::secret_call`]: the row's rule in `nagi_runtime::secrets`, on the interpreter's values.
-fn secret_call(func: RuntimeFn, args: &[Value]) -> Result<Value, String> {
-    let args = Args { func, args };
-    Ok(match func {
-        RuntimeFn::RandInt => Value::I64(secrets::try_random_int(args.int(0)?, args.int(1)?)?),
-        RuntimeFn::RandToken => Value::Str(secrets::try_token(args.int(0)?)?),
-        RuntimeFn::SecretEq => Value::Bool(secrets::secure_eq(args.text(0)?, args.text(1)?)),
-        RuntimeFn::PasswordHash => Value::Str(secrets::hash_password_now(args.text(0)?)),
-        RuntimeFn::PasswordVerify => Value::Bool(secrets::verify_password_now(args.text(0)?, args.text(1)?)),
-        other => return Err(format!("`rtcall {}` is not a row of randomness and secrets", other.name())),
+        RuntimeFn::UuidV7 => Value::Str(ids::format(ids::v7_bytes())),
+        RuntimeFn::UuidV4 => Value::Str(ids::format(ids::v4_bytes())),
+        RuntimeFn::UuidEq => Value::Bool(text(0)? == text(1)?),
+        RuntimeFn::UuidFormat => Value::Str(text(0)?.to_owned()),
+        RuntimeFn::UuidParse => Value::Option(ids::parse(text(0)?).map(|b| Box::new(Value::Str(ids::format(b))))),
+        RuntimeFn::ConfigStr => Value::Str(configuration::str(int(0)?)),
+        RuntimeFn::ConfigI64 | RuntimeFn::ConfigDuration => Value::I64(configuration::int(int(0)?)),
+        RuntimeFn::ConfigF64 => Value::F64(configuration::float(int(0)?)),
+        RuntimeFn::ConfigBool => Value::Bool(configuration::boolean(int(0)?)),
+        other => return Err(format!("`rtcall {}` is not a row of the runtime library", other.name())),
     })
 }
 

@@ -56,19 +56,14 @@ pub trait Host {
     /// trap it raises.
     fn string_call(&mut self, func: RuntimeFn, args: &[Value]) -> Result<Value, String>;
 
-    /// A row of randomness and secrets (`rand.*`, `secret.*`, `password.*`): `func` applied to
-    /// `args` (strings with their references followed, `i64`s); its result (`Value::I64`,
-    /// `Value::Str` or `Value::Bool`), or the message of the trap it raises. The password rows
-    /// block the calling thread for as long as the hash takes.
-    fn secret_call(&mut self, func: RuntimeFn, args: &[Value]) -> Result<Value, String>;
-
-    /// A row of the clock (`time.*` but `time.sleep`, `duration.*`), of ids (`uuid.*`, a `Uuid`
-    /// being its canonical text here, `Value::Str`) or of the configuration
-    /// (`config.*`, a value by its position, which the driver bound before the run): `func` applied to `args`
-    /// (a `Time` or `Duration` as its `i64` microseconds, strings with their references
-    /// followed); its result (`Value::I64` for a `Time`, a `Duration` or an `i64`, `Value::Str`,
-    /// or an option of a `Time`), or the message of the trap it raises.
-    fn clock_call(&mut self, func: RuntimeFn, args: &[Value]) -> Result<Value, String>;
+    /// A row of the runtime library computed from plain values: randomness and secrets
+    /// (`rand.*`, `secret.*`, `password.*`; the password rows block the calling thread for as
+    /// long as the hash takes), the clock (`time.*` but `time.sleep`, `duration.*`), ids
+    /// (`uuid.*`) and the configuration (`config.*`, a value by its position, which the driver
+    /// bound before the run). `func` is applied to `args`: `i64`s, strings with their references
+    /// followed, a `Time` or `Duration` as its `i64` microseconds, a `Uuid` as its canonical text
+    /// (`Value::Str`). Gives the result in the same forms, or the message of the trap it raises.
+    fn library_call(&mut self, func: RuntimeFn, args: &[Value]) -> Result<Value, String>;
 
     /// The order in which `keys` stand once sorted by the array library (`array.sort`,
     /// `array.sort_by`): position `i` of the result is the index of the key that goes to `i`.

@@ -27,18 +27,9 @@ impl Machine<'_, '_> {
             }
             // The password rows run here, on the interpreter's thread: nothing else runs while
             // it waits, as for `time.sleep`.
-            RowGroup::Secrets => {
+            RowGroup::Secrets | RowGroup::Clock | RowGroup::Config | RowGroup::Ids => {
                 let values = self.row_args(func, args)?;
-                self.host.secret_call(func, &values).map_err(Stop::Trap)?
-            }
-            RowGroup::Config | RowGroup::Ids => {
-                let values = self.row_args(func, args)?;
-                self.host.clock_call(func, &values).map_err(Stop::Trap)?
-            }
-            // A `Time` and a `Duration` are `i64` microseconds here, as in emitted memory.
-            RowGroup::Clock => {
-                let values = self.row_args(func, args)?;
-                self.host.clock_call(func, &values).map_err(Stop::Trap)?
+                self.host.library_call(func, &values).map_err(Stop::Trap)?
             }
             RowGroup::Arrays => self.array_row(func, args)?,
             RowGroup::Database => {

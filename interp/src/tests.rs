@@ -69,11 +69,7 @@ impl Host for Recorder {
         Err(format!("the tests' host has no `{}`", func.name()))
     }
 
-    fn secret_call(&mut self, func: nagi_low::RuntimeFn, _: &[Value]) -> Result<Value, String> {
-        Err(format!("the tests' host has no `{}`", func.name()))
-    }
-
-    fn clock_call(&mut self, func: nagi_low::RuntimeFn, _: &[Value]) -> Result<Value, String> {
+    fn library_call(&mut self, func: nagi_low::RuntimeFn, _: &[Value]) -> Result<Value, String> {
         Err(format!("the tests' host has no `{}`", func.name()))
     }
 
