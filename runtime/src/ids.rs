@@ -64,21 +64,7 @@ impl<'de> serde::Deserialize<'de> for Uuid {
     /// From its text; anything else is serde's `invalid value` (a 422 in a request body), the
     /// same words the shaped decoder (`shaped_json`) gives, since it calls this.
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Uuid, D::Error> {
-        d.deserialize_str(TextVisitor).map(Uuid)
-    }
-}
-
-struct TextVisitor;
-
-impl serde::de::Visitor<'_> for TextVisitor {
-    type Value = [u8; 16];
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a UUID")
-    }
-
-    fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<[u8; 16], E> {
-        parse(text).ok_or_else(|| E::invalid_value(serde::de::Unexpected::Str(text), &self))
+        d.deserialize_str(crate::json::TextVisitor { expecting: "a UUID", parse }).map(Uuid)
     }
 }
 

@@ -11,6 +11,29 @@ pub(crate) use objects::Objects;
 
 use crate::trap;
 
+/// Reads a JSON string and parses it with `parse`: the one decoder of the values written as text
+/// (`Time`, `Duration`, `Uuid`), which the Rust path's derives and the shaped decoder
+/// (`shaped_json`) both reach through those types' `Deserialize`, so their errors are the same to
+/// the byte (`invalid value: string "x", expected an RFC 3339 time`).
+pub(crate) struct TextVisitor<T> {
+    /// What a value is, for the error (`an RFC 3339 time`).
+    pub(crate) expecting: &'static str,
+    /// The value a text names, or `None`.
+    pub(crate) parse: fn(&str) -> Option<T>,
+}
+
+impl<T> serde::de::Visitor<'_> for TextVisitor<T> {
+    type Value = T;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(self.expecting)
+    }
+
+    fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<T, E> {
+        (self.parse)(text).ok_or_else(|| E::invalid_value(serde::de::Unexpected::Str(text), &self))
+    }
+}
+
 /// Encodes a value as compact JSON text with `serde_json::to_string`.
 ///
 /// Non-finite floats (`NaN`, `inf`, `-inf`) become `null`, as serde_json writes them. A value that

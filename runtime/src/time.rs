@@ -187,7 +187,7 @@ impl serde::Serialize for Time {
 impl<'de> serde::Deserialize<'de> for Time {
     /// From RFC 3339 text; anything else is serde's `invalid value` (a 422 in a request body).
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Time, D::Error> {
-        d.deserialize_str(TextVisitor { expecting: "an RFC 3339 time", parse: parse_time }).map(Time)
+        d.deserialize_str(crate::json::TextVisitor { expecting: "an RFC 3339 time", parse: parse_time }).map(Time)
     }
 }
 
@@ -200,28 +200,8 @@ impl serde::Serialize for Duration {
 impl<'de> serde::Deserialize<'de> for Duration {
     /// From a duration's text (`"250ms"`); anything else is serde's `invalid value`.
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        d.deserialize_str(TextVisitor { expecting: "a duration such as \"250ms\"", parse: parse_duration })
+        d.deserialize_str(crate::json::TextVisitor { expecting: "a duration such as \"250ms\"", parse: parse_duration })
             .map(Duration)
-    }
-}
-
-/// Reads a string and parses it into microseconds: the one decoder of `Time` and `Duration`
-/// text, which the Rust path's derives and the shaped decoder (`shaped_json`) both call, so
-/// their errors are the same to the byte.
-struct TextVisitor {
-    expecting: &'static str,
-    parse: fn(&str) -> Option<i64>,
-}
-
-impl serde::de::Visitor<'_> for TextVisitor {
-    type Value = i64;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str(self.expecting)
-    }
-
-    fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<i64, E> {
-        (self.parse)(text).ok_or_else(|| E::invalid_value(serde::de::Unexpected::Str(text), &self))
     }
 }
 
