@@ -13,7 +13,6 @@
 //! writes its literals, an integer and the largest unit that divides it (`250ms`, `90s`, `2h`,
 //! `1500us`, `-5s`), and read back from the same form.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -32,17 +31,16 @@ pub const MAX_MICROS: i64 = 253_402_300_799_999_999;
 const UNITS: [(&str, i64); 6] =
     [("d", 86_400_000_000), ("h", 3_600_000_000), ("m", 60_000_000), ("s", 1_000_000), ("ms", 1_000), ("us", 1)];
 
-/// A fixed clock, set by a test (`clock_set`): `now()` then answers it instead of the system's.
-static FIXED: Mutex<Option<i64>> = Mutex::new(None);
-/// Whether [`FIXED`] holds a value, so that `now()` takes no lock when it does not.
-static IS_FIXED: AtomicI64 = AtomicI64::new(0);
+/// A fixed clock, set by a test (`set_clock`): `now()` then answers it instead of the system's.
+/// [`NOT_FIXED`] when no test fixed it (no `Time` is that far from 1970).
+static FIXED: AtomicI64 = AtomicI64::new(NOT_FIXED);
+const NOT_FIXED: i64 = i64::MIN;
 
 /// The current instant, in microseconds since the epoch: the system's clock, or the clock a test
 /// fixed.
 pub fn now_micros() -> i64 {
-    if IS_FIXED.load(Ordering::Acquire) != 0
-        && let Some(fixed) = *FIXED.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-    {
+    let fixed = FIXED.load(Ordering::Relaxed);
+    if fixed != NOT_FIXED {
         return fixed;
     }
     match SystemTime::now().duration_since(UNIX_EPOCH) {
@@ -52,12 +50,10 @@ pub fn now_micros() -> i64 {
     }
 }
 
-/// Fixes the clock `now()` reads at `micros` (a test's `clock_set`), or lets it follow the
+/// Fixes the clock `now()` reads at `micros` (a test's `set_clock`), or lets it follow the
 /// system's again (`None`).
 pub fn fix_clock(micros: Option<i64>) {
-    let mut fixed = FIXED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    *fixed = micros;
-    IS_FIXED.store(i64::from(micros.is_some()), Ordering::Release);
+    FIXED.store(micros.unwrap_or(NOT_FIXED), Ordering::Relaxed);
 }
 
 /// The time since the process's first call of this function, in microseconds, from the
