@@ -10,8 +10,12 @@ use crate::ids;
 #[repr(C)]
 pub struct OptUuid {
     tag: u8,
-    value: [u64; 2],
+    value: Bytes,
 }
+
+/// A `Uuid`'s bytes at the alignment emitted code gives them (`[2 x i64]`).
+#[repr(C, align(8))]
+struct Bytes([u8; 16]);
 
 /// `uuid.v7`: a new time-ordered UUID, into `out`.
 ///
@@ -61,10 +65,6 @@ pub unsafe extern "C" fn nagi_rt_uuid_format(out: *mut RawString, u: *const [u8;
 pub unsafe extern "C" fn nagi_rt_uuid_parse(out: *mut OptUuid, s: *const RawString) {
     // SAFETY: forwarded from the caller.
     let parsed = ids::parse(unsafe { read(s) });
-    let value = parsed.map_or([0, 0], |bytes| {
-        let (hi, lo) = bytes.split_at(8);
-        [u64::from_ne_bytes(hi.try_into().unwrap_or_default()), u64::from_ne_bytes(lo.try_into().unwrap_or_default())]
-    });
     // SAFETY: `out` is writable.
-    unsafe { out.write(OptUuid { tag: u8::from(parsed.is_some()), value }) }
+    unsafe { out.write(OptUuid { tag: u8::from(parsed.is_some()), value: Bytes(parsed.unwrap_or_default()) }) }
 }
