@@ -181,6 +181,20 @@ impl Body<'_, '_> {
         }
     }
 
+    /// What `print(x)` and `to_string(x)` write for `value`: the text of a `Time`, `Duration` or
+    /// `Uuid` (their `format` rows), `***` for a secret (never shown), `value` itself otherwise.
+    fn as_text(&self, value: Expr) -> Expr {
+        let span = value.span;
+        let format = match value.ty {
+            Ty::Time => RuntimeFn::TimeFormat,
+            Ty::Duration => RuntimeFn::DurationFormat,
+            Ty::Uuid => RuntimeFn::UuidFormat,
+            Ty::Secret => return mk(ExprKind::Str("***".into()), Ty::String, span),
+            _ => return value,
+        };
+        mk(ExprKind::Builtin { builtin: Builtin::Runtime(format), args: vec![value] }, Ty::String, span)
+    }
+
     /// A call of a builtin function that is the runtime row `row` ([`LIBRARY_FNS`]).
     fn function_row_call(&mut self, name: &str, row: RuntimeFn, args: &[ast::Expr], span: Span) -> Option<Expr> {
         let data = row.data();

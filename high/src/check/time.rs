@@ -104,20 +104,6 @@ impl Body<'_, '_> {
         Some(if comparison { value } else { from_micros(value, result, span) })
     }
 
-    /// `print(x)` and `to_string(x)` of a `Time` or `Duration`: its text (`time.format`,
-    /// `duration.format`), or `value` itself for any other type.
-    pub(super) fn as_text(&self, value: Expr) -> Expr {
-        let span = value.span;
-        match value.ty {
-            Ty::Time => row(RuntimeFn::TimeFormat, vec![value], Ty::String, span),
-            Ty::Duration => row(RuntimeFn::DurationFormat, vec![value], Ty::String, span),
-            Ty::Uuid => row(RuntimeFn::UuidFormat, vec![value], Ty::String, span),
-            // A secret is never shown.
-            Ty::Secret => mk(ExprKind::Str("***".into()), Ty::String, span),
-            _ => value,
-        }
-    }
-
     /// `value` as an `i64` of milliseconds: a `Duration`'s whole milliseconds (`d.ms()`), an
     /// `i64` itself; anything else is a mismatch (reported).
     pub(super) fn as_millis(&mut self, value: Expr) -> Option<Expr> {
