@@ -216,6 +216,17 @@ impl<'a> Row<'a> {
         }
     }
 
+    /// What `read` reads at `index`, or `None` for a NULL: every `opt_*` accessor.
+    #[inline(always)]
+    fn nullable<T>(
+        &self,
+        index: usize,
+        column: &str,
+        read: impl Fn(&Self, usize, &str) -> Result<T, RowError>,
+    ) -> Result<Option<T>, RowError> {
+        if self.is_null(index, column)? { Ok(None) } else { read(self, index, column).map(Some) }
+    }
+
     /// Reads a `Time` from its RFC 3339 TEXT (any text `time.rs` reads).
     #[inline]
     pub fn time(&self, index: usize, column: &str) -> Result<crate::time::Time, RowError> {
@@ -255,7 +266,7 @@ impl<'a> Row<'a> {
     /// Reads a nullable `Uuid`.
     #[inline]
     pub fn opt_uuid(&self, index: usize, column: &str) -> Result<Option<crate::ids::Uuid>, RowError> {
-        if self.is_null(index, column)? { Ok(None) } else { self.uuid(index, column).map(Some) }
+        self.nullable(index, column, Row::uuid)
     }
 
     /// Reads a `Duration` from an INTEGER of microseconds.
@@ -267,43 +278,43 @@ impl<'a> Row<'a> {
     /// Reads a nullable `Time`.
     #[inline]
     pub fn opt_time(&self, index: usize, column: &str) -> Result<Option<crate::time::Time>, RowError> {
-        if self.is_null(index, column)? { Ok(None) } else { self.time(index, column).map(Some) }
+        self.nullable(index, column, Row::time)
     }
 
     /// Reads a nullable `Duration`.
     #[inline]
     pub fn opt_duration(&self, index: usize, column: &str) -> Result<Option<crate::time::Duration>, RowError> {
-        if self.is_null(index, column)? { Ok(None) } else { self.duration(index, column).map(Some) }
+        self.nullable(index, column, Row::duration)
     }
 
     /// Reads a nullable INTEGER that fits an `i32`.
     #[inline(always)]
     pub fn opt_i32(&self, index: usize, column: &str) -> Result<Option<i32>, RowError> {
-        if self.is_null(index, column)? { Ok(None) } else { self.i32(index, column).map(Some) }
+        self.nullable(index, column, Row::i32)
     }
 
     /// Reads a nullable INTEGER.
     #[inline(always)]
     pub fn opt_i64(&self, index: usize, column: &str) -> Result<Option<i64>, RowError> {
-        if self.is_null(index, column)? { Ok(None) } else { self.i64(index, column).map(Some) }
+        self.nullable(index, column, Row::i64)
     }
 
     /// Reads a nullable REAL (or INTEGER, see [`Row::f64`]).
     #[inline(always)]
     pub fn opt_f64(&self, index: usize, column: &str) -> Result<Option<f64>, RowError> {
-        if self.is_null(index, column)? { Ok(None) } else { self.f64(index, column).map(Some) }
+        self.nullable(index, column, Row::f64)
     }
 
     /// Reads a nullable bool (INTEGER 0 or 1).
     #[inline(always)]
     pub fn opt_bool(&self, index: usize, column: &str) -> Result<Option<bool>, RowError> {
-        if self.is_null(index, column)? { Ok(None) } else { self.bool(index, column).map(Some) }
+        self.nullable(index, column, Row::bool)
     }
 
     /// Reads a nullable TEXT.
     #[inline(always)]
     pub fn opt_string(&self, index: usize, column: &str) -> Result<Option<String>, RowError> {
-        if self.is_null(index, column)? { Ok(None) } else { self.string(index, column).map(Some) }
+        self.nullable(index, column, Row::string)
     }
 }
 
@@ -400,11 +411,11 @@ pub(crate) fn decode_fields<T>(
             Accessor::Time => out.i64(place, Some(row.time_micros(index, name)?)),
             Accessor::Uuid => out.uuid(place, Some(row.uuid_bytes(index, name)?)),
             Accessor::OptUuid => {
-                let bytes = if row.is_null(index, name)? { None } else { Some(row.uuid_bytes(index, name)?) };
+                let bytes = row.nullable(index, name, Row::uuid_bytes)?;
                 out.uuid(place, bytes)
             }
             Accessor::OptTime => {
-                let micros = if row.is_null(index, name)? { None } else { Some(row.time_micros(index, name)?) };
+                let micros = row.nullable(index, name, Row::time_micros)?;
                 out.i64(place, micros)
             }
             Accessor::OptI32 => out.i32(place, row.opt_i32(index, name)?),
