@@ -279,6 +279,9 @@ macro_rules! runtime_functions {
         PasswordHash = nagi_rt_password_hash(Ptr, I64) -> Ptr;
         PasswordVerify = nagi_rt_password_verify(Ptr, I64, Ptr, I64) -> Ptr;
 
+        // Outbound HTTP (`cabi::outbound`): the method, URL and body strings, the header lines, the timeout in microseconds, the descriptor of the `Option<T>` the pending operation's finish writes.
+        HttpFetch = nagi_rt_http_fetch(Str, Str, Str, Ptr, I64, Ptr) -> Ptr;
+
         // Scopes, tasks and deferred calls (`cabi::tasks`).
         ScopeNew = nagi_rt_scope_new() -> Ptr;
         ScopeDrop = nagi_rt_scope_drop(Ptr) -> Void;

@@ -47,6 +47,7 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
                 };
             }
             RowGroup::Http | RowGroup::Test => return self.bytes_call(dest, func, args),
+            RowGroup::Outbound => return self.outbound_call(op, dest, class, args),
             RowGroup::Print => false,
             RowGroup::Format => true,
         };
@@ -195,6 +196,41 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
                 self.await_runtime(op, started, Some(out))
             }
         }
+    }
+
+    /// `http.fetch` and `http.fetch_json<C>`: the method, URL and body strings and the header
+    /// array by pointer to their places, the timeout, and the descriptor of the `Option<T>`
+    /// (`T` the class, or `String` without one) that the pending operation's finish writes into
+    /// `dest`.
+    fn outbound_call(
+        &mut self,
+        op: nagi_low::OpId,
+        dest: Option<nagi_low::LocalId>,
+        class: Option<nagi_low::ClassId>,
+        args: &[Operand],
+    ) -> Result<(), Error> {
+        let cx = self.cx;
+        let [method, url, body, headers, timeout] = args else {
+            return Err(Error::internal("http.fetch takes five arguments"));
+        };
+        let string_ptr = cx.layouts.string().ptr_type(inkwell::AddressSpace::default());
+        let mut values: Vec<BasicMetadataValueEnum<'ctx>> = Vec::with_capacity(6);
+        for (arg, ty) in [(method, string_ptr), (url, string_ptr), (body, string_ptr), (headers, cx.layouts.byte_ptr())]
+        {
+            let Operand::Local(local) = arg else { return Err(Error::internal("http.fetch: a reference constant")) };
+            let place = self.place(*local)?.0;
+            values.push(cx.builder.build_pointer_cast(place, ty, "arg")?.into());
+        }
+        values.push(self.operand(timeout)?.into());
+        let answer = class.map_or(nagi_low::Type::String, nagi_low::Type::Class);
+        let desc = crate::descriptors::descriptor(cx, &nagi_low::Type::Option(Box::new(answer)));
+        values.push(desc.into());
+        let started = call(cx, Rt::Row(RuntimeFn::HttpFetch), &values)?
+            .ok_or_else(|| Error::internal("nagi_rt_http_fetch returns nothing"))?
+            .into_pointer_value();
+        let dest = dest.ok_or_else(|| Error::internal("http.fetch without a destination"))?;
+        let out = self.slot(dest);
+        self.await_runtime(op, started, Some(out))
     }
 
     /// The place of the first argument of a string or class row (a reference local).

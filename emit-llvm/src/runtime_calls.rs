@@ -216,6 +216,8 @@ pub(crate) fn row_function(func: RuntimeFn) -> Function {
         RuntimeFn::DbExecCommit => Function::DbExecCommit,
         RuntimeFn::DbQuery | RuntimeFn::DbQueryOne => Function::DbQuery,
         RuntimeFn::TimeSleep => Function::TimeSleep,
+        // Outbound HTTP: one function for both rows, told the answer's type by a descriptor.
+        RuntimeFn::HttpFetch | RuntimeFn::HttpFetchJson => Function::HttpFetch,
         // The configuration: a value by its position, a text through the out-pointer, a bool as
         // an i32.
         // Ids: a `Uuid` by pointer to its 16 bytes, a new one or a text through the out-pointer.

@@ -671,6 +671,16 @@ impl Cx<'_> {
                 format!("nagi_runtime::queues::dead_letter_rows{turbofish}({}.as_str())", a[0])
             }
             RuntimeFn::QueueRetry => format!("nagi_runtime::queues::retry({}.as_str(), {})", a[0], a[1]),
+            RuntimeFn::HttpFetch | RuntimeFn::HttpFetchJson => {
+                let call = format!(
+                    "nagi_runtime::outbound::Call::new({}.as_str(), {}.as_str(), {}.as_str(), {}.iter().map(String::as_str), {})",
+                    a[0], a[1], a[2], a[3], a[4]
+                );
+                match func {
+                    RuntimeFn::HttpFetch => format!("nagi_runtime::outbound::fetch_text({call})"),
+                    _ => format!("nagi_runtime::outbound::fetch_json{turbofish}({call})"),
+                }
+            }
         };
         if awaited { format!("{call}.await") } else { call }
     }

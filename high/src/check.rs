@@ -82,6 +82,7 @@
 //! | H426 | a queue whose rules are out of range or whose handler does not fit, or a `push` with the wrong arguments |
 //! | H427 | `set_clock` outside a test's own body |
 //! | H428 | configuration (§6.16): a value of a type other than String, i64, f64, bool or Duration, a secret that is not a String, a default that is not a literal of its type, a value or declaration twice, a `config` outside the main file, an unknown value, or a secret used other than through `.reveal()` |
+//! | H429 | outbound calls (§9.10): a type argument that is not a class, arguments that are not a URL, a body (a class or a `String`), header lines and a timeout |
 //! | H240 | test declared twice |
 //! | H501 | SQL rejected by the SQL checker (unknown table or column, syntax, result shape) |
 //! | H502 | SQL that is not a string literal |
@@ -98,6 +99,7 @@ mod expr;
 mod failures;
 mod items;
 mod maps;
+mod outbound;
 mod queues;
 mod stmt;
 mod tasks;
@@ -223,8 +225,11 @@ struct Effects {
     calls: Vec<(FnIdx, Span)>,
     /// Where the body first fails or calls a failing function.
     fails_at: Option<Span>,
-    /// Where the body first waits without the database: a `scope`, a `join`, a `sleep`.
+    /// Where the body first waits without the database: a `scope`, a `join`, a `sleep`, an
+    /// outbound call.
     suspends: Option<Span>,
+    /// Where the body first calls another HTTP service.
+    calls_out: Option<Span>,
     /// Every `spawn` and `spawn_blocking` (true), with the function it starts.
     spawns: Vec<(FnIdx, Span, bool)>,
     /// Every `defer`, with the function it calls.
@@ -414,6 +419,7 @@ fn check_function(
             calls: Vec::new(),
             fails_at: None,
             suspends: None,
+            calls_out: None,
             spawns: Vec::new(),
             defers: Vec::new(),
         },
@@ -621,6 +627,7 @@ const H425: &str = "H425";
 const H426: &str = "H426";
 const H427: &str = "H427";
 const H428: &str = "H428";
+const H429: &str = "H429";
 const H240: &str = "H240";
 const H501: &str = "H501";
 const H502: &str = "H502";

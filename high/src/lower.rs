@@ -27,6 +27,7 @@ mod expr;
 mod failures;
 mod maps;
 mod order;
+mod outbound;
 mod patterns;
 mod queues;
 mod stmt;

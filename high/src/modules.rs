@@ -771,7 +771,7 @@ impl Rewriter<'_> {
                 self.expr(array);
                 self.expr(index);
             }
-            ExprKind::Db { class, args, .. } => {
+            ExprKind::Db { class, args, .. } | ExprKind::Http { class, args, .. } => {
                 if let Some(ty) = class {
                     self.ty(ty);
                 }

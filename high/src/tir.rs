@@ -461,6 +461,12 @@ impl Expr {
                     stack.extend(args.iter());
                 }
                 ExprKind::Send(call) | ExprKind::TryOption(call) => stack.push(call),
+                ExprKind::Fetch(fetch) => {
+                    stack.push(&fetch.url);
+                    stack.extend(fetch.body.as_deref());
+                    stack.extend(fetch.headers.as_deref());
+                    stack.extend(fetch.timeout.as_deref());
+                }
                 ExprKind::Join(handle) => stack.push(handle),
                 ExprKind::Push { array, value } => {
                     array.push_indices(&mut stack);
@@ -770,6 +776,9 @@ pub enum ExprKind {
         tree: usize,
         path: Vec<u32>,
     },
+    /// `http.get(url)`, `http.post<T>(url, body)`, …: a call of another HTTP service, which may
+    /// fail; of type `T` (the class the answer decodes into) or `String` (its text).
+    Fetch(Fetch),
     /// `try? call`: a failing call (a program function's or an actor's) whose failure gives
     /// `none` instead of passing on: `T?`, or `bool` (whether it succeeded) for a call without
     /// a result.
@@ -782,4 +791,21 @@ pub enum ExprKind {
         variant: u32,
         payload: Option<Box<Expr>>,
     },
+}
+
+/// An outbound call ([`ExprKind::Fetch`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fetch {
+    /// The HTTP method in capitals: `GET`, `POST`, `PUT`, `PATCH` or `DELETE`.
+    pub method: String,
+    /// The URL, a `String`.
+    pub url: Box<Expr>,
+    /// The body of `POST`, `PUT` and `PATCH`: a class (sent as JSON, borrowed) or a `String`.
+    pub body: Option<Box<Expr>>,
+    /// The header lines, a `[String]` of `Name: value` (borrowed).
+    pub headers: Option<Box<Expr>>,
+    /// The call's own timeout, in microseconds (an `i64`).
+    pub timeout: Option<Box<Expr>>,
+    /// The class the answer decodes into; none for its text.
+    pub class: Option<ClassIdx>,
 }

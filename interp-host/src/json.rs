@@ -110,6 +110,19 @@ pub(super) fn decode(module: &Module, class: ClassId, text: &str) -> Option<Valu
     shaped_json::decode(text, LowShape { module, ty: &ty }).map(from_runtime)
 }
 
+/// The answer of an outbound call as the interpreter's option: its body's text, or its JSON as an
+/// object of `class`; `none` after the runtime recorded the failure.
+pub(super) fn fetched(
+    module: &Module,
+    class: Option<ClassId>,
+    call: &nagi_runtime::outbound::Call,
+    result: Result<Vec<u8>, nagi_runtime::failure::Failure>,
+) -> Value {
+    let ty = class.map_or(Type::String, Type::Class);
+    let value = nagi_runtime::outbound::finish(call, result, LowShape { module, ty: &ty });
+    Value::Option(value.map(|v| Box::new(from_runtime(v))))
+}
+
 /// The runtime's tree for an interpreter value; values that hold no JSON (a reference, a moved
 /// value) are an error, which no verified program gives.
 fn to_runtime(value: &Value) -> Result<shaped_json::Value, String> {

@@ -14,7 +14,7 @@ use nagi_interp::{Host, Value};
 use nagi_low::eval::Trap;
 use nagi_low::{ClassId, Module, RuntimeFn};
 use nagi_runtime::arrays::{self, Key};
-use nagi_runtime::{configuration, ids, ops, rt, secrets, strings, time};
+use nagi_runtime::{configuration, ids, ops, outbound, rt, secrets, strings, time};
 
 /// The interpreter's host: `nagi_runtime` itself.
 pub struct RuntimeHost;
@@ -82,6 +82,13 @@ impl Host for RuntimeHost {
 
     fn library_call(&mut self, func: RuntimeFn, args: &[Value]) -> Result<Value, String> {
         library_call(func, args)
+    }
+
+    fn fetch(&mut self, module: &Module, class: Option<ClassId>, args: &[Value]) -> Result<Value, String> {
+        let a = Args { func: RuntimeFn::HttpFetch, args };
+        let call = outbound::Call::new(a.text(0)?, a.text(1)?, a.text(2)?, a.texts(3)?, a.int(4)?);
+        let result = outbound::run_blocking(call.clone());
+        Ok(json::fetched(module, class, &call, result))
     }
 
     fn fail(&mut self, status: i64, message: &str) {

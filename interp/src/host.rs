@@ -65,6 +65,13 @@ pub trait Host {
     /// (`Value::Str`). Gives the result in the same forms, or the message of the trap it raises.
     fn library_call(&mut self, func: RuntimeFn, args: &[Value]) -> Result<Value, String>;
 
+    /// `http.fetch` and `http.fetch_json<class>`: calls another HTTP service with `args` (the
+    /// method, URL and body strings, the header lines as an array of strings, the timeout in
+    /// microseconds as an `i64`), blocking the interpreter's thread until it ends. Gives the
+    /// answer as an option: the body's text, or its JSON decoded into `class` of `module`;
+    /// `none` after recording the failure (as [`Host::fail`] does), for the program's `try`.
+    fn fetch(&mut self, module: &Module, class: Option<ClassId>, args: &[Value]) -> Result<Value, String>;
+
     /// The order in which `keys` stand once sorted by the array library (`array.sort`,
     /// `array.sort_by`): position `i` of the result is the index of the key that goes to `i`.
     /// The keys are `i32`, `i64`, `f64` or strings, all of one kind.

@@ -32,6 +32,11 @@ impl Machine<'_, '_> {
                 self.host.library_call(func, &values).map_err(Stop::Trap)?
             }
             RowGroup::Arrays => self.array_row(func, args)?,
+            // The call blocks the interpreter's thread, which runs nothing else meanwhile.
+            RowGroup::Outbound => {
+                let values = self.row_args(func, args)?;
+                self.host.fetch(self.module, class, &values).map_err(Stop::Trap)?
+            }
             RowGroup::Database => {
                 return Err(fault(format!("the interpreter does not support `rtcall {}`", func.name())));
             }

@@ -73,6 +73,10 @@ impl Host for Recorder {
         Err(format!("the tests' host has no `{}`", func.name()))
     }
 
+    fn fetch(&mut self, _: &nagi_low::Module, _: Option<nagi_low::ClassId>, _: &[Value]) -> Result<Value, String> {
+        Err("the tests' host makes no outbound calls".into())
+    }
+
     fn sorted_order(&mut self, _: &[Value]) -> Result<Vec<usize>, String> {
         Err("the tests' host has no array library".into())
     }

@@ -40,6 +40,8 @@ pub enum RtType {
     OptI64,
     /// `Option<f64>`, owned.
     OptF64,
+    /// `Option<String>`, owned.
+    OptString,
     /// `Time`.
     Time,
     /// `Duration`.
@@ -100,6 +102,7 @@ impl RtType {
             RtType::ClassOption => Type::Option(Box::new(class()?)),
             RtType::OptI64 => Type::Option(Box::new(Type::I64)),
             RtType::OptF64 => Type::Option(Box::new(Type::F64)),
+            RtType::OptString => Type::Option(Box::new(Type::String)),
             RtType::Time => Type::Time,
             RtType::Duration => Type::Duration,
             RtType::OptTime => Type::Option(Box::new(Type::Time)),
@@ -310,6 +313,14 @@ runtime_functions! {
     // requests run meanwhile.
     TimeSleep = "time.sleep", generic: false, params: [I64], variadic: None, ret: Unit, async: true,
         doc: "Waits the given number of milliseconds (a negative wait is no wait) without blocking the thread.";
+    // Outbound HTTP (runtime/src/outbound.rs): a call of another service, with the method, the
+    // URL, the body (none when empty), header lines `Name: value` and a timeout in microseconds
+    // (negative: the default). A call that goes wrong records its failure (502, 504, or 500 for a
+    // URL or header the program built wrong) and gives none, as a failing function does.
+    HttpFetch = "http.fetch", generic: false, params: [Str, Str, Str, StringsRef, I64], variadic: None, ret: OptString, async: true,
+        doc: "Calls another HTTP service: the answer's body as text, or none after recording the failure.";
+    HttpFetchJson = "http.fetch_json", generic: true, params: [Str, Str, Str, StringsRef, I64], variadic: None, ret: ClassOption, async: true,
+        doc: "Calls another HTTP service: the answer decoded into the class under the request bodies' rules, or none after recording the failure.";
     // The program's configuration (runtime/src/configuration.rs): the value a `config` line
     // declares, by its position in the module, bound at start from the environment.
     ConfigStr = "config.str", generic: false, params: [I64], variadic: None, ret: String, async: false,
@@ -434,6 +445,7 @@ impl RuntimeFn {
             HttpFail | HttpClearFailure | HttpSetHeader => RowGroup::Http,
             TestSelected | TestFailed | TestAssertFailed => RowGroup::Test,
             TimeSleep => RowGroup::Time,
+            HttpFetch | HttpFetchJson => RowGroup::Outbound,
             TimeNow | TimeMonotonic | TimeFromMicros | TimeMicros | DurationFromMicros | DurationMicros
             | TimeFormat | DurationFormat | TimeParse | TimeSetClock => RowGroup::Clock,
             RandInt | RandToken | SecretEq | PasswordHash | PasswordVerify => RowGroup::Secrets,
@@ -468,6 +480,8 @@ pub enum RowGroup {
     Http,
     /// `test.*`: tests in the language.
     Test,
+    /// `http.fetch*`: calls of other HTTP services.
+    Outbound,
     /// `time.*`: waiting.
     Time,
     /// `time.*` but `time.sleep`, and `duration.*`: the clock, and `Time` and `Duration` values

@@ -46,6 +46,7 @@ pub mod ids;
 pub mod inprocess;
 pub mod json;
 pub mod maps;
+pub mod outbound;
 pub mod pending;
 pub mod program;
 pub mod queues;

@@ -95,6 +95,28 @@ pub struct Config {
           value_parser = clap::value_parser!(u32).range(1..))]
     pub max_connections: u32,
 
+    /// Longest time an outbound call (`http.get` and its siblings) may take when it gives no
+    /// timeout of its own, in milliseconds: waiting for a connection, sending and reading the
+    /// whole answer; then the call fails with 504.
+    #[arg(long = "outbound-timeout-ms", env = "NAGI_OUTBOUND_TIMEOUT_MS", value_name = "MS", default_value_t = 10_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub outbound_timeout_ms: u64,
+
+    /// Most outbound calls in flight to one host (scheme, host and port) at once; a further call
+    /// waits for one to end, within its timeout.
+    #[arg(long = "outbound-connections", env = "NAGI_OUTBOUND_CONNECTIONS", value_name = "N", default_value_t = 100,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub outbound_connections: u32,
+
+    /// Largest body of an outbound call's answer, in bytes; a larger one fails the call with 502.
+    #[arg(
+        long = "outbound-body-limit",
+        env = "NAGI_OUTBOUND_BODY_LIMIT",
+        value_name = "BYTES",
+        default_value_t = 8_388_608
+    )]
+    pub outbound_body_limit: usize,
+
     /// Least severe log level written.
     #[arg(long, env = "NAGI_LOG", value_name = "LEVEL", value_enum, default_value_t = LogLevel::Info)]
     pub log: LogLevel,
@@ -147,6 +169,9 @@ impl Config {
             db_max_bytes: None,
             blocking_threads: 4,
             shutdown_grace_ms: 10_000,
+            outbound_timeout_ms: 10_000,
+            outbound_connections: 100,
+            outbound_body_limit: 8_388_608,
             log: LogLevel::Info,
         }
     }

@@ -406,6 +406,12 @@ tokio::task_local! {
     static SESSION: Session;
 }
 
+/// Whether the running request (or job attempt) has begun its transaction, and so holds the
+/// database's one writer until it ends; `false` outside requests.
+pub(crate) fn holds_writer() -> bool {
+    SESSION.try_with(Session::began).unwrap_or(false)
+}
+
 /// Runs `future` with `session` as the current request's database.
 pub(crate) async fn scope<F: Future>(session: Session, future: F) -> F::Output {
     SESSION.scope(session, future).await

@@ -9,7 +9,7 @@
 //! [`crate::Trap`]) and the per-request wrapper answers them with `{"error": "...", "detail":
 //! "..."}`, whichever path the handler came from. The rules are written out in `docs/http.md`.
 
-mod binding;
+pub(crate) mod binding;
 mod connections;
 mod dispatch;
 mod wrapper;
@@ -102,11 +102,8 @@ impl Request {
     /// bytes, 422 when the JSON does not fit `T` (missing field, `null` for a non-option, wrong
     /// type, integer out of range, duplicate or unknown field). The detail names the field.
     pub fn json<T: DeserializeOwned>(&self) -> T {
-        // The derived class's Rust name, `program::accounts__User`: its last segment, with a
-        // module's `__` read back as the `.` of High (`accounts.User`).
-        let name = std::any::type_name::<T>().rsplit("::").next().unwrap_or("").replace("__", ".");
-        // Wrapped so that a class is an object at every depth (the derive takes arrays too).
-        self.decode_body(&name, |deserializer| serde_path_to_error::deserialize(crate::json::Objects(deserializer)))
+        binding::check_content_type(self.headers.get(header::CONTENT_TYPE)).unwrap_or_else(|e| e.raise());
+        binding::decode_typed(&self.body).unwrap_or_else(|e| e.raise())
     }
 
     /// Decodes the JSON body into a value of the type `shape` describes (the LLVM path's layout
@@ -114,33 +111,8 @@ impl Request {
     /// same order, and the same answers, detail included, as `json::<T>()` gives for the
     /// equivalent derived class.
     pub fn json_shaped<S: Shape>(&self, shape: S) -> shaped_json::Value {
-        self.decode_body(shape.class_name(), |deserializer| {
-            let mut track = serde_path_to_error::Track::new();
-            let wrapped = serde_path_to_error::Deserializer::new(deserializer, &mut track);
-            serde::de::DeserializeSeed::deserialize(shaped_json::Seed(shape), wrapped)
-                .map_err(|error| serde_path_to_error::Error::new(track.path(), error))
-        })
-    }
-
-    /// The binding rules of a JSON body around `decode`, which reads one value: 415 for the
-    /// content type, 400 for an empty body, 422 for a body that is not an object (of `class`),
-    /// then `decode`'s failure classified (400 or 422), and 400 for trailing bytes. An integer
-    /// `-0` is read as 0 (`binding::integer_zeros`).
-    fn decode_body<T>(
-        &self,
-        class: &str,
-        decode: impl FnOnce(
-            &mut serde_json::Deserializer<serde_json::de::SliceRead<'_>>,
-        ) -> Result<T, serde_path_to_error::Error<serde_json::Error>>,
-    ) -> T {
         binding::check_content_type(self.headers.get(header::CONTENT_TYPE)).unwrap_or_else(|e| e.raise());
-        binding::check_not_empty(&self.body).unwrap_or_else(|e| e.raise());
-        binding::check_object(&self.body, class).unwrap_or_else(|e| e.raise());
-        let body = binding::integer_zeros(&self.body);
-        let mut deserializer = serde_json::Deserializer::from_slice(&body);
-        let value = decode(&mut deserializer).unwrap_or_else(|e| binding::decode_error(e, &body).raise());
-        deserializer.end().unwrap_or_else(|e| binding::trailing_error(&e).raise());
-        value
+        binding::decode_shaped(&self.body, shape).unwrap_or_else(|e| e.raise())
     }
 
     /// The request method, e.g. `GET`.

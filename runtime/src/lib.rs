@@ -33,6 +33,7 @@ mod json;
 pub mod logging;
 pub mod map;
 pub mod ops;
+pub mod outbound;
 mod panic_hook;
 pub mod program;
 pub mod queues;

@@ -86,6 +86,11 @@ pub fn serve_and_check(service: Service, leak_check: fn()) -> ! {
     // listens.
     crate::configuration::bind_or_exit();
     crate::tasks::set_blocking_threads(usize::from(config.blocking_threads));
+    crate::outbound::configure(
+        config.outbound_timeout_ms,
+        usize::try_from(config.outbound_connections).unwrap_or(usize::MAX),
+        config.outbound_body_limit,
+    );
     // Lines printed before serving went to the buffered stdout; write them before the log's.
     crate::rt::flush_stdout();
     let log = crate::logging::init(config.log.into());

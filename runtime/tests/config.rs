@@ -72,6 +72,9 @@ fn defaults() {
         db_max_bytes: None,
         blocking_threads: 4,
         shutdown_grace_ms: 10_000,
+        outbound_timeout_ms: 10_000,
+        outbound_connections: 100,
+        outbound_body_limit: 8_388_608,
         log: LogLevel::Info,
     };
     assert_eq!(parse_in_child("", &[]), format!("{:?}", Ok::<_, ()>(expected)));
@@ -97,6 +100,9 @@ fn environment_and_flags() {
             ("NAGI_DB_MAX_BYTES", "1000000"),
             ("NAGI_BLOCKING_THREADS", "8"),
             ("NAGI_SHUTDOWN_GRACE_MS", "300"),
+            ("NAGI_OUTBOUND_TIMEOUT_MS", "1500"),
+            ("NAGI_OUTBOUND_CONNECTIONS", "3"),
+            ("NAGI_OUTBOUND_BODY_LIMIT", "4096"),
             ("NAGI_LOG", "debug"),
         ],
     );
@@ -116,6 +122,9 @@ fn environment_and_flags() {
         db_max_bytes: Some(1_000_000),
         blocking_threads: 8,
         shutdown_grace_ms: 300,
+        outbound_timeout_ms: 1_500,
+        outbound_connections: 3,
+        outbound_body_limit: 4_096,
         log: LogLevel::Debug,
     };
     assert_eq!(from_env, format!("{:?}", Ok::<_, ()>(expected.clone())));

@@ -462,6 +462,13 @@ pub enum ExprKind {
         class: Option<TypeExpr>,
         args: Vec<Expr>,
     },
+    /// `http.get(…)`, `http.post<T>(…)`: a call of another HTTP service; `method` is `get`,
+    /// `post`, `put`, `patch` or `delete`, `class` the type its answer decodes into.
+    Http {
+        method: Ident,
+        class: Option<TypeExpr>,
+        args: Vec<Expr>,
+    },
 }
 
 /// Prefix operators.

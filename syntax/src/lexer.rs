@@ -52,6 +52,7 @@ pub enum Tok {
     As,
     Inout,
     Db,
+    Http,
     // Punctuation.
     LBrace,
     /// The `{` of a class literal.
@@ -149,6 +150,7 @@ impl Tok {
             Tok::As => "as",
             Tok::Inout => "inout",
             Tok::Db => "db",
+            Tok::Http => "http",
             Tok::LBrace | Tok::LitBrace => "{",
             Tok::RBrace => "}",
             Tok::LParen => "(",
@@ -270,6 +272,7 @@ fn keyword(word: &str) -> Option<Tok> {
         "as" => Tok::As,
         "inout" => Tok::Inout,
         "db" => Tok::Db,
+        "http" => Tok::Http,
         _ => return None,
     })
 }
@@ -600,17 +603,17 @@ impl Lexer<'_> {
         Ok(())
     }
 
-    /// Whether the last tokens are `db . name`, so a `<` opens type arguments.
     /// Whether the last token is the type name `Map`, whose `<` opens its type arguments
     /// (`Map<String, i64>`): `Map` is the built-in map type, never a value to compare.
     fn after_map(&self) -> bool {
         matches!(self.out.last(), Some((_, Tok::Ident(name), _)) if name == "Map")
     }
 
+    /// Whether the last tokens are `db . name` or `http . name`, so a `<` opens type arguments.
     fn after_db_op(&self) -> bool {
         let n = self.out.len();
         n >= 3
-            && matches!(self.out[n - 3].1, Tok::Db)
+            && matches!(self.out[n - 3].1, Tok::Db | Tok::Http)
             && matches!(self.out[n - 2].1, Tok::Dot)
             && matches!(self.out[n - 1].1, Tok::Ident(_))
     }

@@ -27,6 +27,21 @@ pub fn check_db_op(op: &Ident, allowed: &[&str]) -> Result<(), LexError> {
     Err(LexError { message: format!("unknown database operation `db.{}`; expected {list}", op.name), span: op.span })
 }
 
+/// Checks that `method` names an outbound call: `http.get`, `http.post`, `http.put`,
+/// `http.patch` or `http.delete`.
+pub fn check_http_method(method: &Ident) -> Result<(), LexError> {
+    if ["get", "post", "put", "patch", "delete"].contains(&method.name.as_str()) {
+        return Ok(());
+    }
+    Err(LexError {
+        message: format!(
+            "unknown outbound call `http.{}`; expected `http.get`, `http.post`, `http.put`, `http.patch` or `http.delete`",
+            method.name
+        ),
+        span: method.span,
+    })
+}
+
 /// Checks that a contextual word (such as the `key` of a table declaration) is `expected`.
 pub fn check_word(word: &Ident, expected: &str) -> Result<(), LexError> {
     if word.name == expected {

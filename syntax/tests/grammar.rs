@@ -55,6 +55,10 @@ fn sx(e: &Expr) -> String {
             let class = class.as_ref().map_or(String::new(), |c| format!("<{}>", ty(c)));
             format!("(db.{}{class}{})", op.name, list(args))
         }
+        ExprKind::Http { method, class, args } => {
+            let class = class.as_ref().map_or(String::new(), |c| format!("<{}>", ty(c)));
+            format!("(http.{}{class}{})", method.name, list(args))
+        }
     }
 }
 
@@ -251,6 +255,23 @@ fn class_literals_and_the_class_literal_brace_rule() {
     let e = parse_err("fn main() {\n    let p = P {\n        x: 1\n        y: 2\n    }\n}");
     assert_eq!((e.label.as_str(), e.span), ("unexpected `y`", span(49, 50)));
     assert!(e.message.starts_with("expected one of ") && e.message.contains("`,`"), "{}", e.message);
+}
+
+#[test]
+fn outbound_calls_and_their_type_arguments() {
+    assert_eq!(expr(r#"http.get(url)"#), "(http.get url)");
+    // `<` after `http.name` opens type arguments, as after `db.name`.
+    assert_eq!(expr(r#"http.post<Verdict>(u, b, [h], 2s)"#), "(http.post<Verdict> u b (array h) 2000000us)");
+    assert_eq!(expr("try? http.delete(u)"), "(try? (http.delete u))");
+    let e = parse_err("fn main() {\n    http.head(u)\n}");
+    assert_eq!(
+        e.message,
+        "unknown outbound call `http.head`; expected `http.get`, `http.post`, `http.put`, `http.patch` or `http.delete`"
+    );
+    assert_eq!(e.span, span(21, 25));
+    // `http` is a keyword: not a name.
+    let e = parse_err("fn main() {\n    let http = 1\n}");
+    assert_eq!((e.message.as_str(), e.span), ("expected a name, found `http`", span(20, 24)));
 }
 
 #[test]

@@ -251,7 +251,34 @@ impl Server {
     /// Writes raw bytes on a new connection and reads until the server closes it; `None` when
     /// the connection is refused.
     fn exchange(&self, bytes: &[u8]) -> Option<Vec<u8>> {
-        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
+        exchange(self.port, bytes)
+    }
+
+    /// Writes raw bytes and parses the response (status, body; chunked responses decoded).
+    /// Status 0 means no answer: the connection was refused or closed without a response.
+    pub fn raw(&self, bytes: &[u8]) -> (u16, String) {
+        raw_on(self.port, bytes)
+    }
+}
+
+/// GET `path` from the service on `port` (for a thread that does not own the [`Server`]).
+pub fn get_on(port: u16, path: &str) -> (u16, String) {
+    raw_on(port, &request_bytes("GET", path, "", None, ""))
+}
+
+/// [`Server::raw`] on `port`.
+fn raw_on(port: u16, bytes: &[u8]) -> (u16, String) {
+    match exchange(port, bytes) {
+        Some(response) => parse_response(&response),
+        None => (0, String::new()),
+    }
+}
+
+/// Writes raw bytes on a new connection to `port` and reads until the server closes it; `None`
+/// when the connection is refused.
+fn exchange(port: u16, bytes: &[u8]) -> Option<Vec<u8>> {
+    {
+        let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
         stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
         // A server may answer (413, say) and close before it has read a large body, so a
         // failed write is not an error here: the response, if any, is what the test checks.
@@ -259,15 +286,6 @@ impl Server {
         let mut response = Vec::new();
         let _ = stream.read_to_end(&mut response);
         Some(response)
-    }
-
-    /// Writes raw bytes and parses the response (status, body; chunked responses decoded).
-    /// Status 0 means no answer: the connection was refused or closed without a response.
-    pub fn raw(&self, bytes: &[u8]) -> (u16, String) {
-        match self.exchange(bytes) {
-            Some(response) => parse_response(&response),
-            None => (0, String::new()),
-        }
     }
 }
 

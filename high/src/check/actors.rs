@@ -214,7 +214,7 @@ impl Body<'_, '_> {
 
     /// `try? call`: the call's failure gives `none` (or `false`, for a call without a result).
     pub(super) fn try_option(&mut self, call: &ast::Expr, span: Span) -> Option<Expr> {
-        let is_call = matches!(call.kind, ast::ExprKind::Call { .. })
+        let is_call = matches!(call.kind, ast::ExprKind::Call { .. } | ast::ExprKind::Http { .. })
             || matches!(&call.kind, ast::ExprKind::MethodCall { receiver, .. }
                 if self.is_actor_handle(receiver) || self.supervisor_path(receiver).is_some());
         if !is_call {

@@ -119,6 +119,7 @@ impl Body<'_, '_> {
                 self.method_call(receiver, method, args, hint, span)
             }
             ast::ExprKind::Db { op, class, args } => self.db_op(op, class.as_ref(), args, span),
+            ast::ExprKind::Http { method, class, args } => self.http_call(method, class.as_ref(), args, span),
             ast::ExprKind::Try(inner) => self.try_expr(inner, hint, span),
             ast::ExprKind::Spawn(call) => self.spawn(call, false, span),
             ast::ExprKind::SpawnBlocking(call) => self.spawn(call, true, span),

@@ -569,7 +569,7 @@ fn has_effect(e: &ast::Expr) -> bool {
         ast::ExprKind::MethodCall { method, .. } => {
             matches!(method.name.as_str(), "push" | "sort" | "sort_by" | "reverse" | "insert" | "remove")
         }
-        ast::ExprKind::Db { .. } => true,
+        ast::ExprKind::Db { .. } | ast::ExprKind::Http { .. } => true,
         ast::ExprKind::Try(inner) | ast::ExprKind::TryOption(inner) => has_effect(inner) || is_method_call(inner),
         ast::ExprKind::Send(_) => true,
         // A task started for its effect, whose handle is dropped: the scope still waits for it.

@@ -18,7 +18,7 @@ fn row(row: RuntimeFn, args: Vec<Expr>, ty: Ty, span: Span) -> Expr {
 }
 
 /// The `i64` microseconds of a `Time` or `Duration` value.
-fn micros(value: Expr) -> Expr {
+pub(super) fn micros(value: Expr) -> Expr {
     let span = value.span;
     let func = if value.ty == Ty::Time { RuntimeFn::TimeMicros } else { RuntimeFn::DurationMicros };
     row(func, vec![value], Ty::I64, span)

@@ -71,6 +71,7 @@ impl FnCx<'_> {
         let result = match &call.kind {
             ExprKind::ActorCall { actor, handler, args } => self.actor_reply(actor, *handler, args),
             ExprKind::Call { func, args } => self.failing_call_result(*func, args),
+            ExprKind::Fetch(fetch) => self.fetch_result(fetch),
             _ => return,
         };
         self.runtime_call(RuntimeFn::HttpClearFailure, None, Vec::new(), None);

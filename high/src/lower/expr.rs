@@ -27,6 +27,7 @@ impl FnCx<'_> {
             ExprKind::Call { func, args } => self.call(*func, args, None),
             ExprKind::ActorCall { actor, handler, args } => self.actor_call(actor, *handler, args, None),
             ExprKind::Send(call) => self.send(call),
+            ExprKind::Fetch(fetch) => self.fetch(fetch, None),
             ExprKind::Builtin { builtin: Builtin::Print, args } => self.print(&args[0]),
             ExprKind::Builtin { builtin: Builtin::Fail, args } => self.fail(&args[0], &args[1]),
             ExprKind::Builtin { builtin: Builtin::SetHeader, args } => self.set_header(&args[0], &args[1]),
@@ -381,6 +382,7 @@ impl FnCx<'_> {
             ExprKind::SupervisorChild { tree, path } => self.supervisor_child(*tree, path, dest),
             ExprKind::ActorCall { actor, handler, args } => self.actor_call(actor, *handler, args, Some(dest)),
             ExprKind::TryOption(call) => self.try_option(call, dest),
+            ExprKind::Fetch(fetch) => self.fetch(fetch, Some(dest)),
             ExprKind::Builtin { builtin, args } => self.builtin(*builtin, args, dest),
             ExprKind::MapNew | ExprKind::MapLookup { .. } | ExprKind::MapInsert { .. } | ExprKind::MapRemove { .. } => {
                 self.map_expr(expr, dest)

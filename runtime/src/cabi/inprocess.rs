@@ -37,6 +37,7 @@ macro_rules! jit_table {
             use super::ids::*;
             use super::json::*;
             use super::maps::*;
+            use super::outbound::*;
             use super::pending::*;
             use super::program::nagi_rt_main_async;
             use super::queues::*;

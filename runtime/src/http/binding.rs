@@ -1,14 +1,58 @@
 //! The binding rules for JSON request bodies: which failures are 415, 400 and 422.
 //!
-//! Decoding itself is generic (serde derive) and happens in [`super::Request::json`]; everything
-//! here is plain code, compiled once into the runtime.
+//! The same rules (but the content type's) decode the answer of an outbound call
+//! (`crate::outbound`). Decoding itself is generic: serde derive on the Rust path
+//! ([`decode_typed`]), a layout [`Shape`] on the LLVM path and in the interpreter
+//! ([`decode_shaped`]); the rules around it are plain code, compiled once into the runtime.
 
 use std::borrow::Cow;
 
 use axum::http::HeaderValue;
+use serde::de::DeserializeOwned;
 use serde_json::error::Category;
 
 use crate::HttpError;
+use crate::shaped_json::{self, Shape};
+
+/// A JSON text decoded into the derived class `T` under the binding rules of [`decode_json`],
+/// the class named as High names it.
+pub(crate) fn decode_typed<T: DeserializeOwned>(body: &[u8]) -> Result<T, HttpError> {
+    // The derived class's Rust name, `program::accounts__User`: its last segment, with a
+    // module's `__` read back as the `.` of High (`accounts.User`).
+    let name = std::any::type_name::<T>().rsplit("::").next().unwrap_or("").replace("__", ".");
+    // Wrapped so that a class is an object at every depth (the derive takes arrays too).
+    decode_json(body, &name, |deserializer| serde_path_to_error::deserialize(crate::json::Objects(deserializer)))
+}
+
+/// A JSON text decoded into a value of the type `shape` describes, under exactly the rules and
+/// with exactly the answers of [`decode_typed`] for the equivalent derived class.
+pub(crate) fn decode_shaped<S: Shape>(body: &[u8], shape: S) -> Result<shaped_json::Value, HttpError> {
+    decode_json(body, shape.class_name(), |deserializer| {
+        let mut track = serde_path_to_error::Track::new();
+        let wrapped = serde_path_to_error::Deserializer::new(deserializer, &mut track);
+        serde::de::DeserializeSeed::deserialize(shaped_json::Seed(shape), wrapped)
+            .map_err(|error| serde_path_to_error::Error::new(track.path(), error))
+    })
+}
+
+/// The binding rules of a JSON text around `decode`, which reads one value: 400 for an empty
+/// text, 422 for one that is not an object (of `class`), then `decode`'s failure classified (400
+/// or 422), and 400 for trailing bytes. An integer `-0` is read as 0 ([`integer_zeros`]).
+fn decode_json<T>(
+    body: &[u8],
+    class: &str,
+    decode: impl FnOnce(
+        &mut serde_json::Deserializer<serde_json::de::SliceRead<'_>>,
+    ) -> Result<T, serde_path_to_error::Error<serde_json::Error>>,
+) -> Result<T, HttpError> {
+    check_not_empty(body)?;
+    check_object(body, class)?;
+    let body = integer_zeros(body);
+    let mut deserializer = serde_json::Deserializer::from_slice(&body);
+    let value = decode(&mut deserializer).map_err(|e| decode_error(e, &body))?;
+    deserializer.end().map_err(|e| trailing_error(&e))?;
+    Ok(value)
+}
 
 /// Accepts `application/json` and any `application/*+json`, with parameters (`; charset=utf-8`)
 /// and in any letter case; anything else, or no content type, is 415.

@@ -1,0 +1,178 @@
+//! Integration tests of outbound calls (issue 32, docs/language.md §9.10), each on both emitters
+//! from one body: a compiled service calls a second compiled Nagi service (the upstream) over
+//! loopback and answers what it got, a success, an upstream error, a body of the wrong shape, a
+//! call past its timeout, a refused connection; a thousand calls wait at once on one worker;
+//! and other requests' writes go on while a handler waits on a slow upstream.
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use support::{Backend, Server, build, get_on as get, temp_dir};
+
+const UPSTREAM: &str = "tests/fixtures/upstream.nagi";
+const CALLER: &str = "tests/fixtures/outbound_service.nagi";
+const KEY: &str = "k-123";
+
+/// The upstream service, and the caller configured to call it at `upstream_url` (the
+/// upstream's own when `None`), with its log file and `extra` flags.
+fn start(
+    tag: &str,
+    backend: Backend,
+    upstream_url: Option<&str>,
+    extra: &[&str],
+) -> (Server, Server, std::path::PathBuf) {
+    let dir = temp_dir(tag);
+    let upstream = Server::start(&build(UPSTREAM, backend), &dir.join("upstream.db"), None, &[]);
+    let url = upstream_url.map_or_else(|| format!("http://127.0.0.1:{}", upstream.port), str::to_owned);
+    let log = dir.join("caller.log");
+    let caller = Server::start_with_env(
+        &build(CALLER, backend),
+        &dir.join("caller.db"),
+        Some(&log),
+        extra,
+        &[("UPSTREAM_URL", &url), ("UPSTREAM_KEY", KEY)],
+    );
+    (upstream, caller, log)
+}
+
+/// The answer's `detail`.
+fn detail(body: &str) -> String {
+    let answer: serde_json::Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body}"));
+    answer["detail"].as_str().unwrap_or_else(|| panic!("no detail in {body}")).to_owned()
+}
+
+/// A success, a text answer, a JSON body sent with a secret header, an upstream 500, an answer
+/// that does not decode, a call past its timeout (answered within the timeout and half a
+/// second), and a failure handled with `try?`; the key never reaches the caller's log.
+fn outbound_calls_answer_and_fail_as_documented(backend: Backend) {
+    let (upstream, caller, log) = start("outbound", backend, None, &[]);
+    assert_eq!(caller.get("/address/7"), (200, r#"{"street":"7 Main St","city":"Springfield"}"#.to_owned()));
+    // The upstream answers the JSON text of its `String`; the caller answers that text as JSON.
+    assert_eq!(caller.get("/text"), (200, r#""\"plain words\"""#.to_owned()));
+    assert_eq!(
+        caller.send_json("POST", "/verify", r#"{"street":"1 Elm"}"#),
+        (201, r#"{"valid":true,"city":"Springfield"}"#.to_owned())
+    );
+
+    let (status, body) = caller.get("/via?path=/broken");
+    assert_eq!(status, 502, "{body}");
+    let upstream_url = format!("http://127.0.0.1:{}", upstream.port);
+    assert_eq!(
+        detail(&body),
+        format!(
+            r#"GET {upstream_url}/broken answered 500: "{{\"error\":\"internal server error\",\"detail\":\"the address book is down\"}}""#
+        )
+    );
+    let (status, body) = caller.get("/via?path=/wrong");
+    assert_eq!(status, 502, "{body}");
+    assert_eq!(
+        detail(&body),
+        format!(
+            "GET {upstream_url}/wrong: the answer does not fit Address: street: invalid type: integer `7`, expected a string at line 1 column 11"
+        )
+    );
+
+    let started = Instant::now();
+    let (status, body) = caller.get("/via?path=/slow%3Fms%3D5000&timeout_ms=1000");
+    let took = started.elapsed();
+    assert_eq!(status, 504, "{body}");
+    assert_eq!(detail(&body), format!("GET {upstream_url}/slow: no answer within 1s"));
+    assert!(took >= Duration::from_millis(1000) && took < Duration::from_millis(1500), "answered after {took:?}");
+
+    assert_eq!(caller.get("/city/3"), (200, r#""Springfield""#.to_owned()));
+    assert_eq!(caller.get("/city/3?x=1").0, 200);
+    assert!(caller.stop().success());
+    assert!(upstream.stop().success());
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert!(log.contains("/broken answered 500"), "the failed call is logged:\n{log}");
+    assert!(!log.contains(KEY), "the key reached the log:\n{log}");
+}
+
+/// A call to a port where nothing listens fails with 502 "cannot connect", and `try?` turns it
+/// into the route's fallback.
+fn a_refused_connection_is_a_502(backend: Backend) {
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://127.0.0.1:{}", dead.local_addr().unwrap().port());
+    drop(dead);
+    let (upstream, caller, _) = start("refused", backend, Some(&url), &[]);
+    let (status, body) = caller.get("/address/1");
+    assert_eq!(status, 502, "{body}");
+    let detail = detail(&body);
+    assert!(detail.starts_with(&format!("GET {url}/address/1: cannot connect: ")), "{detail}");
+    assert!(detail.contains("refused"), "{detail}");
+    assert_eq!(caller.get("/city/1"), (200, r#""unknown""#.to_owned()));
+    assert!(caller.stop().success());
+    assert!(upstream.stop().success());
+}
+
+/// A thousand requests at once on a caller with one worker, each waiting on an upstream call that
+/// takes 100 ms: they wait together (at most 100 calls in flight to the one host), so all of them
+/// take far less than the 100 s they would one after another.
+fn a_thousand_calls_wait_together_on_one_worker(backend: Backend) {
+    let (upstream, caller, _) = start("thousand", backend, None, &["--workers", "1"]);
+    let port = caller.port;
+    let started = Instant::now();
+    let clients: Vec<_> = (0..1000)
+        .map(|_| {
+            std::thread::Builder::new()
+                .stack_size(64 * 1024)
+                .spawn(move || get(port, "/via?path=/slow%3Fms%3D100"))
+                .expect("a client thread starts")
+        })
+        .collect();
+    for client in clients {
+        let (status, body) = client.join().expect("the client thread ends");
+        assert_eq!((status, body.as_str()), (200, r#"{"street":"1 Slow Lane","city":"Waitville"}"#));
+    }
+    let took = started.elapsed();
+    eprintln!("{backend:?}: 1000 calls of 100 ms took {took:?}");
+    assert!(took < Duration::from_secs(20), "1000 calls took {took:?}");
+    assert!(caller.stop().success());
+    assert!(upstream.stop().success());
+}
+
+/// While one request waits 2 s on a slow upstream, other requests write: each write is answered
+/// at once, all of them before the waiting request ends. A request that writes and then calls out
+/// traps with the reason, and its write is rolled back.
+fn writes_go_on_while_a_handler_waits_on_a_slow_upstream(backend: Backend) {
+    let (upstream, caller, _) = start("writer", backend, None, &[]);
+    let port = caller.port;
+    let waited = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&waited);
+    let slow = std::thread::spawn(move || {
+        let answer = get(port, "/via?path=/slow%3Fms%3D2000");
+        flag.store(true, Ordering::SeqCst);
+        answer
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    let started = Instant::now();
+    let mut slowest = Duration::ZERO;
+    for id in 1..=20 {
+        let one = Instant::now();
+        let note = format!(r#"{{"id":{id},"text":"n{id}"}}"#);
+        assert_eq!(caller.send_json("POST", "/notes", &note), (201, note.clone()));
+        slowest = slowest.max(one.elapsed());
+    }
+    let writes = started.elapsed();
+    assert!(!waited.load(Ordering::SeqCst), "the 20 writes ({writes:?}) waited for the slow call");
+    eprintln!("{backend:?}: 20 writes during a 2 s outbound call took {writes:?}, the slowest {slowest:?}");
+    assert!(slowest < Duration::from_millis(500), "a write took {slowest:?}");
+    assert_eq!(slow.join().unwrap(), (200, r#"{"street":"1 Slow Lane","city":"Waitville"}"#.to_owned()));
+
+    let (status, body) = caller.send_json("POST", "/notes/checked", r#"{"id":99,"text":"x"}"#);
+    assert_eq!(status, 500, "{body}");
+    assert!(detail(&body).contains("an outbound call after the request's first write"), "{body}");
+    assert_eq!(caller.get("/notes/count"), (200, "20".to_owned()), "the trapped request's write is rolled back");
+    assert!(caller.stop().success());
+    assert!(upstream.stop().success());
+}
+
+crate::on_every_backend!(
+    outbound_calls_answer_and_fail_as_documented,
+    a_refused_connection_is_a_502,
+    a_thousand_calls_wait_together_on_one_worker,
+    writes_go_on_while_a_handler_waits_on_a_slow_upstream,
+);
