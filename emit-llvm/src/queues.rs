@@ -55,6 +55,15 @@ pub(crate) fn queue_descs<'ctx>(
         let route = constant(cx, &format!("nagi.queue{i}.handler"), route);
         let (min, max) = queue.backoff_ms;
         let (name, name_len) = text(cx, &queue.name);
+        // A scheduled job's period, or its cron expression (a null pointer for none).
+        let (every_ms, cron, cron_len) = match &queue.schedule {
+            Some(nagi_low::Schedule::Every { ms }) => (*ms, cx.layouts.byte_ptr().const_null(), 0),
+            Some(nagi_low::Schedule::Cron(expression)) => {
+                let (bytes, _) = text(cx, expression);
+                (0, bytes, expression.len() as u64)
+            }
+            None => (0, cx.layouts.byte_ptr().const_null(), 0),
+        };
         descs.push(struct_of(
             cx,
             &[
@@ -65,6 +74,9 @@ pub(crate) fn queue_descs<'ctx>(
                 int(cx, u64::from(queue.max_attempts)),
                 int(cx, min),
                 int(cx, max),
+                int(cx, every_ms),
+                cron.into(),
+                int(cx, cron_len),
             ],
         ));
     }
@@ -74,5 +86,5 @@ pub(crate) fn queue_descs<'ctx>(
 /// The LLVM type of a `QueueDesc`.
 pub(crate) fn queue_type<'ctx>(cx: &Cx<'ctx, '_>) -> inkwell::types::StructType<'ctx> {
     let (p, i) = (cx.layouts.byte_ptr().into(), cx.context.i64_type().into());
-    cx.context.struct_type(&[p, i, p, i, i, i, i], false)
+    cx.context.struct_type(&[p, i, p, i, i, i, i, i, p, i], false)
 }

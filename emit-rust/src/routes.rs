@@ -82,10 +82,17 @@ pub fn service_main(out: &mut String, module: &Module) {
         // The handler's name in `mod program` (`crate_root.rs`), by the queue's position.
         let index = nagi_low::entities::index(id);
         let (min, max) = queue.backoff_ms;
+        let schedule = match &queue.schedule {
+            Some(nagi_low::Schedule::Every { ms }) => format!("Some(nagi_runtime::schedule::Schedule::every_ms({ms}))"),
+            Some(nagi_low::Schedule::Cron(expression)) => {
+                format!("Some(nagi_runtime::schedule::cron_or_exit({:?}, {expression:?}))", queue.name)
+            }
+            None => "None".to_owned(),
+        };
         let _ = writeln!(
             out,
             "            nagi_runtime::queues::Queue {{ name: {:?}, handler: nagi_runtime::http::Handler::new(program::queue_{index}), \
-             workers: {}, max_attempts: {}, backoff_min_ms: {min}, backoff_max_ms: {max} }},",
+             workers: {}, max_attempts: {}, backoff_min_ms: {min}, backoff_max_ms: {max}, schedule: {schedule} }},",
             queue.name, queue.workers, queue.max_attempts
         );
     }

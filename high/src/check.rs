@@ -83,6 +83,7 @@
 //! | H427 | `set_clock` outside a test's own body |
 //! | H428 | configuration (§6.16): a value of a type other than String, i64, f64, bool or Duration, a secret that is not a String, a default that is not a literal of its type, a value or declaration twice, a `config` outside the main file, an unknown value, or a secret used other than through `.reveal()` |
 //! | H429 | outbound calls (§9.10): a type argument that is not a class, arguments that are not a URL, a body (a class or a `String`), header lines and a timeout |
+//! | H430 | scheduled jobs (§9.11): a function that does not exist, takes other than nothing or the tick's `Time`, returns a value or is scheduled twice or named like a queue; a period that is not a whole number of milliseconds; an expression that is not five cron fields; a schedule outside the main file |
 //! | H240 | test declared twice |
 //! | H501 | SQL rejected by the SQL checker (unknown table or column, syntax, result shape) |
 //! | H502 | SQL that is not a string literal |
@@ -207,6 +208,7 @@ pub fn check(
         actors: items.tir_actors(),
         supervisors: items.tir_supervisors(),
         queues: items.queues.clone(),
+        schedules: items.schedules.clone(),
         configs: items.configs.clone(),
     })
 }
@@ -628,6 +630,7 @@ const H426: &str = "H426";
 const H427: &str = "H427";
 const H428: &str = "H428";
 const H429: &str = "H429";
+const H430: &str = "H430";
 const H240: &str = "H240";
 const H501: &str = "H501";
 const H502: &str = "H502";

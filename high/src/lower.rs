@@ -30,6 +30,7 @@ mod order;
 mod outbound;
 mod patterns;
 mod queues;
+mod schedules;
 mod stmt;
 mod tasks;
 mod testing;
@@ -116,6 +117,7 @@ pub fn lower_for(program: &Program, module_name: &str, tests: bool) -> Result<Mo
     let messages = actors::declare_message_functions(&mut module, program);
     let supervisors = actors::declare_supervisors(&mut module, program, &functions);
     let queues = queues::declare_queues(&mut module, program, &functions);
+    let schedule_handlers = schedules::declare_schedules(&mut module, program, &functions);
     let mut errors = Vec::new();
     for (index, function) in program.functions.iter().enumerate() {
         let types = Types { classes: &classes, enums: &enums };
@@ -141,6 +143,7 @@ pub fn lower_for(program: &Program, module_name: &str, tests: bool) -> Result<Mo
     tasks::define_task_functions(&mut module, &functions, &blocking, false);
     tasks::define_task_functions(&mut module, &functions, &deferred, false);
     actors::define_message_functions(&mut module, &functions, &messages);
+    schedules::define_schedule_handlers(&mut module, program, &functions, &schedule_handlers);
     if tests {
         let ids: Vec<FuncId> = program.tests.iter().map(|t| functions[t.function]).collect();
         testing::test_main(&mut module, &ids);

@@ -465,6 +465,13 @@ impl Rewriter<'_> {
             // written: a queue's name is also what the database's rows name it by.
             Item::Supervisor(s) => self.main_file_only(&s.name, "H419", "a supervisor"),
             Item::Config(c) => self.main_file_only(&c.name, "H428", "a config"),
+            Item::Schedule(s) => {
+                self.main_file_only(&s.func, "H430", "a schedule");
+                // An imported function (`import jobs.{cleanup}`) by its qualified name.
+                if let Some(q) = self.unqualified(&s.func.name, &[Kind::Function]) {
+                    s.func.name = q;
+                }
+            }
             Item::Queue(q) => {
                 self.main_file_only(&q.name, "H426", "a queue");
                 self.params(&mut q.handler.params);

@@ -48,6 +48,8 @@ pub struct Program {
     pub supervisors: Vec<Supervisor>,
     /// The job queues, in source order.
     pub queues: Vec<Queue>,
+    /// The scheduled jobs, in source order.
+    pub schedules: Vec<Schedule>,
     /// The configuration's values, in declaration order.
     pub configs: Vec<ConfigValue>,
 }
@@ -77,6 +79,18 @@ pub struct Queue {
     pub max_attempts: u32,
     /// The delay after a first failure and the longest delay, in milliseconds.
     pub backoff_ms: (u64, u64),
+    pub span: Span,
+}
+
+/// A scheduled job: the plain function that runs at each tick, named after it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Schedule {
+    /// The function's name, which the scheduled job (a queue of the runtime's) is named by.
+    pub name: String,
+    pub func: FnIdx,
+    /// Whether the function takes the tick's time.
+    pub takes_tick: bool,
+    pub when: nagi_low::Schedule,
     pub span: Span,
 }
 

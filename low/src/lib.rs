@@ -34,8 +34,8 @@ pub use entities::{
 pub use facts::{Control, DestKind, Effects, Family, Slot, Use};
 pub use module::{
     BlockData, ChildDecl, ChildKind, ClassData, ConfigDecl, EnumData, FieldData, FunctionData, HttpMethod, LabelData,
-    LocalData, Module, OpData, ParamSource, QueueDecl, RouteDecl, Strategy, SupervisorDecl, TableDecl, VariantData,
-    enum_mismatch_message,
+    LocalData, Module, OpData, ParamSource, QueueDecl, RouteDecl, Schedule, Strategy, SupervisorDecl, TableDecl,
+    VariantData, enum_mismatch_message,
 };
 pub use ops::{BinaryOp, OpKind, Opcode, Operand, ScopeKind, UnaryOp};
 pub use parser::parse;

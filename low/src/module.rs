@@ -197,8 +197,9 @@ pub struct RouteDecl {
 }
 
 /// A durable job queue (docs/low.md §8.5): `queue NAME $handler workers N max_attempts M
-/// backoff Ams Bms`. The handler is bound as a route's is: `%body` (an owned class) is the job,
-/// and an `i64` parameter `%attempt`, if it has one, the attempt's number from 1.
+/// backoff Ams Bms`, and for a scheduled job ` every Pms` or ` cron "…"`. The handler is bound
+/// as a route's is: `%body` (an owned class) is the job, and an `i64` parameter `%attempt`, if
+/// it has one, the attempt's number from 1.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct QueueDecl {
     pub name: String,
@@ -209,6 +210,36 @@ pub struct QueueDecl {
     pub max_attempts: u32,
     /// The delay after a first failed attempt and the longest delay, in milliseconds.
     pub backoff_ms: (u64, u64),
+    /// When the runtime pushes a job on its own: the ticks of a scheduled job, whose job is the
+    /// tick's time (`{"at": "<RFC 3339>"}`).
+    pub schedule: Option<Schedule>,
+}
+
+/// The ticks of a scheduled job (docs/low.md §8.6), in UTC.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Schedule {
+    /// Every multiple of this many milliseconds since 1970-01-01T00:00:00Z.
+    Every { ms: u64 },
+    /// The minutes a five-field cron expression (minute hour day-of-month month day-of-week)
+    /// names.
+    Cron(String),
+}
+
+impl Schedule {
+    /// Why the schedule cannot run: a period of zero, or a cron expression that is not five
+    /// fields the `croner` crate (the runtime's parser) reads.
+    pub fn problem(&self) -> Option<String> {
+        match self {
+            Schedule::Every { ms: 0 } => Some("a schedule's period is at least 1ms".into()),
+            Schedule::Every { .. } => None,
+            Schedule::Cron(text) if text.split_whitespace().count() != 5 => Some(format!(
+                "{text:?} is not a cron expression of five fields (minute hour day-of-month month day-of-week)"
+            )),
+            Schedule::Cron(text) => <croner::Cron as std::str::FromStr>::from_str(text)
+                .err()
+                .map(|e| format!("{text:?} is not a cron expression: {e}")),
+        }
+    }
 }
 
 impl QueueDecl {

@@ -18,7 +18,8 @@ use crate::entities::{
 use crate::lexer::{Token, TokenKind, lex};
 use crate::module::{
     BlockData, ChildDecl, ChildKind, ClassData, ConfigDecl, EnumData, FORMAT_VERSION, FieldData, FunctionData,
-    HttpMethod, LocalData, Module, OpData, QueueDecl, RouteDecl, Strategy, SupervisorDecl, TableDecl, VariantData,
+    HttpMethod, LocalData, Module, OpData, QueueDecl, RouteDecl, Schedule, Strategy, SupervisorDecl, TableDecl,
+    VariantData,
 };
 use crate::ops::OpKind;
 use crate::source::{Anchor, FunctionSpans, SourceMap, Span};
@@ -534,8 +535,25 @@ impl Parser {
         let max_attempts = self.count("the number of attempts a job gets")?;
         self.keyword("backoff")?;
         let backoff_ms = (self.millis()?, self.millis()?);
+        let schedule = match self.peek().clone() {
+            TokenKind::Ident(word) if word == "every" => {
+                self.bump();
+                Some(Schedule::Every { ms: self.millis()? })
+            }
+            TokenKind::Ident(word) if word == "cron" => {
+                self.bump();
+                match self.peek().clone() {
+                    TokenKind::Str(text) => {
+                        self.bump();
+                        Some(Schedule::Cron(text))
+                    }
+                    _ => return Err(self.error("a cron expression in quotes")),
+                }
+            }
+            _ => None,
+        };
         self.source.queues.insert(id, start.to(self.prev_span()));
-        self.module.queues.alloc(QueueDecl { name, handler, workers, max_attempts, backoff_ms });
+        self.module.queues.alloc(QueueDecl { name, handler, workers, max_attempts, backoff_ms, schedule });
         self.end_of_line()
     }
 

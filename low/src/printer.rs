@@ -244,11 +244,16 @@ impl<'a> Printer<'a> {
             self.comments(Anchor::Queue(id), 0);
             let handler = m.functions.get(queue.handler).map_or("<invalid function>", |f| f.name.as_str());
             let (min, max) = queue.backoff_ms;
-            let _ = writeln!(
+            let _ = write!(
                 self.out,
                 "queue {} ${handler} workers {} max_attempts {} backoff {min}ms {max}ms",
                 queue.name, queue.workers, queue.max_attempts
             );
+            let _ = match &queue.schedule {
+                Some(crate::module::Schedule::Every { ms }) => writeln!(self.out, " every {ms}ms"),
+                Some(crate::module::Schedule::Cron(text)) => writeln!(self.out, " cron {text:?}"),
+                None => writeln!(self.out),
+            };
         }
         for (id, _) in m.functions.iter() {
             self.out.push('\n');

@@ -38,6 +38,7 @@ mod panic_hook;
 pub mod program;
 pub mod queues;
 pub mod rt;
+pub mod schedule;
 pub mod secrets;
 pub mod service;
 pub mod shaped_json;

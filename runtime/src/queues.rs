@@ -43,8 +43,11 @@ use crate::context::{self, RequestContext};
 use crate::db::{self, DbHandle, FromRow, Row, RowError, SqlValue};
 use crate::http::{Handler, Request};
 
+mod schedule;
+
 /// The tables of every service that declares a queue, made at start as the program's own are.
-pub const TABLES: [&str; 2] = [
+pub const TABLES: [&str; 3] = [
+    schedule::TABLE,
     "CREATE TABLE IF NOT EXISTS nagi_jobs (id INTEGER PRIMARY KEY AUTOINCREMENT, queue TEXT NOT NULL, \
      payload TEXT NOT NULL, state TEXT NOT NULL, attempts INTEGER NOT NULL, run_at INTEGER NOT NULL, \
      last_error TEXT, created_at INTEGER NOT NULL, finished_at INTEGER)",
@@ -79,6 +82,9 @@ pub struct Queue {
     pub backoff_min_ms: u64,
     /// The longest delay between attempts, in milliseconds.
     pub backoff_max_ms: u64,
+    /// The ticks at which the runtime pushes a job itself (a scheduled job's), each job
+    /// `{"at": "<the tick, RFC 3339>"}`.
+    pub schedule: Option<crate::schedule::Schedule>,
 }
 
 /// Milliseconds since the Unix epoch, the unit of every time the tables hold.
@@ -253,17 +259,22 @@ pub struct Workers {
 ///
 /// Errors: the database failed while recovering, as text.
 pub async fn start(queues: &[Queue], db: &DbHandle) -> Result<Workers, String> {
+    let mut last_ticks = Vec::with_capacity(queues.len());
     for queue in queues {
         let queue = queue.clone();
-        in_transaction(db, async move {
+        let last = in_transaction(db, async move {
             db::exec(READY_INDEX, Vec::new()).await;
             recover(&queue).await;
-            Ok(())
+            Ok(match &queue.schedule {
+                Some(ticks) => Some(schedule::catch_up(&queue, ticks).await),
+                None => None,
+            })
         })
         .await?;
+        last_ticks.push(last);
     }
     let mut workers = Workers { queues: Vec::new(), tasks: Vec::new() };
-    for queue in queues {
+    for (queue, last) in queues.iter().zip(last_ticks) {
         let shared = Arc::new(Shared {
             queue: queue.clone(),
             db: db.clone(),
@@ -275,6 +286,9 @@ pub async fn start(queues: &[Queue], db: &DbHandle) -> Result<Workers, String> {
         });
         for _ in 0..queue.workers.max(1) {
             workers.tasks.push(tokio::spawn(worker(Arc::clone(&shared))));
+        }
+        if let (Some(ticks), Some(last)) = (&queue.schedule, last) {
+            workers.tasks.push(tokio::spawn(schedule::ticker(Arc::clone(&shared), ticks.clone(), last)));
         }
         workers.queues.push(shared);
     }

@@ -42,6 +42,26 @@ pub enum Item {
     Supervisor(SupervisorDecl),
     Queue(QueueDecl),
     Config(ConfigDecl),
+    Schedule(ScheduleDecl),
+}
+
+/// `schedule cleanup every 1h` or `schedule report at "0 3 * * *"`: the function `func` runs
+/// as a job at each tick of the schedule.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScheduleDecl {
+    /// The function that runs (and names the scheduled job).
+    pub func: Ident,
+    pub when: ScheduleWhen,
+    pub span: Span,
+}
+
+/// When a scheduled function runs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ScheduleWhen {
+    /// `every DURATION`: the duration in microseconds, and where it is written.
+    Every(u64, Span),
+    /// `at "CRON"`: a five-field cron expression, and where it is written.
+    At(String, Span),
 }
 
 /// `config Name { field: Type  key: secret String  limit: i64 = 100 }`: values of the program's

@@ -16,6 +16,7 @@ mod actors;
 mod configs;
 mod queues;
 mod routes;
+mod schedules;
 mod supervisors;
 
 pub(super) use actors::ActorInfo;
@@ -138,6 +139,8 @@ pub(super) struct Items<'f> {
     pub queues: Vec<tir::Queue>,
     /// The class `DeadLetter`, declared when the program has a queue.
     pub dead_letter: Option<ClassIdx>,
+    /// The scheduled jobs, in source order.
+    pub schedules: Vec<tir::Schedule>,
     /// The configuration's values, in declaration order (their positions are `config.*`'s).
     pub configs: Vec<tir::ConfigValue>,
     /// Each `config` declaration's values, by the declaration's name.
@@ -165,6 +168,7 @@ pub(super) fn collect<'f>(file: &'f SourceFile, diags: &mut Vec<Diagnostic>) -> 
         configs: Vec::new(),
         config_by_name: HashMap::new(),
         dead_letter: None,
+        schedules: Vec::new(),
     };
     let schema_start = diags.len();
     let class_decls: Vec<&ast::ClassDecl> =
@@ -211,7 +215,8 @@ pub(super) fn collect<'f>(file: &'f SourceFile, diags: &mut Vec<Diagnostic>) -> 
             Item::Test(t) => items.collect_test(t, diags),
             Item::Queue(q) => items.collect_queue(q, diags),
             Item::Config(c) => items.collect_config(c, diags),
-            Item::Class(_)
+            Item::Schedule(_)
+            | Item::Class(_)
             | Item::Enum(_)
             | Item::Table(_)
             | Item::Import(_)
@@ -221,6 +226,12 @@ pub(super) fn collect<'f>(file: &'f SourceFile, diags: &mut Vec<Diagnostic>) -> 
     }
     for (decl, class) in actor_decls.iter().zip(states) {
         items.collect_actor(decl, class, diags);
+    }
+    // Once every function is known.
+    for item in &file.items {
+        if let Item::Schedule(schedule) = item {
+            items.collect_schedule(schedule, diags);
+        }
     }
     let supervisor_decls: Vec<&ast::SupervisorDecl> =
         file.items.iter().filter_map(|i| if let Item::Supervisor(s) = i { Some(s) } else { None }).collect();

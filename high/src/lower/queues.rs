@@ -26,6 +26,7 @@ pub(super) fn declare_queues(module: &mut Module, program: &Program, functions: 
                 workers: q.workers,
                 max_attempts: q.max_attempts,
                 backoff_ms: q.backoff_ms,
+                schedule: None,
             })
         })
         .collect()

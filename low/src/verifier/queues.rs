@@ -1,6 +1,7 @@
 //! The module-level checks of job queues (V254): names are unique, the handler exists and is
 //! bound as a route's (`%body`, an owned class, is the job; an `i64` parameter `%attempt` may
-//! take the attempt's number; nothing else), and the numbers make sense.
+//! take the attempt's number; nothing else), and the numbers make sense; a scheduled job's
+//! `%body` is its tick (a class of one field `at: Time`) and its period is not zero.
 
 use std::collections::BTreeSet;
 
@@ -47,9 +48,25 @@ pub(super) fn check(module: &Module, source: Option<&SourceMap>, out: &mut Vec<D
             error(code::INVALID_ID, "the handler does not exist".into());
             continue;
         };
-        if job_class(module, id).is_none() {
-            let message = format!("${} takes no %body of a class type, the job it runs", handler.name);
-            error(code::QUEUE, message);
+        match (job_class(module, id), &queue.schedule) {
+            (None, _) => {
+                let message = format!("${} takes no %body of a class type, the job it runs", handler.name);
+                error(code::QUEUE, message);
+            }
+            (Some(class), Some(schedule)) => {
+                let fields = module.classes.get(class).map(|c| c.fields.as_slice()).unwrap_or(&[]);
+                if !matches!(fields, [f] if f.name == "at" && f.ty == Type::Time) {
+                    let message = format!(
+                        "a scheduled job's %body is a class of one field `at: Time`, the tick, not {}",
+                        Type::Class(class).display(module)
+                    );
+                    error(code::QUEUE, message);
+                }
+                if let Some(problem) = schedule.problem() {
+                    error(code::QUEUE, problem);
+                }
+            }
+            (Some(_), None) => {}
         }
         for p in handler.params.iter().filter_map(|p| handler.locals.get(*p)) {
             let fits = match p.name.as_str() {

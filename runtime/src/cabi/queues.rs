@@ -30,6 +30,12 @@ pub struct QueueDesc {
     pub backoff_min_ms: u64,
     /// The longest delay between attempts, in milliseconds.
     pub backoff_max_ms: u64,
+    /// A scheduled job's period in milliseconds; 0 for none.
+    pub every_ms: u64,
+    /// A scheduled job's cron expression, UTF-8; null for none.
+    pub cron: *const u8,
+    /// The cron expression's length in bytes.
+    pub cron_len: usize,
 }
 
 // SAFETY: a descriptor is an immutable constant of the program.
@@ -43,6 +49,15 @@ impl QueueDesc {
     pub(super) unsafe fn to_queue(&'static self, guarded_poll: GuardedPollFn) -> Queue {
         // SAFETY: forwarded from the caller.
         let (name, route) = unsafe { (static_text(self.name, self.name_len), &*self.handler) };
+        let schedule = match (self.every_ms, self.cron.is_null()) {
+            (0, true) => None,
+            (0, false) => {
+                // SAFETY: forwarded from the caller.
+                let cron = unsafe { static_text(self.cron, self.cron_len) };
+                Some(crate::schedule::cron_or_exit(name, cron))
+            }
+            (ms, _) => Some(crate::schedule::Schedule::every_ms(ms)),
+        };
         Queue {
             name,
             handler: routes::handler(route, guarded_poll),
@@ -50,6 +65,7 @@ impl QueueDesc {
             max_attempts: u32::try_from(self.max_attempts).unwrap_or(u32::MAX),
             backoff_min_ms: self.backoff_min_ms,
             backoff_max_ms: self.backoff_max_ms,
+            schedule,
         }
     }
 }

@@ -55,7 +55,15 @@ fn handler(request: Request) -> HandlerFuture {
 }
 
 fn queue(name: &'static str, workers: u16) -> Queue {
-    Queue { name, handler: Handler::new(handler), workers, max_attempts: 3, backoff_min_ms: 1, backoff_max_ms: 8 }
+    Queue {
+        name,
+        handler: Handler::new(handler),
+        workers,
+        max_attempts: 3,
+        backoff_min_ms: 1,
+        backoff_max_ms: 8,
+        schedule: None,
+    }
 }
 
 fn open(dir: &std::path::Path) -> Database {
