@@ -21,7 +21,14 @@ use std::collections::{BTreeSet, HashMap};
 use libtest_mimic::{Arguments, Failed, Trial};
 
 /// The documents whose Nagi blocks are compiled.
-const DOCUMENTS: &[&str] = &["docs/language.md", "docs/http.md", "docs/low.md", "README.md", "examples/blog/README.md"];
+const DOCUMENTS: &[&str] = &[
+    "docs/language.md",
+    "docs/http.md",
+    "docs/low.md",
+    "README.md",
+    "examples/blog/README.md",
+    "examples/board/README.md",
+];
 
 /// One fenced Nagi block.
 #[derive(Clone)]

@@ -185,6 +185,25 @@ fn nagic_test_runs_the_blog_tests(backend: Backend) {
     }
 }
 
+/// `nagic test examples/board`: the board's tests, which fix the clock to expire a session and
+/// to order posts across midnight, with no `CHECKER_KEY` set (a required setting that no test
+/// reads stops none of them).
+fn nagic_test_runs_the_board_tests_with_a_fixed_clock(backend: Backend) {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_nagic"));
+    command.args(["test", backend.flag(), "examples/board"]).current_dir(support::root()).env_remove("CHECKER_KEY");
+    let out = command.output().expect("nagic starts");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{backend:?}: {stdout}{}", stderr(&out));
+    for line in [
+        "running 3 tests",
+        "test \"a session lives for its time, then the clean-up removes it\" ... ok",
+        "test \"posts list newest first, across midnight\" ... ok",
+        "test result: ok. 3 passed; 0 failed",
+    ] {
+        assert!(stdout.lines().any(|l| l == line), "{backend:?}: no line {line:?} in:\n{stdout}");
+    }
+}
+
 /// `nagic test golden/high/failure_in_flight.nagi`: a failure while an operation is still being
 /// given its values (earlier fields of a class literal, a value assigned or pushed while its
 /// place's index fails) ends each test with the failure, after what it printed before.
@@ -260,6 +279,7 @@ fn a_recursive_function_that_reads_the_database_builds_and_runs(backend: Backend
 }
 
 crate::on_every_backend!(
+    nagic_test_runs_the_board_tests_with_a_fixed_clock,
     a_recursive_function_that_reads_the_database_builds_and_runs,
     nagic_test_gives_each_test_an_empty_database,
     nagic_test_runs_the_blog_tests,

@@ -170,9 +170,79 @@ fn writes_go_on_while_a_handler_waits_on_a_slow_upstream(backend: Backend) {
     assert!(upstream.stop().success());
 }
 
+/// The board example's walkthrough (examples/board/README.md) beside its checker: sign up (an
+/// Argon2id hash and a random token), log in, a post with a UUID v7 id and a creation time that
+/// the checker passes, one it takes for spam (422), the pages, and the checker stopped (502);
+/// the failed requests write nothing and the key never reaches the log.
+fn the_board_example_serves_its_walkthrough(backend: Backend) {
+    let dir = temp_dir("board");
+    let key = [("CHECKER_KEY", "dev-key")];
+    let checker = Server::start_with_env(
+        &build("examples/board/checker.nagi", backend),
+        &dir.join("checker.db"),
+        None,
+        &[],
+        &key,
+    );
+    let checker_url = format!("http://127.0.0.1:{}", checker.port);
+    let db = dir.join("board.db");
+    let log = dir.join("board.log");
+    let board = Server::start_with_env(
+        &build("examples/board/board.nagi", backend),
+        &db,
+        Some(&log),
+        &[],
+        &[("CHECKER_KEY", "dev-key"), ("CHECKER_URL", &checker_url)],
+    );
+    let json =
+        |body: &str| -> serde_json::Value { serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body}")) };
+    let (status, body) = board.send_json("POST", "/accounts", r#"{"name":"ann","password":"correct horse"}"#);
+    assert_eq!(status, 201, "{body}");
+    let signed_up = json(&body);
+    assert_eq!(signed_up["token"].as_str().unwrap().len(), 43, "{body}");
+    let (status, body) = board.send_json("POST", "/sessions", r#"{"name":"ann","password":"battery staple"}"#);
+    assert_eq!((status, detail(&body).as_str()), (401, "wrong name or password"));
+    let (status, body) = board.send_json("POST", "/sessions", r#"{"name":"ann","password":"correct horse"}"#);
+    assert_eq!(status, 201, "{body}");
+    let token = json(&body)["token"].as_str().unwrap().to_owned();
+    assert_ne!(token, signed_up["token"].as_str().unwrap());
+    let auth = format!("Authorization: Bearer {token}\r\n");
+
+    let (status, body) = board.send_json_with("POST", "/posts", &auth, r#"{"text":"hello, board"}"#);
+    assert_eq!(status, 201, "{body}");
+    let post = json(&body);
+    let id = post["id"].as_str().unwrap();
+    assert_eq!((id.len(), &id[14..15]), (36, "7"), "a UUID v7: {id}");
+    assert_eq!(post["author"], signed_up["account"]);
+    let created_at = post["created_at"].as_str().unwrap().to_owned();
+    assert_eq!((created_at.len(), created_at.ends_with('Z')), (27, true), "{created_at}");
+    let (status, body) = board.send_json_with("POST", "/posts", &auth, r#"{"text":"BUY NOW"}"#);
+    assert_eq!((status, detail(&body).as_str()), (422, "the checker takes this for spam: all capitals"));
+    let (status, listed) = board.get("/posts");
+    assert_eq!(status, 200);
+    assert_eq!(json(&listed).as_array().map(Vec::len), Some(1), "{listed}");
+    let encoded = created_at.replace(':', "%3A");
+    assert_eq!(board.get(&format!("/posts?before={encoded}")), (200, "[]".to_owned()));
+
+    assert!(checker.stop().success());
+    let (status, body) = board.send_json_with("POST", "/posts", &auth, r#"{"text":"anyone there?"}"#);
+    assert_eq!(status, 502, "{body}");
+    assert!(detail(&body).starts_with(&format!("POST {checker_url}/check: cannot connect: ")), "{body}");
+    assert!(board.stop().success());
+
+    let conn = rusqlite::Connection::open(&db).expect("the database file opens");
+    let hash: String = conn.query_row("SELECT password_hash FROM accounts", [], |r| r.get(0)).unwrap();
+    assert!(hash.starts_with("$argon2id$v=19$m=19456,t=2,p=1$"), "{hash}");
+    let posts: i64 = conn.query_row("SELECT count(*) FROM posts", [], |r| r.get(0)).unwrap();
+    assert_eq!(posts, 1, "the refused posts wrote nothing");
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert!(!log.contains("dev-key") && !log.contains("correct horse"), "a secret reached the log:\n{log}");
+}
+
 crate::on_every_backend!(
     outbound_calls_answer_and_fail_as_documented,
     a_refused_connection_is_a_502,
     a_thousand_calls_wait_together_on_one_worker,
     writes_go_on_while_a_handler_waits_on_a_slow_upstream,
+    the_board_example_serves_its_walkthrough,
 );

@@ -8,7 +8,9 @@
 //! or a program then binds them ([`bind_or_exit`]): a required value that is missing, or a value
 //! that is not of its type, stops the process with exit status 2 before it listens, naming the
 //! variable and what was expected. A `secret` value never appears in an error, in `--help` or in
-//! the log: errors about it name the variable only.
+//! the log: errors about it name the variable only. In a test of `nagic test` (`NAGI_TEST` set),
+//! a required value that is not set stops only the tests that read it, with the same message as
+//! a trap, so that tests which never reach a service's secrets need none.
 
 use std::sync::OnceLock;
 
@@ -89,6 +91,8 @@ enum Value {
     I64(i64),
     F64(f64),
     Bool(bool),
+    /// A required value a test found unset: reading it traps with this message.
+    Unset(String),
 }
 
 static DECLARED: OnceLock<&'static [ConfigDecl]> = OnceLock::new();
@@ -105,9 +109,9 @@ pub fn declared() -> &'static [ConfigDecl] {
 }
 
 /// Binds every declared value from `lookup` (the environment, for [`bind_or_exit`]); the first
-/// problem is the error: a required value unset, or a value that is not of its type (a secret's
-/// value is never repeated).
-pub fn bind_with(lookup: impl Fn(&str) -> Option<String>) -> Result<(), String> {
+/// problem is the error: a required value unset (unless `in_test`, which leaves it to trap when
+/// read), or a value that is not of its type (a secret's value is never repeated).
+pub fn bind_with(lookup: impl Fn(&str) -> Option<String>, in_test: bool) -> Result<(), String> {
     let mut values = Vec::new();
     for decl in declared() {
         let what = format!("{} ({}{})", decl.env, if decl.secret { "secret " } else { "" }, decl.kind.name());
@@ -115,10 +119,13 @@ pub fn bind_with(lookup: impl Fn(&str) -> Option<String>) -> Result<(), String> 
             (Some(text), _) => text,
             (None, Some(default)) => default.to_owned(),
             (None, None) => {
-                return Err(format!(
-                    "configuration: {what} is required but not set; set the environment variable {}",
-                    decl.env
-                ));
+                let message =
+                    format!("configuration: {what} is required but not set; set the environment variable {}", decl.env);
+                if in_test {
+                    values.push(Value::Unset(message));
+                    continue;
+                }
+                return Err(message);
             }
         };
         let Some(value) = decl.kind.parse(&text) else {
@@ -135,7 +142,8 @@ pub fn bind_with(lookup: impl Fn(&str) -> Option<String>) -> Result<(), String> 
 /// Binds the declared values from the environment, or stops the process with the reason and exit
 /// status 2: what a service does before it listens and a program before `main` runs.
 pub fn bind_or_exit() {
-    if let Err(message) = bind_with(|name| std::env::var(name).ok()) {
+    let in_test = std::env::var("NAGI_TEST").is_ok_and(|n| n.parse::<i64>().is_ok());
+    if let Err(message) = bind_with(|name| std::env::var(name).ok(), in_test) {
         eprintln!("nagi: {message}");
         std::process::exit(2);
     }
@@ -170,10 +178,14 @@ pub fn help() -> Option<String> {
 /// Value `index`, which the compiler made a read of a declared value of the right type.
 fn value(index: i64) -> &'static Value {
     let values = VALUES.get().map(Vec::as_slice).unwrap_or(&[]);
-    usize::try_from(index)
+    let value = usize::try_from(index)
         .ok()
         .and_then(|i| values.get(i))
-        .unwrap_or_else(|| crate::trap::trap(&format!("configuration value #{index} is not bound")))
+        .unwrap_or_else(|| crate::trap::trap(&format!("configuration value #{index} is not bound")));
+    if let Value::Unset(message) = value {
+        crate::trap::trap(message);
+    }
+    value
 }
 
 /// `config.str`: a `String` value (a copy).
@@ -237,14 +249,14 @@ mod tests {
     #[test]
     fn values_bind_from_the_environment_or_their_defaults_and_errors_name_the_variable() {
         declare(DECLS);
-        let missing = bind_with(env(&[("MAIL_URL", "http://x")])).unwrap_err();
+        let missing = bind_with(env(&[("MAIL_URL", "http://x")]), false).unwrap_err();
         assert_eq!(
             missing,
             "configuration: API_KEY (secret String) is required but not set; set the environment variable API_KEY"
         );
-        let bad = bind_with(env(&[("MAIL_URL", "m"), ("API_KEY", "k"), ("PAGE_LIMIT", "lots")])).unwrap_err();
+        let bad = bind_with(env(&[("MAIL_URL", "m"), ("API_KEY", "k"), ("PAGE_LIMIT", "lots")]), false).unwrap_err();
         assert_eq!(bad, "configuration: PAGE_LIMIT (i64) must be an i64 in decimal, not \"lots\"");
-        bind_with(env(&[("MAIL_URL", "http://mail"), ("API_KEY", "s3cret"), ("TIMEOUT", "250ms")])).unwrap();
+        bind_with(env(&[("MAIL_URL", "http://mail"), ("API_KEY", "s3cret"), ("TIMEOUT", "250ms")]), false).unwrap();
         assert_eq!((str(0), str(1), int(2), int(3)), ("http://mail".into(), "s3cret".into(), 100, 250_000));
         let help = help().unwrap();
         assert!(help.contains("API_KEY") && help.contains("secret String, required"), "{help}");
