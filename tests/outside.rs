@@ -54,6 +54,20 @@ fn times_round_trip_through_rows_and_responses_and_sort_in_sql(backend: Backend)
     assert_eq!((status, body), (200, format!("[{second},{third},{first}]")));
     let (status, body) = server.get("/posts/since?at=2026-12-05T01:00:00%2B01:00");
     assert_eq!((status, body), (200, format!("[{third},{first}]")));
+    // A `Time` and a `Duration` as query parameters, parsed as in JSON; a bad one is a 400.
+    let (status, body) = server.get("/posts/since?at=2026-12-04T23:59:59.999999Z&within=1us");
+    assert_eq!((status, body), (200, format!("[{second}]")));
+    let (status, body) = server.get("/posts/since?at=yesterday");
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body.contains(
+            r#"query parameter `at`: expected an RFC 3339 time, such as 2026-12-05T10:00:00Z, got \"yesterday\""#
+        ),
+        "{body}"
+    );
+    let (status, body) = server.get("/posts/since?at=2026-12-05T00:00:00Z&within=1%20s");
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("query parameter `within`: expected a duration such as 250ms, 5s or 1h"), "{body}");
 
     // The file holds the fixed-width text and the microseconds; the 422s wrote nothing.
     assert!(server.stop().success());
@@ -217,6 +231,8 @@ fn uuid_v7_keys_rows_in_the_order_they_were_made(backend: Backend) {
     let (status, body) = server.send_json("POST", "/notes", &child);
     assert_eq!(status, 201, "{body}");
     assert!(body.contains(&format!(r#""parent":"{}""#, made[0].0)), "the parent in canonical form: {body}");
+    let child: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let child_id = child["id"].as_str().expect("an id").to_owned();
     let (status, body) = server.send_json("POST", "/notes", r#"{"text":"x","parent":"not-a-uuid"}"#);
     assert_eq!(status, 422, "{body}");
     assert!(body.contains(r#"parent: invalid value: string \"not-a-uuid\", expected a UUID"#), "{body}");
@@ -227,6 +243,15 @@ fn uuid_v7_keys_rows_in_the_order_they_were_made(backend: Backend) {
     assert_eq!(texts, ["first", "second", "third", "child"], "ORDER BY id is the order the notes were made");
     let bare = made[1].0.replace('-', "");
     assert_eq!(server.get(&format!("/notes/find?id={bare}")), (200, made[1].1.clone()));
+    // A `Uuid` as a path parameter and an optional header, in any form the uuid crate reads.
+    assert_eq!(server.get(&format!("/notes/{}", made[1].0.to_uppercase())), (200, made[1].1.clone()));
+    let (status, body) = server.get("/notes/42");
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains(r#"path parameter `id`: expected a UUID, got \"42\""#), "{body}");
+    let header = format!("X-Parent: {}\r\n", made[0].0);
+    assert_eq!(server.get_with(&format!("/notes/{child_id}"), &header).0, 200);
+    let header = format!("X-Parent: {}\r\n", made[1].0);
+    assert_eq!(server.get_with(&format!("/notes/{child_id}"), &header).0, 404);
     assert!(server.stop().success());
     let conn = rusqlite::Connection::open(&db).expect("the database file opens");
     let stored: String = conn.query_row("SELECT id FROM notes WHERE text = 'first'", [], |r| r.get(0)).unwrap();

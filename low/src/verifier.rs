@@ -771,7 +771,12 @@ fn path_parameters(path: &str) -> Result<Vec<&str>, usize> {
 
 /// Whether a route handler may take a path or query parameter of type `ty`.
 fn is_query_type(ty: &Type) -> bool {
-    let plain = |t: &Type| matches!(t, Type::I32 | Type::I64 | Type::F64 | Type::Bool | Type::String);
+    let plain = |t: &Type| {
+        matches!(
+            t,
+            Type::I32 | Type::I64 | Type::F64 | Type::Bool | Type::String | Type::Time | Type::Duration | Type::Uuid
+        )
+    };
     match ty {
         Type::Option(inner) => plain(inner),
         other => plain(other),
@@ -832,7 +837,7 @@ fn check_routes(module: &Module, source: Option<&SourceMap>, out: &mut Vec<Diagn
             } else if !is_query_type(&p.ty) {
                 let message = format!(
                     "{what}: parameter %{} of ${} has type {}; a path or query parameter must be \
-                     i32, i64, f64, bool, String or an Option of one",
+                     i32, i64, f64, bool, String, Time, Duration, Uuid or an Option of one",
                     p.name,
                     handler.name,
                     p.ty.display(module)

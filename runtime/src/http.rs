@@ -249,6 +249,33 @@ impl Param for String {
     }
 }
 
+impl Param for crate::time::Time {
+    const EXPECTED: &'static str = "an RFC 3339 time, such as 2026-12-05T10:00:00Z";
+
+    /// RFC 3339 with any offset, as in JSON (`time::parse`).
+    fn parse(text: &str) -> Option<crate::time::Time> {
+        crate::time::parse(text)
+    }
+}
+
+impl Param for crate::time::Duration {
+    const EXPECTED: &'static str = "a duration such as 250ms, 5s or 1h";
+
+    /// A duration literal's text, as in JSON (`time::parse_duration`).
+    fn parse(text: &str) -> Option<crate::time::Duration> {
+        crate::time::parse_duration(text).map(crate::time::Duration::from_micros)
+    }
+}
+
+impl Param for crate::ids::Uuid {
+    const EXPECTED: &'static str = "a UUID";
+
+    /// Any form the `uuid` crate reads, as in JSON (`ids::parse`).
+    fn parse(text: &str) -> Option<crate::ids::Uuid> {
+        crate::ids::parse(text).map(crate::ids::Uuid)
+    }
+}
+
 /// A handler's answer: a status and a JSON body.
 pub struct Reply {
     status: StatusCode,

@@ -252,18 +252,28 @@ fn scalar(request: &Request, place: Place, name: &str, ty: &TypeDesc) -> Value {
         Kind::F64 => typed::<f64>(request, place, name),
         Kind::Bool => typed::<bool>(request, place, name),
         Kind::String => typed::<String>(request, place, name),
+        // As the shaped JSON holds them: a `Time` and a `Duration` as microseconds, a `Uuid` as
+        // its canonical text.
+        Kind::Time => typed_as(request, place, name, |t: crate::time::Time| Value::I64(t.micros())),
+        Kind::Duration => typed_as(request, place, name, |d: crate::time::Duration| Value::I64(d.micros())),
+        Kind::Uuid => typed_as(request, place, name, |u: crate::ids::Uuid| Value::Str(crate::ids::format(u.0))),
         kind => panic!("route parameter `{name}`: a {kind:?} cannot come from the path or the query"),
     }
 }
 
 /// `request.path::<T>`, `request.query::<T>` or `request.query_opt::<T>` as a value.
 fn typed<T: http::Param + Into<Value>>(request: &Request, place: Place, name: &str) -> Value {
+    typed_as(request, place, name, T::into)
+}
+
+/// [`typed`] with the value made by `value`.
+fn typed_as<T: http::Param>(request: &Request, place: Place, name: &str, value: impl Fn(T) -> Value) -> Value {
     match place {
-        Place::Path => request.path::<T>(name).into(),
-        Place::Query => request.query::<T>(name).into(),
-        Place::QueryOpt => Value::Option(request.query_opt::<T>(name).map(|v| Box::new(v.into()))),
-        Place::Header => request.header::<T>(name).into(),
-        Place::HeaderOpt => Value::Option(request.header_opt::<T>(name).map(|v| Box::new(v.into()))),
+        Place::Path => value(request.path::<T>(name)),
+        Place::Query => value(request.query::<T>(name)),
+        Place::QueryOpt => Value::Option(request.query_opt::<T>(name).map(|v| Box::new(value(v)))),
+        Place::Header => value(request.header::<T>(name)),
+        Place::HeaderOpt => Value::Option(request.header_opt::<T>(name).map(|v| Box::new(value(v)))),
     }
 }
 

@@ -176,13 +176,13 @@ impl<'f> Items<'f> {
                 Ty::Option(inner) => &**inner,
                 other => other,
             };
-            if !matches!(base, Ty::I32 | Ty::I64 | Ty::F64 | Ty::Bool | Ty::String) {
+            if !is_param_scalar(base) {
                 diags.push(error(
                     H310,
                     param.ty.span,
                     format!(
-                        "header parameter `{}` has type `{}`; header parameters must be i32, i64, f64, bool or \
-                         String, or an option of one",
+                        "header parameter `{}` has type `{}`; header parameters must be i32, i64, f64, bool, \
+                         String, Time, Duration or Uuid, or an option of one",
                         param.name.name,
                         self.ty_name(ty)
                     ),
@@ -197,7 +197,7 @@ impl<'f> Items<'f> {
     /// `String`; a query parameter may be an option of one (absent: `none`).
     fn check_request_scalar(&self, info: &ParamInfo, kind: &str, diags: &mut Vec<Diagnostic>) {
         let Some(ty) = &info.ty else { return };
-        let scalar = |t: &Ty| matches!(t, Ty::I32 | Ty::I64 | Ty::F64 | Ty::Bool | Ty::String);
+        let scalar = is_param_scalar;
         // A query parameter may also be optional (`q: String?`): `none` when it is absent.
         if scalar(ty) || (kind == "query" && matches!(ty, Ty::Option(inner) if scalar(inner))) {
             return;
@@ -206,7 +206,8 @@ impl<'f> Items<'f> {
             H310,
             info.name.span,
             format!(
-                "{kind} parameter `{}` has type `{}`; {kind} parameters must be i32, i64, f64, bool or String{}",
+                "{kind} parameter `{}` has type `{}`; {kind} parameters must be i32, i64, f64, bool, String, Time, \
+                 Duration or Uuid{}",
                 info.name.name,
                 self.ty_name(ty),
                 if kind == "query" { ", or an option of one" } else { "" }
@@ -374,4 +375,11 @@ fn default_literal(e: &ast::Expr, ty: &Ty) -> Result<Literal, (&'static str, Str
         (ast::ExprKind::Str(text), Ty::String) if !negative => Ok(Literal::Str(text.clone())),
         _ => Err(wrong()),
     }
+}
+
+/// Whether a path, query or header parameter may have type `ty`: a scalar the request's text is
+/// parsed into (a `Time` as RFC 3339, a `Duration` as its literal, a `Uuid` in any form), or a
+/// `String` kept as it is.
+fn is_param_scalar(ty: &Ty) -> bool {
+    matches!(ty, Ty::I32 | Ty::I64 | Ty::F64 | Ty::Bool | Ty::String | Ty::Time | Ty::Duration | Ty::Uuid)
 }
