@@ -84,6 +84,7 @@
 //! | H428 | configuration (§6.16): a value of a type other than String, i64, f64, bool or Duration, a secret that is not a String, a default that is not a literal of its type, a value or declaration twice, a `config` outside the main file, an unknown value, or a secret used other than through `.reveal()` |
 //! | H429 | outbound calls (§9.10): a type argument that is not a class, arguments that are not a URL, a body (a class or a `String`), header lines and a timeout |
 //! | H430 | scheduled jobs (§9.11): a function that does not exist, takes other than nothing or the tick's `Time`, returns a value or is scheduled twice or named like a queue; a period that is not a whole number of milliseconds; an expression that is not five cron fields; a schedule outside the main file |
+//! | H431 | an outbound call that may come after a write of the same request, or a write while a task of the scope may be calling out (§9.10) |
 //! | H240 | test declared twice |
 //! | H501 | SQL rejected by the SQL checker (unknown table or column, syntax, result shape) |
 //! | H502 | SQL that is not a string literal |
@@ -107,6 +108,7 @@ mod tasks;
 #[cfg(test)]
 mod tests;
 mod time;
+mod writer;
 
 use nagi_low::Diagnostic;
 use nagi_syntax::ast::{self, SourceFile, Span};
@@ -183,6 +185,10 @@ pub fn check(
     // Only a function that borrows a parameter needs an owning function to be deferred.
     deferred.retain(|&f| functions[f].params.iter().any(|&p| !functions[f].locals[p].ty.is_copy()));
 
+    if diags.is_empty() {
+        let tests: Vec<FnIdx> = items.tests.iter().map(|(_, idx, _)| *idx).collect();
+        writer::check(&functions, &tests, locate, &mut diags);
+    }
     if !diags.is_empty() {
         // A stable sort keeps the order of diagnostics at one position as they were found.
         diags.sort_by_key(|d| d.span.map_or(0, |s| s.start));
@@ -631,6 +637,7 @@ const H427: &str = "H427";
 const H428: &str = "H428";
 const H429: &str = "H429";
 const H430: &str = "H430";
+const H431: &str = "H431";
 const H240: &str = "H240";
 const H501: &str = "H501";
 const H502: &str = "H502";

@@ -25,7 +25,7 @@
 //! **The database's writer.** A request's writes are one SQLite transaction, begun at its first
 //! write (`db.rs`); while it is open, every other request's statements wait. A call made after
 //! the first write would hold that writer for as long as the other service takes, so it is a
-//! trap instead (the checker rejects the programs it can see do it, H429): call first, write
+//! trap instead (the checker rejects the programs it can see do it, H431): call first, write
 //! after, or push a job.
 
 use std::collections::HashMap;
