@@ -303,3 +303,47 @@ pub fn run_blocking(call: Call) -> Result<Vec<u8>, Failure> {
     let runtime = runtime.lock().unwrap_or_else(PoisonError::into_inner);
     runtime.block_on(call.send())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Call, header_line};
+
+    fn run(call: Call) -> Result<Vec<u8>, crate::failure::Failure> {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(call.send())
+    }
+
+    #[test]
+    fn a_url_or_header_line_built_wrong_is_a_500_that_never_shows_a_value() {
+        let failure = run(Call::new("GET", "ftp://example.com/?key=k-123", "", [], -1)).unwrap_err();
+        assert_eq!(
+            (failure.status, failure.message.as_str()),
+            (500, "GET ftp://example.com/: not an absolute http:// or https:// URL")
+        );
+        let failure = run(Call::new("GET", "http://127.0.0.1:1/", "", ["Authorization Bearer k-123"], -1)).unwrap_err();
+        assert_eq!(failure.status, 500);
+        assert!(failure.message.contains("has no `:`") && !failure.message.contains("k-123"), "{}", failure.message);
+        let error = header_line("X-Key: k-1\u{1}23").unwrap_err();
+        assert!(!error.contains("k-1"), "{error}");
+        assert_eq!(header_line(" Accept :  application/json ").map(|(n, v)| (n.to_string(), v)).unwrap().0, "accept");
+    }
+
+    /// An `https://` URL goes through rustls: a peer that does not speak TLS is a failed
+    /// connection (502), named without the URL's query.
+    #[test]
+    fn a_peer_that_does_not_speak_tls_is_a_502() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let peer = std::thread::spawn(move || {
+            use std::io::Write;
+            let (mut stream, _) = listener.accept().unwrap();
+            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
+        });
+        let url = format!("https://127.0.0.1:{port}/x?token=k-123");
+        let failure = run(Call::new("GET", &url, "", [], 2_000_000)).unwrap_err();
+        peer.join().unwrap();
+        assert_eq!(failure.status, 502, "{}", failure.message);
+        assert!(failure.message.starts_with(&format!("GET https://127.0.0.1:{port}/x: ")), "{}", failure.message);
+        assert!(!failure.message.contains("k-123"), "{}", failure.message);
+    }
+}
