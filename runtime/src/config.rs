@@ -117,6 +117,11 @@ pub struct Config {
     )]
     pub outbound_body_limit: usize,
 
+    /// Where to serve the service's metrics (Prometheus text format, `GET /metrics`), on a
+    /// listener of their own; no metrics when unset. Keep it off the public interface.
+    #[arg(long = "metrics-listen", env = "NAGI_METRICS_LISTEN", value_name = "ADDR:PORT")]
+    pub metrics_listen: Option<String>,
+
     /// Least severe log level written.
     #[arg(long, env = "NAGI_LOG", value_name = "LEVEL", value_enum, default_value_t = LogLevel::Info)]
     pub log: LogLevel,
@@ -172,6 +177,7 @@ impl Config {
             outbound_timeout_ms: 10_000,
             outbound_connections: 100,
             outbound_body_limit: 8_388_608,
+            metrics_listen: None,
             log: LogLevel::Info,
         }
     }

@@ -32,6 +32,7 @@ pub mod ids;
 mod json;
 pub mod logging;
 pub mod map;
+mod metrics;
 pub mod ops;
 pub mod outbound;
 mod panic_hook;

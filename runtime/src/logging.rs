@@ -441,6 +441,12 @@ impl<'a> MakeWriter<'a> for QueueWriter {
 
 static GLOBAL: OnceLock<Arc<LogQueue>> = OnceLock::new();
 
+/// How many records the process's log queue has dropped so far; `None` before [`init`] installed
+/// it.
+pub fn dropped_records() -> Option<u64> {
+    GLOBAL.get().map(|queue| queue.dropped())
+}
+
 /// Keeps the process's log writer; [`LogGuard::shutdown`] writes out what is queued.
 pub struct LogGuard {
     writer: LogWriter,

@@ -135,6 +135,21 @@ pub fn serve_and_check(service: Service, leak_check: fn()) -> ! {
     }
 }
 
+/// With `--metrics-listen`: installs the metrics recorder and serves `/metrics` on its own
+/// listener, before the routes are set up (their handles need the recorder). A recorder or an
+/// address that fails stops the service before it listens (exit status 2).
+async fn start_metrics(config: &Config) -> Result<Option<tokio::task::JoinHandle<()>>, ServeError> {
+    let Some(address) = &config.metrics_listen else { return Ok(None) };
+    let misconfigured = |message: String| ServeError { message, status: 2 };
+    crate::metrics::install().map_err(misconfigured)?;
+    let listener = tokio::net::TcpListener::bind(address)
+        .await
+        .map_err(|e| misconfigured(format!("cannot listen for metrics on {address}: {e}")))?;
+    let bound = listener.local_addr().map_err(|e| ServeError::new(e.to_string()))?;
+    tracing::info!(target: "nagi", "metrics on http://{bound}/metrics");
+    Ok(Some(tokio::spawn(crate::metrics::serve(listener))))
+}
+
 /// Serves `service` on `listener` until SIGINT or SIGTERM, with the database and limits of
 /// `config`: the request timeout and body limit, and the connection limits (header and idle
 /// timeouts, the most open connections; see `docs/http.md`). `config.workers` and `config.listen`
@@ -184,6 +199,13 @@ where
             return Err(error);
         }
     };
+    let metrics = match start_metrics(&config).await {
+        Ok(metrics) => metrics,
+        Err(error) => {
+            database.close().await;
+            return Err(error);
+        }
+    };
     let is_default = crate::db::set_default_if_unset(&database.handle());
     let workers = match queues::start(&service.queues, &database.handle()).await {
         Ok(workers) => workers,
@@ -195,6 +217,9 @@ where
     let address = listener.local_addr().map_err(|e| ServeError::new(e.to_string()))?;
     tracing::info!(target: "nagi", "{} listening on http://{address} with database {}", service.name, config.db);
     http::serve_routes(listener, &service.routes, &config, database.handle(), Arc::clone(&budget), shutdown).await;
+    if let Some(metrics) = metrics {
+        metrics.abort();
+    }
     // Every connection has closed, so every body, query result and answer has been given back;
     // a count left is a bookkeeping bug that would shrink the budget until a restart.
     if budget.used() > 0 {

@@ -75,6 +75,7 @@ fn defaults() {
         outbound_timeout_ms: 10_000,
         outbound_connections: 100,
         outbound_body_limit: 8_388_608,
+        metrics_listen: None,
         log: LogLevel::Info,
     };
     assert_eq!(parse_in_child("", &[]), format!("{:?}", Ok::<_, ()>(expected)));
@@ -103,6 +104,7 @@ fn environment_and_flags() {
             ("NAGI_OUTBOUND_TIMEOUT_MS", "1500"),
             ("NAGI_OUTBOUND_CONNECTIONS", "3"),
             ("NAGI_OUTBOUND_BODY_LIMIT", "4096"),
+            ("NAGI_METRICS_LISTEN", "127.0.0.1:9100"),
             ("NAGI_LOG", "debug"),
         ],
     );
@@ -125,6 +127,7 @@ fn environment_and_flags() {
         outbound_timeout_ms: 1_500,
         outbound_connections: 3,
         outbound_body_limit: 4_096,
+        metrics_listen: Some("127.0.0.1:9100".to_owned()),
         log: LogLevel::Debug,
     };
     assert_eq!(from_env, format!("{:?}", Ok::<_, ()>(expected.clone())));

@@ -134,13 +134,23 @@ pub(crate) async fn serve(
                 let app = Arc::clone(&app);
                 let stopping = stopping.clone();
                 tokio::spawn(async move {
-                    drive(stream, peer, app, &limits, stopping).await;
+                    let open = app.server_metrics().map(|m| m.open_connections.clone());
+                    if let Some(open) = &open {
+                        open.increment(1.0);
+                    }
+                    drive(stream, peer, Arc::clone(&app), &limits, stopping).await;
+                    if let Some(open) = open {
+                        open.decrement(1.0);
+                    }
                     drop(permit);
                 });
             }
             Err(_) => {
                 refuse(stream, &limits.refusal);
                 refusals.count(limits.max_connections);
+                if let Some(metrics) = app.server_metrics() {
+                    metrics.rejected_connections.increment(1);
+                }
             }
         }
     }

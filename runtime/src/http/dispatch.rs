@@ -23,6 +23,7 @@ use super::{Handler, Route};
 use crate::budget::Budget;
 use crate::config::Config;
 use crate::db::DbHandle;
+use crate::metrics::{RouteMetrics, ServerMetrics};
 
 /// Request ids are unique in the process and start at 1.
 static NEXT_REQUEST: AtomicU64 = AtomicU64::new(1);
@@ -38,6 +39,8 @@ struct Endpoint {
     method: Method,
     handler: Handler,
     names: Arc<[String]>,
+    /// Its request metrics (method and path template), when metrics are on.
+    metrics: Option<RouteMetrics>,
 }
 
 /// The routes of one path, in the order the program declares them.
@@ -65,6 +68,10 @@ pub(crate) struct Dispatch {
     paths: Vec<PathRoutes>,
     shared: Arc<Shared>,
     timeout: Duration,
+    /// The request metrics of requests no route took (404, 405, a bad host), when metrics are on.
+    unmatched: Option<RouteMetrics>,
+    /// Requests in flight and connections, when metrics are on.
+    server: Option<ServerMetrics>,
 }
 
 impl Dispatch {
@@ -103,12 +110,25 @@ impl Dispatch {
                 route.method,
                 route.path
             );
-            routes.endpoints.push(Endpoint { method, handler: route.handler.clone(), names: names.into() });
+            let metrics = RouteMetrics::new(route.method, route.path);
+            routes.endpoints.push(Endpoint { method, handler: route.handler.clone(), names: names.into(), metrics });
         }
         for routes in &mut paths {
             routes.allow = allow_header(&routes.endpoints);
         }
-        Dispatch { table, paths, shared, timeout: Duration::from_millis(config.timeout_ms) }
+        Dispatch {
+            table,
+            paths,
+            shared,
+            timeout: Duration::from_millis(config.timeout_ms),
+            unmatched: RouteMetrics::new("", ""),
+            server: ServerMetrics::new(),
+        }
+    }
+
+    /// The server-wide metrics, when metrics are on.
+    pub(crate) fn server_metrics(&self) -> Option<&ServerMetrics> {
+        self.server.as_ref()
     }
 
     /// The memory budget of request bodies, query results and answers; the connection layer
@@ -127,7 +147,12 @@ impl Dispatch {
         // A clone of the URI shares its bytes: no copy of the path per request.
         let uri = request.uri().clone();
         let path = uri.path();
-        let answer = match tokio::time::timeout(self.timeout, self.route(id, path, request)).await {
+        if let Some(server) = &self.server {
+            server.active_requests.increment(1.0);
+        }
+        // The route that took the request, known once it is routed (a timeout keeps it).
+        let mut taken: Option<&RouteMetrics> = None;
+        let answer = match tokio::time::timeout(self.timeout, self.route(id, path, request, &mut taken)).await {
             Ok(answer) => answer,
             Err(_) => wrapper::error_response(
                 503,
@@ -135,8 +160,15 @@ impl Dispatch {
                 &format!("the request did not finish within {} ms", self.shared.timeout_ms),
             ),
         };
-        let micros = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX);
+        let elapsed = start.elapsed();
+        let micros = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
         let status = answer.status().as_u16();
+        if let Some(server) = &self.server {
+            server.active_requests.decrement(1.0);
+            if let Some(metrics) = taken.or(self.unmatched.as_ref()) {
+                metrics.record(status, elapsed.as_secs_f64());
+            }
+        }
         if tracing::enabled!(target: "nagi::request", tracing::Level::INFO)
             && !crate::logging::request_line(id, method.as_str(), path, status, micros)
         {
@@ -147,7 +179,13 @@ impl Dispatch {
 
     /// Finds the route of `path` and the request's method, checks the declared body length
     /// against the limit, decodes the path parameters and runs the handler.
-    async fn route(&self, id: u64, path: &str, request: hyper::Request<Incoming>) -> Answer {
+    async fn route<'a>(
+        &'a self,
+        id: u64,
+        path: &str,
+        request: hyper::Request<Incoming>,
+        taken: &mut Option<&'a RouteMetrics>,
+    ) -> Answer {
         if let Some(problem) = host_problem(&request) {
             return wrapper::error_response(400, "bad request", problem);
         }
@@ -162,6 +200,7 @@ impl Dispatch {
             answer.headers_mut().insert(header::ALLOW, routes.allow.clone());
             return answer;
         };
+        *taken = endpoint.metrics.as_ref();
         // A body declared longer than the limit is refused before any of it is read; one without a
         // length (chunked) is cut off at the limit as it is read (in the wrapper). Hyper knows a
         // request without a body; only one with a body has its length looked up.
@@ -243,7 +282,12 @@ mod tests {
         let handler = Handler::new(|_| Box::pin(async { super::super::Reply::json_bytes(200, Vec::new()) }));
         methods
             .iter()
-            .map(|m| Endpoint { method: m.clone(), handler: handler.clone(), names: Arc::from(Vec::new()) })
+            .map(|m| Endpoint {
+                method: m.clone(),
+                handler: handler.clone(),
+                names: Arc::from(Vec::new()),
+                metrics: None,
+            })
             .collect()
     }
 

@@ -1,0 +1,165 @@
+//! A service's metrics in Prometheus's text exposition format (0.0.4), through the `metrics`
+//! facade and `metrics-exporter-prometheus`, served on a listener of their own
+//! (`--metrics-listen ADDR`, off by default, so that they are never public by accident) at
+//! `GET /metrics`. docs/http.md ("Metrics") lists every name and what each label may hold.
+//!
+//! Labels hold only what the program declares (a route's method and path template, never the
+//! request's path) and status classes, so every series is bounded by the program's size. With
+//! metrics off nothing is recorded: a route's handles are `None`, one branch per request.
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use metrics::{Counter, Gauge, Histogram};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+
+/// `http_server_request_duration_seconds`: how long requests took, by method, route template and
+/// status class (OpenTelemetry's `http.server.request.duration`).
+pub(crate) const REQUEST_DURATION: &str = "http_server_request_duration_seconds";
+/// `http_server_active_requests`: requests being answered now.
+const ACTIVE_REQUESTS: &str = "http_server_active_requests";
+/// `http_server_open_connections`: connections open now.
+const OPEN_CONNECTIONS: &str = "http_server_open_connections";
+/// `http_server_rejected_connections_total`: connections refused at `--max-connections`.
+const REJECTED_CONNECTIONS: &str = "http_server_rejected_connections_total";
+/// `nagi_log_records_dropped_total`: log records the bounded log queue dropped.
+const LOG_DROPPED: &str = "nagi_log_records_dropped_total";
+/// `process_resident_memory_bytes` and `process_open_fds`: the process's, at each scrape.
+const RSS: &str = "process_resident_memory_bytes";
+const OPEN_FDS: &str = "process_open_fds";
+
+/// OpenTelemetry's advised buckets for `http.server.request.duration`, in seconds.
+const DURATION_BUCKETS: [f64; 14] = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0];
+
+/// The status classes a request's duration is labelled with, by the status's first digit.
+const STATUS_CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];
+
+static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+static ON: AtomicBool = AtomicBool::new(false);
+
+/// Installs the process's recorder (once); the error says why it could not be.
+pub(crate) fn install() -> Result<(), String> {
+    if HANDLE.get().is_some() {
+        return Ok(());
+    }
+    let handle = PrometheusBuilder::new()
+        .set_buckets_for_metric(Matcher::Full(REQUEST_DURATION.to_owned()), &DURATION_BUCKETS)
+        .and_then(PrometheusBuilder::install_recorder)
+        .map_err(|e| format!("cannot start the metrics: {e}"))?;
+    describe();
+    let _ = HANDLE.set(handle);
+    ON.store(true, Ordering::Release);
+    Ok(())
+}
+
+/// Whether metrics are recorded.
+pub(crate) fn on() -> bool {
+    ON.load(Ordering::Acquire)
+}
+
+/// The `# HELP` line of every metric, which validators ask for.
+fn describe() {
+    metrics::describe_histogram!(
+        REQUEST_DURATION,
+        metrics::Unit::Seconds,
+        "How long requests took, by method, route template (never the path) and status class."
+    );
+    metrics::describe_gauge!(ACTIVE_REQUESTS, "Requests being answered now.");
+    metrics::describe_gauge!(OPEN_CONNECTIONS, "HTTP connections open now.");
+    metrics::describe_counter!(REJECTED_CONNECTIONS, "Connections refused because --max-connections were open.");
+    metrics::describe_counter!(LOG_DROPPED, "Log records dropped because the bounded log queue was full.");
+    metrics::describe_gauge!(RSS, metrics::Unit::Bytes, "Resident memory of the process.");
+    metrics::describe_gauge!(OPEN_FDS, "File descriptors the process holds open.");
+}
+
+/// The exposition of every metric now, after the values read at a scrape (the log queue's drops,
+/// the process's memory and descriptors) are brought up to date.
+pub(crate) fn render() -> String {
+    if let Some(dropped) = crate::logging::dropped_records() {
+        metrics::counter!(LOG_DROPPED).absolute(dropped);
+    }
+    if let Some(rss) = resident_bytes() {
+        metrics::gauge!(RSS).set(rss as f64);
+    }
+    if let Ok(fds) = std::fs::read_dir("/proc/self/fd") {
+        metrics::gauge!(OPEN_FDS).set(fds.count() as f64);
+    }
+    HANDLE.get().map(PrometheusHandle::render).unwrap_or_default()
+}
+
+/// The process's resident memory in bytes (Linux's `/proc/self/statm`, in pages).
+fn resident_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    Some(pages * u64::try_from(page).unwrap_or(4096))
+}
+
+/// The request metrics of one route, or of requests that matched none (an empty template).
+pub(crate) struct RouteMetrics {
+    durations: [Histogram; 5],
+}
+
+impl RouteMetrics {
+    /// The handles of `method` `template`'s series; `None` when metrics are off.
+    pub(crate) fn new(method: &str, template: &str) -> Option<RouteMetrics> {
+        if !on() {
+            return None;
+        }
+        let durations = STATUS_CLASSES.map(|class| {
+            metrics::histogram!(REQUEST_DURATION, "method" => method.to_owned(), "route" => template.to_owned(), "status_class" => class)
+        });
+        Some(RouteMetrics { durations })
+    }
+
+    /// Records a request answered with `status` after `seconds`.
+    pub(crate) fn record(&self, status: u16, seconds: f64) {
+        let class = usize::from(status / 100).clamp(1, 5) - 1;
+        self.durations[class].record(seconds);
+    }
+}
+
+/// The server-wide handles: requests in flight, connections open and refused.
+pub(crate) struct ServerMetrics {
+    pub(crate) active_requests: Gauge,
+    pub(crate) open_connections: Gauge,
+    pub(crate) rejected_connections: Counter,
+}
+
+impl ServerMetrics {
+    /// The handles; `None` when metrics are off.
+    pub(crate) fn new() -> Option<ServerMetrics> {
+        on().then(|| ServerMetrics {
+            active_requests: metrics::gauge!(ACTIVE_REQUESTS),
+            open_connections: metrics::gauge!(OPEN_CONNECTIONS),
+            rejected_connections: metrics::counter!(REJECTED_CONNECTIONS),
+        })
+    }
+}
+
+/// Serves `GET /metrics` on `listener` (any other request is 404) until its task is aborted, when
+/// the service has stopped.
+pub(crate) async fn serve(listener: tokio::net::TcpListener) {
+    use http_body_util::Full;
+    use hyper::body::Bytes;
+    let answer = |request: hyper::Request<hyper::body::Incoming>| async move {
+        let found = request.method() == hyper::Method::GET && request.uri().path() == "/metrics";
+        let response = if found {
+            hyper::Response::builder()
+                .header("content-type", "text/plain; version=0.0.4; charset=utf-8")
+                .body(Full::new(Bytes::from(render())))
+        } else {
+            hyper::Response::builder().status(404).body(Full::new(Bytes::from_static(b"metrics are at /metrics\n")))
+        };
+        Ok::<_, std::convert::Infallible>(response.unwrap_or_default())
+    };
+    loop {
+        let Ok((stream, _)) = listener.accept().await else { continue };
+        let io = hyper_util::rt::TokioIo::new(stream);
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(answer);
+            let _ = hyper::server::conn::http1::Builder::new().serve_connection(io, service).await;
+        });
+    }
+}

@@ -1,0 +1,122 @@
+//! Integration tests of a service's metrics (issue 34, docs/http.md "Metrics"), each on both
+//! emitters from one body: the users service with `--metrics-listen`, a known sequence of
+//! requests, and a scrape whose counts must match exactly, whose series stay one per route
+//! template (not per path) after 10,000 distinct ids, and which `promtool check metrics` (the
+//! distribution's `prometheus` package, which .ci/run installs) accepts.
+
+mod support;
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use support::{Backend, Server, build, get_on, temp_dir};
+
+const USERS: &str = "examples/users.nagi";
+const DURATION: &str = "http_server_request_duration_seconds";
+
+/// The value of the series `name{labels}` in the exposition `text`.
+fn value(text: &str, name: &str, labels: &str) -> Option<f64> {
+    let series = format!("{name}{{{labels}}} ");
+    text.lines().find_map(|line| line.strip_prefix(&series)).and_then(|v| v.trim().parse().ok())
+}
+
+/// The count of requests of `method` `route` answered with a status of `class`.
+fn requests(text: &str, method: &str, route: &str, class: &str) -> Option<f64> {
+    value(text, &format!("{DURATION}_count"), &format!(r#"method="{method}",route="{route}",status_class="{class}""#))
+}
+
+/// `promtool check metrics` of `text`: its complaints, or `Ok`.
+fn promtool(text: &str) -> Result<(), String> {
+    let mut child = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| {
+            panic!("promtool cannot run ({e}): install the distribution's `prometheus` package, as .ci/run does")
+        });
+    child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+    }
+}
+
+/// Seven requests to `/users/{id}` (five found, two not), a path no route takes, then 10,000
+/// distinct ids: the scrape counts each exactly, by method, template and status class, the series
+/// stay one per route template and class, and promtool accepts the exposition.
+fn a_scrape_counts_requests_by_route_template(backend: Backend) {
+    let dir = temp_dir("metrics");
+    let log = dir.join("service.log");
+    let server =
+        Server::start(&build(USERS, backend), &dir.join("users.db"), Some(&log), &["--metrics-listen", "127.0.0.1:0"]);
+    let text = std::fs::read_to_string(&log).unwrap();
+    let port: u16 = text
+        .split("metrics on http://127.0.0.1:")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no metrics line in the log:\n{text}"));
+    for id in [1, 2] {
+        let user = format!(r#"{{"id":{id},"name":"u{id}","age":30}}"#);
+        assert_eq!(server.send_json("POST", "/users", &user).0, 201);
+    }
+    for id in [1, 2, 1, 2, 1, 3, 4] {
+        server.get(&format!("/users/{id}"));
+    }
+    assert_eq!(server.get("/nowhere").0, 404);
+
+    let (status, first) = get_on(port, "/metrics");
+    assert_eq!(status, 200, "{first}");
+    assert_eq!(requests(&first, "GET", "/users/{id}", "2xx"), Some(5.0), "{first}");
+    assert_eq!(requests(&first, "GET", "/users/{id}", "4xx"), Some(2.0), "{first}");
+    assert_eq!(requests(&first, "POST", "/users", "2xx"), Some(2.0), "{first}");
+    assert_eq!(requests(&first, "", "", "4xx"), Some(1.0), "the path no route takes: {first}");
+    assert_eq!(requests(&first, "GET", "/health", "2xx"), Some(0.0), "{first}");
+    // Every request finished, each on a connection of its own, now closed.
+    assert_eq!(value(&first, "http_server_active_requests", ""), None, "a gauge without labels has no braces");
+    assert!(first.lines().any(|l| l == "http_server_active_requests 0"), "{first}");
+    assert!(first.lines().any(|l| l.starts_with("process_resident_memory_bytes ")), "{first}");
+    promtool(&first).unwrap_or_else(|complaints| panic!("promtool: {complaints}\n{first}"));
+
+    for id in 1000..11_000 {
+        assert_eq!(server.get(&format!("/users/{id}")).0, 404);
+    }
+    let (_, second) = get_on(port, "/metrics");
+    assert_eq!(requests(&second, "GET", "/users/{id}", "4xx"), Some(10_002.0), "{second}");
+    let series = |text: &str| text.lines().filter(|l| l.starts_with(&format!("{DURATION}_count{{"))).count();
+    // Six routes and the requests no route takes, five status classes each: 10,000 ids add none.
+    assert_eq!((series(&first), series(&second)), (35, 35));
+    assert!(!second.contains("/users/1000\""), "a path became a label");
+    promtool(&second).unwrap_or_else(|complaints| panic!("promtool: {complaints}"));
+    assert_eq!(get_on(port, "/").0, 404, "only /metrics is served");
+    assert!(server.stop().success());
+}
+
+/// Without `--metrics-listen` nothing listens for metrics; with an address that cannot be bound,
+/// the service stops before it listens, exit status 2, saying so.
+fn metrics_are_off_by_default_and_a_bad_address_stops_the_service(backend: Backend) {
+    let dir = temp_dir("metrics-off");
+    let log = dir.join("service.log");
+    let exe = build(USERS, backend);
+    let server = Server::start(&exe, &dir.join("users.db"), Some(&log), &[]);
+    assert!(server.stop().success());
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(!text.contains("metrics on"), "{text}");
+    let out = Command::new(&exe)
+        .args(["--listen", "127.0.0.1:0", "--db"])
+        .arg(dir.join("other.db"))
+        .args(["--metrics-listen", "256.0.0.1:1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot listen for metrics on 256.0.0.1:1"));
+}
+
+crate::on_every_backend!(
+    a_scrape_counts_requests_by_route_template,
+    metrics_are_off_by_default_and_a_bad_address_stops_the_service,
+);
