@@ -25,6 +25,16 @@ fn requests(text: &str, method: &str, route: &str, class: &str) -> Option<f64> {
     value(text, &format!("{DURATION}_count"), &format!(r#"method="{method}",route="{route}",status_class="{class}""#))
 }
 
+/// The port of the service's `metrics on http://127.0.0.1:PORT/metrics` log line.
+fn metrics_port(log: &std::path::Path) -> u16 {
+    let text = std::fs::read_to_string(log).unwrap();
+    text.split("metrics on http://127.0.0.1:")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no metrics line in the log:\n{text}"))
+}
+
 /// `promtool check metrics` of `text`: its complaints, or `Ok`.
 fn promtool(text: &str) -> Result<(), String> {
     let mut child = Command::new("promtool")
@@ -53,13 +63,7 @@ fn a_scrape_counts_requests_by_route_template(backend: Backend) {
     let log = dir.join("service.log");
     let server =
         Server::start(&build(USERS, backend), &dir.join("users.db"), Some(&log), &["--metrics-listen", "127.0.0.1:0"]);
-    let text = std::fs::read_to_string(&log).unwrap();
-    let port: u16 = text
-        .split("metrics on http://127.0.0.1:")
-        .nth(1)
-        .and_then(|rest| rest.split('/').next())
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("no metrics line in the log:\n{text}"));
+    let port = metrics_port(&log);
     for id in [1, 2] {
         let user = format!(r#"{{"id":{id},"name":"u{id}","age":30}}"#);
         assert_eq!(server.send_json("POST", "/users", &user).0, 201);
@@ -96,6 +100,40 @@ fn a_scrape_counts_requests_by_route_template(backend: Backend) {
     assert!(server.stop().success());
 }
 
+/// Thirty jobs of the queue test's service (tests/fixtures/queue_service.nagi: ids ending in 0
+/// always fail, in 1 or 2 fail once): once they are done, the scrape counts 27 completed, 3
+/// dead-lettered and 12 retried attempts (6 jobs retried once, 3 retried twice before their last
+/// attempt), and nothing queued or running.
+fn a_scrape_counts_a_queues_jobs(backend: Backend) {
+    let dir = temp_dir("queue-metrics");
+    let log = dir.join("service.log");
+    let exe = build("tests/fixtures/queue_service.nagi", backend);
+    let server = Server::start(&exe, &dir.join("queue.db"), Some(&log), &["--metrics-listen", "127.0.0.1:0"]);
+    let port = metrics_port(&log);
+    assert_eq!(server.request("POST", "/jobs?from=1&count=30", None, ""), (201, "30".to_owned()));
+    let queue = |text: &str, name: &str, extra: &str| value(text, name, &format!(r#"queue="jobs"{extra}"#));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let text = loop {
+        let (_, text) = get_on(port, "/metrics");
+        let done = queue(&text, "nagi_queue_jobs_completed_total", "").unwrap_or(0.0)
+            + queue(&text, "nagi_queue_jobs_dead_lettered_total", "").unwrap_or(0.0);
+        if done == 30.0 {
+            break text;
+        }
+        assert!(std::time::Instant::now() < deadline, "the jobs did not finish:\n{text}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(queue(&text, "nagi_queue_jobs_completed_total", ""), Some(27.0), "{text}");
+    assert_eq!(queue(&text, "nagi_queue_jobs_dead_lettered_total", ""), Some(3.0), "{text}");
+    assert_eq!(queue(&text, "nagi_queue_jobs_retried_total", ""), Some(12.0), "{text}");
+    assert_eq!(queue(&text, "nagi_queue_jobs", r#",state="queued""#), Some(0.0), "{text}");
+    assert_eq!(queue(&text, "nagi_queue_jobs", r#",state="running""#), Some(0.0), "{text}");
+    assert_eq!(queue(&text, "nagi_queue_oldest_queued_age_seconds", ""), Some(0.0), "{text}");
+    assert!(queue(&text, "nagi_queue_last_completed_timestamp_seconds", "").is_some_and(|t| t > 1.7e9), "{text}");
+    promtool(&text).unwrap_or_else(|complaints| panic!("promtool: {complaints}\n{text}"));
+    assert!(server.stop().success());
+}
+
 /// Without `--metrics-listen` nothing listens for metrics; with an address that cannot be bound,
 /// the service stops before it listens, exit status 2, saying so.
 fn metrics_are_off_by_default_and_a_bad_address_stops_the_service(backend: Backend) {
@@ -118,5 +156,6 @@ fn metrics_are_off_by_default_and_a_bad_address_stops_the_service(backend: Backe
 
 crate::on_every_backend!(
     a_scrape_counts_requests_by_route_template,
+    a_scrape_counts_a_queues_jobs,
     metrics_are_off_by_default_and_a_bad_address_stops_the_service,
 );

@@ -28,6 +28,16 @@ const LOG_DROPPED: &str = "nagi_log_records_dropped_total";
 const RSS: &str = "process_resident_memory_bytes";
 const OPEN_FDS: &str = "process_open_fds";
 
+/// Per job queue (`queue` label; a scheduled job is a queue named after its function): jobs
+/// waiting and running, the age of the oldest waiting one (read from the database at each
+/// scrape), and what attempts ended in since the start.
+const QUEUE_JOBS: &str = "nagi_queue_jobs";
+const QUEUE_OLDEST: &str = "nagi_queue_oldest_queued_age_seconds";
+const QUEUE_COMPLETED: &str = "nagi_queue_jobs_completed_total";
+const QUEUE_RETRIED: &str = "nagi_queue_jobs_retried_total";
+const QUEUE_DEAD: &str = "nagi_queue_jobs_dead_lettered_total";
+const QUEUE_LAST_COMPLETED: &str = "nagi_queue_last_completed_timestamp_seconds";
+
 /// OpenTelemetry's advised buckets for `http.server.request.duration`, in seconds.
 const DURATION_BUCKETS: [f64; 14] = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0];
 
@@ -69,6 +79,20 @@ fn describe() {
     metrics::describe_counter!(REJECTED_CONNECTIONS, "Connections refused because --max-connections were open.");
     metrics::describe_counter!(LOG_DROPPED, "Log records dropped because the bounded log queue was full.");
     metrics::describe_gauge!(RSS, metrics::Unit::Bytes, "Resident memory of the process.");
+    metrics::describe_gauge!(QUEUE_JOBS, "Jobs of the queue by state: queued (waiting or backing off) or running.");
+    metrics::describe_gauge!(
+        QUEUE_OLDEST,
+        metrics::Unit::Seconds,
+        "Age of the queue's oldest queued job; 0 when none waits."
+    );
+    metrics::describe_counter!(QUEUE_COMPLETED, "Jobs of the queue whose attempt succeeded.");
+    metrics::describe_counter!(QUEUE_RETRIED, "Failed attempts of the queue's jobs that are queued again.");
+    metrics::describe_counter!(QUEUE_DEAD, "Jobs of the queue moved to the dead letters after their last attempt.");
+    metrics::describe_gauge!(
+        QUEUE_LAST_COMPLETED,
+        metrics::Unit::Seconds,
+        "When a job of the queue last succeeded, in Unix seconds."
+    );
     metrics::describe_gauge!(OPEN_FDS, "File descriptors the process holds open.");
 }
 
@@ -138,13 +162,64 @@ impl ServerMetrics {
     }
 }
 
+/// The metrics of one job queue.
+pub(crate) struct QueueMetrics {
+    queued: Gauge,
+    running: Gauge,
+    oldest: Gauge,
+    completed: Counter,
+    retried: Counter,
+    dead_lettered: Counter,
+    last_completed: Gauge,
+}
+
+impl QueueMetrics {
+    /// The handles of `queue`'s series; `None` when metrics are off.
+    pub(crate) fn new(queue: &'static str) -> Option<QueueMetrics> {
+        on().then(|| QueueMetrics {
+            queued: metrics::gauge!(QUEUE_JOBS, "queue" => queue, "state" => "queued"),
+            running: metrics::gauge!(QUEUE_JOBS, "queue" => queue, "state" => "running"),
+            oldest: metrics::gauge!(QUEUE_OLDEST, "queue" => queue),
+            completed: metrics::counter!(QUEUE_COMPLETED, "queue" => queue),
+            retried: metrics::counter!(QUEUE_RETRIED, "queue" => queue),
+            dead_lettered: metrics::counter!(QUEUE_DEAD, "queue" => queue),
+            last_completed: metrics::gauge!(QUEUE_LAST_COMPLETED, "queue" => queue),
+        })
+    }
+
+    /// An attempt succeeded, at `unix_seconds`.
+    pub(crate) fn completed(&self, unix_seconds: f64) {
+        self.completed.increment(1);
+        self.last_completed.set(unix_seconds);
+    }
+
+    /// An attempt failed: its job is queued again, or dead-lettered after its last attempt.
+    pub(crate) fn failed(&self, dead: bool) {
+        if dead { &self.dead_lettered } else { &self.retried }.increment(1);
+    }
+
+    /// What the database holds now: jobs queued and running, and the oldest queued job's age.
+    pub(crate) fn observed(&self, queued: i64, running: i64, oldest_age_seconds: f64) {
+        self.queued.set(queued as f64);
+        self.running.set(running as f64);
+        self.oldest.set(oldest_age_seconds);
+    }
+}
+
+/// What a scrape reads first: values that live elsewhere (the queues' tables), brought up to
+/// date by the service before the exposition is rendered.
+pub(crate) type BeforeScrape = fn() -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
 /// Serves `GET /metrics` on `listener` (any other request is 404) until its task is aborted, when
 /// the service has stopped.
-pub(crate) async fn serve(listener: tokio::net::TcpListener) {
+pub(crate) async fn serve(listener: tokio::net::TcpListener, before_scrape: BeforeScrape) {
     use http_body_util::Full;
     use hyper::body::Bytes;
-    let answer = |request: hyper::Request<hyper::body::Incoming>| async move {
+    let answer = move |request: hyper::Request<hyper::body::Incoming>| async move {
         let found = request.method() == hyper::Method::GET && request.uri().path() == "/metrics";
+        if found {
+            before_scrape().await;
+        }
         let response = if found {
             hyper::Response::builder()
                 .header("content-type", "text/plain; version=0.0.4; charset=utf-8")

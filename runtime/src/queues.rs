@@ -234,6 +234,8 @@ struct Shared {
     /// Attempts running now, and the most that ever ran at once.
     in_flight: AtomicUsize,
     peak: AtomicUsize,
+    /// The queue's metrics, when they are on.
+    metrics: Option<crate::metrics::QueueMetrics>,
 }
 
 /// The queues of the running service, by name, for [`wake`].
@@ -283,6 +285,7 @@ pub async fn start(queues: &[Queue], db: &DbHandle) -> Result<Workers, String> {
             stop: Notify::new(),
             in_flight: AtomicUsize::new(0),
             peak: AtomicUsize::new(0),
+            metrics: crate::metrics::QueueMetrics::new(queue.name),
         });
         for _ in 0..queue.workers.max(1) {
             workers.tasks.push(tokio::spawn(worker(Arc::clone(&shared))));
@@ -368,8 +371,13 @@ async fn worker(shared: Arc<Shared>) {
                 let attempt = job.attempt;
                 let outcome = run_attempt(&shared, job).await;
                 shared.in_flight.fetch_sub(1, Ordering::SeqCst);
-                if let Err(error) = outcome {
-                    record_failure(&shared, id, attempt, error).await;
+                match outcome {
+                    Err(error) => record_failure(&shared, id, attempt, error).await,
+                    Ok(()) => {
+                        if let Some(metrics) = &shared.metrics {
+                            metrics.completed(now_ms() as f64 / 1000.0);
+                        }
+                    }
                 }
             }
             Ok(None) => idle(&shared).await,
@@ -459,6 +467,9 @@ async fn record_failure(shared: &Shared, id: i64, attempt: i64, error: String) {
     loop {
         match write_failure(shared, id, attempt, error.clone()).await {
             Ok(()) => {
+                if let Some(metrics) = &shared.metrics {
+                    metrics.failed(last);
+                }
                 if last {
                     tracing::warn!(
                         target: "nagi::queue",
@@ -513,6 +524,48 @@ async fn write_failure(shared: &Shared, id: i64, attempt: i64, error: String) ->
         Ok(())
     })
     .await
+}
+
+/// Brings the metrics of every running queue up to date with its table: jobs queued and
+/// running, and the oldest queued job's age (a scrape's first step, `metrics::BeforeScrape`).
+pub(crate) async fn observe_metrics() {
+    let running: Vec<Arc<Shared>> = RUNNING.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+    for shared in running {
+        let Some(metrics) = &shared.metrics else { continue };
+        let name = shared.queue.name;
+        let counts: Result<Vec<StateCount>, String> = in_transaction(&shared.db, async move {
+            Ok(db::query(
+                "SELECT state, count(*) AS n, min(created_at) AS oldest FROM nagi_jobs \
+                 WHERE queue = ?1 AND state IN ('queued', 'running') GROUP BY state",
+                vec![SqlValue::Text(name.to_owned())],
+            )
+            .await)
+        })
+        .await;
+        let Ok(counts) = counts else { continue };
+        let count = |state: &str| counts.iter().find(|c| c.state == state);
+        let oldest = count("queued").and_then(|c| c.oldest).map_or(0.0, |at| (now_ms() - at).max(0) as f64 / 1000.0);
+        metrics.observed(count("queued").map_or(0, |c| c.n), count("running").map_or(0, |c| c.n), oldest);
+    }
+}
+
+/// How many jobs of a queue are in one state, and the oldest one's creation (Unix ms).
+struct StateCount {
+    state: String,
+    n: i64,
+    oldest: Option<i64>,
+}
+
+impl FromRow for StateCount {
+    const COLUMNS: &'static [&'static str] = &["state", "n", "oldest"];
+
+    fn from_row(row: &Row<'_>, columns: &[usize]) -> Result<Self, RowError> {
+        Ok(StateCount {
+            state: row.string(columns[0], "state")?,
+            n: row.i64(columns[1], "n")?,
+            oldest: row.opt_i64(columns[2], "oldest")?,
+        })
+    }
 }
 
 /// Runs `body` as a request of its own: its statements are one transaction of the database
