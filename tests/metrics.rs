@@ -25,6 +25,14 @@ fn requests(text: &str, method: &str, route: &str, class: &str) -> Option<f64> {
     value(text, &format!("{DURATION}_count"), &format!(r#"method="{method}",route="{route}",status_class="{class}""#))
 }
 
+/// `examples/users.nagi:LINE` of the line of the users example that holds `sql`: the position
+/// the compiler names the statement by.
+fn statement_position(sql: &str) -> String {
+    let text = std::fs::read_to_string(support::root().join(USERS)).unwrap();
+    let line = text.lines().position(|l| l.contains(sql)).unwrap_or_else(|| panic!("no {sql:?} in {USERS}"));
+    format!("{USERS}:{}", line + 1)
+}
+
 /// The port of the service's `metrics on http://127.0.0.1:PORT/metrics` log line.
 fn metrics_port(log: &std::path::Path) -> u16 {
     let text = std::fs::read_to_string(log).unwrap();
@@ -91,6 +99,14 @@ fn a_scrape_counts_requests_by_route_template(backend: Backend) {
     }
     let (_, second) = get_on(port, "/metrics");
     assert_eq!(requests(&second, "GET", "/users/{id}", "4xx"), Some(10_002.0), "{second}");
+    // Each statement by its source position: the insert twice, the lookup once per GET.
+    let insert = statement_position("INSERT INTO users");
+    let lookup = statement_position("SELECT id, name, age FROM users WHERE id = ?");
+    let statements =
+        |position: &str| value(&second, "db_statement_duration_seconds_count", &format!(r#"statement="{position}""#));
+    assert_eq!(statements(&insert), Some(2.0), "{insert}: {second}");
+    assert_eq!(statements(&lookup), Some(10_007.0), "{lookup}: {second}");
+    assert_eq!(value(&second, "db_transactions_total", r#"outcome="committed""#), Some(2.0), "{second}");
     let series = |text: &str| text.lines().filter(|l| l.starts_with(&format!("{DURATION}_count{{"))).count();
     // Six routes and the requests no route takes, five status classes each: 10,000 ids add none.
     assert_eq!((series(&first), series(&second)), (35, 35));

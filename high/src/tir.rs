@@ -730,11 +730,13 @@ pub enum ExprKind {
         key: Option<FieldIdx>,
     },
     /// `db.exec/query/query_one` with the SQL text (a literal the checker prepared against
-    /// the declared tables) and the placeholder arguments.
+    /// the declared tables), the statement's source position (`file:line`, which names it in
+    /// the service's metrics) and the placeholder arguments.
     Db {
         op: DbOp,
         class: Option<ClassIdx>,
         sql: String,
+        position: String,
         args: Vec<Expr>,
     },
     /// `spawn f(args)`: starts a task of the innermost `scope` running `f`; the arguments are

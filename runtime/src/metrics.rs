@@ -38,6 +38,19 @@ const QUEUE_RETRIED: &str = "nagi_queue_jobs_retried_total";
 const QUEUE_DEAD: &str = "nagi_queue_jobs_dead_lettered_total";
 const QUEUE_LAST_COMPLETED: &str = "nagi_queue_last_completed_timestamp_seconds";
 
+/// `db_statement_duration_seconds`: how long statements took on the database thread, by the
+/// statement's source position (`users.nagi:17`; OpenTelemetry's `db.client.operation.duration`).
+const STATEMENT_DURATION: &str = "db_statement_duration_seconds";
+/// `db_wait_seconds`: how long statements waited for the database thread.
+const DB_WAIT: &str = "db_wait_seconds";
+/// `db_transactions_total`: request and job transactions by outcome.
+const TRANSACTIONS: &str = "db_transactions_total";
+/// The statement label of a statement the compiler did not name: the runtime's own (queues,
+/// schedules) and hand-written Low's.
+const OTHER_STATEMENT: &str = "(other)";
+/// OpenTelemetry's advised buckets for `db.client.operation.duration`, in seconds.
+const DB_BUCKETS: [f64; 9] = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0];
+
 /// OpenTelemetry's advised buckets for `http.server.request.duration`, in seconds.
 const DURATION_BUCKETS: [f64; 14] = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0];
 
@@ -54,6 +67,8 @@ pub(crate) fn install() -> Result<(), String> {
     }
     let handle = PrometheusBuilder::new()
         .set_buckets_for_metric(Matcher::Full(REQUEST_DURATION.to_owned()), &DURATION_BUCKETS)
+        .and_then(|b| b.set_buckets_for_metric(Matcher::Full(STATEMENT_DURATION.to_owned()), &DB_BUCKETS))
+        .and_then(|b| b.set_buckets_for_metric(Matcher::Full(DB_WAIT.to_owned()), &DB_BUCKETS))
         .and_then(PrometheusBuilder::install_recorder)
         .map_err(|e| format!("cannot start the metrics: {e}"))?;
     describe();
@@ -79,6 +94,17 @@ fn describe() {
     metrics::describe_counter!(REJECTED_CONNECTIONS, "Connections refused because --max-connections were open.");
     metrics::describe_counter!(LOG_DROPPED, "Log records dropped because the bounded log queue was full.");
     metrics::describe_gauge!(RSS, metrics::Unit::Bytes, "Resident memory of the process.");
+    metrics::describe_histogram!(
+        STATEMENT_DURATION,
+        metrics::Unit::Seconds,
+        "How long statements took on the database thread, by the statement's source position."
+    );
+    metrics::describe_histogram!(
+        DB_WAIT,
+        metrics::Unit::Seconds,
+        "How long statements waited for the database thread."
+    );
+    metrics::describe_counter!(TRANSACTIONS, "Request and job transactions, by outcome: committed or rolled_back.");
     metrics::describe_gauge!(QUEUE_JOBS, "Jobs of the queue by state: queued (waiting or backing off) or running.");
     metrics::describe_gauge!(
         QUEUE_OLDEST,
@@ -159,6 +185,51 @@ impl ServerMetrics {
             open_connections: metrics::gauge!(OPEN_CONNECTIONS),
             rejected_connections: metrics::counter!(REJECTED_CONNECTIONS),
         })
+    }
+}
+
+/// The source position the compiler put at the start of a statement's text (`/*nagi FILE:LINE*/
+/// SQL`, docs/http.md "Metrics"), or `(other)`.
+pub(crate) fn statement_label(sql: &str) -> &str {
+    sql.strip_prefix("/*nagi ").and_then(|rest| rest.split_once("*/")).map_or(OTHER_STATEMENT, |(label, _)| label)
+}
+
+/// The database thread's metrics: one histogram per statement label, made when first seen.
+pub(crate) struct DbMetrics {
+    statements: std::collections::HashMap<String, Histogram>,
+    wait: Histogram,
+    committed: Counter,
+    rolled_back: Counter,
+}
+
+impl DbMetrics {
+    /// The handles; `None` when metrics are off.
+    pub(crate) fn new() -> Option<DbMetrics> {
+        on().then(|| DbMetrics {
+            statements: std::collections::HashMap::new(),
+            wait: metrics::histogram!(DB_WAIT),
+            committed: metrics::counter!(TRANSACTIONS, "outcome" => "committed"),
+            rolled_back: metrics::counter!(TRANSACTIONS, "outcome" => "rolled_back"),
+        })
+    }
+
+    /// A statement `sql` that waited `waited` for the thread and then took `took`.
+    pub(crate) fn statement(&mut self, sql: &str, waited: std::time::Duration, took: std::time::Duration) {
+        self.wait.record(waited.as_secs_f64());
+        let label = statement_label(sql);
+        match self.statements.get(label) {
+            Some(histogram) => histogram.record(took.as_secs_f64()),
+            None => {
+                let histogram = metrics::histogram!(STATEMENT_DURATION, "statement" => label.to_owned());
+                histogram.record(took.as_secs_f64());
+                self.statements.insert(label.to_owned(), histogram);
+            }
+        }
+    }
+
+    /// A transaction ended, committed or not.
+    pub(crate) fn transaction(&self, committed: bool) {
+        if committed { &self.committed } else { &self.rolled_back }.increment(1);
     }
 }
 

@@ -607,7 +607,10 @@ impl Body<'_, '_> {
             (DbOp::QueryOne, Some(c)) => Ty::Option(Box::new(Ty::Class(c))),
             _ => return None,
         };
-        ok.then(|| mk(ExprKind::Db { op: db_op, class, sql: sql.to_string(), args: values }, ty, span))
+        // `file:line:col` without its column: what names the statement in the metrics.
+        let located = (self.locate)(span);
+        let position = located.rsplit_once(':').map_or(located.as_str(), |(at, _)| at).replace("*/", "* /");
+        ok.then(|| mk(ExprKind::Db { op: db_op, class, sql: sql.to_string(), position, args: values }, ty, span))
     }
 
     /// `sql` with a lone `*` result column of a query expanded into the row class's fields, in

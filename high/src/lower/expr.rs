@@ -391,7 +391,7 @@ impl FnCx<'_> {
                 self.eval_unit(expr);
                 self.emit(OpKind::Const { dest, value: Constant::Unit });
             }
-            ExprKind::Db { op, class, sql, args } => self.db(*op, *class, sql, args, dest),
+            ExprKind::Db { op, class, sql, position, args } => self.db(*op, *class, sql, position, args, dest),
             ExprKind::QueuePush { queue, job, delay } => self.queue_push(*queue, job, delay.as_deref(), Some(dest)),
             ExprKind::QueueDeadLetters { queue, class } => self.queue_dead_letters(*queue, *class, dest),
             ExprKind::QueueRetry { queue, id } => self.queue_retry(*queue, id, dest),
@@ -613,9 +613,11 @@ impl FnCx<'_> {
     }
 
     /// A database operation: the SQL text as a temporary `String`, borrowed, and the
-    /// placeholder values (scalars by value, strings by reference), awaited.
-    fn db(&mut self, op: DbOp, class: Option<usize>, sql: &str, args: &[Expr], dest: LocalId) {
-        let mut operands = vec![Operand::Local(self.str_temp(sql.to_string()))];
+    /// placeholder values (scalars by value, strings by reference), awaited. The text starts
+    /// with a comment naming the statement's source position, `/*nagi users.nagi:17*/ `, which
+    /// the runtime labels the statement's metrics with (SQLite skips it).
+    fn db(&mut self, op: DbOp, class: Option<usize>, sql: &str, position: &str, args: &[Expr], dest: LocalId) {
+        let mut operands = vec![Operand::Local(self.str_temp(format!("/*nagi {position}*/ {sql}")))];
         self.pin_clobbered(&args.iter().collect::<Vec<_>>());
         for arg in args {
             let operand = if arg.ty.is_copy() { self.operand(arg) } else { Operand::Local(self.borrow_arg(arg)) };

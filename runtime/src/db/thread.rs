@@ -300,6 +300,7 @@ pub(crate) fn run(
         owner: None,
         savepoints: 0,
         deferred: VecDeque::new(),
+        metrics: None,
     };
     worker.serve(receiver);
     worker.finish(path);
@@ -322,6 +323,8 @@ struct Worker {
     savepoints: u32,
     /// Jobs of other requests that arrived while a transaction was open, in arrival order.
     deferred: VecDeque<Job>,
+    /// The statements' metrics, made at the first statement after metrics were turned on.
+    metrics: Option<crate::metrics::DbMetrics>,
 }
 
 /// How many times the database thread yields its CPU, looking for the next job in between, before
@@ -387,9 +390,12 @@ impl Worker {
         DEADLINE.with(|d| d.set(job.queued + self.busy));
         let owner = job.owner;
         let began = job.began;
+        let started = Instant::now();
+        let queued = job.queued;
         match job.op {
             Op::Exec { sql, args, commit, reply } => {
                 let mut result = self.exec(owner, began.as_deref(), &sql, &args);
+                self.measure(&sql, queued, started);
                 self.settle(owner, &sql, result.as_ref().err());
                 // Committed only while the request still waits: one whose future was dropped (the
                 // timeout, a client gone) is answered with an error, so its writes must not stay;
@@ -409,6 +415,7 @@ impl Worker {
             }
             Op::Query { sql, args, mut sink, reply } => {
                 let result = self.query(owner, began.as_deref(), &sql, &args, sink.as_mut());
+                self.measure(&sql, queued, started);
                 self.settle(owner, &sql, result.as_ref().err());
                 let _ = reply.send(result.map(|hold| (sink, hold)));
             }
@@ -428,6 +435,17 @@ impl Worker {
                 let _ = reply.send(result);
             }
             Op::RequestEnded { .. } | Op::Shutdown => unreachable!("control jobs are handled in serve"),
+        }
+    }
+
+    /// Records statement `sql`'s wait (from `queued` to `started`) and run (from `started`), when
+    /// metrics are on.
+    fn measure(&mut self, sql: &str, queued: Instant, started: Instant) {
+        if self.metrics.is_none() {
+            self.metrics = crate::metrics::DbMetrics::new();
+        }
+        if let Some(metrics) = &mut self.metrics {
+            metrics.statement(sql, started.saturating_duration_since(queued), started.elapsed());
         }
     }
 
@@ -525,6 +543,9 @@ impl Worker {
                 if let Err(error) = &result {
                     tracing::error!(target: "nagi::db", request, "commit failed: {error}");
                 }
+            }
+            if let Some(metrics) = &self.metrics {
+                metrics.transaction(commit && result.is_ok());
             }
             if !self.conn.is_autocommit()
                 && let Err(e) = self.conn.execute_batch("ROLLBACK")
