@@ -1,4 +1,5 @@
-//! Integration tests of a service's metrics (issue 34, docs/http.md "Metrics"), each on both
+//! Integration tests of a service's metrics and JSON logs (issue 34, docs/http.md "Metrics",
+//! "Logging"), each on both
 //! emitters from one body: the users service with `--metrics-listen`, a known sequence of
 //! requests, and a scrape whose counts must match exactly, whose series stay one per route
 //! template (not per path) after 10,000 distinct ids, and which `promtool check metrics` (the
@@ -150,6 +151,38 @@ fn a_scrape_counts_a_queues_jobs(backend: Backend) {
     assert!(server.stop().success());
 }
 
+/// `--log-format json`: every line the service writes is one JSON object; a request's line names
+/// its route template beside its path (escaped as JSON), and the start and the stop are objects
+/// too.
+fn json_logs_are_one_object_per_line(backend: Backend) {
+    let dir = temp_dir("json-log");
+    let log = dir.join("service.log");
+    let server = Server::start(&build(USERS, backend), &dir.join("users.db"), Some(&log), &["--log-format", "json"]);
+    assert_eq!(server.send_json("POST", "/users", r#"{"id":7,"name":"ann \"a\"","age":30}"#).0, 201);
+    assert_eq!(server.get("/users/7").0, 200);
+    assert_eq!(server.get("/nowhere").0, 404);
+    assert!(server.stop().success());
+    let text = std::fs::read_to_string(&log).unwrap();
+    let objects: Vec<serde_json::Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("not one JSON object ({e}): {line}")))
+        .collect();
+    let requests: Vec<&serde_json::Value> = objects.iter().filter(|o| o["target"] == "nagi::request").collect();
+    assert_eq!(requests.len(), 3, "{text}");
+    assert_eq!(
+        (&requests[1]["route"], &requests[1]["path"], &requests[1]["status"]),
+        (&"/users/{id}".into(), &"/users/7".into(), &200.into())
+    );
+    assert_eq!((&requests[2]["route"], &requests[2]["status"]), (&"".into(), &404.into()));
+    assert!(requests.iter().all(|r| r["level"] == "INFO" && r["timestamp"].as_str().is_some_and(|t| t.ends_with('Z'))));
+    assert!(
+        objects
+            .iter()
+            .any(|o| o["target"] == "nagi" && o["message"].as_str().is_some_and(|m| m.contains("listening on"))),
+        "{text}"
+    );
+}
+
 /// Without `--metrics-listen` nothing listens for metrics; with an address that cannot be bound,
 /// the service stops before it listens, exit status 2, saying so.
 fn metrics_are_off_by_default_and_a_bad_address_stops_the_service(backend: Backend) {
@@ -173,5 +206,6 @@ fn metrics_are_off_by_default_and_a_bad_address_stops_the_service(backend: Backe
 crate::on_every_backend!(
     a_scrape_counts_requests_by_route_template,
     a_scrape_counts_a_queues_jobs,
+    json_logs_are_one_object_per_line,
     metrics_are_off_by_default_and_a_bad_address_stops_the_service,
 );

@@ -125,6 +125,19 @@ pub struct Config {
     /// Least severe log level written.
     #[arg(long, env = "NAGI_LOG", value_name = "LEVEL", value_enum, default_value_t = LogLevel::Info)]
     pub log: LogLevel,
+
+    /// How log lines are written: `text` (the default) or `json`, one JSON object per line.
+    #[arg(long = "log-format", env = "NAGI_LOG_FORMAT", value_name = "FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+}
+
+/// A log line format for `--log-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// `tracing`'s text format: `<time> <LEVEL> <target>: <message> <fields>`.
+    Text,
+    /// One JSON object per line: `timestamp`, `level`, `target`, then the event's fields.
+    Json,
 }
 
 /// A log level for `--log`.
@@ -179,6 +192,7 @@ impl Config {
             outbound_body_limit: 8_388_608,
             metrics_listen: None,
             log: LogLevel::Info,
+            log_format: LogFormat::Text,
         }
     }
 

@@ -16,10 +16,15 @@
 //! worth has accumulated or after [`FLUSH_INTERVAL`], not once per record, so that on a machine
 //! where it shares a core with the request workers it takes a few wake-ups a second instead of
 //! one per request.
+//!
+//! With `--log-format json` every line is one JSON object: `tracing`'s events through its JSON
+//! formatter (their fields flattened beside `timestamp`, `level` and `target`), and the request
+//! lines, printed lines and the writer's own notices written by the writer as objects alike.
 
 use std::cell::RefCell;
 use std::fmt::Display;
 use std::io::{self, BufWriter, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
@@ -43,6 +48,31 @@ pub const FLUSH_INTERVAL: Duration = Duration::from_millis(20);
 /// A pending record's framing: a kind byte and the payload's length, then the payload.
 const TEXT: u8 = 0;
 const REQUEST: u8 = 1;
+/// A line the program printed (the JSON format wraps it in an object).
+const PRINT: u8 = 2;
+
+/// Whether lines are written as JSON objects (`--log-format json`), set once by [`init`].
+static JSON: AtomicBool = AtomicBool::new(false);
+
+fn json() -> bool {
+    JSON.load(Ordering::Relaxed)
+}
+
+/// A line of the runtime's own (not an event), as text or as a JSON object of `level` WARN.
+fn notice(sink: &mut dyn Write, message: &str) -> io::Result<()> {
+    if json() {
+        let at = humantime::format_rfc3339_micros(SystemTime::now());
+        writeln!(sink, r#"{{"timestamp":"{at}","level":"WARN","target":"nagi::log","message":{}}}"#, quoted(message))?;
+    } else {
+        writeln!(sink, "{message}")?;
+    }
+    sink.flush()
+}
+
+/// `text` as a JSON string.
+fn quoted(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_else(|_| String::from("\"\""))
+}
 const HEADER: usize = 5;
 
 const CUT_MARK: &[u8] = b" [cut]\n";
@@ -295,14 +325,13 @@ fn write_records(queue: &LogQueue, sink: &mut dyn Write) {
         // Records were dropped while the sink was slow; now that a write went through, say so.
         let dropped = queue.dropped();
         if !broken && dropped > reported {
-            broken =
-                writeln!(sink, "nagi: dropped {} log records", dropped - reported).and_then(|()| sink.flush()).is_err();
+            broken = notice(sink, &format!("nagi: dropped {} log records", dropped - reported)).is_err();
             reported = dropped;
         }
     }
     let dropped = queue.dropped();
     if !broken && dropped > 0 {
-        let _ = writeln!(sink, "nagi: dropped {dropped} log records in total").and_then(|()| sink.flush());
+        let _ = notice(sink, &format!("nagi: dropped {dropped} log records in total"));
     }
 }
 
@@ -314,11 +343,21 @@ fn format_batch(batch: &[u8], text: &mut Vec<u8>) {
         let len = u32::from_le_bytes([batch[at + 1], batch[at + 2], batch[at + 3], batch[at + 4]]) as usize;
         let Some(payload) = batch.get(at + HEADER..at + HEADER + len) else { break };
         match kind {
+            REQUEST if json() => RequestLine::decode(payload).format_json(text),
             REQUEST => RequestLine::decode(payload).format(text),
+            PRINT => printed_json(payload, text),
             _ => text.extend_from_slice(payload),
         }
         at += HEADER + len;
     }
+}
+
+/// A printed line (`payload`, ending in a newline) as one JSON object of target `nagi::print`.
+fn printed_json(payload: &[u8], text: &mut Vec<u8>) {
+    let line = String::from_utf8_lossy(payload.strip_suffix(b"\n").unwrap_or(payload));
+    let at = humantime::format_rfc3339_micros(SystemTime::now());
+    let _ =
+        writeln!(text, r#"{{"timestamp":"{at}","level":"INFO","target":"nagi::print","message":{}}}"#, quoted(&line));
 }
 
 /// The one line per request, as its raw fields: stored by the request's thread, formatted by
@@ -332,14 +371,16 @@ struct RequestLine<'a> {
     micros: u64,
     method: &'a [u8],
     path: &'a [u8],
+    /// The route's path template (`/users/{id}`); empty for a request no route took.
+    route: &'a [u8],
 }
 
 impl<'a> RequestLine<'a> {
-    /// The fixed part of the payload: four numbers and the method's and path's lengths.
-    const FIXED: usize = 8 + 8 + 2 + 8 + 2 + 4;
+    /// The fixed part of the payload: four numbers and the method's, path's and route's lengths.
+    const FIXED: usize = 8 + 8 + 2 + 8 + 2 + 4 + 4;
 
     fn encoded_len(&self) -> usize {
-        Self::FIXED + self.method.len() + self.path.len()
+        Self::FIXED + self.method.len() + self.path.len() + self.route.len()
     }
 
     fn encode(&self, out: &mut Vec<u8>) {
@@ -349,8 +390,10 @@ impl<'a> RequestLine<'a> {
         out.extend_from_slice(&self.micros.to_le_bytes());
         out.extend_from_slice(&(self.method.len() as u16).to_le_bytes());
         out.extend_from_slice(&(self.path.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(self.route.len() as u32).to_le_bytes());
         out.extend_from_slice(self.method);
         out.extend_from_slice(self.path);
+        out.extend_from_slice(self.route);
     }
 
     fn decode(payload: &'a [u8]) -> RequestLine<'a> {
@@ -361,8 +404,11 @@ impl<'a> RequestLine<'a> {
         };
         let method_len = number(26, 2) as usize;
         let path_len = number(28, 4) as usize;
+        let route_len = number(32, 4) as usize;
         let method = payload.get(Self::FIXED..Self::FIXED + method_len).unwrap_or_default();
-        let path = payload.get(Self::FIXED + method_len..Self::FIXED + method_len + path_len).unwrap_or_default();
+        let path_at = Self::FIXED + method_len;
+        let path = payload.get(path_at..path_at + path_len).unwrap_or_default();
+        let route = payload.get(path_at + path_len..path_at + path_len + route_len).unwrap_or_default();
         RequestLine {
             at_micros: number(0, 8),
             id: number(8, 8),
@@ -370,7 +416,26 @@ impl<'a> RequestLine<'a> {
             micros: number(18, 8),
             method,
             path,
+            route,
         }
+    }
+
+    /// The line as one JSON object: `timestamp`, `level`, `target`, then `request` (its id),
+    /// `method`, `route` (the template), `path`, `status` and `micros` (its duration).
+    fn format_json(&self, text: &mut Vec<u8>) {
+        let at = SystemTime::UNIX_EPOCH + Duration::from_micros(self.at_micros);
+        let string = |bytes: &[u8]| quoted(&String::from_utf8_lossy(bytes));
+        let _ = writeln!(
+            text,
+            r#"{{"timestamp":"{}","level":"INFO","target":"nagi::request","request":{},"method":{},"route":{},"path":{},"status":{},"micros":{}}}"#,
+            humantime::format_rfc3339_micros(at),
+            self.id,
+            string(self.method),
+            string(self.route),
+            string(self.path),
+            self.status,
+            self.micros
+        );
     }
 
     fn format(&self, text: &mut Vec<u8>) {
@@ -453,21 +518,25 @@ pub struct LogGuard {
 }
 
 /// Installs the process-wide `tracing` subscriber: the standard `fmt` format without colours
-/// (`<time> <LEVEL> <target>: <message> <fields>`), events at `level` and above, written to stdout
-/// through the queue. Printed lines of the program (`print`) go through the queue too from then on.
+/// (`<time> <LEVEL> <target>: <message> <fields>`), or with `json` one JSON object per event,
+/// events at `level` and above, written to stdout through the queue. Printed lines of the program (`print`) go through the queue too from then on.
 ///
 /// When a global subscriber is already installed (e.g. by a test), the runtime's events go to that
 /// one and the returned guard's writer stays idle.
-pub fn init(level: tracing::Level) -> LogGuard {
+pub fn init(level: tracing::Level, json: bool) -> LogGuard {
     let queue = Arc::new(LogQueue::new(MAX_RECORDS, MAX_BYTES));
     let sink = Box::new(BufWriter::with_capacity(64 * 1024, io::stdout()));
     let writer = LogWriter::start(Arc::clone(&queue), sink);
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(QueueWriter(Arc::clone(&queue)))
-        .with_ansi(false)
-        .with_max_level(level)
-        .finish();
-    if tracing::subscriber::set_global_default(subscriber).is_ok() {
+    let builder =
+        tracing_subscriber::fmt().with_writer(QueueWriter(Arc::clone(&queue))).with_ansi(false).with_max_level(level);
+    let installed = if json {
+        let subscriber = builder.json().flatten_event(true).with_current_span(false).with_span_list(false).finish();
+        tracing::subscriber::set_global_default(subscriber).is_ok()
+    } else {
+        tracing::subscriber::set_global_default(builder.finish()).is_ok()
+    };
+    if installed {
+        JSON.store(json, Ordering::Relaxed);
         let _ = GLOBAL.set(queue);
     }
     LogGuard { writer }
@@ -504,10 +573,12 @@ pub(crate) fn forward_print(value: &dyn Display) -> bool {
                 let mut line = scratch.borrow_mut();
                 line.clear();
                 let _ = writeln!(line, "{value}");
+                let kind = if json() { PRINT } else { TEXT };
                 if line.len() > MAX_RECORD {
-                    queue.push_text(&cut(line.clone()));
+                    let record = cut(line.clone());
+                    queue.push(kind, record.len(), |out| out.extend_from_slice(&record));
                 } else {
-                    queue.push_text(&line);
+                    queue.push(kind, line.len(), |out| out.extend_from_slice(&line));
                 }
                 line.clear();
             });
@@ -522,10 +593,15 @@ pub(crate) fn forward_print(value: &dyn Display) -> bool {
 /// would have written. Returns `false` when the process does not log through the queue (a test
 /// installed its own subscriber): the caller then logs through `tracing`. A path too long for
 /// one record is cut.
-pub(crate) fn request_line(id: u64, method: &str, path: &str, status: u16, micros: u64) -> bool {
+pub(crate) fn request_line(id: u64, method: &str, path: &str, route: &str, status: u16, micros: u64) -> bool {
     let Some(queue) = GLOBAL.get() else { return false };
     let at_micros = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_micros() as u64);
-    let room = MAX_RECORD - RequestLine::FIXED - method.len().min(64);
+    let mut route_end = route.len().min(1024);
+    while !route.is_char_boundary(route_end) {
+        route_end -= 1;
+    }
+    let route = &route.as_bytes()[..route_end];
+    let room = MAX_RECORD - RequestLine::FIXED - method.len().min(64) - route.len();
     let mut end = path.len().min(room);
     while !path.is_char_boundary(end) {
         end -= 1;
@@ -537,6 +613,7 @@ pub(crate) fn request_line(id: u64, method: &str, path: &str, status: u16, micro
         micros,
         method: &method.as_bytes()[..method.len().min(64)],
         path: &path.as_bytes()[..end],
+        route,
     };
     queue.push(REQUEST, line.encoded_len(), |out| line.encode(out));
     true
@@ -589,6 +666,7 @@ mod tests {
             micros: 345,
             method: b"POST",
             path: "/users/ünï".as_bytes(),
+            route: b"/users/{name}",
         };
         let mut framed = Vec::new();
         line.encode(&mut framed);
@@ -600,6 +678,16 @@ mod tests {
         let after_time = |s: &str| s.split_once(' ').map(|(_, rest)| rest.to_string()).unwrap();
         assert_eq!(after_time(&text), after_time(&expected), "ours: {text} tracing: {expected}");
         assert_eq!(expected.split_once(' ').unwrap().0.len(), 27, "{expected}");
+        // The JSON form: one object, the path escaped as JSON, the route beside it.
+        let mut json = Vec::new();
+        RequestLine::decode(&framed).format_json(&mut json);
+        let object: serde_json::Value = serde_json::from_slice(&json).unwrap();
+        assert_eq!(
+            object,
+            serde_json::json!({"timestamp": "2025-12-01T13:47:03.631678Z", "level": "INFO", "target": "nagi::request",
+                "request": 7, "method": "POST", "route": "/users/{name}", "path": "/users/ünï", "status": 201, "micros": 345})
+        );
+        assert_eq!(json.iter().filter(|&&b| b == b'\n').count(), 1);
     }
 
     /// Records of both kinds come out of one batch in the order they went in.
@@ -607,7 +695,15 @@ mod tests {
     fn text_and_request_records_keep_their_order() {
         let queue = LogQueue::new(MAX_RECORDS, MAX_BYTES);
         assert!(queue.push_text(b"first\n"));
-        let line = RequestLine { at_micros: 0, id: 1, status: 200, micros: 9, method: b"GET", path: b"/health" };
+        let line = RequestLine {
+            at_micros: 0,
+            id: 1,
+            status: 200,
+            micros: 9,
+            method: b"GET",
+            path: b"/health",
+            route: b"/health",
+        };
         assert!(queue.push(REQUEST, line.encoded_len(), |out| line.encode(out)));
         assert!(queue.push_text(b"last\n"));
         let mut batch = Vec::new();

@@ -93,7 +93,7 @@ pub fn serve_and_check(service: Service, leak_check: fn()) -> ! {
     );
     // Lines printed before serving went to the buffered stdout; write them before the log's.
     crate::rt::flush_stdout();
-    let log = crate::logging::init(config.log.into());
+    let log = crate::logging::init(config.log.into(), config.log_format == crate::config::LogFormat::Json);
     install_hook(HookMode::Serve);
     let result = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(usize::from(config.workers))

@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use nagi_runtime::config::{Config, LogLevel};
+use nagi_runtime::config::{Config, LogFormat, LogLevel};
 
 const CHILD: &str = "NAGI_RUNTIME_TEST_CONFIG_CHILD";
 
@@ -77,6 +77,7 @@ fn defaults() {
         outbound_body_limit: 8_388_608,
         metrics_listen: None,
         log: LogLevel::Info,
+        log_format: LogFormat::Text,
     };
     assert_eq!(parse_in_child("", &[]), format!("{:?}", Ok::<_, ()>(expected)));
 }
@@ -106,6 +107,7 @@ fn environment_and_flags() {
             ("NAGI_OUTBOUND_BODY_LIMIT", "4096"),
             ("NAGI_METRICS_LISTEN", "127.0.0.1:9100"),
             ("NAGI_LOG", "debug"),
+            ("NAGI_LOG_FORMAT", "json"),
         ],
     );
     let expected = Config {
@@ -129,6 +131,7 @@ fn environment_and_flags() {
         outbound_body_limit: 4_096,
         metrics_listen: Some("127.0.0.1:9100".to_owned()),
         log: LogLevel::Debug,
+        log_format: LogFormat::Json,
     };
     assert_eq!(from_env, format!("{:?}", Ok::<_, ()>(expected.clone())));
     // A flag wins over its variable.

@@ -39,6 +39,8 @@ struct Endpoint {
     method: Method,
     handler: Handler,
     names: Arc<[String]>,
+    /// The route's path template, as declared (`/users/{id}`): what logs and metrics name it by.
+    template: Arc<str>,
     /// Its request metrics (method and path template), when metrics are on.
     metrics: Option<RouteMetrics>,
 }
@@ -111,7 +113,14 @@ impl Dispatch {
                 route.path
             );
             let metrics = RouteMetrics::new(route.method, route.path);
-            routes.endpoints.push(Endpoint { method, handler: route.handler.clone(), names: names.into(), metrics });
+            let template = Arc::from(route.path);
+            routes.endpoints.push(Endpoint {
+                method,
+                handler: route.handler.clone(),
+                names: names.into(),
+                template,
+                metrics,
+            });
         }
         for routes in &mut paths {
             routes.allow = allow_header(&routes.endpoints);
@@ -151,7 +160,7 @@ impl Dispatch {
             server.active_requests.increment(1.0);
         }
         // The route that took the request, known once it is routed (a timeout keeps it).
-        let mut taken: Option<&RouteMetrics> = None;
+        let mut taken: Option<&Endpoint> = None;
         let answer = match tokio::time::timeout(self.timeout, self.route(id, path, request, &mut taken)).await {
             Ok(answer) => answer,
             Err(_) => wrapper::error_response(
@@ -165,12 +174,13 @@ impl Dispatch {
         let status = answer.status().as_u16();
         if let Some(server) = &self.server {
             server.active_requests.decrement(1.0);
-            if let Some(metrics) = taken.or(self.unmatched.as_ref()) {
+            if let Some(metrics) = taken.map_or(self.unmatched.as_ref(), |e| e.metrics.as_ref()) {
                 metrics.record(status, elapsed.as_secs_f64());
             }
         }
+        let route = taken.map_or("", |e| &*e.template);
         if tracing::enabled!(target: "nagi::request", tracing::Level::INFO)
-            && !crate::logging::request_line(id, method.as_str(), path, status, micros)
+            && !crate::logging::request_line(id, method.as_str(), path, route, status, micros)
         {
             tracing::info!(target: "nagi::request", request = id, method = %method, path = %path, status, micros);
         }
@@ -184,7 +194,7 @@ impl Dispatch {
         id: u64,
         path: &str,
         request: hyper::Request<Incoming>,
-        taken: &mut Option<&'a RouteMetrics>,
+        taken: &mut Option<&'a Endpoint>,
     ) -> Answer {
         if let Some(problem) = host_problem(&request) {
             return wrapper::error_response(400, "bad request", problem);
@@ -200,7 +210,7 @@ impl Dispatch {
             answer.headers_mut().insert(header::ALLOW, routes.allow.clone());
             return answer;
         };
-        *taken = endpoint.metrics.as_ref();
+        *taken = Some(endpoint);
         // A body declared longer than the limit is refused before any of it is read; one without a
         // length (chunked) is cut off at the limit as it is read (in the wrapper). Hyper knows a
         // request without a body; only one with a body has its length looked up.
@@ -286,6 +296,7 @@ mod tests {
                 method: m.clone(),
                 handler: handler.clone(),
                 names: Arc::from(Vec::new()),
+                template: Arc::from(""),
                 metrics: None,
             })
             .collect()
