@@ -64,15 +64,18 @@ fn promtool(text: &str) -> Result<(), String> {
     }
 }
 
-/// Seven requests to `/users/{id}` (five found, two not), a path no route takes, then 10,000
+/// A body over the limit (413), seven requests to `/users/{id}` (five found, two not), a path
+/// no route takes, then 10,000
 /// distinct ids: the scrape counts each exactly, by method, template and status class, the series
 /// stay one per route template and class, and promtool accepts the exposition.
 fn a_scrape_counts_requests_by_route_template(backend: Backend) {
     let dir = temp_dir("metrics");
     let log = dir.join("service.log");
-    let server =
-        Server::start(&build(USERS, backend), &dir.join("users.db"), Some(&log), &["--metrics-listen", "127.0.0.1:0"]);
+    let flags = ["--metrics-listen", "127.0.0.1:0", "--body-limit", "100"];
+    let server = Server::start(&build(USERS, backend), &dir.join("users.db"), Some(&log), &flags);
     let port = metrics_port(&log);
+    let long = format!(r#"{{"id":9,"name":"{}","age":30}}"#, "n".repeat(100));
+    assert_eq!(server.send_json("POST", "/users", &long).0, 413);
     for id in [1, 2] {
         let user = format!(r#"{{"id":{id},"name":"u{id}","age":30}}"#);
         assert_eq!(server.send_json("POST", "/users", &user).0, 201);
@@ -89,6 +92,8 @@ fn a_scrape_counts_requests_by_route_template(backend: Backend) {
     assert_eq!(requests(&first, "POST", "/users", "2xx"), Some(2.0), "{first}");
     assert_eq!(requests(&first, "", "", "4xx"), Some(1.0), "the path no route takes: {first}");
     assert_eq!(requests(&first, "GET", "/health", "2xx"), Some(0.0), "{first}");
+    assert_eq!(requests(&first, "POST", "/users", "4xx"), Some(1.0), "the 413: {first}");
+    assert_eq!(value(&first, "http_server_refused_total", r#"reason="body_too_large""#), Some(1.0), "{first}");
     // Every request finished, each on a connection of its own, now closed.
     assert_eq!(value(&first, "http_server_active_requests", ""), None, "a gauge without labels has no braces");
     assert!(first.lines().any(|l| l == "http_server_active_requests 0"), "{first}");

@@ -247,7 +247,10 @@ impl DbError {
                     self.message
                 ),
             ),
-            DbErrorKind::Overloaded => HttpError::new(503, "overloaded", self.message.clone()),
+            DbErrorKind::Overloaded => {
+                crate::metrics::refused(crate::metrics::Refusal::Overloaded);
+                HttpError::new(503, "overloaded", self.message.clone())
+            }
             _ => HttpError::new(500, "database error", self.message.clone()),
         }
     }

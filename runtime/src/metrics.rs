@@ -22,6 +22,8 @@ const ACTIVE_REQUESTS: &str = "http_server_active_requests";
 const OPEN_CONNECTIONS: &str = "http_server_open_connections";
 /// `http_server_rejected_connections_total`: connections refused at `--max-connections`.
 const REJECTED_CONNECTIONS: &str = "http_server_rejected_connections_total";
+/// `http_server_refused_total`: requests refused by the server's own limits, by reason.
+const REFUSED: &str = "http_server_refused_total";
 /// `nagi_log_records_dropped_total`: log records the bounded log queue dropped.
 const LOG_DROPPED: &str = "nagi_log_records_dropped_total";
 /// `process_resident_memory_bytes` and `process_open_fds`: the process's, at each scrape.
@@ -92,6 +94,10 @@ fn describe() {
     metrics::describe_gauge!(ACTIVE_REQUESTS, "Requests being answered now.");
     metrics::describe_gauge!(OPEN_CONNECTIONS, "HTTP connections open now.");
     metrics::describe_counter!(REJECTED_CONNECTIONS, "Connections refused because --max-connections were open.");
+    metrics::describe_counter!(
+        REFUSED,
+        "Requests the server's limits refused, by reason: body_too_large (413), head_timeout (408), overloaded (503, memory), timeout (503)."
+    );
     metrics::describe_counter!(LOG_DROPPED, "Log records dropped because the bounded log queue was full.");
     metrics::describe_gauge!(RSS, metrics::Unit::Bytes, "Resident memory of the process.");
     metrics::describe_histogram!(
@@ -144,6 +150,32 @@ fn resident_bytes() -> Option<u64> {
     // SAFETY: sysconf has no preconditions.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     Some(pages * u64::try_from(page).unwrap_or(4096))
+}
+
+/// Why the server refused a request itself (a label of `http_server_refused_total`).
+#[derive(Clone, Copy)]
+pub(crate) enum Refusal {
+    /// 413: a body over `--body-limit`.
+    BodyTooLarge,
+    /// 408: a head that did not arrive within `--header-timeout-ms`.
+    HeadTimeout,
+    /// 503: a body or an answer that did not fit in `--memory-limit`.
+    Overloaded,
+    /// 503: a request that took longer than `--timeout-ms`.
+    Timeout,
+}
+
+/// Counts a refusal, when metrics are on (a rare path: the handle is looked up each time).
+pub(crate) fn refused(reason: Refusal) {
+    if on() {
+        let reason = match reason {
+            Refusal::BodyTooLarge => "body_too_large",
+            Refusal::HeadTimeout => "head_timeout",
+            Refusal::Overloaded => "overloaded",
+            Refusal::Timeout => "timeout",
+        };
+        metrics::counter!(REFUSED, "reason" => reason).increment(1);
+    }
 }
 
 /// The request metrics of one route, or of requests that matched none (an empty template).

@@ -442,6 +442,7 @@ async fn drive(
             // with the connection, and a 408 after half an answer would be garbage to the client.
             let answered = !counters.unflushed.load(Ordering::Relaxed);
             if answered {
+                crate::metrics::refused(crate::metrics::Refusal::HeadTimeout);
                 answer_timeout(conn.into_parts().io.into_inner().stream, header_ms).await;
             }
             let what = if answered { "answered 408 and closed" } else { "closed" };

@@ -163,11 +163,14 @@ impl Dispatch {
         let mut taken: Option<&Endpoint> = None;
         let answer = match tokio::time::timeout(self.timeout, self.route(id, path, request, &mut taken)).await {
             Ok(answer) => answer,
-            Err(_) => wrapper::error_response(
-                503,
-                "timeout",
-                &format!("the request did not finish within {} ms", self.shared.timeout_ms),
-            ),
+            Err(_) => {
+                crate::metrics::refused(crate::metrics::Refusal::Timeout);
+                wrapper::error_response(
+                    503,
+                    "timeout",
+                    &format!("the request did not finish within {} ms", self.shared.timeout_ms),
+                )
+            }
         };
         let elapsed = start.elapsed();
         let micros = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);

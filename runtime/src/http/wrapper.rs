@@ -212,6 +212,7 @@ fn hold_answer(budget: &Arc<Budget>, mut answer: Answer, wrote: bool) -> Answer 
 
 /// The 503 for `what` (a body or an answer) that does not fit in the memory budget.
 fn over_budget(budget: &Budget, what: &str) -> Answer {
+    crate::metrics::refused(crate::metrics::Refusal::Overloaded);
     error_response(503, "overloaded", &budget.refusal(what))
 }
 
@@ -299,6 +300,7 @@ async fn read_body(
 
 /// The 413 for a body longer than the limit.
 pub(crate) fn too_large(limit: usize) -> Answer {
+    crate::metrics::refused(crate::metrics::Refusal::BodyTooLarge);
     error_response(413, "payload too large", &format!("the request body is larger than the limit of {limit} bytes"))
 }
 
