@@ -65,9 +65,9 @@ fn promtool(text: &str) -> Result<(), String> {
 }
 
 /// A body over the limit (413), seven requests to `/users/{id}` (five found, two not), a path
-/// no route takes, then 10,000
-/// distinct ids: the scrape counts each exactly, by method, template and status class, the series
-/// stay one per route template and class, and promtool accepts the exposition.
+/// no route takes, then 10,000 distinct ids: the scrape counts each exactly, by method, template
+/// and status class, the series stay one per route template and class, and promtool accepts the
+/// exposition.
 fn a_scrape_counts_requests_by_route_template(backend: Backend) {
     let dir = temp_dir("metrics");
     let log = dir.join("service.log");
