@@ -83,7 +83,7 @@ impl Default for Options {
             warmup: Duration::from_secs(1),
             quick: false,
             cases: cases::CASES.to_vec(),
-            servers: server::NAMES.to_vec(),
+            servers: server::DEFAULT.to_vec(),
             load: wrk::Load { threads: 2, connections: 64, cpu: 1 },
             reference: false,
         }
@@ -168,7 +168,7 @@ pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Options, Str
     }
     let named = |names: &[&str]| names.iter().filter_map(|n| cases::case(n)).collect::<Vec<_>>();
     let (default_servers, default_cases, default_connections) = match options.mode {
-        Mode::Compare => (server::NAMES.to_vec(), cases::CASES.to_vec(), options.load.connections),
+        Mode::Compare => (server::DEFAULT.to_vec(), cases::CASES.to_vec(), options.load.connections),
         Mode::Soak(_) => {
             if let Some(flag) = given.iter().find(|g| TIMED_FLAGS.contains(&g.as_str())) {
                 return Err(format!(

@@ -11,14 +11,16 @@ use super::report::{Summaries, thousands};
 use super::server::NAMES;
 
 /// Each server's colour, in [`NAMES`]' order: greys for the baselines, oranges for the
-/// Rust-built Nagi, greens for the LLVM-built (lighter: `--log warn`).
-const COLOURS: [RGBColor; 6] = [
+/// Rust-built Nagi, greens for the LLVM-built (lighter: `--log warn`; darker: with metrics).
+const COLOURS: [RGBColor; 8] = [
     RGBColor(0x33, 0x33, 0x33),
     RGBColor(0x99, 0x99, 0x99),
     RGBColor(0xd9, 0x5f, 0x02),
     RGBColor(0x1b, 0x9e, 0x77),
     RGBColor(0xfd, 0xb8, 0x63),
     RGBColor(0x8f, 0xd1, 0xbb),
+    RGBColor(0x8c, 0x3d, 0x01),
+    RGBColor(0x0e, 0x5c, 0x45),
 ];
 
 /// Draws the chart of `summaries` to `path`.

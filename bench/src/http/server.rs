@@ -24,8 +24,21 @@ pub struct Contender {
     pub flags: Vec<&'static str>,
 }
 
+/// The contenders of a run that names none (`--servers` picks others): all but the metrics ones.
+pub const DEFAULT: [&str; 6] =
+    ["baseline", "baseline+log", "nagi-rust", "nagi-llvm", "nagi-rust-warn", "nagi-llvm-warn"];
+
 /// Every contender's name, in report order; the first is the baseline of the ratios.
-pub const NAMES: [&str; 6] = ["baseline", "baseline+log", "nagi-rust", "nagi-llvm", "nagi-rust-warn", "nagi-llvm-warn"];
+pub const NAMES: [&str; 8] = [
+    "baseline",
+    "baseline+log",
+    "nagi-rust",
+    "nagi-llvm",
+    "nagi-rust-warn",
+    "nagi-llvm-warn",
+    "nagi-rust-metrics",
+    "nagi-llvm-metrics",
+];
 
 /// What a contender is, for the report.
 pub fn describe(name: &str) -> &'static str {
@@ -40,6 +53,10 @@ pub fn describe(name: &str) -> &'static str {
         "nagi-llvm" => "the same built with `--backend=llvm` (`--llvm-opt=2`), `--log info`",
         "nagi-rust-warn" => "the Rust-built service with `--log warn` (no request lines)",
         "nagi-llvm-warn" => "the LLVM-built service with `--log warn`",
+        "nagi-rust-metrics" => {
+            "the Rust-built service with `--log info` and `--metrics-listen` (metrics recorded, not scraped)"
+        }
+        "nagi-llvm-metrics" => "the LLVM-built service with `--log info` and `--metrics-listen`",
         _ => "",
     }
 }
@@ -67,6 +84,8 @@ impl Builds {
             "nagi-llvm" => (&self.nagi_llvm, vec!["--log", "info"]),
             "nagi-rust-warn" => (&self.nagi_rust, vec!["--log", "warn"]),
             "nagi-llvm-warn" => (&self.nagi_llvm, vec!["--log", "warn"]),
+            "nagi-rust-metrics" => (&self.nagi_rust, vec!["--log", "info", "--metrics-listen", "127.0.0.1:0"]),
+            "nagi-llvm-metrics" => (&self.nagi_llvm, vec!["--log", "info", "--metrics-listen", "127.0.0.1:0"]),
             other => unreachable!("no contender {other}"),
         };
         Contender { name, exe: exe.clone(), flags }
