@@ -156,6 +156,37 @@ fn a_scrape_counts_a_queues_jobs(backend: Backend) {
     assert!(server.stop().success());
 }
 
+/// The actor test's service (tests/fixtures/counter_service.nagi): three crashes of the
+/// counter under supervisor `App` are three restarts; a crash under `Fragile` (intensity 0) is
+/// its giving up.
+fn a_scrape_counts_supervisor_restarts_and_give_ups(backend: Backend) {
+    let dir = temp_dir("supervisor-metrics");
+    let log = dir.join("service.log");
+    let exe = build("tests/fixtures/counter_service.nagi", backend);
+    let server = Server::start(&exe, &dir.join("counter.db"), Some(&log), &["--metrics-listen", "127.0.0.1:0"]);
+    let port = metrics_port(&log);
+    for _ in 0..3 {
+        assert_eq!(server.send_json("POST", "/crash", "").0, 503);
+    }
+    assert_eq!(server.send_json("POST", "/fragile/crash", "").0, 503);
+    // A restart is counted when the supervisor has handled the crash, just after the answer.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let text = loop {
+        let (_, text) = get_on(port, "/metrics");
+        if value(&text, "nagi_supervisor_give_ups_total", r#"supervisor="Fragile""#).is_some()
+            && value(&text, "nagi_supervisor_restarts_total", r#"supervisor="App""#) == Some(3.0)
+        {
+            break text;
+        }
+        assert!(std::time::Instant::now() < deadline, "{text}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert_eq!(value(&text, "nagi_supervisor_give_ups_total", r#"supervisor="Fragile""#), Some(1.0), "{text}");
+    assert_eq!(value(&text, "nagi_supervisor_restarts_total", r#"supervisor="Fragile""#), None, "{text}");
+    promtool(&text).unwrap_or_else(|complaints| panic!("promtool: {complaints}\n{text}"));
+    assert!(server.stop().success());
+}
+
 /// `--log-format json`: every line the service writes is one JSON object; a request's line names
 /// its route template beside its path (escaped as JSON), and the start and the stop are objects
 /// too.
@@ -211,6 +242,7 @@ fn metrics_are_off_by_default_and_a_bad_address_stops_the_service(backend: Backe
 crate::on_every_backend!(
     a_scrape_counts_requests_by_route_template,
     a_scrape_counts_a_queues_jobs,
+    a_scrape_counts_supervisor_restarts_and_give_ups,
     json_logs_are_one_object_per_line,
     metrics_are_off_by_default_and_a_bad_address_stops_the_service,
 );

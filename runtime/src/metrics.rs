@@ -24,6 +24,9 @@ const OPEN_CONNECTIONS: &str = "http_server_open_connections";
 const REJECTED_CONNECTIONS: &str = "http_server_rejected_connections_total";
 /// `http_server_refused_total`: requests refused by the server's own limits, by reason.
 const REFUSED: &str = "http_server_refused_total";
+/// `nagi_supervisor_restarts_total` and `nagi_supervisor_give_ups_total`, by supervisor.
+const RESTARTS: &str = "nagi_supervisor_restarts_total";
+const GIVE_UPS: &str = "nagi_supervisor_give_ups_total";
 /// `nagi_log_records_dropped_total`: log records the bounded log queue dropped.
 const LOG_DROPPED: &str = "nagi_log_records_dropped_total";
 /// `process_resident_memory_bytes` and `process_open_fds`: the process's, at each scrape.
@@ -97,6 +100,11 @@ fn describe() {
     metrics::describe_counter!(
         REFUSED,
         "Requests the server's limits refused, by reason: body_too_large (413), head_timeout (408), overloaded (503, memory), timeout (503)."
+    );
+    metrics::describe_counter!(RESTARTS, "Crashed children the supervisor restarted.");
+    metrics::describe_counter!(
+        GIVE_UPS,
+        "Times the supervisor gave up (more restarts than its intensity within its period)."
     );
     metrics::describe_counter!(LOG_DROPPED, "Log records dropped because the bounded log queue was full.");
     metrics::describe_gauge!(RSS, metrics::Unit::Bytes, "Resident memory of the process.");
@@ -175,6 +183,14 @@ pub(crate) fn refused(reason: Refusal) {
             Refusal::Timeout => "timeout",
         };
         metrics::counter!(REFUSED, "reason" => reason).increment(1);
+    }
+}
+
+/// Counts a supervisor's restart of a crashed child (`restart`) or its giving up, when metrics
+/// are on (rare events: the handle is looked up each time).
+pub(crate) fn supervisor_event(supervisor: &'static str, restart: bool) {
+    if on() {
+        metrics::counter!(if restart { RESTARTS } else { GIVE_UPS }, "supervisor" => supervisor).increment(1);
     }
 }
 

@@ -188,9 +188,11 @@ impl Supervisor {
                     self.name, self.intensity, self.period
                 );
                 tracing::error!(supervisor = self.name, reason = %why, "a supervisor gave up");
+                crate::metrics::supervisor_event(self.name, false);
                 return why;
             }
             tracing::warn!(supervisor = self.name, child = index, reason = %reason, "restarting a crashed child");
+            crate::metrics::supervisor_event(self.name, true);
             let restart: Vec<usize> = match self.strategy {
                 Strategy::OneForOne => vec![index],
                 Strategy::OneForAll => {
