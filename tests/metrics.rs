@@ -34,6 +34,30 @@ fn statement_position(sql: &str) -> String {
     format!("{USERS}:{}", line + 1)
 }
 
+/// A service of `source` built with `backend`, serving metrics, and the metrics' port.
+fn start_with_metrics(tag: &str, source: &str, backend: Backend, extra: &[&str]) -> (Server, u16) {
+    let dir = temp_dir(tag);
+    let log = dir.join("service.log");
+    let mut flags = vec!["--metrics-listen", "127.0.0.1:0"];
+    flags.extend(extra);
+    let server = Server::start(&build(source, backend), &dir.join("service.db"), Some(&log), &flags);
+    (server, metrics_port(&log))
+}
+
+/// Scrapes `port` until `done` holds of the exposition (what the service does after answering,
+/// such as a job's attempt or a supervisor's restart, lands a moment later); at most 60 s.
+fn scrape_until(port: u16, done: impl Fn(&str) -> bool) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let (_, text) = get_on(port, "/metrics");
+        if done(&text) {
+            return text;
+        }
+        assert!(std::time::Instant::now() < deadline, "the scrape never showed what was expected:\n{text}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// The port of the service's `metrics on http://127.0.0.1:PORT/metrics` log line.
 fn metrics_port(log: &std::path::Path) -> u16 {
     let text = std::fs::read_to_string(log).unwrap();
@@ -69,11 +93,7 @@ fn promtool(text: &str) -> Result<(), String> {
 /// and status class, the series stay one per route template and class, and promtool accepts the
 /// exposition.
 fn a_scrape_counts_requests_by_route_template(backend: Backend) {
-    let dir = temp_dir("metrics");
-    let log = dir.join("service.log");
-    let flags = ["--metrics-listen", "127.0.0.1:0", "--body-limit", "100"];
-    let server = Server::start(&build(USERS, backend), &dir.join("users.db"), Some(&log), &flags);
-    let port = metrics_port(&log);
+    let (server, port) = start_with_metrics("metrics", USERS, backend, &["--body-limit", "100"]);
     let long = format!(r#"{{"id":9,"name":"{}","age":30}}"#, "n".repeat(100));
     assert_eq!(server.send_json("POST", "/users", &long).0, 413);
     for id in [1, 2] {
@@ -127,24 +147,14 @@ fn a_scrape_counts_requests_by_route_template(backend: Backend) {
 /// dead-lettered and 12 retried attempts (6 jobs retried once, 3 retried twice before their last
 /// attempt), and nothing queued or running.
 fn a_scrape_counts_a_queues_jobs(backend: Backend) {
-    let dir = temp_dir("queue-metrics");
-    let log = dir.join("service.log");
-    let exe = build("tests/fixtures/queue_service.nagi", backend);
-    let server = Server::start(&exe, &dir.join("queue.db"), Some(&log), &["--metrics-listen", "127.0.0.1:0"]);
-    let port = metrics_port(&log);
+    let (server, port) = start_with_metrics("queue-metrics", "tests/fixtures/queue_service.nagi", backend, &[]);
     assert_eq!(server.request("POST", "/jobs?from=1&count=30", None, ""), (201, "30".to_owned()));
     let queue = |text: &str, name: &str, extra: &str| value(text, name, &format!(r#"queue="jobs"{extra}"#));
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    let text = loop {
-        let (_, text) = get_on(port, "/metrics");
-        let done = queue(&text, "nagi_queue_jobs_completed_total", "").unwrap_or(0.0)
-            + queue(&text, "nagi_queue_jobs_dead_lettered_total", "").unwrap_or(0.0);
-        if done == 30.0 {
-            break text;
-        }
-        assert!(std::time::Instant::now() < deadline, "the jobs did not finish:\n{text}");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    };
+    let text = scrape_until(port, |text| {
+        let done = queue(text, "nagi_queue_jobs_completed_total", "").unwrap_or(0.0)
+            + queue(text, "nagi_queue_jobs_dead_lettered_total", "").unwrap_or(0.0);
+        done == 30.0
+    });
     assert_eq!(queue(&text, "nagi_queue_jobs_completed_total", ""), Some(27.0), "{text}");
     assert_eq!(queue(&text, "nagi_queue_jobs_dead_lettered_total", ""), Some(3.0), "{text}");
     assert_eq!(queue(&text, "nagi_queue_jobs_retried_total", ""), Some(12.0), "{text}");
@@ -160,27 +170,16 @@ fn a_scrape_counts_a_queues_jobs(backend: Backend) {
 /// counter under supervisor `App` are three restarts; a crash under `Fragile` (intensity 0) is
 /// its giving up.
 fn a_scrape_counts_supervisor_restarts_and_give_ups(backend: Backend) {
-    let dir = temp_dir("supervisor-metrics");
-    let log = dir.join("service.log");
-    let exe = build("tests/fixtures/counter_service.nagi", backend);
-    let server = Server::start(&exe, &dir.join("counter.db"), Some(&log), &["--metrics-listen", "127.0.0.1:0"]);
-    let port = metrics_port(&log);
+    let (server, port) = start_with_metrics("supervisor-metrics", "tests/fixtures/counter_service.nagi", backend, &[]);
     for _ in 0..3 {
         assert_eq!(server.send_json("POST", "/crash", "").0, 503);
     }
     assert_eq!(server.send_json("POST", "/fragile/crash", "").0, 503);
     // A restart is counted when the supervisor has handled the crash, just after the answer.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    let text = loop {
-        let (_, text) = get_on(port, "/metrics");
-        if value(&text, "nagi_supervisor_give_ups_total", r#"supervisor="Fragile""#).is_some()
-            && value(&text, "nagi_supervisor_restarts_total", r#"supervisor="App""#) == Some(3.0)
-        {
-            break text;
-        }
-        assert!(std::time::Instant::now() < deadline, "{text}");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
+    let text = scrape_until(port, |text| {
+        value(text, "nagi_supervisor_give_ups_total", r#"supervisor="Fragile""#).is_some()
+            && value(text, "nagi_supervisor_restarts_total", r#"supervisor="App""#) == Some(3.0)
+    });
     assert_eq!(value(&text, "nagi_supervisor_give_ups_total", r#"supervisor="Fragile""#), Some(1.0), "{text}");
     assert_eq!(value(&text, "nagi_supervisor_restarts_total", r#"supervisor="Fragile""#), None, "{text}");
     promtool(&text).unwrap_or_else(|complaints| panic!("promtool: {complaints}\n{text}"));
