@@ -132,6 +132,9 @@ fn a_scrape_counts_requests_by_route_template(backend: Backend) {
         |position: &str| value(&second, "db_statement_duration_seconds_count", &format!(r#"statement="{position}""#));
     assert_eq!(statements(&insert), Some(2.0), "{insert}: {second}");
     assert_eq!(statements(&lookup), Some(10_007.0), "{lookup}: {second}");
+    // The lookups found a row five times.
+    let rows = value(&second, "db_statement_rows_total", &format!(r#"statement="{lookup}""#));
+    assert_eq!(rows, Some(5.0), "{second}");
     assert_eq!(value(&second, "db_transactions_total", r#"outcome="committed""#), Some(2.0), "{second}");
     let series = |text: &str| text.lines().filter(|l| l.starts_with(&format!("{DURATION}_count{{"))).count();
     // Six routes and the requests no route takes, five status classes each: 10,000 ids add none.

@@ -46,6 +46,8 @@ const QUEUE_LAST_COMPLETED: &str = "nagi_queue_last_completed_timestamp_seconds"
 /// `db_statement_duration_seconds`: how long statements took on the database thread, by the
 /// statement's source position (`users.nagi:17`; OpenTelemetry's `db.client.operation.duration`).
 const STATEMENT_DURATION: &str = "db_statement_duration_seconds";
+/// `db_statement_rows_total`: rows queries returned, by the statement's source position.
+const STATEMENT_ROWS: &str = "db_statement_rows_total";
 /// `db_wait_seconds`: how long statements waited for the database thread.
 const DB_WAIT: &str = "db_wait_seconds";
 /// `db_transactions_total`: request and job transactions by outcome.
@@ -118,6 +120,7 @@ fn describe() {
         metrics::Unit::Seconds,
         "How long statements waited for the database thread."
     );
+    metrics::describe_counter!(STATEMENT_ROWS, "Rows queries returned, by the statement's source position.");
     metrics::describe_counter!(TRANSACTIONS, "Request and job transactions, by outcome: committed or rolled_back.");
     metrics::describe_gauge!(QUEUE_JOBS, "Jobs of the queue by state: queued (waiting or backing off) or running.");
     metrics::describe_gauge!(
@@ -244,7 +247,7 @@ pub(crate) fn statement_label(sql: &str) -> &str {
 
 /// The database thread's metrics: one histogram per statement label, made when first seen.
 pub(crate) struct DbMetrics {
-    statements: std::collections::HashMap<String, Histogram>,
+    statements: std::collections::HashMap<String, (Histogram, Counter)>,
     wait: Histogram,
     committed: Counter,
     rolled_back: Counter,
@@ -261,16 +264,28 @@ impl DbMetrics {
         })
     }
 
-    /// A statement `sql` that waited `waited` for the thread and then took `took`.
-    pub(crate) fn statement(&mut self, sql: &str, waited: std::time::Duration, took: std::time::Duration) {
+    /// A statement `sql` that waited `waited` for the thread, then took `took` and, for a query,
+    /// returned `rows`.
+    pub(crate) fn statement(
+        &mut self,
+        sql: &str,
+        waited: std::time::Duration,
+        took: std::time::Duration,
+        rows: Option<u64>,
+    ) {
         self.wait.record(waited.as_secs_f64());
         let label = statement_label(sql);
-        match self.statements.get(label) {
-            Some(histogram) => histogram.record(took.as_secs_f64()),
-            None => {
-                let histogram = metrics::histogram!(STATEMENT_DURATION, "statement" => label.to_owned());
-                histogram.record(took.as_secs_f64());
-                self.statements.insert(label.to_owned(), histogram);
+        if !self.statements.contains_key(label) {
+            let handles = (
+                metrics::histogram!(STATEMENT_DURATION, "statement" => label.to_owned()),
+                metrics::counter!(STATEMENT_ROWS, "statement" => label.to_owned()),
+            );
+            self.statements.insert(label.to_owned(), handles);
+        }
+        if let Some((duration, returned)) = self.statements.get(label) {
+            duration.record(took.as_secs_f64());
+            if let Some(rows) = rows {
+                returned.increment(rows);
             }
         }
     }

@@ -301,6 +301,7 @@ pub(crate) fn run(
         savepoints: 0,
         deferred: VecDeque::new(),
         metrics: None,
+        last_rows: 0,
     };
     worker.serve(receiver);
     worker.finish(path);
@@ -325,6 +326,8 @@ struct Worker {
     deferred: VecDeque<Job>,
     /// The statements' metrics, made at the first statement after metrics were turned on.
     metrics: Option<crate::metrics::DbMetrics>,
+    /// How many rows the last query returned (for its metrics).
+    last_rows: u64,
 }
 
 /// How many times the database thread yields its CPU, looking for the next job in between, before
@@ -395,7 +398,7 @@ impl Worker {
         match job.op {
             Op::Exec { sql, args, commit, reply } => {
                 let mut result = self.exec(owner, began.as_deref(), &sql, &args);
-                self.measure(&sql, queued, started);
+                self.measure(&sql, queued, started, None);
                 self.settle(owner, &sql, result.as_ref().err());
                 // Committed only while the request still waits: one whose future was dropped (the
                 // timeout, a client gone) is answered with an error, so its writes must not stay;
@@ -414,8 +417,9 @@ impl Worker {
                 let _ = reply.send(result);
             }
             Op::Query { sql, args, mut sink, reply } => {
+                self.last_rows = 0;
                 let result = self.query(owner, began.as_deref(), &sql, &args, sink.as_mut());
-                self.measure(&sql, queued, started);
+                self.measure(&sql, queued, started, Some(self.last_rows));
                 self.settle(owner, &sql, result.as_ref().err());
                 let _ = reply.send(result.map(|hold| (sink, hold)));
             }
@@ -438,14 +442,14 @@ impl Worker {
         }
     }
 
-    /// Records statement `sql`'s wait (from `queued` to `started`) and run (from `started`), when
-    /// metrics are on.
-    fn measure(&mut self, sql: &str, queued: Instant, started: Instant) {
+    /// Records statement `sql`'s wait (from `queued` to `started`), run (from `started`) and, for a
+    /// query, the rows it returned, when metrics are on.
+    fn measure(&mut self, sql: &str, queued: Instant, started: Instant, rows: Option<u64>) {
         if self.metrics.is_none() {
             self.metrics = crate::metrics::DbMetrics::new();
         }
         if let Some(metrics) = &mut self.metrics {
-            metrics.statement(sql, started.saturating_duration_since(queued), started.elapsed());
+            metrics.statement(sql, started.saturating_duration_since(queued), started.elapsed(), rows);
         }
     }
 
@@ -602,6 +606,7 @@ impl Worker {
         let mut count: u64 = 0;
         while let Some(row) = rows.next().map_err(db_error)? {
             count += 1;
+            self.last_rows = count;
             if count > self.max_rows {
                 let message = format!(
                     "the query returned more than {} rows, the most one query may return (--max-query-rows); \
