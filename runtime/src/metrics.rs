@@ -64,6 +64,9 @@ const DURATION_BUCKETS: [f64; 14] = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25,
 /// The status classes a request's duration is labelled with, by the status's first digit.
 const STATUS_CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];
 
+/// How often histogram samples are folded into their buckets, which bounds what they hold.
+const UPKEEP: std::time::Duration = std::time::Duration::from_secs(1);
+
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 static ON: AtomicBool = AtomicBool::new(false);
 
@@ -275,17 +278,21 @@ impl DbMetrics {
     ) {
         self.wait.record(waited.as_secs_f64());
         let label = statement_label(sql);
-        if !self.statements.contains_key(label) {
-            let handles = (
-                metrics::histogram!(STATEMENT_DURATION, "statement" => label.to_owned()),
-                metrics::counter!(STATEMENT_ROWS, "statement" => label.to_owned()),
-            );
-            self.statements.insert(label.to_owned(), handles);
-        }
-        if let Some((duration, returned)) = self.statements.get(label) {
+        let record = |(duration, returned): &(Histogram, Counter)| {
             duration.record(took.as_secs_f64());
             if let Some(rows) = rows {
                 returned.increment(rows);
+            }
+        };
+        match self.statements.get(label) {
+            Some(handles) => record(handles),
+            None => {
+                let handles = (
+                    metrics::histogram!(STATEMENT_DURATION, "statement" => label.to_owned()),
+                    metrics::counter!(STATEMENT_ROWS, "statement" => label.to_owned()),
+                );
+                record(&handles);
+                self.statements.insert(label.to_owned(), handles);
             }
         }
     }
@@ -363,12 +370,26 @@ pub(crate) async fn serve(listener: tokio::net::TcpListener, before_scrape: Befo
         };
         Ok::<_, std::convert::Infallible>(response.unwrap_or_default())
     };
-    loop {
-        let Ok((stream, _)) = listener.accept().await else { continue };
-        let io = hyper_util::rt::TokioIo::new(stream);
-        tokio::spawn(async move {
-            let service = hyper::service::service_fn(answer);
-            let _ = hyper::server::conn::http1::Builder::new().serve_connection(io, service).await;
-        });
-    }
+    let accept = async {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else { continue };
+            let io = hyper_util::rt::TokioIo::new(stream);
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(answer);
+                let _ = hyper::server::conn::http1::Builder::new().serve_connection(io, service).await;
+            });
+        }
+    };
+    // The exporter keeps a histogram's samples until they are folded into its buckets: without
+    // a scrape they would grow with every request, so they are folded every second.
+    let upkeep = async {
+        let mut every = tokio::time::interval(UPKEEP);
+        loop {
+            every.tick().await;
+            if let Some(handle) = HANDLE.get() {
+                handle.run_upkeep();
+            }
+        }
+    };
+    tokio::join!(accept, upkeep);
 }
