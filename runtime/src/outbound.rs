@@ -117,8 +117,7 @@ impl Call {
 
     /// `GET http://host/path`: the call as a detail or log line names it, without the query.
     fn shown(&self) -> String {
-        let url = self.url.split(['?', '#']).next().unwrap_or("");
-        format!("{} {url}", self.method)
+        shown(&self.method, &self.url)
     }
 
     fn failure(&self, status: u16, what: impl std::fmt::Display) -> Failure {
@@ -227,12 +226,18 @@ fn header_line(line: &str) -> Result<(reqwest::header::HeaderName, reqwest::head
 /// doc), for a call of `method` on `url`; `None` when the call may go.
 pub fn writer_held(method: &str, url: &str) -> Option<String> {
     crate::db::holds_writer().then(|| {
-        let url = url.split(['?', '#']).next().unwrap_or("");
         format!(
-            "{method} {url}: an outbound call after the request's first write would hold the database's writer \
-             while it waits; make the call before writing, or push a job"
+            "{}: an outbound call after the request's first write would hold the database's writer \
+             while it waits; make the call before writing, or push a job",
+            shown(method, url)
         )
     })
+}
+
+/// `GET http://host/path`: a call as details and log lines name it, the URL cut before its query
+/// (which may carry a key) and fragment.
+fn shown(method: &str, url: &str) -> String {
+    format!("{method} {}", url.split(['?', '#']).next().unwrap_or(""))
 }
 
 /// Traps when the running request holds the database's writer.
@@ -261,10 +266,7 @@ pub async fn fetch_json<T: DeserializeOwned>(call: Call) -> Option<T> {
     check_writer(&call);
     let shown = call.clone();
     let result = call.send().await.and_then(|body| {
-        binding::decode_typed::<T>(&body).map_err(|e| {
-            let class = std::any::type_name::<T>().rsplit("::").next().unwrap_or("").replace("__", ".");
-            shown.undecodable(&class, &e)
-        })
+        binding::decode_typed::<T>(&body).map_err(|e| shown.undecodable(&binding::class_name::<T>(), &e))
     });
     recorded(result)
 }

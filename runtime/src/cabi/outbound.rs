@@ -5,7 +5,7 @@
 
 use super::json::{TypeDesc, write};
 use super::pending::{WriteOut, pending_write};
-use super::strings::read;
+use super::strings::{read, read_all};
 use super::{RawArray, RawString};
 use crate::failure::Failure;
 use crate::outbound::{self, Call};
@@ -39,13 +39,8 @@ pub unsafe extern "C" fn nagi_rt_http_fetch(
     if let Some(message) = unsafe { outbound::writer_held(read(method), read(url)) } {
         super::guard::fail(message);
     }
-    // SAFETY: the array's `len` elements are strings of emitted code.
-    let lines: Vec<&str> = unsafe {
-        let headers = &*headers;
-        let elements: &[RawString] =
-            if headers.len == 0 { &[] } else { std::slice::from_raw_parts(headers.ptr.cast(), headers.len) };
-        elements.iter().map(|s| read(s)).collect()
-    };
+    // SAFETY: forwarded from the caller.
+    let lines = unsafe { read_all(headers) };
     // SAFETY: forwarded from the caller.
     let call = unsafe { Call::new(read(method), read(url), read(body), lines, timeout_us) };
     let started = outbound::start(call);

@@ -44,6 +44,20 @@ pub(super) unsafe fn read<'a>(s: *const RawString) -> &'a str {
     unsafe { text_unchecked((*s).ptr, (*s).len) }
 }
 
+/// The texts of the array of strings at `array`.
+///
+/// # Safety
+/// `array` points to an array of emitted code whose `len` elements are strings.
+pub(super) unsafe fn read_all<'a>(array: *const RawArray) -> Vec<&'a str> {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        let array = &*array;
+        let elements: &[RawString] =
+            if array.len == 0 { &[] } else { std::slice::from_raw_parts(array.ptr.cast(), array.len) };
+        elements.iter().map(|s| read(s)).collect()
+    }
+}
+
 /// `strings` as an array of emitted code, handed over (the buffer and each string).
 fn strings_into_raw(strings: Vec<String>) -> RawArray {
     let len = strings.len();
@@ -173,13 +187,8 @@ pub unsafe extern "C" fn nagi_rt_str_replace(
 /// `out` is writable; `parts` points to an array of strings of emitted code, `sep` to a string.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nagi_rt_str_join(out: *mut RawString, parts: *const RawArray, sep: *const RawString) {
-    // SAFETY: the array's `len` elements are strings of emitted code.
-    let parts: Vec<&str> = unsafe {
-        let parts = &*parts;
-        let elements: &[RawString] =
-            if parts.len == 0 { &[] } else { std::slice::from_raw_parts(parts.ptr.cast(), parts.len) };
-        elements.iter().map(|s| read(s)).collect()
-    };
+    // SAFETY: forwarded from the caller.
+    let parts = unsafe { read_all(parts) };
     // SAFETY: forwarded from the caller.
     unsafe { write_string(out, strings::join(&parts, read(sep))) }
 }

@@ -17,11 +17,16 @@ use crate::shaped_json::{self, Shape};
 /// A JSON text decoded into the derived class `T` under the binding rules of [`decode_json`],
 /// the class named as High names it.
 pub(crate) fn decode_typed<T: DeserializeOwned>(body: &[u8]) -> Result<T, HttpError> {
-    // The derived class's Rust name, `program::accounts__User`: its last segment, with a
-    // module's `__` read back as the `.` of High (`accounts.User`).
-    let name = std::any::type_name::<T>().rsplit("::").next().unwrap_or("").replace("__", ".");
     // Wrapped so that a class is an object at every depth (the derive takes arrays too).
-    decode_json(body, &name, |deserializer| serde_path_to_error::deserialize(crate::json::Objects(deserializer)))
+    decode_json(body, &class_name::<T>(), |deserializer| {
+        serde_path_to_error::deserialize(crate::json::Objects(deserializer))
+    })
+}
+
+/// The High name of the derived class `T`: its Rust name, `program::accounts__User`, by its last
+/// segment, with a module's `__` read back as the `.` of High (`accounts.User`).
+pub(crate) fn class_name<T>() -> String {
+    std::any::type_name::<T>().rsplit("::").next().unwrap_or("").replace("__", ".")
 }
 
 /// A JSON text decoded into a value of the type `shape` describes, under exactly the rules and
