@@ -30,6 +30,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::sync::{mpsc, oneshot};
 
+use crate::traces::{Detail, Kind, Span};
+
 /// A message: the handler of one call or send, applied to the state.
 type Message<S> = Box<dyn FnOnce(&mut S) + Send>;
 
@@ -175,6 +177,7 @@ impl<S: Send + 'static> Actor<S> {
     pub async fn call<R: Send + 'static>(&self, handler: impl FnOnce(&mut S) -> R + Send + 'static) -> Option<R> {
         let (reply, result) = oneshot::channel();
         let (name, request) = (self.shared.name, crate::context::request_id());
+        let mut span = Span::child(crate::context::trace(), Kind::Internal, || Detail::ActorCall { actor: name });
         let message: Message<S> = Box::new(move |state| {
             // A caller that went away leaves nobody to take the answer, which is dropped. A trap
             // is answered with its message before it goes on to crash the actor, so the caller
@@ -191,7 +194,11 @@ impl<S: Send + 'static> Actor<S> {
             match result.await {
                 Ok(Ok(value)) => return Some(value),
                 Ok(Err(reason)) => {
-                    crate::failure::fail(503, &format!("actor {} crashed: {reason}", self.shared.name));
+                    let message = format!("actor {} crashed: {reason}", self.shared.name);
+                    if let Some(span) = &mut span {
+                        span.fail(|| message.clone());
+                    }
+                    crate::failure::fail(503, &message);
                     return None;
                 }
                 Err(_) => {}
@@ -200,7 +207,11 @@ impl<S: Send + 'static> Actor<S> {
         // The message was dropped unrun, or never queued: the mailbox closes once the reason
         // is recorded.
         self.shared.mailbox.closed().await;
-        crate::failure::fail(503, &format!("actor {} has stopped{}", self.shared.name, self.crash_reason()));
+        let message = format!("actor {} has stopped{}", self.shared.name, self.crash_reason());
+        if let Some(span) = &mut span {
+            span.fail(|| message.clone());
+        }
+        crate::failure::fail(503, &message);
         None
     }
 

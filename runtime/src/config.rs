@@ -122,6 +122,17 @@ pub struct Config {
     #[arg(long = "metrics-listen", env = "NAGI_METRICS_LISTEN", value_name = "ADDR:PORT")]
     pub metrics_listen: Option<String>,
 
+    /// Where to send traces, over OTLP/HTTP (protobuf): a collector's base URL such as
+    /// `http://localhost:4318` (`/v1/traces` is added) or the full URL; no traces when unset.
+    #[arg(long = "otlp-endpoint", env = "NAGI_OTLP_ENDPOINT", value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
+
+    /// The share of new traces recorded, from 0 to 1; a request whose `traceparent` says whether
+    /// its trace is sampled follows it.
+    #[arg(long = "trace-sample-ratio", env = "NAGI_TRACE_SAMPLE_RATIO", value_name = "RATIO",
+          default_value = "1", value_parser = parse_ratio)]
+    pub trace_sample_ratio: SampleRatio,
+
     /// Least severe log level written.
     #[arg(long, env = "NAGI_LOG", value_name = "LEVEL", value_enum, default_value_t = LogLevel::Info)]
     pub log: LogLevel,
@@ -129,6 +140,19 @@ pub struct Config {
     /// How log lines are written: `text` (the default) or `json`, one JSON object per line.
     #[arg(long = "log-format", env = "NAGI_LOG_FORMAT", value_name = "FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
+}
+
+/// A sampling ratio for `--trace-sample-ratio`: a number from 0 to 1 (never NaN, so it is `Eq`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SampleRatio(pub f64);
+
+impl Eq for SampleRatio {}
+
+fn parse_ratio(text: &str) -> Result<SampleRatio, String> {
+    match text.trim().parse::<f64>() {
+        Ok(ratio) if (0.0..=1.0).contains(&ratio) => Ok(SampleRatio(ratio)),
+        _ => Err(format!("`{text}` is not a ratio from 0 to 1")),
+    }
 }
 
 /// A log line format for `--log-format`.
@@ -191,6 +215,8 @@ impl Config {
             outbound_connections: 100,
             outbound_body_limit: 8_388_608,
             metrics_listen: None,
+            otlp_endpoint: None,
+            trace_sample_ratio: SampleRatio(1.0),
             log: LogLevel::Info,
             log_format: LogFormat::Text,
         }

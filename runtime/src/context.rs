@@ -22,6 +22,9 @@ pub(crate) struct RequestContext {
     /// What the handler leaves for its answer, shared with the wrapper that sends it (one
     /// allocation for both of its parts).
     pub(crate) state: Arc<Mutex<RequestState>>,
+    /// The span of the request or job attempt, when tracing is on: the parent of the spans its
+    /// code opens (statements, actor calls, outbound calls).
+    pub(crate) trace: Option<crate::traces::SpanContext>,
 }
 
 /// What a request's handler leaves for the wrapper that answers it.
@@ -65,6 +68,11 @@ pub(crate) fn in_request() -> bool {
 /// The current request's id, or 0 outside a request.
 pub(crate) fn request_id() -> u64 {
     CONTEXT.try_with(|c| c.id).unwrap_or(0)
+}
+
+/// The running request's or job attempt's span, when tracing is on.
+pub(crate) fn trace() -> Option<crate::traces::SpanContext> {
+    CONTEXT.try_with(|c| c.trace).ok().flatten()
 }
 
 /// Keeps `hold` (of a query's rows) until the current request ends; outside a request it is

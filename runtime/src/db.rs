@@ -42,6 +42,7 @@ use crate::HttpError;
 use crate::budget::Hold;
 #[cfg(test)]
 use crate::shaped_json::{Shape, Value};
+use crate::traces::{Detail, Kind, Span};
 use thread::{Job, Op};
 
 /// A statement parameter: SQLite's storage classes except BLOB.
@@ -453,8 +454,17 @@ async fn submit<T>(make: impl FnOnce(oneshot::Sender<Result<T, DbError>>) -> Op)
 /// A statement that returns rows (`SELECT`, `... RETURNING`) fails here (rusqlite's
 /// `ExecuteReturnedResults`, a 500); run it with [`query`] instead.
 pub async fn exec(sql: &str, args: Vec<SqlValue>) -> i64 {
+    let span = statement_span(sql);
     let sql = sql.to_owned();
-    submit(|reply| Op::Exec { sql, args, commit: false, reply }).await
+    let changed = submit(|reply| Op::Exec { sql, args, commit: false, reply }).await;
+    span.map(Span::succeed);
+    changed
+}
+
+/// The span of statement `sql` in the running request's or job's trace, when there is one; it
+/// ends as an error when the statement fails (unwinds).
+fn statement_span(sql: &str) -> Option<Span> {
+    Span::child(crate::context::trace(), Kind::Client, || Detail::Statement { sql: sql.to_owned() })
 }
 
 /// [`exec`] as a request's last statement: the request's transaction (this statement's writes
@@ -464,8 +474,11 @@ pub async fn exec(sql: &str, args: Vec<SqlValue>) -> i64 {
 /// the request's answer is 2xx exactly when this commits. A failed commit answers 500, as the
 /// wrapper's would. Outside a request it is [`exec`].
 pub async fn exec_commit(sql: &str, args: Vec<SqlValue>) -> i64 {
+    let span = statement_span(sql);
     let sql = sql.to_owned();
-    submit(|reply| Op::Exec { sql, args, commit: true, reply }).await
+    let changed = submit(|reply| Op::Exec { sql, args, commit: true, reply }).await;
+    span.map(Span::succeed);
+    changed
 }
 
 /// Runs a query with bound `args` and decodes every row into `T`.
@@ -482,8 +495,10 @@ pub async fn query_one<T: FromRow>(sql: &str, args: Vec<SqlValue>) -> Option<T> 
 /// The non-generic part of [`query`] and [`query_one`], so that generated code instantiates only
 /// the row decoder.
 pub(crate) async fn run_query(sql: &str, args: Vec<SqlValue>, sink: Box<dyn RowSink>) -> Box<dyn Any + Send> {
+    let span = statement_span(sql);
     let sql = sql.to_owned();
     let (sink, hold): (Box<dyn RowSink>, Option<Hold>) = submit(|reply| Op::Query { sql, args, sink, reply }).await;
+    span.map(Span::succeed);
     // The rows are the request's until it ends; outside a request nothing is counted.
     if let Some(hold) = hold {
         crate::context::keep(hold);

@@ -48,6 +48,7 @@ pub mod strings;
 pub mod supervisors;
 pub mod tasks;
 pub mod time;
+mod traces;
 mod trap;
 
 pub use trap::{HttpError, Trap, trap};

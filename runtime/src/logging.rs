@@ -373,11 +373,15 @@ struct RequestLine<'a> {
     path: &'a [u8],
     /// The route's path template (`/users/{id}`); empty for a request no route took.
     route: &'a [u8],
+    /// The request's trace and span ids when tracing is on, else zeros.
+    trace_id: u128,
+    span_id: u64,
 }
 
 impl<'a> RequestLine<'a> {
-    /// The fixed part of the payload: four numbers and the method's, path's and route's lengths.
-    const FIXED: usize = 8 + 8 + 2 + 8 + 2 + 4 + 4;
+    /// The fixed part of the payload: four numbers, the method's, path's and route's lengths,
+    /// and the trace and span ids.
+    const FIXED: usize = 8 + 8 + 2 + 8 + 2 + 4 + 4 + 16 + 8;
 
     fn encoded_len(&self) -> usize {
         Self::FIXED + self.method.len() + self.path.len() + self.route.len()
@@ -391,6 +395,8 @@ impl<'a> RequestLine<'a> {
         out.extend_from_slice(&(self.method.len() as u16).to_le_bytes());
         out.extend_from_slice(&(self.path.len() as u32).to_le_bytes());
         out.extend_from_slice(&(self.route.len() as u32).to_le_bytes());
+        out.extend_from_slice(&self.trace_id.to_le_bytes());
+        out.extend_from_slice(&self.span_id.to_le_bytes());
         out.extend_from_slice(self.method);
         out.extend_from_slice(self.path);
         out.extend_from_slice(self.route);
@@ -405,6 +411,7 @@ impl<'a> RequestLine<'a> {
         let method_len = number(26, 2) as usize;
         let path_len = number(28, 4) as usize;
         let route_len = number(32, 4) as usize;
+        let trace_id = u128::from(number(36, 8)) | u128::from(number(44, 8)) << 64;
         let method = payload.get(Self::FIXED..Self::FIXED + method_len).unwrap_or_default();
         let path_at = Self::FIXED + method_len;
         let path = payload.get(path_at..path_at + path_len).unwrap_or_default();
@@ -417,17 +424,25 @@ impl<'a> RequestLine<'a> {
             method,
             path,
             route,
+            trace_id,
+            span_id: number(52, 8),
         }
     }
 
     /// The line as one JSON object: `timestamp`, `level`, `target`, then `request` (its id),
-    /// `method`, `route` (the template), `path`, `status` and `micros` (its duration).
+    /// `method`, `route` (the template), `path`, `status` and `micros` (its duration), and
+    /// `trace_id` and `span_id` (hex, as W3C Trace Context writes them) when tracing is on.
     fn format_json(&self, text: &mut Vec<u8>) {
         let at = SystemTime::UNIX_EPOCH + Duration::from_micros(self.at_micros);
         let string = |bytes: &[u8]| quoted(&String::from_utf8_lossy(bytes));
+        let trace = if self.trace_id == 0 {
+            String::new()
+        } else {
+            format!(r#","trace_id":"{:032x}","span_id":"{:016x}""#, self.trace_id, self.span_id)
+        };
         let _ = writeln!(
             text,
-            r#"{{"timestamp":"{}","level":"INFO","target":"nagi::request","request":{},"method":{},"route":{},"path":{},"status":{},"micros":{}}}"#,
+            r#"{{"timestamp":"{}","level":"INFO","target":"nagi::request","request":{},"method":{},"route":{},"path":{},"status":{},"micros":{}{trace}}}"#,
             humantime::format_rfc3339_micros(at),
             self.id,
             string(self.method),
@@ -593,7 +608,15 @@ pub(crate) fn forward_print(value: &dyn Display) -> bool {
 /// would have written. Returns `false` when the process does not log through the queue (a test
 /// installed its own subscriber): the caller then logs through `tracing`. A path too long for
 /// one record is cut.
-pub(crate) fn request_line(id: u64, method: &str, path: &str, route: &str, status: u16, micros: u64) -> bool {
+pub(crate) fn request_line(
+    id: u64,
+    trace: Option<crate::traces::SpanContext>,
+    method: &str,
+    path: &str,
+    route: &str,
+    status: u16,
+    micros: u64,
+) -> bool {
     let Some(queue) = GLOBAL.get() else { return false };
     let at_micros = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_micros() as u64);
     let mut route_end = route.len().min(1024);
@@ -614,6 +637,8 @@ pub(crate) fn request_line(id: u64, method: &str, path: &str, route: &str, statu
         method: &method.as_bytes()[..method.len().min(64)],
         path: &path.as_bytes()[..end],
         route,
+        trace_id: trace.map_or(0, |t| t.trace_id),
+        span_id: trace.map_or(0, |t| t.span_id),
     };
     queue.push(REQUEST, line.encoded_len(), |out| line.encode(out));
     true
@@ -667,6 +692,8 @@ mod tests {
             method: b"POST",
             path: "/users/ünï".as_bytes(),
             route: b"/users/{name}",
+            trace_id: 0,
+            span_id: 0,
         };
         let mut framed = Vec::new();
         line.encode(&mut framed);
@@ -688,6 +715,16 @@ mod tests {
                 "request": 7, "method": "POST", "route": "/users/{name}", "path": "/users/ünï", "status": 201, "micros": 345})
         );
         assert_eq!(json.iter().filter(|&&b| b == b'\n').count(), 1);
+        // With tracing on, the trace and span ids as W3C Trace Context writes them.
+        let traced =
+            RequestLine { trace_id: 0x4bf9_2f35_77b3_4da6_a3ce_929d_0e0e_4736, span_id: 0xf067_aa0b_a902_b7, ..line };
+        let mut framed = Vec::new();
+        traced.encode(&mut framed);
+        let mut json = Vec::new();
+        RequestLine::decode(&framed).format_json(&mut json);
+        let object: serde_json::Value = serde_json::from_slice(&json).unwrap();
+        assert_eq!(object["trace_id"], "4bf92f3577b34da6a3ce929d0e0e4736");
+        assert_eq!(object["span_id"], "00f067aa0ba902b7");
     }
 
     /// Records of both kinds come out of one batch in the order they went in.
@@ -703,6 +740,8 @@ mod tests {
             method: b"GET",
             path: b"/health",
             route: b"/health",
+            trace_id: 0,
+            span_id: 0,
         };
         assert!(queue.push(REQUEST, line.encoded_len(), |out| line.encode(out)));
         assert!(queue.push_text(b"last\n"));

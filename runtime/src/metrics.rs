@@ -29,6 +29,10 @@ const RESTARTS: &str = "nagi_supervisor_restarts_total";
 const GIVE_UPS: &str = "nagi_supervisor_give_ups_total";
 /// `nagi_log_records_dropped_total`: log records the bounded log queue dropped.
 const LOG_DROPPED: &str = "nagi_log_records_dropped_total";
+/// `nagi_trace_spans_dropped_total` and `nagi_trace_spans_exported_total`: spans the trace
+/// exporter dropped (a full queue, a collector that failed or did not answer) and sent.
+const SPANS_DROPPED: &str = "nagi_trace_spans_dropped_total";
+const SPANS_EXPORTED: &str = "nagi_trace_spans_exported_total";
 /// `process_resident_memory_bytes` and `process_open_fds`: the process's, at each scrape.
 const RSS: &str = "process_resident_memory_bytes";
 const OPEN_FDS: &str = "process_open_fds";
@@ -113,6 +117,11 @@ fn describe() {
     );
     metrics::describe_counter!(LOG_DROPPED, "Log records dropped because the bounded log queue was full.");
     metrics::describe_gauge!(RSS, metrics::Unit::Bytes, "Resident memory of the process.");
+    metrics::describe_counter!(
+        SPANS_DROPPED,
+        "Spans the trace exporter dropped: its queue was full, or the collector failed or did not answer in time."
+    );
+    metrics::describe_counter!(SPANS_EXPORTED, "Spans the collector took.");
     metrics::describe_histogram!(
         STATEMENT_DURATION,
         metrics::Unit::Seconds,
@@ -147,6 +156,12 @@ fn describe() {
 pub(crate) fn render() -> String {
     if let Some(dropped) = crate::logging::dropped_records() {
         metrics::counter!(LOG_DROPPED).absolute(dropped);
+    }
+    if let Some(dropped) = crate::traces::dropped() {
+        metrics::counter!(SPANS_DROPPED).absolute(dropped);
+    }
+    if let Some(exported) = crate::traces::exported() {
+        metrics::counter!(SPANS_EXPORTED).absolute(exported);
     }
     if let Some(rss) = resident_bytes() {
         metrics::gauge!(RSS).set(rss as f64);

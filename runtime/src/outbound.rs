@@ -39,6 +39,7 @@ use tokio::sync::Semaphore;
 use crate::failure::{self, Failure};
 use crate::http::binding;
 use crate::shaped_json::{self, Kind, Shape};
+use crate::traces::{self, Detail, Span};
 
 /// The default deadline of a call, in milliseconds (`--outbound-timeout-ms`).
 static TIMEOUT_MS: AtomicU64 = AtomicU64::new(10_000);
@@ -129,7 +130,12 @@ impl Call {
     pub async fn send(self) -> Result<Vec<u8>, Failure> {
         let started = Instant::now();
         let deadline = self.timeout.unwrap_or_else(|| Duration::from_millis(TIMEOUT_MS.load(Ordering::Relaxed)));
-        let result = match tokio::time::timeout(deadline, self.exchange()).await {
+        let mut span = Span::child(crate::context::trace(), traces::Kind::Client, || Detail::Outbound {
+            method: self.method.clone(),
+            url: without_query(&self.url).to_owned(),
+            status: None,
+        });
+        let result = match tokio::time::timeout(deadline, self.exchange(span.as_mut())).await {
             Ok(result) => result,
             Err(_) => Err(self.failure(
                 504,
@@ -139,6 +145,9 @@ impl Call {
                 ),
             )),
         };
+        if let (Some(span), Err(failure)) = (&mut span, &result) {
+            span.fail(|| failure.message.clone());
+        }
         let elapsed = started.elapsed().as_millis();
         match &result {
             Ok(_) => tracing::debug!(target: "nagi::outbound", "{} answered in {elapsed} ms", self.shown()),
@@ -148,7 +157,7 @@ impl Call {
     }
 
     /// The exchange itself, without the deadline.
-    async fn exchange(&self) -> Result<Vec<u8>, Failure> {
+    async fn exchange(&self, mut span: Option<&mut Span>) -> Result<Vec<u8>, Failure> {
         let client = client();
         let url = reqwest::Url::parse(&self.url)
             .ok()
@@ -169,9 +178,16 @@ impl Call {
             }
             request = request.body(self.body.clone());
         }
+        // The receiver's span is a child of this call's (W3C Trace Context).
+        if let Some(span) = &span {
+            request = request.header(traces::TRACEPARENT, span.context().traceparent());
+        }
         let slots = client.slots(&url);
         let _slot = slots.acquire().await.map_err(|_| self.failure(502, ": the client is shutting down"))?;
         let mut answer = request.send().await.map_err(|e| self.transport(&e))?;
+        if let Some(span) = &mut span {
+            span.set_status(answer.status().as_u16());
+        }
         let limit = BODY_LIMIT.load(Ordering::Relaxed);
         let mut body = Vec::new();
         while let Some(chunk) = answer.chunk().await.map_err(|e| self.transport(&e))? {
@@ -237,7 +253,12 @@ pub fn writer_held(method: &str, url: &str) -> Option<String> {
 /// `GET http://host/path`: a call as details and log lines name it, the URL cut before its query
 /// (which may carry a key) and fragment.
 fn shown(method: &str, url: &str) -> String {
-    format!("{method} {}", url.split(['?', '#']).next().unwrap_or(""))
+    format!("{method} {}", without_query(url))
+}
+
+/// `url` cut before its query and fragment.
+fn without_query(url: &str) -> &str {
+    url.split(['?', '#']).next().unwrap_or("")
 }
 
 /// Traps when the running request holds the database's writer.

@@ -42,6 +42,7 @@ use tokio::task::JoinHandle;
 use crate::context::{self, RequestContext};
 use crate::db::{self, DbHandle, FromRow, Row, RowError, SqlValue};
 use crate::http::{Handler, Request};
+use crate::traces::{Detail, Kind, Span};
 
 mod schedule;
 
@@ -431,7 +432,9 @@ async fn run_attempt(shared: &Shared, job: Claimed) -> Result<(), String> {
     let handler = shared.queue.handler.clone();
     let request = Request::for_job(shared.queue.name, job.payload.into_bytes(), job.attempt);
     let id = job.id;
-    in_transaction(&shared.db, async move {
+    let (queue, attempt) = (shared.queue.name, job.attempt);
+    let mut span = Span::root(Kind::Consumer, || Detail::Job { queue, job: id, attempt });
+    let result = traced_transaction(&shared.db, span.as_ref().map(Span::context), async move {
         let reply = crate::defers::Cancellable::new(handler.call(request)).await;
         if !(200..300).contains(&reply.status()) {
             return Err(format!("{} {}", reply.status(), String::from_utf8_lossy(reply.body())));
@@ -443,7 +446,11 @@ async fn run_attempt(shared: &Shared, job: Claimed) -> Result<(), String> {
         .await;
         Ok(())
     })
-    .await
+    .await;
+    if let (Some(span), Err(why)) = (&mut span, &result) {
+        span.fail(|| why.clone());
+    }
+    result
 }
 
 /// Records failed attempt `attempt` of job `id` (rolled back already): queues the job again
@@ -576,9 +583,19 @@ async fn in_transaction<T>(
     db: &DbHandle,
     body: impl std::future::Future<Output = Result<T, String>>,
 ) -> Result<T, String> {
+    traced_transaction(db, None, body).await
+}
+
+/// [`in_transaction`] as the job attempt whose span is `trace` (when tracing is on): the
+/// statements of `body` are that span's children.
+async fn traced_transaction<T>(
+    db: &DbHandle,
+    trace: Option<crate::traces::SpanContext>,
+    body: impl std::future::Future<Output = Result<T, String>>,
+) -> Result<T, String> {
     let id = crate::http::next_request_id();
     let session = crate::db::Session::new(db.clone());
-    let context = RequestContext { id, state: Default::default() };
+    let context = RequestContext { id, state: Default::default(), trace };
     let mut guard = crate::http::EndGuard::new(id, db.clone());
     let running = crate::db::scope(session.clone(), AssertUnwindSafe(body).catch_unwind());
     let outcome = context::scope(context, running).await;

@@ -199,13 +199,14 @@ where
             return Err(error);
         }
     };
-    let metrics = match start_metrics(&config).await {
-        Ok(metrics) => metrics,
-        Err(error) => {
-            database.close().await;
-            return Err(error);
-        }
-    };
+    let metrics =
+        match start_metrics(&config).await.and_then(|metrics| start_traces(&config, service.name).map(|()| metrics)) {
+            Ok(metrics) => metrics,
+            Err(error) => {
+                database.close().await;
+                return Err(error);
+            }
+        };
     let is_default = crate::db::set_default_if_unset(&database.handle());
     let workers = match queues::start(&service.queues, &database.handle()).await {
         Ok(workers) => workers,
@@ -232,7 +233,20 @@ where
         crate::db::set_default(None);
     }
     database.close().await;
+    // The last requests' spans, sent before the process ends (at most two seconds, so that an
+    // absent collector does not hold the exit).
+    tokio::task::spawn_blocking(|| crate::traces::flush(Duration::from_secs(2))).await.ok();
     tracing::info!(target: "nagi", "stopped");
+    Ok(())
+}
+
+/// With `--otlp-endpoint`: starts the trace exporter. An endpoint that is not an HTTP URL stops
+/// the service before it listens (exit status 2).
+fn start_traces(config: &Config, service: &str) -> Result<(), ServeError> {
+    let Some(endpoint) = &config.otlp_endpoint else { return Ok(()) };
+    crate::traces::install(endpoint, config.trace_sample_ratio.0, service)
+        .map_err(|message| ServeError { message, status: 2 })?;
+    tracing::info!(target: "nagi", "traces to {endpoint} (sampling {})", config.trace_sample_ratio.0);
     Ok(())
 }
 

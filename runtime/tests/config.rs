@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use nagi_runtime::config::{Config, LogFormat, LogLevel};
+use nagi_runtime::config::{Config, LogFormat, LogLevel, SampleRatio};
 
 const CHILD: &str = "NAGI_RUNTIME_TEST_CONFIG_CHILD";
 
@@ -76,6 +76,8 @@ fn defaults() {
         outbound_connections: 100,
         outbound_body_limit: 8_388_608,
         metrics_listen: None,
+        otlp_endpoint: None,
+        trace_sample_ratio: SampleRatio(1.0),
         log: LogLevel::Info,
         log_format: LogFormat::Text,
     };
@@ -106,6 +108,8 @@ fn environment_and_flags() {
             ("NAGI_OUTBOUND_CONNECTIONS", "3"),
             ("NAGI_OUTBOUND_BODY_LIMIT", "4096"),
             ("NAGI_METRICS_LISTEN", "127.0.0.1:9100"),
+            ("NAGI_OTLP_ENDPOINT", "http://127.0.0.1:4318"),
+            ("NAGI_TRACE_SAMPLE_RATIO", "0.25"),
             ("NAGI_LOG", "debug"),
             ("NAGI_LOG_FORMAT", "json"),
         ],
@@ -130,6 +134,8 @@ fn environment_and_flags() {
         outbound_connections: 3,
         outbound_body_limit: 4_096,
         metrics_listen: Some("127.0.0.1:9100".to_owned()),
+        otlp_endpoint: Some("http://127.0.0.1:4318".to_owned()),
+        trace_sample_ratio: SampleRatio(0.25),
         log: LogLevel::Debug,
         log_format: LogFormat::Json,
     };
@@ -162,6 +168,9 @@ fn bad_values_are_refused() {
     assert_eq!(parse_in_child("--memory-limit 1000 --body-limit 2000", &[]), "Err(ArgumentConflict)");
     assert!(parse_in_child("--memory-limit 2000 --body-limit 2000", &[]).starts_with("Ok("));
     assert!(parse_in_child("--max-query-rows 0", &[]).starts_with("Err("));
+    assert!(parse_in_child("--trace-sample-ratio 1.5", &[]).starts_with("Err("));
+    assert!(parse_in_child("--trace-sample-ratio NaN", &[]).starts_with("Err("));
+    assert!(parse_in_child("--trace-sample-ratio 0", &[]).starts_with("Ok("));
     assert!(parse_in_child("--db-max-bytes 100", &[]).starts_with("Err("), "under SQLite's smallest useful size");
 }
 

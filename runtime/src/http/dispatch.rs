@@ -159,9 +159,13 @@ impl Dispatch {
         if let Some(server) = &self.server {
             server.active_requests.increment(1.0);
         }
+        let mut span =
+            crate::traces::Span::server(request.headers().get(crate::traces::TRACEPARENT).map(HeaderValue::as_bytes));
+        let trace = span.as_ref().map(crate::traces::Span::context);
         // The route that took the request, known once it is routed (a timeout keeps it).
         let mut taken: Option<&Endpoint> = None;
-        let answer = match tokio::time::timeout(self.timeout, self.route(id, path, request, &mut taken)).await {
+        let routed = self.route(id, trace, path, request, &mut taken);
+        let answer = match tokio::time::timeout(self.timeout, routed).await {
             Ok(answer) => answer,
             Err(_) => {
                 crate::metrics::refused(crate::metrics::Refusal::Timeout);
@@ -183,9 +187,18 @@ impl Dispatch {
         }
         let route = taken.map_or("", |e| &*e.template);
         if tracing::enabled!(target: "nagi::request", tracing::Level::INFO)
-            && !crate::logging::request_line(id, method.as_str(), path, route, status, micros)
+            && !crate::logging::request_line(id, trace, method.as_str(), path, route, status, micros)
         {
             tracing::info!(target: "nagi::request", request = id, method = %method, path = %path, status, micros);
+        }
+        if let Some(span) = &mut span {
+            span.set_detail(|| crate::traces::Detail::Request {
+                method: method.clone(),
+                route: taken.map(|e| Arc::clone(&e.template)),
+                uri: uri.clone(),
+                status,
+                request: id,
+            });
         }
         answer
     }
@@ -195,6 +208,7 @@ impl Dispatch {
     async fn route<'a>(
         &'a self,
         id: u64,
+        trace: Option<crate::traces::SpanContext>,
         path: &str,
         request: hyper::Request<Incoming>,
         taken: &mut Option<&'a Endpoint>,
@@ -233,7 +247,7 @@ impl Dispatch {
                 }
             }
         }
-        wrapper::handle(&self.shared, id, &endpoint.handler, params, declared, request).await
+        wrapper::handle(&self.shared, id, trace, &endpoint.handler, params, declared, request).await
     }
 }
 

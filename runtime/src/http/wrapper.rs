@@ -152,6 +152,7 @@ impl Drop for EndGuard {
 pub(crate) async fn handle(
     shared: &Shared,
     id: u64,
+    trace: Option<crate::traces::SpanContext>,
     handler: &Handler,
     params: Vec<(String, String)>,
     declared: Option<u64>,
@@ -159,7 +160,7 @@ pub(crate) async fn handle(
 ) -> Answer {
     let session = db::Session::new(shared.db.clone());
     let state: Arc<Mutex<RequestState>> = Arc::default();
-    let context = RequestContext { id, state: Arc::clone(&state) };
+    let context = RequestContext { id, state: Arc::clone(&state), trace };
     let mut guard = EndGuard::new(id, shared.db.clone());
     let running = db::scope(session.clone(), run(shared, handler, params, declared, request));
     let response = context::scope(context, running).await;

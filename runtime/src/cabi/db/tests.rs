@@ -105,7 +105,7 @@ const ODD: [&str; 10] =
 
 /// Runs `future` as request `id` of `db`, catching its answer if it unwinds with one.
 async fn in_request<T>(db: &DbHandle, id: u64, future: impl Future<Output = T>) -> Result<T, HttpError> {
-    let context = RequestContext { id, state: Default::default() };
+    let context = RequestContext { id, state: Default::default(), trace: None };
     let future = crate::db::scope(crate::db::Session::new(db.clone()), future);
     match std::panic::AssertUnwindSafe(context::scope(context, future)).catch_unwind().await {
         Ok(value) => Ok(value),
