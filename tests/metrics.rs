@@ -171,9 +171,12 @@ fn a_scrape_counts_a_queues_jobs(backend: Backend) {
 
 /// The actor test's service (tests/fixtures/counter_service.nagi): three crashes of the
 /// counter under supervisor `App` are three restarts; a crash under `Fragile` (intensity 0) is
-/// its giving up.
+/// its giving up; the six calls are counted by actor name.
 fn a_scrape_counts_supervisor_restarts_and_give_ups(backend: Backend) {
     let (server, port) = start_with_metrics("supervisor-metrics", "tests/fixtures/counter_service.nagi", backend, &[]);
+    for _ in 0..2 {
+        assert_eq!(server.send_json("POST", "/hits", "").0, 201);
+    }
     for _ in 0..3 {
         assert_eq!(server.send_json("POST", "/crash", "").0, 503);
     }
@@ -185,6 +188,13 @@ fn a_scrape_counts_supervisor_restarts_and_give_ups(backend: Backend) {
     });
     assert_eq!(value(&text, "nagi_supervisor_give_ups_total", r#"supervisor="Fragile""#), Some(1.0), "{text}");
     assert_eq!(value(&text, "nagi_supervisor_restarts_total", r#"supervisor="Fragile""#), None, "{text}");
+    // Six calls to the two supervisors' `Counter` actors, none waiting now, nothing sent to a
+    // stopped one, and no task of a scope alive.
+    assert_eq!(value(&text, "nagi_actor_calls_total", r#"actor="Counter""#), Some(6.0), "{text}");
+    assert_eq!(value(&text, "nagi_actor_sends_total", r#"actor="Counter""#), Some(0.0), "{text}");
+    assert_eq!(value(&text, "nagi_actor_mailbox_depth", r#"actor="Counter""#), Some(0.0), "{text}");
+    assert!(text.lines().any(|l| l == "nagi_actor_dead_letters_total 0"), "{text}");
+    assert!(text.lines().any(|l| l == "nagi_tasks_alive 0"), "{text}");
     promtool(&text).unwrap_or_else(|complaints| panic!("promtool: {complaints}\n{text}"));
     assert!(server.stop().success());
 }

@@ -70,6 +70,44 @@ pub fn dead_letters() -> u64 {
     DEAD_LETTERS.load(Ordering::Relaxed)
 }
 
+/// What the metrics read of the actors of one name (`nagi_actor_*`, docs/http.md "Metrics"):
+/// counts since the start, and the mailboxes of the live ones.
+pub(crate) struct ActorCounts {
+    /// The actors' declared name.
+    pub(crate) name: &'static str,
+    /// Calls and sends made to them.
+    pub(crate) calls: Arc<AtomicU64>,
+    pub(crate) sends: Arc<AtomicU64>,
+    mailboxes: Vec<std::sync::Weak<dyn Mailbox>>,
+}
+
+impl ActorCounts {
+    /// Messages waiting in the mailboxes of the live actors of this name.
+    pub(crate) fn depth(&mut self) -> usize {
+        self.mailboxes.retain(|m| m.strong_count() > 0);
+        self.mailboxes.iter().filter_map(std::sync::Weak::upgrade).map(|m| m.depth()).sum()
+    }
+}
+
+/// A mailbox whose depth can be read.
+trait Mailbox: Send + Sync {
+    fn depth(&self) -> usize;
+}
+
+impl<S: 'static> Mailbox for Shared<S> {
+    fn depth(&self) -> usize {
+        self.mailbox.max_capacity() - self.mailbox.capacity()
+    }
+}
+
+/// Every actor name started so far, in start order.
+static ACTORS: Mutex<Vec<ActorCounts>> = Mutex::new(Vec::new());
+
+/// Runs `read` on the counts of every actor name, for a metrics scrape.
+pub(crate) fn with_counts<R>(read: impl FnOnce(&mut [ActorCounts]) -> R) -> R {
+    read(&mut ACTORS.lock().unwrap_or_else(PoisonError::into_inner))
+}
+
 /// The handle of an actor whose state is an `S`. Cloning it gives another handle of the same
 /// actor.
 pub struct Actor<S> {
@@ -83,6 +121,9 @@ struct Shared<S> {
     mailbox: mpsc::Sender<Message<S>>,
     /// Why the actor stopped, once it crashed (or its supervisor gave up): the reason.
     crash: Mutex<Option<String>>,
+    /// The calls and sends counts of the actors of its name.
+    calls: Arc<AtomicU64>,
+    sends: Arc<AtomicU64>,
 }
 
 /// The messages and the state function of a supervised actor: it outlives each run, so that
@@ -114,9 +155,35 @@ impl<S: Send + 'static> Supervised<S> {
 impl<S> Shared<S> {
     /// An actor's shared part with a mailbox of `capacity` messages (clamped to 1 to
     /// [`MAX_CAPACITY`]), and the mailbox's receiving end.
-    fn new(name: &'static str, capacity: usize) -> (Arc<Shared<S>>, mpsc::Receiver<Message<S>>) {
+    fn new(name: &'static str, capacity: usize) -> (Arc<Shared<S>>, mpsc::Receiver<Message<S>>)
+    where
+        S: 'static,
+    {
         let (mailbox, messages) = mpsc::channel(capacity.clamp(1, MAX_CAPACITY));
-        (Arc::new(Shared { name, mailbox, crash: Mutex::new(None) }), messages)
+        let mut actors = ACTORS.lock().unwrap_or_else(PoisonError::into_inner);
+        let at = match actors.iter().position(|a| a.name == name) {
+            Some(at) => at,
+            None => {
+                actors.push(ActorCounts { name, calls: Arc::default(), sends: Arc::default(), mailboxes: Vec::new() });
+                actors.len() - 1
+            }
+        };
+        let counts = &mut actors[at];
+        let shared = Arc::new(Shared {
+            name,
+            mailbox,
+            crash: Mutex::new(None),
+            calls: Arc::clone(&counts.calls),
+            sends: Arc::clone(&counts.sends),
+        });
+        // Actors started and gone leave dead entries; they are swept when they could double
+        // the list, so it stays within twice the live actors.
+        if counts.mailboxes.len() >= 64 && counts.mailboxes.len().is_power_of_two() {
+            counts.mailboxes.retain(|m| m.strong_count() > 0);
+        }
+        let weak: std::sync::Weak<dyn Mailbox> = Arc::downgrade(&shared) as std::sync::Weak<Shared<S>>;
+        counts.mailboxes.push(weak);
+        (shared, messages)
     }
 }
 
@@ -178,6 +245,7 @@ impl<S: Send + 'static> Actor<S> {
         let (reply, result) = oneshot::channel();
         let (name, request) = (self.shared.name, crate::context::request_id());
         let mut span = Span::child(crate::context::trace(), Kind::Internal, || Detail::ActorCall { actor: name });
+        self.shared.calls.fetch_add(1, Ordering::Relaxed);
         let message: Message<S> = Box::new(move |state| {
             // A caller that went away leaves nobody to take the answer, which is dropped. A trap
             // is answered with its message before it goes on to crash the actor, so the caller
@@ -220,6 +288,7 @@ impl<S: Send + 'static> Actor<S> {
     /// counted ([`dead_letters`]) and logged, and dropped.
     pub async fn send(&self, handler: impl FnOnce(&mut S) + Send + 'static) {
         let (name, request) = (self.shared.name, crate::context::request_id());
+        self.shared.sends.fetch_add(1, Ordering::Relaxed);
         let message: Message<S> = Box::new(move |state| as_message(name, request, || handler(state)));
         if self.shared.mailbox.send(message).await.is_err() {
             DEAD_LETTERS.fetch_add(1, Ordering::Relaxed);
@@ -311,5 +380,41 @@ mod tests {
             actor.send(|n| *n += 1).await;
         });
         assert!(dead_letters() > before);
+    }
+
+    /// The metrics' view of an actor name: messages waiting behind a running one, and the calls
+    /// and sends made, summed over the live actors of the name.
+    #[test]
+    fn the_counts_of_an_actor_name_show_its_mailboxes_depth_and_messages() {
+        let counts = |name: &str| {
+            with_counts(|actors| {
+                let actor = actors.iter_mut().find(|a| a.name == name).expect("the name is registered");
+                (actor.depth(), actor.calls.load(Ordering::Relaxed), actor.sends.load(Ordering::Relaxed))
+            })
+        };
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let (release, held) = std::sync::mpsc::channel::<()>();
+        let held = Mutex::new(held);
+        runtime.block_on(async {
+            let actor = Actor::start("Deep", 8, || 0_i64);
+            assert_eq!(actor.call(|n| *n).await, Some(0));
+            // The first message holds the actor until released; three more wait behind it.
+            let (started, running) = oneshot::channel();
+            actor
+                .send(move |n| {
+                    let _ = started.send(());
+                    let _ = held.lock().unwrap().recv();
+                    *n += 1;
+                })
+                .await;
+            running.await.unwrap();
+            for _ in 0..3 {
+                actor.send(|n| *n += 1).await;
+            }
+            assert_eq!(counts("Deep"), (3, 1, 4));
+            release.send(()).unwrap();
+            assert_eq!(actor.call(|n| *n).await, Some(4));
+            assert_eq!(counts("Deep"), (0, 2, 4));
+        });
     }
 }

@@ -33,6 +33,13 @@ const LOG_DROPPED: &str = "nagi_log_records_dropped_total";
 /// exporter dropped (a full queue, a collector that failed or did not answer) and sent.
 const SPANS_DROPPED: &str = "nagi_trace_spans_dropped_total";
 const SPANS_EXPORTED: &str = "nagi_trace_spans_exported_total";
+/// Per actor name (`actor` label): messages waiting in the mailboxes of the live actors, calls
+/// and sends made; read at each scrape. Messages sent to stopped actors, and tasks alive.
+const MAILBOX_DEPTH: &str = "nagi_actor_mailbox_depth";
+const ACTOR_CALLS: &str = "nagi_actor_calls_total";
+const ACTOR_SENDS: &str = "nagi_actor_sends_total";
+const DEAD_LETTERS: &str = "nagi_actor_dead_letters_total";
+const TASKS_ALIVE: &str = "nagi_tasks_alive";
 /// `process_resident_memory_bytes` and `process_open_fds`: the process's, at each scrape.
 const RSS: &str = "process_resident_memory_bytes";
 const OPEN_FDS: &str = "process_open_fds";
@@ -149,6 +156,11 @@ fn describe() {
         "When a job of the queue last succeeded, in Unix seconds."
     );
     metrics::describe_gauge!(OPEN_FDS, "File descriptors the process holds open.");
+    metrics::describe_gauge!(MAILBOX_DEPTH, "Messages waiting in the mailboxes of the live actors of this name.");
+    metrics::describe_counter!(ACTOR_CALLS, "Calls made to actors of this name (each waits for its answer).");
+    metrics::describe_counter!(ACTOR_SENDS, "Messages sent to actors of this name without waiting.");
+    metrics::describe_counter!(DEAD_LETTERS, "Messages sent to actors that had stopped (dead letters).");
+    metrics::describe_gauge!(TASKS_ALIVE, "Tasks the program's scopes spawned that have not finished.");
 }
 
 /// The exposition of every metric now, after the values read at a scrape (the log queue's drops,
@@ -163,6 +175,15 @@ pub(crate) fn render() -> String {
     if let Some(exported) = crate::traces::exported() {
         metrics::counter!(SPANS_EXPORTED).absolute(exported);
     }
+    crate::actors::with_counts(|actors| {
+        for actor in actors {
+            metrics::gauge!(MAILBOX_DEPTH, "actor" => actor.name).set(actor.depth() as f64);
+            metrics::counter!(ACTOR_CALLS, "actor" => actor.name).absolute(actor.calls.load(Ordering::Relaxed));
+            metrics::counter!(ACTOR_SENDS, "actor" => actor.name).absolute(actor.sends.load(Ordering::Relaxed));
+        }
+    });
+    metrics::counter!(DEAD_LETTERS).absolute(crate::actors::dead_letters());
+    metrics::gauge!(TASKS_ALIVE).set(crate::tasks::alive() as f64);
     if let Some(rss) = resident_bytes() {
         metrics::gauge!(RSS).set(rss as f64);
     }

@@ -30,6 +30,7 @@ use std::any::Any;
 use std::future::Future;
 use std::panic::{self, AssertUnwindSafe};
 use std::pin::pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use futures_util::FutureExt;
@@ -147,6 +148,30 @@ impl Shared {
     }
 }
 
+/// Tasks of the program's scopes whose future exists now.
+static ALIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// How many tasks the program's scopes have spawned that have not finished (`nagi_tasks_alive`).
+pub(crate) fn alive() -> usize {
+    ALIVE.load(Ordering::Relaxed)
+}
+
+/// One task counted in [`alive`] while this lives.
+struct Alive;
+
+impl Alive {
+    fn new() -> Alive {
+        ALIVE.fetch_add(1, Ordering::Relaxed);
+        Alive
+    }
+}
+
+impl Drop for Alive {
+    fn drop(&mut self) {
+        ALIVE.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// The tasks spawned by one `scope` of the program. Dropping it cancels every task still
 /// running in it.
 pub struct Scope {
@@ -181,7 +206,10 @@ impl Scope {
         let shared = Arc::clone(&self.shared);
         let mut state = self.shared.lock();
         state.running += 1;
+        // Counted until the task's future is gone: finished, cancelled, or dropped unpolled.
+        let alive = Alive::new();
         let handle = tokio::spawn(async move {
+            let _alive = alive;
             // A cancelled task is dropped inside `Cancellable`, so that its deferred calls run
             // as a cancellation's (`crate::defers`).
             let outcome = AssertUnwindSafe(crate::defers::Cancellable::new(task)).catch_unwind().await;
