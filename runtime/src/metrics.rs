@@ -284,9 +284,26 @@ pub(crate) fn statement_label(sql: &str) -> &str {
     sql.strip_prefix("/*nagi ").and_then(|rest| rest.split_once("*/")).map_or(OTHER_STATEMENT, |(label, _)| label)
 }
 
-/// The database thread's metrics: one histogram per statement label, made when first seen.
+/// One statement's handles: its duration and rows, by its source position.
+pub(crate) struct StatementMetrics {
+    duration: Histogram,
+    rows: Counter,
+}
+
+impl StatementMetrics {
+    /// The handles of statement `sql`, labelled by its source position (or `(other)`).
+    pub(crate) fn new(sql: &str) -> StatementMetrics {
+        let label = statement_label(sql).to_owned();
+        StatementMetrics {
+            duration: metrics::histogram!(STATEMENT_DURATION, "statement" => label.clone()),
+            rows: metrics::counter!(STATEMENT_ROWS, "statement" => label),
+        }
+    }
+}
+
+/// The database thread's metrics beside each statement's own ([`StatementMetrics`], which the
+/// thread keeps with the statement).
 pub(crate) struct DbMetrics {
-    statements: std::collections::HashMap<String, (Histogram, Counter)>,
     wait: Histogram,
     committed: Counter,
     rolled_back: Counter,
@@ -296,40 +313,25 @@ impl DbMetrics {
     /// The handles; `None` when metrics are off.
     pub(crate) fn new() -> Option<DbMetrics> {
         on().then(|| DbMetrics {
-            statements: std::collections::HashMap::new(),
             wait: metrics::histogram!(DB_WAIT),
             committed: metrics::counter!(TRANSACTIONS, "outcome" => "committed"),
             rolled_back: metrics::counter!(TRANSACTIONS, "outcome" => "rolled_back"),
         })
     }
 
-    /// A statement `sql` that waited `waited` for the thread, then took `took` and, for a query,
-    /// returned `rows`.
+    /// A statement whose handles are `statement` that waited `waited` for the thread, then took
+    /// `took` and, for a query, returned `rows`.
     pub(crate) fn statement(
-        &mut self,
-        sql: &str,
+        &self,
+        statement: &StatementMetrics,
         waited: std::time::Duration,
         took: std::time::Duration,
         rows: Option<u64>,
     ) {
         self.wait.record(waited.as_secs_f64());
-        let label = statement_label(sql);
-        let record = |(duration, returned): &(Histogram, Counter)| {
-            duration.record(took.as_secs_f64());
-            if let Some(rows) = rows {
-                returned.increment(rows);
-            }
-        };
-        match self.statements.get(label) {
-            Some(handles) => record(handles),
-            None => {
-                let handles = (
-                    metrics::histogram!(STATEMENT_DURATION, "statement" => label.to_owned()),
-                    metrics::counter!(STATEMENT_ROWS, "statement" => label.to_owned()),
-                );
-                record(&handles);
-                self.statements.insert(label.to_owned(), handles);
-            }
+        statement.duration.record(took.as_secs_f64());
+        if let Some(rows) = rows {
+            statement.rows.increment(rows);
         }
     }
 

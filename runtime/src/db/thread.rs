@@ -11,7 +11,7 @@
 //! request ends is rolled back, the rest of the request's work is committed or not as above.
 
 use std::any::{Any, TypeId};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -296,7 +296,7 @@ pub(crate) fn run(
         busy: options.busy,
         max_rows: options.max_query_rows,
         budget: options.budget.clone(),
-        columns: HashMap::new(),
+        statements: Statements::default(),
         owner: None,
         savepoints: 0,
         deferred: VecDeque::new(),
@@ -315,8 +315,10 @@ struct Worker {
     max_rows: u64,
     /// The memory budget queries' rows are counted in, if any.
     budget: Option<Arc<Budget>>,
-    /// Column indices per SQL text and class, resolved when the statement was first prepared.
-    columns: HashMap<String, HashMap<ClassKey, Vec<usize>>>,
+    /// What the thread keeps per SQL text: column indices and metrics handles (hashbrown's
+    /// foldhash: SipHash's flooding defence buys nothing for keys that are the program's own
+    /// statements).
+    statements: Statements,
     /// The request that owns the open transaction, if one is open.
     owner: Option<u64>,
     /// How many explicit transactions (savepoints) the owner has open inside its request
@@ -329,6 +331,23 @@ struct Worker {
     /// How many rows the last query returned (for its metrics).
     last_rows: u64,
 }
+
+/// What the database thread keeps for one SQL text.
+#[derive(Default)]
+struct Statement {
+    /// Column indices per class, resolved when the statement was first run for it.
+    columns: hashbrown::HashMap<ClassKey, Vec<usize>>,
+    /// Its metrics' handles (by its source position), once metrics are on.
+    metrics: Option<crate::metrics::StatementMetrics>,
+}
+
+/// What the thread keeps for `sql` in `statements`, made when it is first seen.
+fn kept<'a>(statements: &'a mut Statements, sql: &str) -> &'a mut Statement {
+    statements.entry_ref(sql).or_default()
+}
+
+/// The database thread's statements by SQL text.
+type Statements = hashbrown::HashMap<String, Statement>;
 
 /// How many times the database thread yields its CPU, looking for the next job in between, before
 /// it sleeps on the channel.
@@ -448,9 +467,11 @@ impl Worker {
         if self.metrics.is_none() {
             self.metrics = crate::metrics::DbMetrics::new();
         }
-        if let Some(metrics) = &mut self.metrics {
-            metrics.statement(sql, started.saturating_duration_since(queued), started.elapsed(), rows);
-        }
+        let Some(metrics) = &self.metrics else { return };
+        let took = started.elapsed();
+        let statement = kept(&mut self.statements, sql);
+        let handles = statement.metrics.get_or_insert_with(|| crate::metrics::StatementMetrics::new(sql));
+        metrics.statement(handles, started.saturating_duration_since(queued), took, rows);
     }
 
     /// Begins the request transaction of `owner` (a request, not 0) if none is open, and marks
@@ -579,10 +600,7 @@ impl Worker {
     ) -> Result<Option<Hold>, DbError> {
         self.begin_if_writes(owner, began, sql)?;
         let mut statement = self.conn.prepare_cached(sql).map_err(db_error)?;
-        if !self.columns.contains_key(sql) {
-            self.columns.insert(sql.to_owned(), HashMap::new());
-        }
-        let Some(by_class) = self.columns.get_mut(sql) else { unreachable!("inserted above") };
+        let by_class = &mut kept(&mut self.statements, sql).columns;
         let class = sink.class();
         let columns = match by_class.get(&class) {
             Some(columns) => columns,
