@@ -16,6 +16,7 @@
 pub mod cases;
 pub mod chart;
 pub mod client;
+pub mod otlp_sink;
 pub mod procfs;
 pub mod report;
 pub mod server;

@@ -3,8 +3,9 @@
 //! Trace Context (`traceparent`) read from requests and sent on outbound calls. docs/http.md
 //! ("Traces") lists every span's name and attributes.
 //!
-//! The messages and their encoding are OpenTelemetry's (`opentelemetry-proto`); what surrounds
-//! them is the runtime's, written for a service that must never wait on its telemetry:
+//! The messages are OpenTelemetry's (OTLP v1), written by [`otlp`] (and decoded in the tests by
+//! `opentelemetry-proto`); what surrounds them is written for a service that must never wait on
+//! its telemetry:
 //!
 //! - A span costs its code a clock read at each end and, when sampled, one push into a bounded
 //!   queue under a short lock. Its names and attributes are made from the raw parts it kept (the
@@ -22,11 +23,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
-use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
-use opentelemetry_proto::tonic::common::v1::{AnyValue, InstrumentationScope, KeyValue, any_value};
-use opentelemetry_proto::tonic::resource::v1::Resource;
-use opentelemetry_proto::tonic::trace::v1::{self as otlp, ResourceSpans, ScopeSpans};
-use prost::Message as _;
+mod otlp;
+
+use otlp::{Attributes, Encoder, SpanHead};
 
 /// Most spans waiting for the exporter; a span beyond it is dropped and counted (OpenTelemetry's
 /// default `max_queue_size`).
@@ -332,7 +331,7 @@ pub(crate) fn install(endpoint: &str, ratio: f64, service: &str) -> Result<(), S
         return Ok(());
     }
     let exporter = Exporter {
-        queue: Mutex::new(Queue::default()),
+        queue: Mutex::new(Queue { spans: Vec::with_capacity(CAPACITY), ..Queue::default() }),
         ready: Condvar::new(),
         flushed: Condvar::new(),
         dropped: AtomicU64::new(0),
@@ -389,35 +388,30 @@ fn export_loop(url: &reqwest::Url, service: &str) {
         Ok(client) => client,
         Err(e) => return tracing::error!(target: "nagi::traces", "cannot start the trace exporter: {e}"),
     };
-    let resource = Resource {
-        attributes: vec![text("service.name", service.to_owned()), text("telemetry.sdk.name", "nagi".to_owned())],
-        ..Resource::default()
-    };
+    let mut encoder = Encoder::new(service);
+    // The name of the span being written.
+    let mut name = String::new();
     // The drops already reported in the log, so that a failing collector is one warning per
     // change, not one per batch.
     let mut reported = 0;
+    // The queue's vector and this one change places at each batch, so neither grows again.
+    let mut spans: Vec<Finished> = Vec::with_capacity(CAPACITY);
     loop {
-        let (spans, flush) = {
+        let flush = {
             let queue = exporter.queue.lock().unwrap_or_else(PoisonError::into_inner);
             let (mut queue, _) = exporter
                 .ready
                 .wait_timeout_while(queue, DELAY, |q| q.spans.len() < BATCH && q.flushes_done == q.flushes_asked)
                 .unwrap_or_else(PoisonError::into_inner);
-            (std::mem::take(&mut queue.spans), queue.flushes_asked)
+            std::mem::swap(&mut queue.spans, &mut spans);
+            queue.flushes_asked
         };
         for batch in spans.chunks(BATCH) {
-            let request = ExportTraceServiceRequest {
-                resource_spans: vec![ResourceSpans {
-                    resource: Some(resource.clone()),
-                    scope_spans: vec![ScopeSpans {
-                        scope: Some(InstrumentationScope { name: "nagi".to_owned(), ..Default::default() }),
-                        spans: batch.iter().map(encode).collect(),
-                        schema_url: String::new(),
-                    }],
-                    schema_url: String::new(),
-                }],
-            };
-            let sent = runtime.block_on(post(&client, url, request.encode_to_vec()));
+            encoder.begin();
+            for span in batch {
+                encode(&mut encoder, span, &mut name);
+            }
+            let sent = runtime.block_on(post(&client, url, encoder.finish()));
             let count = batch.len() as u64;
             match sent {
                 Ok(()) => exporter.exported.fetch_add(count, Ordering::Relaxed),
@@ -427,6 +421,7 @@ fn export_loop(url: &reqwest::Url, service: &str) {
                 }
             };
         }
+        spans.clear();
         let dropped = exporter.dropped.load(Ordering::Relaxed);
         if dropped > reported {
             tracing::warn!(
@@ -459,120 +454,131 @@ async fn post(client: &reqwest::Client, url: &reqwest::Url, body: Vec<u8>) -> Re
     if status.is_success() { Ok(()) } else { Err(format!("the collector answered {status}")) }
 }
 
-fn text(key: &str, value: String) -> KeyValue {
-    KeyValue {
-        key: key.to_owned(),
-        value: Some(AnyValue { value: Some(any_value::Value::StringValue(value)) }),
-        ..KeyValue::default()
-    }
-}
-
-fn int(key: &str, value: i64) -> KeyValue {
-    KeyValue {
-        key: key.to_owned(),
-        value: Some(AnyValue { value: Some(any_value::Value::IntValue(value)) }),
-        ..KeyValue::default()
-    }
-}
-
-/// A finished span as an OTLP span: its name and attributes from its detail (OpenTelemetry's
-/// semantic conventions for HTTP, databases and messaging).
-fn encode(span: &Finished) -> otlp::Span {
-    let (name, attributes, server_error) = describe(&span.detail);
+/// Writes `span` into `encoder`: its name and attributes from its detail (OpenTelemetry's
+/// semantic conventions for HTTP, databases and messaging), `name` the buffer its name is made in.
+fn encode(encoder: &mut Encoder, span: &Finished, name: &mut String) {
+    name.clear();
+    let server_error = name_of(&span.detail, name);
     let kind = match span.kind {
-        Kind::Server => otlp::span::SpanKind::Server,
-        Kind::Client => otlp::span::SpanKind::Client,
-        Kind::Consumer => otlp::span::SpanKind::Consumer,
-        Kind::Internal => otlp::span::SpanKind::Internal,
+        Kind::Internal => 1,
+        Kind::Server => 2,
+        Kind::Client => 3,
+        Kind::Consumer => 5,
     };
-    let status = match (&span.error, server_error) {
-        (Some(message), _) => otlp::Status { message: message.clone(), code: otlp::status::StatusCode::Error as i32 },
-        (None, true) => otlp::Status { message: String::new(), code: otlp::status::StatusCode::Error as i32 },
-        (None, false) => otlp::Status::default(),
-    };
-    otlp::Span {
-        trace_id: span.context.trace_id.to_be_bytes().to_vec(),
-        span_id: span.context.span_id.to_be_bytes().to_vec(),
-        parent_span_id: if span.parent == 0 { Vec::new() } else { span.parent.to_be_bytes().to_vec() },
-        flags: 0x100 | u32::from(span.context.sampled),
+    let head = SpanHead {
+        trace_id: span.context.trace_id,
+        span_id: span.context.span_id,
+        parent: span.parent,
         name,
-        kind: kind as i32,
-        start_time_unix_nano: span.start_unix_ns,
-        end_time_unix_nano: span.end_unix_ns,
-        attributes,
-        status: Some(status),
-        ..otlp::Span::default()
+        kind,
+        start_unix_ns: span.start_unix_ns,
+        end_unix_ns: span.end_unix_ns,
+        sampled: span.context.sampled,
+        error: span.error.as_deref().or(server_error.then_some("")),
+    };
+    encoder.span(&head, |attributes| describe(&span.detail, attributes));
+}
+
+/// A statement's source position (`/*nagi FILE:LINE*/`, from the compiler) and its text after it.
+fn split_statement(sql: &str) -> (Option<&str>, &str) {
+    let Some(rest) = sql.strip_prefix("/*nagi ") else { return (None, sql.trim()) };
+    match rest.as_bytes().windows(2).position(|w| w == b"*/") {
+        Some(end) => (Some(&rest[..end]), rest[end + 2..].trim()),
+        None => (None, sql.trim()),
     }
 }
 
-/// A detail's span name, attributes, and whether its status alone makes it an error (a 5xx
+/// A statement's operation: its first word in upper case (borrowed when written so).
+fn operation(query: &str) -> std::borrow::Cow<'_, str> {
+    let word = query.split_ascii_whitespace().next().unwrap_or("");
+    if word.bytes().any(|b| b.is_ascii_lowercase()) { word.to_ascii_uppercase().into() } else { word.into() }
+}
+
+/// Writes a detail's span name into `name`; whether its status alone makes it an error (a 5xx
 /// answer of the service's own; a 4xx or 5xx answer to an outbound call).
-fn describe(detail: &Detail) -> (String, Vec<KeyValue>, bool) {
+fn name_of(detail: &Detail, name: &mut String) -> bool {
+    use std::fmt::Write as _;
     match detail {
-        Detail::Request { method, route, uri, status, request } => {
-            let name = match route {
-                Some(route) => format!("{method} {route}"),
-                None => method.to_string(),
-            };
-            let mut attributes = vec![
-                text("http.request.method", method.to_string()),
-                text("url.path", uri.path().to_owned()),
-                text("url.scheme", "http".to_owned()),
-                int("http.response.status_code", i64::from(*status)),
-                int("nagi.request.id", i64::try_from(*request).unwrap_or(i64::MAX)),
-            ];
+        Detail::Request { method, route, status, .. } => {
+            name.push_str(method.as_str());
             if let Some(route) = route {
-                attributes.push(text("http.route", route.to_string()));
+                name.push(' ');
+                name.push_str(route);
             }
-            if *status >= 500 {
-                attributes.push(text("error.type", status.to_string()));
-            }
-            (name, attributes, *status >= 500)
+            *status >= 500
         }
         Detail::Statement { sql } => {
-            // The compiler's statements carry their source position (`/*nagi FILE:LINE*/`), which
-            // names the span; the runtime's own (a queue's bookkeeping) are named by operation.
-            let position = sql.strip_prefix("/*nagi ").and_then(|rest| rest.split_once("*/"));
-            let query = position.map_or(&**sql, |(_, query)| query).trim();
-            let operation = query.split_whitespace().next().unwrap_or("").to_ascii_uppercase();
-            let mut attributes = vec![
-                text("db.system.name", "sqlite".to_owned()),
-                text("db.operation.name", operation.clone()),
-                text("db.query.text", query.to_owned()),
-            ];
-            let Some((position, _)) = position else { return (operation, attributes, false) };
-            if let Some((file, line)) = position.rsplit_once(':') {
-                attributes.push(text("code.file.path", file.to_owned()));
+            // The compiler's statements are named by their source position; the runtime's own
+            // (a queue's bookkeeping) by their operation.
+            match split_statement(sql) {
+                (Some(position), _) => name.push_str(position),
+                (None, query) => name.push_str(&operation(query)),
+            }
+            false
+        }
+        Detail::Job { queue, .. } => {
+            let _ = write!(name, "process {queue}");
+            false
+        }
+        Detail::ActorCall { actor } => {
+            let _ = write!(name, "call {actor}");
+            false
+        }
+        Detail::Outbound { method, status, .. } => {
+            name.push_str(method);
+            status.is_some_and(|s| s >= 400)
+        }
+    }
+}
+
+/// Writes a detail's attributes.
+fn describe(detail: &Detail, attributes: &mut Attributes<'_>) {
+    match detail {
+        Detail::Request { method, route, uri, status, request } => {
+            attributes.text("http.request.method", method.as_str());
+            if let Some(route) = route {
+                attributes.text("http.route", route);
+            }
+            attributes.text("url.path", uri.path());
+            attributes.text("url.scheme", "http");
+            attributes.int("http.response.status_code", i64::from(*status));
+            attributes.int("nagi.request.id", i64::try_from(*request).unwrap_or(i64::MAX));
+            if *status >= 500 {
+                attributes.text("error.type", &status.to_string());
+            }
+        }
+        Detail::Statement { sql } => {
+            let (position, query) = split_statement(sql);
+            attributes.text("db.system.name", "sqlite");
+            attributes.text("db.operation.name", &operation(query));
+            attributes.text("db.query.text", query);
+            if let Some((file, line)) = position.and_then(|p| p.rsplit_once(':')) {
+                attributes.text("code.file.path", file);
                 if let Ok(line) = line.parse() {
-                    attributes.push(int("code.line.number", line));
+                    attributes.int("code.line.number", line);
                 }
             }
-            (position.to_owned(), attributes, false)
         }
-        Detail::Job { queue, job, attempt } => (
-            format!("process {queue}"),
-            vec![
-                text("messaging.system", "nagi".to_owned()),
-                text("messaging.operation.name", "process".to_owned()),
-                text("messaging.destination.name", (*queue).to_owned()),
-                text("messaging.message.id", job.to_string()),
-                int("nagi.job.attempt", *attempt),
-            ],
-            false,
-        ),
-        Detail::ActorCall { actor } => (format!("call {actor}"), vec![text("nagi.actor", (*actor).to_owned())], false),
+        Detail::Job { queue, job, attempt } => {
+            attributes.text("messaging.system", "nagi");
+            attributes.text("messaging.operation.name", "process");
+            attributes.text("messaging.destination.name", queue);
+            attributes.text("messaging.message.id", &job.to_string());
+            attributes.int("nagi.job.attempt", *attempt);
+        }
+        Detail::ActorCall { actor } => attributes.text("nagi.actor", actor),
         Detail::Outbound { method, url, status } => {
-            let mut attributes = vec![text("http.request.method", method.clone()), text("url.full", url.clone())];
+            attributes.text("http.request.method", method);
+            attributes.text("url.full", url);
             if let Ok(parsed) = reqwest::Url::parse(url) {
-                attributes.push(text("server.address", parsed.host_str().unwrap_or("").to_owned()));
+                attributes.text("server.address", parsed.host_str().unwrap_or(""));
                 if let Some(port) = parsed.port_or_known_default() {
-                    attributes.push(int("server.port", i64::from(port)));
+                    attributes.int("server.port", i64::from(port));
                 }
             }
             if let Some(status) = status {
-                attributes.push(int("http.response.status_code", i64::from(*status)));
+                attributes.int("http.response.status_code", i64::from(*status));
             }
-            (method.clone(), attributes, status.is_some_and(|s| s >= 400))
         }
     }
 }
@@ -623,20 +629,14 @@ mod tests {
 
     #[test]
     fn a_statement_span_is_named_by_its_source_position_without_parameter_values() {
-        let (name, attributes, error) =
-            describe(&Detail::Statement { sql: "/*nagi users.nagi:17*/ SELECT * FROM users WHERE id = ?".to_owned() });
+        let statement = Detail::Statement { sql: "/*nagi users.nagi:17*/ SELECT * FROM users WHERE id = ?".to_owned() };
+        let mut name = String::new();
+        assert!(!name_of(&statement, &mut name));
         assert_eq!(name, "users.nagi:17");
-        assert!(!error);
-        let find = |key: &str| attributes.iter().find(|a| a.key == key).and_then(|a| a.value.clone());
-        let string = |key: &str| match find(key).and_then(|v| v.value) {
-            Some(any_value::Value::StringValue(s)) => s,
-            other => panic!("{key}: {other:?}"),
-        };
-        assert_eq!(string("db.operation.name"), "SELECT");
-        assert_eq!(string("db.query.text"), "SELECT * FROM users WHERE id = ?");
-        assert_eq!(string("code.file.path"), "users.nagi");
-        assert_eq!(find("code.line.number").and_then(|v| v.value), Some(any_value::Value::IntValue(17)));
-        let (name, _, _) = describe(&Detail::Statement { sql: "update nagi_jobs SET state = 'done'".to_owned() });
+        assert_eq!(split_statement("/*nagi users.nagi:17*/ SELECT 1"), (Some("users.nagi:17"), "SELECT 1"));
+        assert_eq!(split_statement("/*nagi unclosed SELECT 1"), (None, "/*nagi unclosed SELECT 1"));
+        let mut name = String::new();
+        name_of(&Detail::Statement { sql: "update nagi_jobs SET state = 'done'".to_owned() }, &mut name);
         assert_eq!(name, "UPDATE", "the runtime's own statements are named by their operation");
     }
 }

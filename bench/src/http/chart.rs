@@ -12,7 +12,7 @@ use super::server::NAMES;
 
 /// Each server's colour, in [`NAMES`]' order: greys for the baselines, oranges for the
 /// Rust-built Nagi, greens for the LLVM-built (lighter: `--log warn`; darker: with metrics).
-const COLOURS: [RGBColor; 8] = [
+const COLOURS: [RGBColor; 10] = [
     RGBColor(0x33, 0x33, 0x33),
     RGBColor(0x99, 0x99, 0x99),
     RGBColor(0xd9, 0x5f, 0x02),
@@ -21,6 +21,8 @@ const COLOURS: [RGBColor; 8] = [
     RGBColor(0x8f, 0xd1, 0xbb),
     RGBColor(0x8c, 0x3d, 0x01),
     RGBColor(0x0e, 0x5c, 0x45),
+    RGBColor(0x7f, 0x3b, 0x08),
+    RGBColor(0x2d, 0x00, 0x4b),
 ];
 
 /// Draws the chart of `summaries` to `path`.

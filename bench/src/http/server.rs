@@ -24,12 +24,13 @@ pub struct Contender {
     pub flags: Vec<&'static str>,
 }
 
-/// The contenders of a run that names none (`--servers` picks others): all but the metrics ones.
+/// The contenders of a run that names none (`--servers` picks others): all but the metrics and
+/// traces ones.
 pub const DEFAULT: [&str; 6] =
     ["baseline", "baseline+log", "nagi-rust", "nagi-llvm", "nagi-rust-warn", "nagi-llvm-warn"];
 
 /// Every contender's name, in report order; the first is the baseline of the ratios.
-pub const NAMES: [&str; 8] = [
+pub const NAMES: [&str; 10] = [
     "baseline",
     "baseline+log",
     "nagi-rust",
@@ -38,6 +39,8 @@ pub const NAMES: [&str; 8] = [
     "nagi-llvm-warn",
     "nagi-rust-metrics",
     "nagi-llvm-metrics",
+    "nagi-rust-traces",
+    "nagi-llvm-traces",
 ];
 
 /// What a contender is, for the report.
@@ -57,6 +60,10 @@ pub fn describe(name: &str) -> &'static str {
             "the Rust-built service with `--log info` and `--metrics-listen` (metrics recorded, not scraped)"
         }
         "nagi-llvm-metrics" => "the LLVM-built service with `--log info` and `--metrics-listen`",
+        "nagi-rust-traces" => {
+            "the Rust-built service with `--log info` and `--otlp-endpoint` (every request traced, sent to the bench's OTLP sink)"
+        }
+        "nagi-llvm-traces" => "the LLVM-built service with `--log info` and `--otlp-endpoint`",
         _ => "",
     }
 }
@@ -86,6 +93,12 @@ impl Builds {
             "nagi-llvm-warn" => (&self.nagi_llvm, vec!["--log", "warn"]),
             "nagi-rust-metrics" => (&self.nagi_rust, vec!["--log", "info", "--metrics-listen", "127.0.0.1:0"]),
             "nagi-llvm-metrics" => (&self.nagi_llvm, vec!["--log", "info", "--metrics-listen", "127.0.0.1:0"]),
+            "nagi-rust-traces" => {
+                (&self.nagi_rust, vec!["--log", "info", "--otlp-endpoint", super::otlp_sink::endpoint()])
+            }
+            "nagi-llvm-traces" => {
+                (&self.nagi_llvm, vec!["--log", "info", "--otlp-endpoint", super::otlp_sink::endpoint()])
+            }
             other => unreachable!("no contender {other}"),
         };
         Contender { name, exe: exe.clone(), flags }
