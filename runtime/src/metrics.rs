@@ -8,7 +8,7 @@
 //! metrics off nothing is recorded: a route's handles are `None`, one branch per request.
 
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
 use metrics::{Counter, Gauge, Histogram};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
@@ -183,6 +183,7 @@ pub(crate) fn render() -> String {
         }
     });
     metrics::counter!(DEAD_LETTERS).absolute(crate::actors::dead_letters());
+    metrics::gauge!(ACTIVE_REQUESTS).set(ACTIVE.load(Ordering::Relaxed) as f64);
     metrics::gauge!(TASKS_ALIVE).set(crate::tasks::alive() as f64);
     if let Some(rss) = resident_bytes() {
         metrics::gauge!(RSS).set(rss as f64);
@@ -260,9 +261,13 @@ impl RouteMetrics {
     }
 }
 
+/// Requests being answered now, counted by the server as two plain atomic steps per request and
+/// turned into `http_server_active_requests` at each scrape (a gauge's own steps are a
+/// compare-and-swap loop on a float).
+static ACTIVE: AtomicI64 = AtomicI64::new(0);
+
 /// The server-wide handles: requests in flight, connections open and refused.
 pub(crate) struct ServerMetrics {
-    pub(crate) active_requests: Gauge,
     pub(crate) open_connections: Gauge,
     pub(crate) rejected_connections: Counter,
 }
@@ -271,10 +276,19 @@ impl ServerMetrics {
     /// The handles; `None` when metrics are off.
     pub(crate) fn new() -> Option<ServerMetrics> {
         on().then(|| ServerMetrics {
-            active_requests: metrics::gauge!(ACTIVE_REQUESTS),
             open_connections: metrics::gauge!(OPEN_CONNECTIONS),
             rejected_connections: metrics::counter!(REJECTED_CONNECTIONS),
         })
+    }
+
+    /// A request has begun.
+    pub(crate) fn request_began(&self) {
+        ACTIVE.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A request has ended.
+    pub(crate) fn request_ended(&self) {
+        ACTIVE.fetch_sub(1, Ordering::Relaxed);
     }
 }
 

@@ -96,9 +96,9 @@ pub(crate) enum Kind {
 
 /// The raw parts a span's name and attributes are made from, by the exporter thread.
 pub(crate) enum Detail {
-    /// A request, once answered: its method, route template (none when no route took it), path
-    /// (a shared clone of the request's URI), status and request id.
-    Request { method: axum::http::Method, route: Option<Arc<str>>, uri: axum::http::Uri, status: u16, request: u64 },
+    /// A request, once answered: its method, route template (none when no route took it), path,
+    /// status and request id.
+    Request { method: axum::http::Method, route: Option<Arc<str>>, path: Path, status: u16, request: u64 },
     /// A SQL statement: its text as the compiler gave it, source position prefix included.
     Statement { sql: String },
     /// A job attempt: the queue, the job's id and the attempt's number.
@@ -110,6 +110,35 @@ pub(crate) enum Detail {
     Outbound { method: String, url: String, status: Option<u16> },
 }
 
+/// A request's path as a span keeps it: copied, since a share of the request's URI would keep
+/// the connection's read buffer from being reused until the span is exported (hyper would then
+/// allocate a new one per request); most paths fit inline, without an allocation.
+pub(crate) enum Path {
+    Inline { len: u8, bytes: [u8; 62] },
+    Heap(Box<str>),
+}
+
+impl Path {
+    pub(crate) fn new(path: &str) -> Path {
+        let mut bytes = [0u8; 62];
+        match bytes.get_mut(..path.len()) {
+            Some(inline) => {
+                inline.copy_from_slice(path.as_bytes());
+                Path::Inline { len: path.len() as u8, bytes }
+            }
+            None => Path::Heap(path.into()),
+        }
+    }
+
+    /// The path's bytes: UTF-8, copied from a `str` whole.
+    fn as_bytes(&self) -> &[u8] {
+        match self {
+            Path::Inline { len, bytes } => &bytes[..usize::from(*len)],
+            Path::Heap(path) => path.as_bytes(),
+        }
+    }
+}
+
 /// An open span. Dropping it ends it and, when sampled, queues it for the exporter; a span
 /// dropped while its code unwinds (a trap, a failed statement) ends as an error.
 pub(crate) struct Span {
@@ -117,7 +146,6 @@ pub(crate) struct Span {
     /// The parent span's id; 0 for a trace's root.
     parent: u64,
     kind: Kind,
-    start_unix_ns: u64,
     began: Instant,
     detail: Option<Detail>,
     error: Option<String>,
@@ -175,7 +203,6 @@ impl Span {
             context: SpanContext { trace_id, span_id: fastrand::u64(1..), sampled },
             parent,
             kind,
-            start_unix_ns: unix_nanos(SystemTime::now()),
             began: Instant::now(),
             detail,
             error: None,
@@ -225,28 +252,29 @@ impl Drop for Span {
         }
         let Some(exporter) = EXPORTER.get() else { return };
         let Some(detail) = self.detail.take() else { return };
-        let took = u64::try_from(self.began.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let ended = Instant::now();
         let unwinding = self.error_if_unwinding && std::thread::panicking();
         let error = self.error.take().or_else(|| unwinding.then(|| "the code trapped".to_owned()));
         exporter.push(Finished {
             context: self.context,
             parent: self.parent,
             kind: self.kind,
-            start_unix_ns: self.start_unix_ns,
-            end_unix_ns: self.start_unix_ns.saturating_add(took),
+            began: self.began,
+            ended,
             detail,
             error,
         });
     }
 }
 
-/// A span that has ended, waiting for the exporter.
+/// A span that has ended, waiting for the exporter; its times are turned into Unix time there
+/// (one monotonic clock read at each end of a span, the wall clock read once per process).
 struct Finished {
     context: SpanContext,
     parent: u64,
     kind: Kind,
-    start_unix_ns: u64,
-    end_unix_ns: u64,
+    began: Instant,
+    ended: Instant,
     detail: Detail,
     error: Option<String>,
 }
@@ -268,9 +296,18 @@ fn sample(trace_id: u128) -> bool {
     threshold == u64::MAX || (trace_id as u64) < threshold
 }
 
-/// Nanoseconds since the Unix epoch.
-fn unix_nanos(at: SystemTime) -> u64 {
-    at.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+/// Nanoseconds since the Unix epoch at `at`, from the wall clock and the monotonic clock read
+/// together once (a span's times stay consistent even if the wall clock is set meanwhile).
+fn unix_nanos(at: Instant) -> u64 {
+    static ANCHOR: OnceLock<(Instant, u64)> = OnceLock::new();
+    let (instant, unix) = *ANCHOR.get_or_init(|| {
+        let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
+        (Instant::now(), u64::try_from(now.as_nanos()).unwrap_or(u64::MAX))
+    });
+    match at.checked_duration_since(instant) {
+        Some(after) => unix.saturating_add(u64::try_from(after.as_nanos()).unwrap_or(u64::MAX)),
+        None => unix.saturating_sub(u64::try_from(instant.duration_since(at).as_nanos()).unwrap_or(u64::MAX)),
+    }
 }
 
 /// The exporter's queue and its counts.
@@ -471,20 +508,25 @@ fn encode(encoder: &mut Encoder, span: &Finished, name: &mut String) {
         parent: span.parent,
         name,
         kind,
-        start_unix_ns: span.start_unix_ns,
-        end_unix_ns: span.end_unix_ns,
+        start_unix_ns: unix_nanos(span.began),
+        end_unix_ns: unix_nanos(span.ended),
         sampled: span.context.sampled,
         error: span.error.as_deref().or(server_error.then_some("")),
     };
     encoder.span(&head, |attributes| describe(&span.detail, attributes));
 }
 
-/// A statement's source position (`/*nagi FILE:LINE*/`, from the compiler) and its text after it.
+/// A statement's source position (`/*nagi FILE:LINE*/ `, from the compiler) and its text after
+/// it.
 fn split_statement(sql: &str) -> (Option<&str>, &str) {
-    let Some(rest) = sql.strip_prefix("/*nagi ") else { return (None, sql.trim()) };
-    match rest.as_bytes().windows(2).position(|w| w == b"*/") {
-        Some(end) => (Some(&rest[..end]), rest[end + 2..].trim()),
-        None => (None, sql.trim()),
+    let Some(rest) = sql.strip_prefix("/*nagi ") else { return (None, sql) };
+    // A position has no `*`: the first one ends it.
+    match rest.find('*').filter(|&end| rest[end..].starts_with("*/")) {
+        Some(end) => {
+            let query = &rest[end + 2..];
+            (Some(&rest[..end]), query.strip_prefix(' ').unwrap_or(query))
+        }
+        None => (None, sql),
     }
 }
 
@@ -534,12 +576,12 @@ fn name_of(detail: &Detail, name: &mut String) -> bool {
 /// Writes a detail's attributes.
 fn describe(detail: &Detail, attributes: &mut Attributes<'_>) {
     match detail {
-        Detail::Request { method, route, uri, status, request } => {
+        Detail::Request { method, route, path, status, request } => {
             attributes.text("http.request.method", method.as_str());
             if let Some(route) = route {
                 attributes.text("http.route", route);
             }
-            attributes.text("url.path", uri.path());
+            attributes.utf8("url.path", path.as_bytes());
             attributes.text("url.scheme", "http");
             attributes.int("http.response.status_code", i64::from(*status));
             attributes.int("nagi.request.id", i64::try_from(*request).unwrap_or(i64::MAX));
@@ -547,17 +589,12 @@ fn describe(detail: &Detail, attributes: &mut Attributes<'_>) {
                 attributes.text("error.type", &status.to_string());
             }
         }
+        // The span's name is the statement's source position, so no `code.*` attributes repeat
+        // it; `db.operation.name` is left to the query text (both optional in the conventions,
+        // and a third of the span's cost).
         Detail::Statement { sql } => {
-            let (position, query) = split_statement(sql);
             attributes.text("db.system.name", "sqlite");
-            attributes.text("db.operation.name", &operation(query));
-            attributes.text("db.query.text", query);
-            if let Some((file, line)) = position.and_then(|p| p.rsplit_once(':')) {
-                attributes.text("code.file.path", file);
-                if let Ok(line) = line.parse() {
-                    attributes.int("code.line.number", line);
-                }
-            }
+            attributes.text("db.query.text", split_statement(sql).1);
         }
         Detail::Job { queue, job, attempt } => {
             attributes.text("messaging.system", "nagi");
@@ -611,6 +648,15 @@ mod tests {
     }
 
     #[test]
+    fn a_path_is_kept_inline_when_short_and_on_the_heap_when_long() {
+        for text in ["/", "/users/ünï", &"a".repeat(62), &"b".repeat(63)] {
+            let path = Path::new(text);
+            assert_eq!(path.as_bytes(), text.as_bytes());
+            assert_eq!(matches!(path, Path::Inline { .. }), text.len() <= 62);
+        }
+    }
+
+    #[test]
     fn a_context_writes_the_traceparent_it_reads() {
         let context = SpanContext { trace_id: 0xabc, span_id: 0x12, sampled: true };
         let header = context.traceparent();
@@ -634,6 +680,7 @@ mod tests {
         assert!(!name_of(&statement, &mut name));
         assert_eq!(name, "users.nagi:17");
         assert_eq!(split_statement("/*nagi users.nagi:17*/ SELECT 1"), (Some("users.nagi:17"), "SELECT 1"));
+        assert_eq!(split_statement("SELECT 1"), (None, "SELECT 1"));
         assert_eq!(split_statement("/*nagi unclosed SELECT 1"), (None, "/*nagi unclosed SELECT 1"));
         let mut name = String::new();
         name_of(&Detail::Statement { sql: "update nagi_jobs SET state = 'done'".to_owned() }, &mut name);

@@ -157,7 +157,7 @@ impl Dispatch {
         let uri = request.uri().clone();
         let path = uri.path();
         if let Some(server) = &self.server {
-            server.active_requests.increment(1.0);
+            server.request_began();
         }
         let mut span =
             crate::traces::Span::server(request.headers().get(crate::traces::TRACEPARENT).map(HeaderValue::as_bytes));
@@ -180,7 +180,7 @@ impl Dispatch {
         let micros = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
         let status = answer.status().as_u16();
         if let Some(server) = &self.server {
-            server.active_requests.decrement(1.0);
+            server.request_ended();
             if let Some(metrics) = taken.map_or(self.unmatched.as_ref(), |e| e.metrics.as_ref()) {
                 metrics.record(status, elapsed.as_secs_f64());
             }
@@ -195,7 +195,7 @@ impl Dispatch {
             span.set_detail(|| crate::traces::Detail::Request {
                 method: method.clone(),
                 route: taken.map(|e| Arc::clone(&e.template)),
-                uri: uri.clone(),
+                path: crate::traces::Path::new(path),
                 status,
                 request: id,
             });

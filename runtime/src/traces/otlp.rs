@@ -54,7 +54,7 @@ const ANY_VALUE_INT: u32 = 3;
 /// `Status.code`'s `STATUS_CODE_ERROR`.
 pub(super) const STATUS_ERROR: u64 = 2;
 
-#[inline]
+#[inline(always)]
 fn varint(out: &mut Vec<u8>, mut value: u64) {
     while value >= 0x80 {
         out.push((value as u8) | 0x80);
@@ -63,17 +63,19 @@ fn varint(out: &mut Vec<u8>, mut value: u64) {
     out.push(value as u8);
 }
 
+#[inline(always)]
 fn varint_len(value: u64) -> usize {
     // One byte per started group of 7 bits, at least one.
     ((64 - (value | 1).leading_zeros() as usize) + 6) / 7
 }
 
-#[inline]
+#[inline(always)]
 fn key(out: &mut Vec<u8>, field: u32, wire: u8) {
     varint(out, u64::from(field) << 3 | u64::from(wire));
 }
 
 /// A length-delimited field: bytes, a string or an encoded message.
+#[inline(always)]
 fn delimited(out: &mut Vec<u8>, field: u32, bytes: &[u8]) {
     key(out, field, LENGTH_DELIMITED);
     varint(out, bytes.len() as u64);
@@ -90,13 +92,21 @@ pub(super) struct Attributes<'a>(&'a mut Vec<u8>);
 
 impl Attributes<'_> {
     /// A string attribute.
+    #[inline(always)]
     pub(super) fn text(&mut self, name: &str, value: &str) {
+        self.utf8(name, value.as_bytes());
+    }
+
+    /// A string attribute whose value's bytes are known to be UTF-8 (copied from a `str`).
+    #[inline(always)]
+    pub(super) fn utf8(&mut self, name: &str, value: &[u8]) {
         let any = delimited_len(value.len());
         self.key_value(name, any);
-        delimited(self.0, ANY_VALUE_STRING, value.as_bytes());
+        delimited(self.0, ANY_VALUE_STRING, value);
     }
 
     /// An integer attribute.
+    #[inline(always)]
     pub(super) fn int(&mut self, name: &str, value: i64) {
         // int64 is a varint of its two's complement.
         let any = 1 + varint_len(value as u64);
@@ -106,10 +116,14 @@ impl Attributes<'_> {
     }
 
     /// The `KeyValue`'s head and key, and the head of its `AnyValue` of `any` bytes.
+    #[inline(always)]
     fn key_value(&mut self, name: &str, any: usize) {
         let out = &mut *self.0;
+        let body = delimited_len(name.len()) + delimited_len(any);
+        // One capacity check for the whole attribute.
+        out.reserve(1 + varint_len(body as u64) + body);
         key(out, SPAN_ATTRIBUTES, LENGTH_DELIMITED);
-        varint(out, (delimited_len(name.len()) + delimited_len(any)) as u64);
+        varint(out, body as u64);
         delimited(out, KEY_VALUE_KEY, name.as_bytes());
         key(out, KEY_VALUE_VALUE, LENGTH_DELIMITED);
         varint(out, any as u64);
