@@ -8,7 +8,7 @@
 //! metrics off nothing is recorded: a route's handles are `None`, one branch per request.
 
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 
 use metrics::{Counter, Gauge, Histogram};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
@@ -191,6 +191,7 @@ pub(crate) fn render() -> String {
     if let Ok(fds) = std::fs::read_dir("/proc/self/fd") {
         metrics::gauge!(OPEN_FDS).set(fds.count() as f64);
     }
+    flush_accumulated();
     HANDLE.get().map(PrometheusHandle::render).unwrap_or_default()
 }
 
@@ -239,7 +240,7 @@ pub(crate) fn supervisor_event(supervisor: &'static str, restart: bool) {
 
 /// The request metrics of one route, or of requests that matched none (an empty template).
 pub(crate) struct RouteMetrics {
-    durations: [Histogram; 5],
+    durations: std::sync::Arc<[Accumulated; 5]>,
 }
 
 impl RouteMetrics {
@@ -248,9 +249,14 @@ impl RouteMetrics {
         if !on() {
             return None;
         }
-        let durations = STATUS_CLASSES.map(|class| {
-            metrics::histogram!(REQUEST_DURATION, "method" => method.to_owned(), "route" => template.to_owned(), "status_class" => class)
-        });
+        let durations = std::sync::Arc::new(STATUS_CLASSES.map(|class| {
+            let handle = metrics::histogram!(REQUEST_DURATION, "method" => method.to_owned(), "route" => template.to_owned(), "status_class" => class);
+            Accumulated::new(handle, &DURATION_BUCKETS)
+        }));
+        ACCUMULATED
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(std::sync::Arc::downgrade(&durations));
         Some(RouteMetrics { durations })
     }
 
@@ -298,10 +304,121 @@ pub(crate) fn statement_label(sql: &str) -> &str {
     sql.strip_prefix("/*nagi ").and_then(|rest| rest.split_once("*/")).map_or(OTHER_STATEMENT, |(label, _)| label)
 }
 
-/// One statement's handles: its duration and rows, by its source position.
+/// One histogram's samples gathered on the thread that records them (the database thread, which
+/// owns them: no atomics), handed to the exporter in bulk: per bucket, its count at the mean of
+/// its samples. The mean of samples in a bucket lies in that bucket, so the exported bucket
+/// counts, count and sum are exactly those of the samples; only when they reach the exporter
+/// changes (at most [`GATHERED`] statements, or the thread's next idle moment, later).
+pub(crate) struct Gathered {
+    handle: Histogram,
+    bounds: &'static [f64],
+    /// Per bucket (and one past the last bound): samples and their sum.
+    counts: Vec<u64>,
+    sums: Vec<f64>,
+}
+
+/// Most statements whose samples the database thread keeps before it hands them over.
+pub(crate) const GATHERED: u32 = 256;
+
+impl Gathered {
+    fn new(handle: Histogram, bounds: &'static [f64]) -> Gathered {
+        Gathered { handle, bounds, counts: vec![0; bounds.len() + 1], sums: vec![0.0; bounds.len() + 1] }
+    }
+
+    fn record(&mut self, value: f64) {
+        // Prometheus's buckets are upper bounds, inclusive.
+        let at = self.bounds.partition_point(|bound| *bound < value);
+        self.counts[at] += 1;
+        self.sums[at] += value;
+    }
+
+    fn flush(&mut self) {
+        for at in 0..self.counts.len() {
+            hand_over(&self.handle, self.bounds, at, self.counts[at], self.sums[at]);
+            self.counts[at] = 0;
+            self.sums[at] = 0.0;
+        }
+    }
+}
+
+/// Records `count` samples of bucket `at` of `bounds` whose sum is `sum` into `handle`, as that
+/// many samples at their mean (which lies in the bucket: the bucket counts and the sum stay
+/// exact).
+fn hand_over(handle: &Histogram, bounds: &[f64], at: usize, count: u64, sum: f64) {
+    if count == 0 {
+        return;
+    }
+    // Rounding may put the mean a hair outside its bucket; it is kept inside.
+    let mut mean = sum / count as f64;
+    if let Some(upper) = bounds.get(at) {
+        mean = mean.min(*upper);
+    }
+    if let Some(lower) = at.checked_sub(1).and_then(|below| bounds.get(below)) {
+        mean = mean.max(lower.next_up());
+    }
+    handle.record_many(mean, usize::try_from(count).unwrap_or(usize::MAX));
+}
+
+/// A histogram recorded from any thread into per-bucket atomic counts and sums (two relaxed
+/// atomic additions a sample), handed to the exporter at each scrape and each upkeep: the
+/// exporter's own histogram keeps every raw sample until then, at an allocation-backed queue
+/// push and an epoch pin per sample.
+struct Accumulated {
+    handle: Histogram,
+    bounds: &'static [f64],
+    counts: Vec<AtomicU64>,
+    /// Sums in nanoseconds (the samples are durations): integers, so they add atomically.
+    sums: Vec<AtomicU64>,
+}
+
+impl Accumulated {
+    fn new(handle: Histogram, bounds: &'static [f64]) -> Accumulated {
+        let zeros = || (0..=bounds.len()).map(|_| AtomicU64::new(0)).collect();
+        Accumulated { handle, bounds, counts: zeros(), sums: zeros() }
+    }
+
+    fn record(&self, seconds: f64) {
+        let at = self.bounds.partition_point(|bound| *bound < seconds);
+        self.counts[at].fetch_add(1, Ordering::Relaxed);
+        self.sums[at].fetch_add((seconds * 1e9) as u64, Ordering::Relaxed);
+    }
+
+    /// Hands what was recorded to the exporter. A sample recorded meanwhile may have its count
+    /// handed over now and its duration at the next hand-over (or the reverse): totals stay
+    /// exact, and the bucket's mean is kept within the bucket.
+    fn flush(&self) {
+        for at in 0..self.counts.len() {
+            let count = self.counts[at].swap(0, Ordering::Relaxed);
+            if count > 0 {
+                let sum = self.sums[at].swap(0, Ordering::Relaxed) as f64 / 1e9;
+                hand_over(&self.handle, self.bounds, at, count, sum);
+            }
+        }
+    }
+}
+
+/// Every route's accumulated request durations, handed to the exporter before each scrape and
+/// at each upkeep; a route table that is gone leaves dead entries, swept then.
+static ACCUMULATED: std::sync::Mutex<Vec<std::sync::Weak<[Accumulated; 5]>>> = std::sync::Mutex::new(Vec::new());
+
+/// Hands every route's accumulated durations to the exporter.
+fn flush_accumulated() {
+    let mut all = ACCUMULATED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    all.retain(|route| match route.upgrade() {
+        Some(classes) => {
+            classes.iter().for_each(Accumulated::flush);
+            true
+        }
+        None => false,
+    });
+}
+
+/// One statement's metrics: its duration and rows, by its source position.
 pub(crate) struct StatementMetrics {
-    duration: Histogram,
+    duration: Gathered,
     rows: Counter,
+    /// Rows returned since the last hand-over.
+    gathered_rows: u64,
 }
 
 impl StatementMetrics {
@@ -309,8 +426,17 @@ impl StatementMetrics {
     pub(crate) fn new(sql: &str) -> StatementMetrics {
         let label = statement_label(sql).to_owned();
         StatementMetrics {
-            duration: metrics::histogram!(STATEMENT_DURATION, "statement" => label.clone()),
+            duration: Gathered::new(metrics::histogram!(STATEMENT_DURATION, "statement" => label.clone()), &DB_BUCKETS),
             rows: metrics::counter!(STATEMENT_ROWS, "statement" => label),
+            gathered_rows: 0,
+        }
+    }
+
+    /// Hands the gathered durations and rows to the exporter.
+    pub(crate) fn flush(&mut self) {
+        self.duration.flush();
+        if self.gathered_rows > 0 {
+            self.rows.increment(std::mem::take(&mut self.gathered_rows));
         }
     }
 }
@@ -318,35 +444,43 @@ impl StatementMetrics {
 /// The database thread's metrics beside each statement's own ([`StatementMetrics`], which the
 /// thread keeps with the statement).
 pub(crate) struct DbMetrics {
-    wait: Histogram,
+    wait: Gathered,
     committed: Counter,
     rolled_back: Counter,
+    /// Statements recorded since the last hand-over.
+    pub(crate) pending: u32,
 }
 
 impl DbMetrics {
     /// The handles; `None` when metrics are off.
     pub(crate) fn new() -> Option<DbMetrics> {
         on().then(|| DbMetrics {
-            wait: metrics::histogram!(DB_WAIT),
+            wait: Gathered::new(metrics::histogram!(DB_WAIT), &DB_BUCKETS),
             committed: metrics::counter!(TRANSACTIONS, "outcome" => "committed"),
             rolled_back: metrics::counter!(TRANSACTIONS, "outcome" => "rolled_back"),
+            pending: 0,
         })
     }
 
-    /// A statement whose handles are `statement` that waited `waited` for the thread, then took
+    /// A statement whose metrics are `statement` that waited `waited` for the thread, then took
     /// `took` and, for a query, returned `rows`.
     pub(crate) fn statement(
-        &self,
-        statement: &StatementMetrics,
+        &mut self,
+        statement: &mut StatementMetrics,
         waited: std::time::Duration,
         took: std::time::Duration,
         rows: Option<u64>,
     ) {
         self.wait.record(waited.as_secs_f64());
         statement.duration.record(took.as_secs_f64());
-        if let Some(rows) = rows {
-            statement.rows.increment(rows);
-        }
+        statement.gathered_rows += rows.unwrap_or(0);
+        self.pending += 1;
+    }
+
+    /// Hands the gathered waits to the exporter (the statements' own are flushed by their owner).
+    pub(crate) fn flush(&mut self) {
+        self.wait.flush();
+        self.pending = 0;
     }
 
     /// A transaction ended, committed or not.
@@ -438,10 +572,71 @@ pub(crate) async fn serve(listener: tokio::net::TcpListener, before_scrape: Befo
         let mut every = tokio::time::interval(UPKEEP);
         loop {
             every.tick().await;
+            flush_accumulated();
             if let Some(handle) = HANDLE.get() {
                 handle.run_upkeep();
             }
         }
     };
     tokio::join!(accept, upkeep);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Samples gathered on a thread reach the exporter with their exact bucket counts, count
+    /// and sum, whatever bucket their mean falls in.
+    #[test]
+    fn gathered_samples_are_exported_with_exact_buckets_and_sum() {
+        let recorder = PrometheusBuilder::new().set_buckets(&DB_BUCKETS).unwrap().build_recorder();
+        let handle = recorder.handle();
+        let histogram = metrics::with_local_recorder(&recorder, || metrics::histogram!("t_seconds"));
+        let mut gathered = Gathered::new(histogram, &DB_BUCKETS);
+        let samples = [0.0005, 0.001, 0.001, 0.003, 0.02, 7.0, 12.0, 0.005];
+        for value in samples {
+            gathered.record(value);
+        }
+        gathered.flush();
+        // A second hand-over adds to the first.
+        gathered.record(0.001);
+        gathered.flush();
+        handle.run_upkeep();
+        let text = handle.render();
+        let value = |series: &str| -> f64 {
+            text.lines()
+                .find_map(|l| l.strip_prefix(series).and_then(|v| v.strip_prefix(' ')))
+                .unwrap_or_else(|| panic!("no {series} in {text}"))
+                .parse()
+                .unwrap()
+        };
+        assert_eq!(value(r#"t_seconds_bucket{le="0.001"}"#), 4.0, "{text}");
+        assert_eq!(value(r#"t_seconds_bucket{le="0.005"}"#), 6.0, "{text}");
+        assert_eq!(value(r#"t_seconds_bucket{le="0.05"}"#), 7.0, "{text}");
+        assert_eq!(value(r#"t_seconds_bucket{le="10"}"#), 8.0, "{text}");
+        assert_eq!(value(r#"t_seconds_bucket{le="+Inf"}"#), 9.0, "{text}");
+        assert_eq!(value("t_seconds_count"), 9.0, "{text}");
+        let sum: f64 = samples.iter().sum::<f64>() + 0.001;
+        assert!((value("t_seconds_sum") - sum).abs() < 1e-9, "{text}");
+
+        // The same through the atomic accumulation that any thread records into.
+        let histogram = metrics::with_local_recorder(&recorder, || metrics::histogram!("u_seconds"));
+        let accumulated = Accumulated::new(histogram, &DB_BUCKETS);
+        for value in samples {
+            accumulated.record(value);
+        }
+        accumulated.flush();
+        handle.run_upkeep();
+        let text = handle.render();
+        let value = |series: &str| -> f64 {
+            text.lines()
+                .find_map(|l| l.strip_prefix(series).and_then(|v| v.strip_prefix(' ')))
+                .unwrap()
+                .parse()
+                .unwrap()
+        };
+        assert_eq!(value(r#"u_seconds_bucket{le="0.001"}"#), 3.0, "{text}");
+        assert_eq!(value(r#"u_seconds_bucket{le="+Inf"}"#), 8.0, "{text}");
+        assert!((value("u_seconds_sum") - samples.iter().sum::<f64>()).abs() < 1e-6, "{text}");
+    }
 }
