@@ -308,7 +308,7 @@ pub(crate) fn statement_label(sql: &str) -> &str {
 /// owns them: no atomics), handed to the exporter in bulk: per bucket, its count at the mean of
 /// its samples. The mean of samples in a bucket lies in that bucket, so the exported bucket
 /// counts, count and sum are exactly those of the samples; only when they reach the exporter
-/// changes (at most [`GATHERED`] statements, or the thread's next idle moment, later).
+/// changes (every [`GATHERED`] statements, and before each scrape).
 pub(crate) struct Gathered {
     handle: Histogram,
     bounds: &'static [f64],

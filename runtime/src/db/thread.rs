@@ -379,9 +379,6 @@ fn next_job(receiver: &mut mpsc::Receiver<Job>, yields: bool) -> Option<Job> {
 impl Worker {
     fn serve(&mut self, mut receiver: mpsc::Receiver<Job>) {
         loop {
-            if receiver.is_empty() {
-                self.flush_metrics();
-            }
             let job = match self.next_deferred() {
                 Some(job) => job,
                 None => match next_job(&mut receiver, self.owner.is_none()) {
@@ -490,8 +487,9 @@ impl Worker {
     }
 
     /// Hands the statements' gathered samples to the exporter: every [`crate::metrics::GATHERED`]
-    /// statements, and whenever the thread runs out of jobs, so a scrape after a quiet moment
-    /// sees every statement.
+    /// statements, and when a scrape asks (`Op::FlushMetrics`), so that it sees every statement.
+    /// (Not whenever the channel is empty: on a core shared with the request worker it is empty
+    /// after nearly every statement.)
     fn flush_metrics(&mut self) {
         let Some(metrics) = &mut self.metrics else { return };
         if metrics.pending == 0 {
