@@ -241,12 +241,7 @@ fn metrics_are_off_by_default_and_a_bad_address_stops_the_service(backend: Backe
     assert!(server.stop().success());
     let text = std::fs::read_to_string(&log).unwrap();
     assert!(!text.contains("metrics on"), "{text}");
-    let out = Command::new(&exe)
-        .args(["--listen", "127.0.0.1:0", "--db"])
-        .arg(dir.join("other.db"))
-        .args(["--metrics-listen", "256.0.0.1:1"])
-        .output()
-        .unwrap();
+    let out = support::run_to_exit_with(&exe, &dir.join("other.db"), &["--metrics-listen", "256.0.0.1:1"]);
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot listen for metrics on 256.0.0.1:1"));
 }

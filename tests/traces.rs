@@ -350,12 +350,7 @@ fn a_stalled_collector_drops_spans_and_counts_them(backend: Backend) {
     assert!(server.stop().success());
     assert!(started.elapsed() < Duration::from_secs(10), "the stop waited on the collector");
 
-    let out = std::process::Command::new(&exe)
-        .args(["--listen", "127.0.0.1:0", "--db"])
-        .arg(dir.join("other.db"))
-        .args(["--otlp-endpoint", "localhost:4318"])
-        .output()
-        .unwrap();
+    let out = support::run_to_exit_with(&exe, &dir.join("other.db"), &["--otlp-endpoint", "localhost:4318"]);
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("--otlp-endpoint localhost:4318: not an http:// or https:// URL"), "{stderr}");

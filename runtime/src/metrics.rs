@@ -585,6 +585,15 @@ pub(crate) async fn serve(listener: tokio::net::TcpListener, before_scrape: Befo
 mod tests {
     use super::*;
 
+    /// The value of `series` (name and labels) in the exposition `text`.
+    fn series_value(text: &str, series: &str) -> f64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(series).and_then(|v| v.strip_prefix(' ')))
+            .unwrap_or_else(|| panic!("no {series} in {text}"))
+            .parse()
+            .unwrap()
+    }
+
     /// Samples gathered on a thread reach the exporter with their exact bucket counts, count
     /// and sum, whatever bucket their mean falls in.
     #[test]
@@ -603,13 +612,7 @@ mod tests {
         gathered.flush();
         handle.run_upkeep();
         let text = handle.render();
-        let value = |series: &str| -> f64 {
-            text.lines()
-                .find_map(|l| l.strip_prefix(series).and_then(|v| v.strip_prefix(' ')))
-                .unwrap_or_else(|| panic!("no {series} in {text}"))
-                .parse()
-                .unwrap()
-        };
+        let value = |series: &str| series_value(&text, series);
         assert_eq!(value(r#"t_seconds_bucket{le="0.001"}"#), 4.0, "{text}");
         assert_eq!(value(r#"t_seconds_bucket{le="0.005"}"#), 6.0, "{text}");
         assert_eq!(value(r#"t_seconds_bucket{le="0.05"}"#), 7.0, "{text}");
@@ -628,13 +631,7 @@ mod tests {
         accumulated.flush();
         handle.run_upkeep();
         let text = handle.render();
-        let value = |series: &str| -> f64 {
-            text.lines()
-                .find_map(|l| l.strip_prefix(series).and_then(|v| v.strip_prefix(' ')))
-                .unwrap()
-                .parse()
-                .unwrap()
-        };
+        let value = |series: &str| series_value(&text, series);
         assert_eq!(value(r#"u_seconds_bucket{le="0.001"}"#), 3.0, "{text}");
         assert_eq!(value(r#"u_seconds_bucket{le="+Inf"}"#), 8.0, "{text}");
         assert!((value("u_seconds_sum") - samples.iter().sum::<f64>()).abs() < 1e-6, "{text}");

@@ -292,7 +292,12 @@ fn exchange(port: u16, bytes: &[u8]) -> Option<Vec<u8>> {
 /// Runs the service `exe` on `--db db` (and a port the system picks) to its end, for a service
 /// that must stop at start: its exit status and stderr tell why.
 pub fn run_to_exit(exe: &Path, db: &Path) -> std::process::Output {
-    Command::new(exe).args(["--listen", "127.0.0.1:0", "--db"]).arg(db).output().expect("the service runs")
+    run_to_exit_with(exe, db, &[])
+}
+
+/// [`run_to_exit`] with the further flags `extra`, for a service that a flag must stop at start.
+pub fn run_to_exit_with(exe: &Path, db: &Path, extra: &[&str]) -> std::process::Output {
+    Command::new(exe).args(["--listen", "127.0.0.1:0", "--db"]).arg(db).args(extra).output().expect("the service runs")
 }
 
 /// The count of an LLVM build's `buffers the compiled code still owns at shutdown: N` line in
