@@ -535,18 +535,6 @@ pub(crate) async fn query_shaped<S: Shape + Send + 'static>(
     }
 }
 
-/// Has the default database's thread hand its gathered metrics to the exporter, and waits until
-/// it has (a scrape's first step, so that it counts every statement answered before it). Does
-/// nothing without a default database.
-pub(crate) async fn flush_metrics() {
-    let Some(handle) = DEFAULT.read().unwrap_or_else(|p| p.into_inner()).clone() else { return };
-    let (reply, done) = oneshot::channel();
-    let job = Job { owner: 0, op: Op::FlushMetrics { reply }, began: None, queued: Instant::now() };
-    if handle.sender.send(job).await.is_ok() {
-        let _ = done.await;
-    }
-}
-
 /// Begins a write transaction (`BEGIN IMMEDIATE`) owned by the current request. Until it ends,
 /// other requests' statements wait.
 pub async fn begin() {

@@ -7,8 +7,8 @@
 //! request's path) and status classes, so every series is bounded by the program's size. With
 //! metrics off nothing is recorded: a route's handles are `None`, one branch per request.
 
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 
 use metrics::{Counter, Gauge, Histogram};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
@@ -240,7 +240,7 @@ pub(crate) fn supervisor_event(supervisor: &'static str, restart: bool) {
 
 /// The request metrics of one route, or of requests that matched none (an empty template).
 pub(crate) struct RouteMetrics {
-    durations: std::sync::Arc<[Accumulated; 5]>,
+    durations: [Arc<Accumulated>; 5],
 }
 
 impl RouteMetrics {
@@ -249,14 +249,10 @@ impl RouteMetrics {
         if !on() {
             return None;
         }
-        let durations = std::sync::Arc::new(STATUS_CLASSES.map(|class| {
+        let durations = STATUS_CLASSES.map(|class| {
             let handle = metrics::histogram!(REQUEST_DURATION, "method" => method.to_owned(), "route" => template.to_owned(), "status_class" => class);
             Accumulated::new(handle, &DURATION_BUCKETS)
-        }));
-        ACCUMULATED
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(std::sync::Arc::downgrade(&durations));
+        });
         Some(RouteMetrics { durations })
     }
 
@@ -301,44 +297,7 @@ impl ServerMetrics {
 /// The source position the compiler put at the start of a statement's text (`/*nagi FILE:LINE*/
 /// SQL`, docs/http.md "Metrics"), or `(other)`.
 pub(crate) fn statement_label(sql: &str) -> &str {
-    sql.strip_prefix("/*nagi ").and_then(|rest| rest.split_once("*/")).map_or(OTHER_STATEMENT, |(label, _)| label)
-}
-
-/// One histogram's samples gathered on the thread that records them (the database thread, which
-/// owns them: no atomics), handed to the exporter in bulk: per bucket, its count at the mean of
-/// its samples. The mean of samples in a bucket lies in that bucket, so the exported bucket
-/// counts, count and sum are exactly those of the samples; only when they reach the exporter
-/// changes (every [`GATHERED`] statements, and before each scrape).
-pub(crate) struct Gathered {
-    handle: Histogram,
-    bounds: &'static [f64],
-    /// Per bucket (and one past the last bound): samples and their sum.
-    counts: Vec<u64>,
-    sums: Vec<f64>,
-}
-
-/// Most statements whose samples the database thread keeps before it hands them over.
-pub(crate) const GATHERED: u32 = 256;
-
-impl Gathered {
-    fn new(handle: Histogram, bounds: &'static [f64]) -> Gathered {
-        Gathered { handle, bounds, counts: vec![0; bounds.len() + 1], sums: vec![0.0; bounds.len() + 1] }
-    }
-
-    fn record(&mut self, value: f64) {
-        // Prometheus's buckets are upper bounds, inclusive.
-        let at = self.bounds.partition_point(|bound| *bound < value);
-        self.counts[at] += 1;
-        self.sums[at] += value;
-    }
-
-    fn flush(&mut self) {
-        for at in 0..self.counts.len() {
-            hand_over(&self.handle, self.bounds, at, self.counts[at], self.sums[at]);
-            self.counts[at] = 0;
-            self.sums[at] = 0.0;
-        }
-    }
+    crate::traces::split_statement(sql).0.unwrap_or(OTHER_STATEMENT)
 }
 
 /// Records `count` samples of bucket `at` of `bounds` whose sum is `sum` into `handle`, as that
@@ -362,7 +321,9 @@ fn hand_over(handle: &Histogram, bounds: &[f64], at: usize, count: u64, sum: f64
 /// A histogram recorded from any thread into per-bucket atomic counts and sums (two relaxed
 /// atomic additions a sample), handed to the exporter at each scrape and each upkeep: the
 /// exporter's own histogram keeps every raw sample until then, at an allocation-backed queue
-/// push and an epoch pin per sample.
+/// push and an epoch pin per sample. A bucket's samples are handed over as that many samples at
+/// their mean, which lies in the bucket, so the exported bucket counts, count and sum are
+/// exactly those of the samples.
 struct Accumulated {
     handle: Histogram,
     bounds: &'static [f64],
@@ -372,9 +333,13 @@ struct Accumulated {
 }
 
 impl Accumulated {
-    fn new(handle: Histogram, bounds: &'static [f64]) -> Accumulated {
+    /// A histogram handed to the exporter with every other ([`flush_accumulated`]) while it
+    /// lives.
+    fn new(handle: Histogram, bounds: &'static [f64]) -> Arc<Accumulated> {
         let zeros = || (0..=bounds.len()).map(|_| AtomicU64::new(0)).collect();
-        Accumulated { handle, bounds, counts: zeros(), sums: zeros() }
+        let accumulated = Arc::new(Accumulated { handle, bounds, counts: zeros(), sums: zeros() });
+        ACCUMULATED.lock().unwrap_or_else(PoisonError::into_inner).push(Arc::downgrade(&accumulated));
+        accumulated
     }
 
     fn record(&self, seconds: f64) {
@@ -397,16 +362,17 @@ impl Accumulated {
     }
 }
 
-/// Every route's accumulated request durations, handed to the exporter before each scrape and
-/// at each upkeep; a route table that is gone leaves dead entries, swept then.
-static ACCUMULATED: std::sync::Mutex<Vec<std::sync::Weak<[Accumulated; 5]>>> = std::sync::Mutex::new(Vec::new());
+/// Every accumulated histogram (requests' and statements' durations, statements' waits), handed
+/// to the exporter before each scrape and at each upkeep; one that is gone (with its route table
+/// or its database) leaves a dead entry, swept then.
+static ACCUMULATED: Mutex<Vec<Weak<Accumulated>>> = Mutex::new(Vec::new());
 
-/// Hands every route's accumulated durations to the exporter.
+/// Hands every accumulated histogram to the exporter.
 fn flush_accumulated() {
-    let mut all = ACCUMULATED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    all.retain(|route| match route.upgrade() {
-        Some(classes) => {
-            classes.iter().for_each(Accumulated::flush);
+    let mut all = ACCUMULATED.lock().unwrap_or_else(PoisonError::into_inner);
+    all.retain(|histogram| match histogram.upgrade() {
+        Some(histogram) => {
+            histogram.flush();
             true
         }
         None => false,
@@ -415,10 +381,8 @@ fn flush_accumulated() {
 
 /// One statement's metrics: its duration and rows, by its source position.
 pub(crate) struct StatementMetrics {
-    duration: Gathered,
+    duration: Arc<Accumulated>,
     rows: Counter,
-    /// Rows returned since the last hand-over.
-    gathered_rows: u64,
 }
 
 impl StatementMetrics {
@@ -426,17 +390,11 @@ impl StatementMetrics {
     pub(crate) fn new(sql: &str) -> StatementMetrics {
         let label = statement_label(sql).to_owned();
         StatementMetrics {
-            duration: Gathered::new(metrics::histogram!(STATEMENT_DURATION, "statement" => label.clone()), &DB_BUCKETS),
+            duration: Accumulated::new(
+                metrics::histogram!(STATEMENT_DURATION, "statement" => label.clone()),
+                &DB_BUCKETS,
+            ),
             rows: metrics::counter!(STATEMENT_ROWS, "statement" => label),
-            gathered_rows: 0,
-        }
-    }
-
-    /// Hands the gathered durations and rows to the exporter.
-    pub(crate) fn flush(&mut self) {
-        self.duration.flush();
-        if self.gathered_rows > 0 {
-            self.rows.increment(std::mem::take(&mut self.gathered_rows));
         }
     }
 }
@@ -444,43 +402,35 @@ impl StatementMetrics {
 /// The database thread's metrics beside each statement's own ([`StatementMetrics`], which the
 /// thread keeps with the statement).
 pub(crate) struct DbMetrics {
-    wait: Gathered,
+    wait: Arc<Accumulated>,
     committed: Counter,
     rolled_back: Counter,
-    /// Statements recorded since the last hand-over.
-    pub(crate) pending: u32,
 }
 
 impl DbMetrics {
     /// The handles; `None` when metrics are off.
     pub(crate) fn new() -> Option<DbMetrics> {
         on().then(|| DbMetrics {
-            wait: Gathered::new(metrics::histogram!(DB_WAIT), &DB_BUCKETS),
+            wait: Accumulated::new(metrics::histogram!(DB_WAIT), &DB_BUCKETS),
             committed: metrics::counter!(TRANSACTIONS, "outcome" => "committed"),
             rolled_back: metrics::counter!(TRANSACTIONS, "outcome" => "rolled_back"),
-            pending: 0,
         })
     }
 
     /// A statement whose metrics are `statement` that waited `waited` for the thread, then took
     /// `took` and, for a query, returned `rows`.
     pub(crate) fn statement(
-        &mut self,
-        statement: &mut StatementMetrics,
+        &self,
+        statement: &StatementMetrics,
         waited: std::time::Duration,
         took: std::time::Duration,
         rows: Option<u64>,
     ) {
         self.wait.record(waited.as_secs_f64());
         statement.duration.record(took.as_secs_f64());
-        statement.gathered_rows += rows.unwrap_or(0);
-        self.pending += 1;
-    }
-
-    /// Hands the gathered waits to the exporter (the statements' own are flushed by their owner).
-    pub(crate) fn flush(&mut self) {
-        self.wait.flush();
-        self.pending = 0;
+        if let Some(rows) = rows {
+            statement.rows.increment(rows);
+        }
     }
 
     /// A transaction ended, committed or not.
@@ -601,15 +551,15 @@ mod tests {
         let recorder = PrometheusBuilder::new().set_buckets(&DB_BUCKETS).unwrap().build_recorder();
         let handle = recorder.handle();
         let histogram = metrics::with_local_recorder(&recorder, || metrics::histogram!("t_seconds"));
-        let mut gathered = Gathered::new(histogram, &DB_BUCKETS);
+        let accumulated = Accumulated::new(histogram, &DB_BUCKETS);
         let samples = [0.0005, 0.001, 0.001, 0.003, 0.02, 7.0, 12.0, 0.005];
         for value in samples {
-            gathered.record(value);
+            accumulated.record(value);
         }
-        gathered.flush();
+        accumulated.flush();
         // A second hand-over adds to the first.
-        gathered.record(0.001);
-        gathered.flush();
+        accumulated.record(0.001);
+        accumulated.flush();
         handle.run_upkeep();
         let text = handle.render();
         let value = |series: &str| series_value(&text, series);

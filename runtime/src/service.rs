@@ -147,12 +147,7 @@ async fn start_metrics(config: &Config) -> Result<Option<tokio::task::JoinHandle
         .map_err(|e| misconfigured(format!("cannot listen for metrics on {address}: {e}")))?;
     let bound = listener.local_addr().map_err(|e| ServeError::new(e.to_string()))?;
     tracing::info!(target: "nagi", "metrics on http://{bound}/metrics");
-    Ok(Some(tokio::spawn(crate::metrics::serve(listener, || {
-        Box::pin(async {
-            crate::db::flush_metrics().await;
-            queues::observe_metrics().await;
-        })
-    }))))
+    Ok(Some(tokio::spawn(crate::metrics::serve(listener, || Box::pin(queues::observe_metrics())))))
 }
 
 /// Serves `service` on `listener` until SIGINT or SIGTERM, with the database and limits of

@@ -517,8 +517,8 @@ fn encode(encoder: &mut Encoder, span: &Finished, name: &mut String) {
 }
 
 /// A statement's source position (`/*nagi FILE:LINE*/ `, from the compiler) and its text after
-/// it.
-fn split_statement(sql: &str) -> (Option<&str>, &str) {
+/// it: the one reading of that prefix (metrics label statements by it too).
+pub(crate) fn split_statement(sql: &str) -> (Option<&str>, &str) {
     let Some(rest) = sql.strip_prefix("/*nagi ") else { return (None, sql) };
     // A position has no `*`: the first one ends it.
     match rest.find('*').filter(|&end| rest[end..].starts_with("*/")) {

@@ -85,9 +85,6 @@ pub(crate) enum Op {
     RequestEnded { commit: bool, reply: Option<Reply<()>> },
     /// Stop: roll back, close the connection, end the thread.
     Shutdown,
-    /// Hands the statements' gathered metrics to the exporter now (a scrape is about to read
-    /// them); answered once done.
-    FlushMetrics { reply: oneshot::Sender<()> },
 }
 
 impl Job {
@@ -98,7 +95,7 @@ impl Job {
             Op::Exec { reply, .. } => reply.is_closed(),
             Op::Query { reply, .. } => reply.is_closed(),
             Op::Begin { reply } | Op::Commit { reply } | Op::Rollback { reply } => reply.is_closed(),
-            Op::RequestEnded { .. } | Op::Shutdown | Op::FlushMetrics { .. } => false,
+            Op::RequestEnded { .. } | Op::Shutdown => false,
         }
     }
 }
@@ -388,10 +385,6 @@ impl Worker {
             };
             match job.op {
                 Op::Shutdown => return,
-                Op::FlushMetrics { reply } => {
-                    self.flush_metrics();
-                    let _ = reply.send(());
-                }
                 Op::RequestEnded { commit, reply } => {
                     let result = self.request_ended(job.owner, commit);
                     if let Some(reply) = reply {
@@ -464,9 +457,7 @@ impl Worker {
                 self.settle(owner, "ROLLBACK", result.as_ref().err());
                 let _ = reply.send(result);
             }
-            Op::RequestEnded { .. } | Op::Shutdown | Op::FlushMetrics { .. } => {
-                unreachable!("control jobs are handled in serve")
-            }
+            Op::RequestEnded { .. } | Op::Shutdown => unreachable!("control jobs are handled in serve"),
         }
     }
 
@@ -476,31 +467,11 @@ impl Worker {
         if self.metrics.is_none() {
             self.metrics = crate::metrics::DbMetrics::new();
         }
-        let Some(metrics) = &mut self.metrics else { return };
+        let Some(metrics) = &self.metrics else { return };
         let took = started.elapsed();
         let statement = kept(&mut self.statements, sql);
         let handles = statement.metrics.get_or_insert_with(|| crate::metrics::StatementMetrics::new(sql));
         metrics.statement(handles, started.saturating_duration_since(queued), took, rows);
-        if metrics.pending >= crate::metrics::GATHERED {
-            self.flush_metrics();
-        }
-    }
-
-    /// Hands the statements' gathered samples to the exporter: every [`crate::metrics::GATHERED`]
-    /// statements, and when a scrape asks (`Op::FlushMetrics`), so that it sees every statement.
-    /// (Not whenever the channel is empty: on a core shared with the request worker it is empty
-    /// after nearly every statement.)
-    fn flush_metrics(&mut self) {
-        let Some(metrics) = &mut self.metrics else { return };
-        if metrics.pending == 0 {
-            return;
-        }
-        metrics.flush();
-        for statement in self.statements.values_mut() {
-            if let Some(handles) = &mut statement.metrics {
-                handles.flush();
-            }
-        }
     }
 
     /// Begins the request transaction of `owner` (a request, not 0) if none is open, and marks
