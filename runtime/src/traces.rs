@@ -114,11 +114,14 @@ pub(crate) enum Detail {
 /// the connection's read buffer from being reused until the span is exported (hyper would then
 /// allocate a new one per request); most paths fit inline, without an allocation.
 pub(crate) enum Path {
+    /// A path of at most 62 bytes, in place.
     Inline { len: u8, bytes: [u8; 62] },
+    /// A longer one.
     Heap(Box<str>),
 }
 
 impl Path {
+    /// A copy of `path`.
     pub(crate) fn new(path: &str) -> Path {
         let mut bytes = [0u8; 62];
         match bytes.get_mut(..path.len()) {
@@ -161,8 +164,8 @@ impl Span {
             return None;
         }
         match incoming.and_then(parse_traceparent) {
-            Some((trace_id, parent, sampled)) => Some(Span::open(trace_id, parent, sampled, Kind::Server, None)),
-            None => Some(Span::root_of(Kind::Server, None)),
+            Some((trace_id, parent, sampled)) => Some(Span::open(trace_id, parent, sampled, Kind::Server)),
+            None => Some(Span::root_of(Kind::Server)),
         }
     }
 
@@ -171,7 +174,7 @@ impl Span {
         if !on() {
             return None;
         }
-        let mut span = Span::root_of(kind, None);
+        let mut span = Span::root_of(kind);
         if span.context.sampled {
             span.detail = Some(detail());
         }
@@ -186,25 +189,28 @@ impl Span {
             return None;
         }
         let parent = parent?;
-        let mut span = Span::open(parent.trace_id, parent.span_id, parent.sampled, kind, None);
+        let mut span = Span::open(parent.trace_id, parent.span_id, parent.sampled, kind);
         if parent.sampled {
             span.detail = Some(detail());
         }
         Some(span)
     }
 
-    fn root_of(kind: Kind, detail: Option<Detail>) -> Span {
+    /// The root span of a new trace, sampled by its trace id.
+    fn root_of(kind: Kind) -> Span {
         let trace_id = fastrand::u128(1..);
-        Span::open(trace_id, 0, sample(trace_id), kind, detail)
+        Span::open(trace_id, 0, sample(trace_id), kind)
     }
 
-    fn open(trace_id: u128, parent: u64, sampled: bool, kind: Kind, detail: Option<Detail>) -> Span {
+    /// A span of `kind` in trace `trace_id` under `parent` (0: none), begun now; its detail is
+    /// set once known.
+    fn open(trace_id: u128, parent: u64, sampled: bool, kind: Kind) -> Span {
         Span {
             context: SpanContext { trace_id, span_id: fastrand::u64(1..), sampled },
             parent,
             kind,
             began: Instant::now(),
-            detail,
+            detail: None,
             error: None,
             error_if_unwinding: true,
         }
