@@ -8,6 +8,10 @@
 //! caller's (wasmtime's `foreach_builtin_function!` is the model): this crate makes [`Function`]
 //! of it, the runtime its JIT table, so a function missing from the runtime is a compile error
 //! there, and the runtime's test checks that it exports nothing the list lacks.
+//!
+//! [`sql`] is the one SQL text rule both sides apply: a statement's PostgreSQL form.
+
+pub mod sql;
 
 /// The C-level kind of a parameter or result of a runtime function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

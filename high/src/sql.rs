@@ -6,7 +6,12 @@
 //! `INTEGER`, `f64` → `REAL`; an `Option` column is nullable and every other column is
 //! `NOT NULL`; the table's key is its `PRIMARY KEY`. Preparing a statement finds unknown
 //! tables and columns and syntax errors; a query's result columns must match the fields of the
-//! class it decodes into, by name and count.
+//! class it decodes into, by name and count. A statement SQLite accepts is then checked for
+//! PostgreSQL ([`postgres`]), the other engine a service may run on.
+
+mod postgres;
+
+use std::collections::HashSet;
 
 use rusqlite::Connection;
 
@@ -55,6 +60,12 @@ pub fn sqlite_checker(classes: &[Class], tables: &[Table]) -> SqlCheck {
         }
         Ok(conn)
     });
+    let bool_columns: HashSet<String> = tables
+        .iter()
+        .flat_map(|table| &classes[table.class].fields)
+        .filter(|field| matches!(&field.ty, Ty::Bool) || matches!(&field.ty, Ty::Option(inner) if **inner == Ty::Bool))
+        .map(|field| field.name.clone())
+        .collect();
     Box::new(move |request: &SqlRequest| {
         let conn = setup.as_ref().map_err(Clone::clone)?;
         let statement = conn.prepare(request.sql).map_err(|e| sqlite_message(&e))?;
@@ -85,7 +96,8 @@ pub fn sqlite_checker(classes: &[Class], tables: &[Table]) -> SqlCheck {
                 return Err(message);
             }
         }
-        Ok(())
+        drop(statement);
+        postgres::check(request.sql, &bool_columns)
     })
 }
 
