@@ -1,34 +1,41 @@
 //! Integration tests of the main job: `examples/users.nagi` compiled by `nagic build` into a
-//! native service, started as a real process on a free 127.0.0.1 port with a real SQLite file,
-//! and driven over real HTTP. Rows are read back from the file with rusqlite.
+//! native service, started as a real process on a free 127.0.0.1 port with a real SQLite file
+//! or a database on a real PostgreSQL server, and driven over real HTTP. Rows are read back
+//! from the database with rusqlite or the postgres client.
 
 mod support;
 
 use std::process::Stdio;
 
-use support::{Backend, Server, build, temp_dir};
+use support::{Backend, Engine, Server, TestDb, build, temp_dir};
 
 const USERS: &str = "examples/users.nagi";
 
-fn start(tag: &str, backend: Backend) -> (Server, std::path::PathBuf) {
+fn start(tag: &str, backend: Backend, engine: Engine) -> (Server, TestDb) {
     let exe = build(USERS, backend);
-    let db = temp_dir(tag).join("users.db");
-    (Server::start(&exe, &db, None, &[]), db)
+    let db = TestDb::new(engine, tag);
+    (Server::start(&exe, db.path(), None, &[]), db)
 }
 
-/// The rows of `users`, ordered by id, read straight from the database file.
-fn rows(db: &std::path::Path) -> Vec<(i64, String, i64)> {
-    let conn = rusqlite::Connection::open(db).expect("the database file opens");
-    let mut stmt = conn.prepare("SELECT id, name, age FROM users ORDER BY id").expect("users exists");
-    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect()
+/// A whole number read back from the database.
+fn int(cell: &Option<String>) -> i64 {
+    cell.as_deref().and_then(|text| text.parse().ok()).unwrap_or_else(|| panic!("not an integer: {cell:?}"))
+}
+
+/// The rows of `users`, ordered by id, read straight from the database.
+fn rows(db: &TestDb) -> Vec<(i64, String, i64)> {
+    db.rows("SELECT id, name, age FROM users ORDER BY id")
+        .iter()
+        .map(|row| (int(&row[0]), row[1].clone().unwrap_or_default(), int(&row[2])))
+        .collect()
 }
 
 fn json(text: &str) -> serde_json::Value {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
 }
 
-fn crud_over_http_persists_in_the_sqlite_file(backend: Backend) {
-    let (server, db) = start("crud", backend);
+fn crud_over_http_persists_in_the_sqlite_file(backend: Backend, engine: Engine) {
+    let (server, db) = start("crud", backend, engine);
     assert_eq!(server.get("/health"), (200, "\"ok\"".to_string()));
 
     for (id, name, age) in [(1, "Ada", 36), (2, "Grace", 45), (3, "Linus", 28)] {
@@ -62,7 +69,7 @@ fn crud_over_http_persists_in_the_sqlite_file(backend: Backend) {
     // A graceful stop, then a new process on the same file still has the data.
     assert!(server.stop().success());
     let exe = build(USERS, backend);
-    let again = Server::start(&exe, &db, None, &[]);
+    let again = Server::start(&exe, db.path(), None, &[]);
     let (status, body) = again.get("/users/3");
     assert_eq!((status, json(&body)), (200, serde_json::json!({"id": 3, "name": "Linus", "age": 28})));
     assert!(again.stop().success());
@@ -70,8 +77,8 @@ fn crud_over_http_persists_in_the_sqlite_file(backend: Backend) {
 
 /// Sends a bad request, checks its status and JSON error, then checks nothing was written and
 /// the service still answers.
-fn rejected(backend: Backend, tag: &str, content_type: Option<&str>, body: &str, status: u16) {
-    let (server, db) = start(tag, backend);
+fn rejected(backend: Backend, engine: Engine, tag: &str, content_type: Option<&str>, body: &str, status: u16) {
+    let (server, db) = start(tag, backend, engine);
     let (got, text) = server.request("POST", "/users", content_type, body);
     assert_eq!(got, status, "{tag}: {text}");
     let error = json(&text);
@@ -82,16 +89,16 @@ fn rejected(backend: Backend, tag: &str, content_type: Option<&str>, body: &str,
 
 const JSON: Option<&str> = Some("application/json");
 
-fn missing_content_type_is_415(backend: Backend) {
-    rejected(backend, "no-ct", None, r#"{"id":1,"name":"a","age":3}"#, 415);
+fn missing_content_type_is_415(backend: Backend, engine: Engine) {
+    rejected(backend, engine, "no-ct", None, r#"{"id":1,"name":"a","age":3}"#, 415);
 }
 
-fn non_json_content_type_is_415(backend: Backend) {
-    rejected(backend, "text-ct", Some("text/plain"), r#"{"id":1,"name":"a","age":3}"#, 415);
+fn non_json_content_type_is_415(backend: Backend, engine: Engine) {
+    rejected(backend, engine, "text-ct", Some("text/plain"), r#"{"id":1,"name":"a","age":3}"#, 415);
 }
 
-fn json_with_parameters_and_suffix_is_accepted(backend: Backend) {
-    let (server, db) = start("ct-ok", backend);
+fn json_with_parameters_and_suffix_is_accepted(backend: Backend, engine: Engine) {
+    let (server, db) = start("ct-ok", backend, engine);
     let ok = r#"{"id":1,"name":"a","age":3}"#;
     assert_eq!(server.request("POST", "/users", Some("application/json; charset=utf-8"), ok).0, 201);
     let ok2 = r#"{"id":2,"name":"b","age":4}"#;
@@ -99,63 +106,63 @@ fn json_with_parameters_and_suffix_is_accepted(backend: Backend) {
     assert_eq!(rows(&db).len(), 2);
 }
 
-fn empty_body_is_400(backend: Backend) {
-    rejected(backend, "empty", JSON, "", 400);
+fn empty_body_is_400(backend: Backend, engine: Engine) {
+    rejected(backend, engine, "empty", JSON, "", 400);
 }
 
-fn malformed_json_is_400(backend: Backend) {
-    rejected(backend, "malformed", JSON, r#"{"id":1,"name":"a","#, 400);
+fn malformed_json_is_400(backend: Backend, engine: Engine) {
+    rejected(backend, engine, "malformed", JSON, r#"{"id":1,"name":"a","#, 400);
 }
 
-fn trailing_bytes_are_400(backend: Backend) {
-    rejected(backend, "trailing", JSON, r#"{"id":1,"name":"a","age":3} x"#, 400);
+fn trailing_bytes_are_400(backend: Backend, engine: Engine) {
+    rejected(backend, engine, "trailing", JSON, r#"{"id":1,"name":"a","age":3} x"#, 400);
 }
 
-fn missing_field_is_422(backend: Backend) {
-    rejected(backend, "missing", JSON, r#"{"id":1,"name":"a"}"#, 422);
+fn missing_field_is_422(backend: Backend, engine: Engine) {
+    rejected(backend, engine, "missing", JSON, r#"{"id":1,"name":"a"}"#, 422);
 }
 
-fn null_for_a_non_option_is_422(backend: Backend) {
-    rejected(backend, "null", JSON, r#"{"id":1,"name":null,"age":3}"#, 422);
+fn null_for_a_non_option_is_422(backend: Backend, engine: Engine) {
+    rejected(backend, engine, "null", JSON, r#"{"id":1,"name":null,"age":3}"#, 422);
 }
 
-fn float_for_an_integer_is_422(backend: Backend) {
-    rejected(backend, "float", JSON, r#"{"id":1,"name":"a","age":30.0}"#, 422);
+fn float_for_an_integer_is_422(backend: Backend, engine: Engine) {
+    rejected(backend, engine, "float", JSON, r#"{"id":1,"name":"a","age":30.0}"#, 422);
 }
 
-fn string_for_an_integer_is_422(backend: Backend) {
-    rejected(backend, "string", JSON, r#"{"id":1,"name":"a","age":"30"}"#, 422);
+fn string_for_an_integer_is_422(backend: Backend, engine: Engine) {
+    rejected(backend, engine, "string", JSON, r#"{"id":1,"name":"a","age":"30"}"#, 422);
 }
 
-fn integer_out_of_range_is_422(backend: Backend) {
-    rejected(backend, "range", JSON, r#"{"id":1,"name":"a","age":2147483648}"#, 422);
+fn integer_out_of_range_is_422(backend: Backend, engine: Engine) {
+    rejected(backend, engine, "range", JSON, r#"{"id":1,"name":"a","age":2147483648}"#, 422);
 }
 
-fn duplicate_key_is_422(backend: Backend) {
-    rejected(backend, "dup", JSON, r#"{"id":1,"name":"a","name":"b","age":3}"#, 422);
+fn duplicate_key_is_422(backend: Backend, engine: Engine) {
+    rejected(backend, engine, "dup", JSON, r#"{"id":1,"name":"a","name":"b","age":3}"#, 422);
 }
 
-fn unknown_field_is_422(backend: Backend) {
-    rejected(backend, "unknown", JSON, r#"{"id":1,"name":"a","age":3,"admin":true}"#, 422);
+fn unknown_field_is_422(backend: Backend, engine: Engine) {
+    rejected(backend, engine, "unknown", JSON, r#"{"id":1,"name":"a","age":3,"admin":true}"#, 422);
 }
 
-fn the_422_detail_names_the_field(backend: Backend) {
-    let (server, _) = start("detail", backend);
+fn the_422_detail_names_the_field(backend: Backend, engine: Engine) {
+    let (server, _) = start("detail", backend, engine);
     let (status, text) = server.send_json("POST", "/users", r#"{"id":1,"name":"a","age":"30"}"#);
     assert_eq!(status, 422);
     assert!(json(&text)["detail"].as_str().unwrap_or("").contains("age"), "{text}");
 }
 
-fn body_over_the_limit_is_413_with_content_length(backend: Backend) {
-    let (server, db) = start("limit", backend);
+fn body_over_the_limit_is_413_with_content_length(backend: Backend, engine: Engine) {
+    let (server, db) = start("limit", backend, engine);
     let big = format!(r#"{{"id":1,"name":"{}","age":3}}"#, "x".repeat(2 * 1024 * 1024));
     assert_eq!(server.send_json("POST", "/users", &big).0, 413);
     assert!(rows(&db).is_empty());
     assert_eq!(server.get("/health").0, 200);
 }
 
-fn body_over_the_limit_is_413_when_chunked(backend: Backend) {
-    let (server, db) = start("chunked", backend);
+fn body_over_the_limit_is_413_when_chunked(backend: Backend, engine: Engine) {
+    let (server, db) = start("chunked", backend, engine);
     let mut request = b"POST /users HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
     let chunk = vec![b' '; 64 * 1024];
     for _ in 0..20 {
@@ -169,16 +176,16 @@ fn body_over_the_limit_is_413_when_chunked(backend: Backend) {
     assert_eq!(server.get("/health").0, 200);
 }
 
-fn a_duplicate_id_is_409_and_changes_nothing(backend: Backend) {
-    let (server, db) = start("conflict", backend);
+fn a_duplicate_id_is_409_and_changes_nothing(backend: Backend, engine: Engine) {
+    let (server, db) = start("conflict", backend, engine);
     assert_eq!(server.send_json("POST", "/users", r#"{"id":7,"name":"a","age":3}"#).0, 201);
     let (status, text) = server.send_json("POST", "/users", r#"{"id":7,"name":"b","age":4}"#);
     assert_eq!(status, 409, "{text}");
     assert_eq!(rows(&db), vec![(7, "a".to_string(), 3)]);
 }
 
-fn sql_text_in_a_name_is_stored_verbatim(backend: Backend) {
-    let (server, db) = start("injection", backend);
+fn sql_text_in_a_name_is_stored_verbatim(backend: Backend, engine: Engine) {
+    let (server, db) = start("injection", backend, engine);
     let name = "x'); DROP TABLE users; --";
     let body = serde_json::json!({"id": 5, "name": name, "age": 1}).to_string();
     assert_eq!(server.send_json("POST", "/users", &body).0, 201);
@@ -187,8 +194,8 @@ fn sql_text_in_a_name_is_stored_verbatim(backend: Backend) {
     assert_eq!(rows(&db), vec![(5, name.to_string(), 1)]);
 }
 
-fn fifty_concurrent_posts_all_land(backend: Backend) {
-    let (server, db) = start("concurrent", backend);
+fn fifty_concurrent_posts_all_land(backend: Backend, engine: Engine) {
+    let (server, db) = start("concurrent", backend, engine);
     let server = std::sync::Arc::new(server);
     let handles: Vec<_> = (0..50)
         .map(|i| {
@@ -419,10 +426,10 @@ fn maps_in_bodies_are_json_objects_in_insertion_order(backend: Backend) {
     );
 }
 
-fn fail_answers_its_status_and_message_and_a_failed_request_writes_nothing(backend: Backend) {
+fn fail_answers_its_status_and_message_and_a_failed_request_writes_nothing(backend: Backend, engine: Engine) {
     let exe = build("golden/high/failures.nagi", backend);
-    let db = temp_dir("failures").join("failures.db");
-    let server = Server::start(&exe, &db, None, &[]);
+    let db = TestDb::new(engine, "failures");
+    let server = Server::start(&exe, db.path(), None, &[]);
     let send = |method: &str, path: &str, token: &str, body: &str| {
         let (status, text) = server.send_json_with(method, path, &format!("Authorization: {token}\r\n"), body);
         (status, if text.is_empty() { serde_json::Value::Null } else { json(&text) })
@@ -474,10 +481,10 @@ fn fail_answers_its_status_and_message_and_a_failed_request_writes_nothing(backe
 
 /// examples/blog: accounts with a token header, posts only their author changes, comments,
 /// validation errors with messages, pagination and search.
-fn the_blog_example_serves_its_walkthrough(backend: Backend) {
+fn the_blog_example_serves_its_walkthrough(backend: Backend, engine: Engine) {
     let exe = build("examples/blog/blog.nagi", backend);
-    let db = temp_dir("blog").join("blog.db");
-    let server = Server::start(&exe, &db, None, &[]);
+    let db = TestDb::new(engine, "blog");
+    let server = Server::start(&exe, db.path(), None, &[]);
     let send = |method: &str, path: &str, token: Option<&str>, body: &str| {
         let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
         let (status, text) = server.send_json_with(method, path, &auth, body);
@@ -550,42 +557,39 @@ fn the_blog_example_serves_its_walkthrough(backend: Backend) {
     assert_eq!(detail(send("GET", "/posts/1/comments", None, "")), (404, "no post 1".into()));
 }
 
-fn a_table_rebuilt_with_another_column_type_stops_the_service_with_status_2(backend: Backend) {
+fn a_table_rebuilt_with_another_column_type_stops_the_service_with_status_2(backend: Backend, engine: Engine) {
     let exe = build(USERS, backend);
-    let db = temp_dir("schema").join("users.db");
-    {
-        let conn = rusqlite::Connection::open(&db).expect("creates the file");
-        conn.execute_batch(
-            "CREATE TABLE users (id INTEGER NOT NULL, name TEXT NOT NULL, age TEXT NOT NULL, PRIMARY KEY (id));
-             INSERT INTO users VALUES (1, 'Ada', 'thirty-six');",
-        )
-        .expect("the drifted table");
-    }
-    let output = support::run_to_exit(&exe, &db);
+    let db = TestDb::new(engine, "schema");
+    let text = if engine == Engine::Sqlite { "TEXT" } else { "text" };
+    db.execute(&format!(
+        "CREATE TABLE users (id INTEGER NOT NULL, name TEXT NOT NULL, age {text} NOT NULL, PRIMARY KEY (id));
+         INSERT INTO users VALUES (1, 'Ada', 'thirty-six');"
+    ));
+    let output = support::run_to_exit(&exe, db.path());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "stderr: {stderr}");
     assert!(stderr.contains("table `users`:"), "{stderr}");
+    let (side, declared) = match engine {
+        Engine::Sqlite => ("the file", "INTEGER NOT NULL"),
+        Engine::Postgres => ("the database", "integer NOT NULL"),
+    };
     assert!(
-        stderr.contains("column `age`: the file has TEXT NOT NULL, the program declares INTEGER NOT NULL"),
+        stderr.contains(&format!("column `age`: {side} has {text} NOT NULL, the program declares {declared}")),
         "{stderr}"
     );
-    // Nothing was changed in the file.
-    let conn = rusqlite::Connection::open(&db).expect("the file opens");
-    let age: String = conn.query_row("SELECT age FROM users WHERE id = 1", [], |r| r.get(0)).expect("the row");
-    assert_eq!(age, "thirty-six");
+    // Nothing was changed in the database.
+    assert_eq!(db.rows("SELECT age FROM users WHERE id = 1"), [[Some("thirty-six".to_owned())]]);
 }
 
-/// The ids in the `entries` table of a ledger database file.
-fn entry_ids(db: &std::path::Path) -> Vec<i64> {
-    let conn = rusqlite::Connection::open(db).expect("the database file opens");
-    let mut stmt = conn.prepare("SELECT id FROM entries ORDER BY id").expect("entries exists");
-    stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+/// The ids in the `entries` table of a ledger database.
+fn entry_ids(db: &TestDb) -> Vec<i64> {
+    db.rows("SELECT id FROM entries ORDER BY id").iter().map(|row| int(&row[0])).collect()
 }
 
-fn a_request_that_fails_after_writing_leaves_no_row(backend: Backend) {
+fn a_request_that_fails_after_writing_leaves_no_row(backend: Backend, engine: Engine) {
     let exe = build("tests/fixtures/ledger.nagi", backend);
-    let db = temp_dir("request-tx").join("ledger.db");
-    let server = Server::start(&exe, &db, None, &[]);
+    let db = TestDb::new(engine, "requesttx");
+    let server = Server::start(&exe, db.path(), None, &[]);
     // Insert, then divide by zero: 500, and the insert is rolled back.
     let (status, text) = server.send_json("POST", "/entries/0", r#"{"id":1,"amount":10}"#);
     assert_eq!(status, 500, "{text}");
@@ -605,15 +609,14 @@ fn a_request_that_fails_after_writing_leaves_no_row(backend: Backend) {
     assert_eq!(entry_ids(&db), vec![1, 20, 21]);
 }
 
-fn a_database_locked_by_another_process_answers_503_within_the_busy_budget(backend: Backend) {
+fn a_database_locked_by_another_process_answers_503_within_the_busy_budget(backend: Backend, engine: Engine) {
     use std::time::{Duration, Instant};
     // One worker thread: if a parked write blocked it, `/health` would wait too.
-    let db = temp_dir("locked").join("users.db");
-    let server = Server::start(&build(USERS, backend), &db, None, &["--workers", "1"]);
+    let db = TestDb::new(engine, "locked");
+    let server = Server::start(&build(USERS, backend), db.path(), None, &["--workers", "1"]);
     assert_eq!(server.send_json("POST", "/users", r#"{"id":1,"name":"first","age":1}"#).0, 201);
-    // Another process's connection holds the write lock for 9 s (WAL: readers go on).
-    let locker = rusqlite::Connection::open(&db).expect("the file opens");
-    locker.execute_batch("BEGIN IMMEDIATE").expect("takes the write lock");
+    // Another process's connection holds the write lock for 9 s (readers go on).
+    let locker = db.hold_write_lock("users");
     let start = Instant::now();
     let budget = Duration::from_millis(5_000);
     let (writes, health) = std::thread::scope(|scope| {
@@ -648,7 +651,7 @@ fn a_database_locked_by_another_process_answers_503_within_the_busy_budget(backe
             })
             .collect();
         std::thread::sleep(Duration::from_secs(9).saturating_sub(start.elapsed()));
-        locker.execute_batch("ROLLBACK").expect("releases the lock");
+        locker.release();
         let writes: Vec<_> = writers.into_iter().map(|w| w.join().expect("writer")).collect();
         (writes, health.join().expect("health poller"))
     });
@@ -670,11 +673,11 @@ fn a_database_locked_by_another_process_answers_503_within_the_busy_budget(backe
     assert_eq!(ids, acknowledged, "rows in the file must be exactly the acknowledged writes");
 }
 
-fn kill_9_during_concurrent_writes_loses_no_acknowledged_write(backend: Backend) {
+fn kill_9_during_concurrent_writes_loses_no_acknowledged_write(backend: Backend, engine: Engine) {
     use std::sync::Mutex;
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::time::Duration;
-    let (server, db) = start("kill9", backend);
+    let (server, db) = start("kill9", backend, engine);
     let stop = AtomicBool::new(false);
     let acknowledged = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
@@ -708,7 +711,7 @@ fn kill_9_during_concurrent_writes_loses_no_acknowledged_write(backend: Backend)
     assert!(acknowledged.len() > 50, "too few writes to mean anything: {}", acknowledged.len());
     // A new process on the same file (it recovers the WAL) has every acknowledged row.
     drop(server);
-    let again = Server::start(&build(USERS, backend), &db, None, &[]);
+    let again = Server::start(&build(USERS, backend), db.path(), None, &[]);
     assert_eq!(again.get("/health").0, 200);
     let stored: std::collections::HashSet<i64> = rows(&db).into_iter().map(|(id, _, _)| id).collect();
     let lost: Vec<i64> = acknowledged.iter().copied().filter(|id| !stored.contains(id)).collect();
@@ -759,8 +762,22 @@ fn connection_limits_from_the_command_line(backend: Backend) {
     assert!(log.contains("connection(s) in total over --max-connections 3"), "{log}");
 }
 
-// Every test above runs once per backend, from this one list: `rust::NAME` and `llvm::NAME`.
+// The tests of what does not touch the database's engine run once per backend: `rust::NAME`
+// and `llvm::NAME`.
 crate::on_every_backend!(
+    a_stalled_stdout_never_blocks_requests,
+    a_trap_in_a_handler_is_500_and_the_next_request_works,
+    a_printed_line_is_logged_once_before_the_trap_that_follows_it,
+    a_route_without_a_result_answers_204_with_no_body,
+    header_parameters_bind_and_a_missing_or_malformed_one_is_400,
+    enums_in_bodies_use_the_externally_tagged_form_and_an_unknown_variant_is_422,
+    maps_in_bodies_are_json_objects_in_insertion_order,
+    connection_limits_from_the_command_line,
+);
+
+// The rest run on every backend and on both engines: `sqlite::rust::NAME`,
+// `postgres::llvm::NAME` and so on.
+crate::on_every_backend_and_engine!(
     crud_over_http_persists_in_the_sqlite_file,
     missing_content_type_is_415,
     non_json_content_type_is_415,
@@ -781,18 +798,10 @@ crate::on_every_backend!(
     a_duplicate_id_is_409_and_changes_nothing,
     sql_text_in_a_name_is_stored_verbatim,
     fifty_concurrent_posts_all_land,
-    a_stalled_stdout_never_blocks_requests,
-    a_trap_in_a_handler_is_500_and_the_next_request_works,
-    a_printed_line_is_logged_once_before_the_trap_that_follows_it,
-    a_route_without_a_result_answers_204_with_no_body,
-    header_parameters_bind_and_a_missing_or_malformed_one_is_400,
-    enums_in_bodies_use_the_externally_tagged_form_and_an_unknown_variant_is_422,
-    maps_in_bodies_are_json_objects_in_insertion_order,
     fail_answers_its_status_and_message_and_a_failed_request_writes_nothing,
     the_blog_example_serves_its_walkthrough,
     a_table_rebuilt_with_another_column_type_stops_the_service_with_status_2,
     a_request_that_fails_after_writing_leaves_no_row,
     a_database_locked_by_another_process_answers_503_within_the_busy_budget,
     kill_9_during_concurrent_writes_loses_no_acknowledged_write,
-    connection_limits_from_the_command_line,
 );

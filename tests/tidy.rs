@@ -34,7 +34,11 @@ const DEPENDENCY_RULES: &[(&str, &[&str], &str)] = &[
     ("abi", &[], "nagi-abi depends on nothing"),
     ("syntax", &[], "nagi-syntax depends on no other compiler crate"),
     ("low", &[], "nagi-low depends on no other compiler crate"),
-    ("high", &["nagi-syntax", "nagi-low", "nagi-abi"], "nagi-high is the only crate that sees both High and Low (and the SQL text rule of nagi-abi)"),
+    (
+        "high",
+        &["nagi-syntax", "nagi-low", "nagi-abi"],
+        "nagi-high is the only crate that sees both High and Low (and the SQL text rule of nagi-abi)",
+    ),
     ("passes", &["nagi-low"], "passes see only Low"),
     ("emit-rust", &["nagi-low"], "emitters see only Low"),
     ("emit-llvm", &["nagi-low", "nagi-abi"], "emitters see only Low (and the C ABI's list)"),

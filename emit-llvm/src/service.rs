@@ -383,24 +383,23 @@ fn sync_adapters<'ctx>(
     Ok(Adapters { start, poll, drop, finish, result_offset: cx.layouts.offset_of(st, RESULT) })
 }
 
-/// The constant `TableDesc` of a table: its name and `CREATE TABLE` statement, the same text
-/// the Rust path gives the runtime.
+/// The constant `TableDesc` of a table: its name and `CREATE TABLE` statements (SQLite's and
+/// PostgreSQL's), the same texts the Rust path gives the runtime.
 fn table_desc<'ctx>(cx: &Cx<'ctx, '_>, table: &nagi_low::TableDecl) -> Result<BasicValueEnum<'ctx>, Error> {
     let class = cx.low.classes.get(table.class).ok_or_else(|| Error::internal("a table of an unknown class"))?;
     let key = class.fields.get(table.key as usize).ok_or_else(|| Error::internal("a table key out of range"))?;
-    let sql = nagi_low::runtime::create_table_sql(
-        &table.name,
-        class.fields.iter().map(|f| (f.name.as_str(), &f.ty)),
-        &key.name,
-    );
+    let fields = || class.fields.iter().map(|f| (f.name.as_str(), &f.ty));
+    let sql = nagi_low::runtime::create_table_sql(&table.name, fields(), &key.name);
+    let postgres = nagi_low::runtime::create_table_sql_postgres(&table.name, fields(), &key.name);
     let (name, name_len) = text(cx, &table.name);
     let (sql_ptr, sql_len) = text(cx, &sql);
-    Ok(struct_of(cx, &[name.into(), name_len.into(), sql_ptr.into(), sql_len.into()]))
+    let (pg_ptr, pg_len) = text(cx, &postgres);
+    Ok(struct_of(cx, &[name.into(), name_len.into(), sql_ptr.into(), sql_len.into(), pg_ptr.into(), pg_len.into()]))
 }
 
 fn table_type<'ctx>(cx: &Cx<'ctx, '_>) -> StructType<'ctx> {
     let (p, i) = (cx.layouts.byte_ptr().into(), cx.context.i64_type().into());
-    cx.context.struct_type(&[p, i, p, i], false)
+    cx.context.struct_type(&[p, i, p, i, p, i], false)
 }
 
 fn param_type<'ctx>(cx: &Cx<'ctx, '_>) -> StructType<'ctx> {

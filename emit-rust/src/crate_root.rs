@@ -79,7 +79,7 @@ fn database_main(out: &mut String, module: &Module) {
     main_header(out, module);
     out.push_str("    nagi_runtime::program::run_main_with_database(\n        &[\n");
     for table in &module.tables {
-        let _ = writeln!(out, "            {:?},", routes::create_sql(module, table));
+        let _ = writeln!(out, "            {:?},", routes::create_sql(module, table).0);
     }
     let _ = writeln!(out, "        ],\n        program::{}(),\n    )\n}}", ident("main"));
 }

@@ -43,13 +43,15 @@ pub fn route_handler(out: &mut String, module: &Module, name: &str, route: &Rout
     out.push_str("        })\n    }\n\n");
 }
 
-/// The `CREATE TABLE IF NOT EXISTS` statement the runtime runs for `table` at start.
-pub fn create_sql(module: &Module, table: &nagi_low::TableDecl) -> String {
+/// The `CREATE TABLE IF NOT EXISTS` statements the runtime runs for `table` at start: SQLite's
+/// and PostgreSQL's.
+pub fn create_sql(module: &Module, table: &nagi_low::TableDecl) -> (String, String) {
     let class = &module.classes[table.class];
-    nagi_low::runtime::create_table_sql(
-        &table.name,
-        class.fields.iter().map(|f| (f.name.as_str(), &f.ty)),
-        &class.fields[table.key as usize].name,
+    let fields = || class.fields.iter().map(|f| (f.name.as_str(), &f.ty));
+    let key = &class.fields[table.key as usize].name;
+    (
+        nagi_low::runtime::create_table_sql(&table.name, fields(), key),
+        nagi_low::runtime::create_table_sql_postgres(&table.name, fields(), key),
     )
 }
 
@@ -61,10 +63,10 @@ pub fn service_main(out: &mut String, module: &Module) {
     let _ = writeln!(out, "        name: {:?},", module.name);
     out.push_str("        tables: ::std::vec![\n");
     for table in &module.tables {
-        let sql = create_sql(module, table);
+        let (sql, postgres) = create_sql(module, table);
         let _ = writeln!(
             out,
-            "            nagi_runtime::service::Table {{ name: {:?}, create_sql: {sql:?} }},",
+            "            nagi_runtime::service::Table {{ name: {:?}, create_sql: {sql:?}, postgres_sql: {postgres:?} }},",
             table.name
         );
     }

@@ -518,16 +518,57 @@ pub fn sql_column_type(ty: &Type) -> Option<std::string::String> {
     Some(if nullable { sql.to_string() } else { format!("{sql} NOT NULL") })
 }
 
+/// The PostgreSQL column declaration for a field of type `ty` (docs/http.md, "PostgreSQL"):
+/// `i32` → `integer`, `i64` and `Duration` (microseconds) → `bigint`, `f64` → `double
+/// precision`, `bool` → `boolean`, `String` → `text`, `Time` → `timestamp with time zone`,
+/// `Uuid` → `uuid`; nullability as [`sql_column_type`]'s. `None` for types no column holds.
+pub fn postgres_column_type(ty: &Type) -> Option<std::string::String> {
+    let (base, nullable) = match ty {
+        Type::Option(inner) => (&**inner, true),
+        other => (other, false),
+    };
+    let sql = match base {
+        Type::String => "text",
+        Type::Time => "timestamp with time zone",
+        Type::Uuid => "uuid",
+        Type::I32 => "integer",
+        Type::I64 | Type::Duration => "bigint",
+        Type::Bool => "boolean",
+        Type::F64 => "double precision",
+        _ => return None,
+    };
+    Some(if nullable { sql.to_string() } else { format!("{sql} NOT NULL") })
+}
+
 /// The `CREATE TABLE IF NOT EXISTS` statement for a table of `fields` keyed by `key`, names
-/// quoted. The runtime runs it at start; the High checker runs it on an in-memory database to
-/// prepare the program's SQL against the same schema.
+/// quoted, in SQLite's column types. The runtime runs it at start; the High checker runs it on
+/// an in-memory database to prepare the program's SQL against the same schema.
 pub fn create_table_sql<'a>(
     table: &str,
     fields: impl IntoIterator<Item = (&'a str, &'a Type)>,
     key: &str,
 ) -> std::string::String {
+    create_table_with(table, fields, key, sql_column_type)
+}
+
+/// [`create_table_sql`] in PostgreSQL's column types ([`postgres_column_type`]), which the
+/// runtime runs at start on a PostgreSQL database.
+pub fn create_table_sql_postgres<'a>(
+    table: &str,
+    fields: impl IntoIterator<Item = (&'a str, &'a Type)>,
+    key: &str,
+) -> std::string::String {
+    create_table_with(table, fields, key, postgres_column_type)
+}
+
+fn create_table_with<'a>(
+    table: &str,
+    fields: impl IntoIterator<Item = (&'a str, &'a Type)>,
+    key: &str,
+    column_type: fn(&Type) -> Option<std::string::String>,
+) -> std::string::String {
     let mut columns: Vec<std::string::String> =
-        fields.into_iter().filter_map(|(name, ty)| sql_column_type(ty).map(|t| format!("\"{name}\" {t}"))).collect();
+        fields.into_iter().filter_map(|(name, ty)| column_type(ty).map(|t| format!("\"{name}\" {t}"))).collect();
     columns.push(format!("PRIMARY KEY (\"{key}\")"));
     format!("CREATE TABLE IF NOT EXISTS \"{table}\" ({})", columns.join(", "))
 }

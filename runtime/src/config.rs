@@ -13,9 +13,15 @@ pub struct Config {
     #[arg(long, env = "NAGI_LISTEN", value_name = "ADDR:PORT", default_value = "127.0.0.1:8080")]
     pub listen: String,
 
-    /// SQLite database file, created if missing; `:memory:` for a database that lives as long as the process.
-    #[arg(long, env = "NAGI_DB", value_name = "PATH")]
+    /// SQLite database file, created if missing; `:memory:` for a database that lives as long as
+    /// the process; or a PostgreSQL database's URL (`postgres://user:password@host:port/name`).
+    #[arg(long, env = "NAGI_DB", value_name = "PATH|URL")]
     pub db: String,
+
+    /// Most connections to a PostgreSQL database (the pool's size); not used with SQLite.
+    #[arg(long = "db-pool-size", env = "NAGI_DB_POOL_SIZE", value_name = "N", default_value_t = 16,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub db_pool_size: u32,
 
     /// Tokio worker threads.
     #[arg(long, env = "NAGI_WORKERS", value_name = "N", default_value_t = 1,
@@ -198,6 +204,7 @@ impl Config {
         Config {
             listen: "127.0.0.1:0".to_owned(),
             db: db.into(),
+            db_pool_size: 16,
             workers: 1,
             timeout_ms: 30_000,
             busy_timeout_ms: 5_000,

@@ -19,6 +19,7 @@
 //! statements of every other request until it ends, so no request's statements run inside
 //! another's transaction (they share the one connection).
 
+mod postgres;
 mod row;
 mod schema;
 mod thread;
@@ -34,6 +35,7 @@ use rusqlite::ToSql;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use tokio::sync::{mpsc, oneshot};
 
+pub use postgres::{is_postgres_url, redacted};
 pub(crate) use row::{Accessor, FieldOut, FieldRead, decode_fields};
 pub use row::{FromRow, Row, RowError};
 pub(crate) use thread::{ClassKey, RowSink};
@@ -175,6 +177,10 @@ pub enum DbErrorKind {
     TooManyRows,
     /// A query's rows do not fit in the memory budget now (HTTP 503 with `Retry-After`).
     Overloaded,
+    /// The database server cannot be reached, or gave no connection within the busy budget
+    /// (PostgreSQL; HTTP 503 with `Retry-After`). At start, the service does not start (exit
+    /// status 2).
+    Unavailable,
 }
 
 /// How a database thread runs, from the service's settings.
@@ -248,6 +254,11 @@ impl DbError {
                     self.message
                 ),
             ),
+            DbErrorKind::Unavailable => HttpError::new(
+                503,
+                "database unavailable",
+                format!("the database cannot be reached now; nothing was written, try again ({})", self.message),
+            ),
             DbErrorKind::Overloaded => {
                 crate::metrics::refused(crate::metrics::Refusal::Overloaded);
                 HttpError::new(503, "overloaded", self.message.clone())
@@ -269,23 +280,34 @@ impl fmt::Display for DbError {
 
 impl std::error::Error for DbError {}
 
-/// A cheap, cloneable sender to one database thread.
+/// A cheap, cloneable handle to one open database: the sender to its SQLite thread, or its
+/// PostgreSQL pool.
 #[derive(Clone)]
 pub struct DbHandle {
-    sender: mpsc::Sender<Job>,
+    engine: Engine,
+}
+
+#[derive(Clone)]
+enum Engine {
+    Sqlite(mpsc::Sender<Job>),
+    Postgres(Arc<postgres::Engine>),
 }
 
 impl DbHandle {
-    /// Ends request `id`'s transaction, from async code: commits it when `commit` (the request
-    /// answers 2xx), else rolls it back, and waits for the outcome, so that a 2xx answer is sent
-    /// only after its writes are committed.
+    /// Ends request `id`'s transaction (`session`'s), from async code: commits it when `commit`
+    /// (the request answers 2xx), else rolls it back, and waits for the outcome, so that a 2xx
+    /// answer is sent only after its writes are committed.
     ///
     /// Errors: the commit failed (its writes are rolled back), or the database is closed.
-    pub(crate) async fn request_ended(&self, id: u64, commit: bool) -> Result<(), DbError> {
+    pub(crate) async fn request_ended(&self, session: &Session, id: u64, commit: bool) -> Result<(), DbError> {
+        let sender = match &self.engine {
+            Engine::Sqlite(sender) => sender,
+            Engine::Postgres(engine) => return engine.request_ended(&session.place(engine), commit).await,
+        };
         let (reply, answer) = oneshot::channel();
         let job =
             Job { owner: id, op: Op::RequestEnded { commit, reply: Some(reply) }, began: None, queued: Instant::now() };
-        if self.sender.send(job).await.is_err() {
+        if sender.send(job).await.is_err() {
             return Err(DbError::closed());
         }
         answer.await.unwrap_or_else(|_| Err(DbError::closed()))
@@ -294,14 +316,16 @@ impl DbHandle {
     /// Tells the database thread that request `id` has ended without an answer, from a
     /// destructor (the request's future was dropped, e.g. by the timeout): its transaction is
     /// rolled back. Never blocks: when the channel is full the notice is sent from a spawned task.
+    /// (On PostgreSQL the request's `Held` rolls its transaction back when it goes.)
     pub(crate) fn request_ended_nowait(&self, id: u64) {
+        let Engine::Sqlite(sender) = &self.engine else { return };
         let job =
             Job { owner: id, op: Op::RequestEnded { commit: false, reply: None }, began: None, queued: Instant::now() };
-        match self.sender.try_send(job) {
+        match sender.try_send(job) {
             Ok(()) | Err(mpsc::error::TrySendError::Closed(_)) => {}
             Err(mpsc::error::TrySendError::Full(job)) => {
                 if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-                    let sender = self.sender.clone();
+                    let sender = sender.clone();
                     runtime.spawn(async move {
                         let _ = sender.send(job).await;
                     });
@@ -311,10 +335,10 @@ impl DbHandle {
     }
 }
 
-/// An open database: the thread that owns the connection, and a handle to it.
+/// An open database: a handle to it, and the thread that owns the connection (SQLite's).
 pub struct Database {
     handle: DbHandle,
-    thread: std::thread::JoinHandle<()>,
+    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Database {
@@ -339,7 +363,7 @@ impl Database {
             .spawn(move || thread::run(&path, &create, &options, receiver, opened_tx))
             .map_err(|e| DbError::new(DbErrorKind::Failed, format!("cannot start the database thread: {e}")))?;
         match opened_rx.recv() {
-            Ok(Ok(())) => Ok(Database { handle: DbHandle { sender }, thread }),
+            Ok(Ok(())) => Ok(Database { handle: DbHandle { engine: Engine::Sqlite(sender) }, thread: Some(thread) }),
             Ok(Err(error)) => {
                 let _ = thread.join();
                 Err(error)
@@ -348,18 +372,43 @@ impl Database {
         }
     }
 
+    /// Connects to the PostgreSQL database at `url` with a pool of at most `pool_size`
+    /// connections, and makes the tables of `create_sql` (PostgreSQL's `CREATE TABLE IF NOT
+    /// EXISTS` statements) exist as declared, with the schema check SQLite's [`Database::open`]
+    /// makes (`db/postgres.rs`).
+    ///
+    /// Errors: `Unavailable` (the server cannot be reached within `options.busy`), `Schema`, or
+    /// `Unwritable` for a URL that is not one.
+    pub async fn open_postgres(
+        url: &str,
+        create_sql: &[&str],
+        options: &DbOptions,
+        pool_size: usize,
+    ) -> Result<Database, DbError> {
+        let create: Vec<String> = create_sql.iter().map(|s| (*s).to_owned()).collect();
+        let engine = postgres::Engine::open(url, &create, options, pool_size).await?;
+        tracing::info!(target: "nagi::db", "opened {}", engine.shown());
+        Ok(Database { handle: DbHandle { engine: Engine::Postgres(Arc::new(engine)) }, thread: None })
+    }
+
     /// A handle for sending jobs to this database.
     pub fn handle(&self) -> DbHandle {
         self.handle.clone()
     }
 
     /// Closes the database: rolls back a transaction left open, closes the connection (which
-    /// checkpoints the WAL) and joins the thread. Jobs sent afterwards fail with "the database is
-    /// closed".
+    /// checkpoints the WAL) and joins the thread; or closes PostgreSQL's pool. Statements sent
+    /// afterwards fail with "the database is closed".
     pub async fn close(self) {
-        let _ = self.handle.sender.send(Job { owner: 0, op: Op::Shutdown, began: None, queued: Instant::now() }).await;
-        let thread = self.thread;
-        let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+        match &self.handle.engine {
+            Engine::Sqlite(sender) => {
+                let _ = sender.send(Job { owner: 0, op: Op::Shutdown, began: None, queued: Instant::now() }).await;
+            }
+            Engine::Postgres(engine) => engine.close(),
+        }
+        if let Some(thread) = self.thread {
+            let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+        }
     }
 }
 
@@ -392,12 +441,25 @@ pub(crate) struct Session {
     /// behalf, so that its runner knows it must tell the database thread when the request ends
     /// (which rolls back a transaction left open).
     began: Arc<AtomicBool>,
+    /// On PostgreSQL: the connection the request's transaction runs on, while one is open.
+    held: Option<Arc<tokio::sync::Mutex<postgres::Held>>>,
 }
 
 impl Session {
     /// A request's session of `db`, with no transaction begun.
     pub(crate) fn new(db: DbHandle) -> Session {
-        Session { db, began: Arc::new(AtomicBool::new(false)) }
+        let held = matches!(db.engine, Engine::Postgres(_)).then(Arc::default);
+        Session { db, began: Arc::new(AtomicBool::new(false)), held }
+    }
+
+    /// Where the request's statements run on PostgreSQL's `engine`.
+    fn place(&self, engine: &postgres::Engine) -> postgres::Place {
+        match &self.held {
+            Some(held) => {
+                postgres::Place { held: Arc::clone(held), request: true, began: Some(Arc::clone(&self.began)) }
+            }
+            None => engine.outside(),
+        }
     }
 
     /// Whether the request has begun a transaction.
@@ -421,31 +483,50 @@ pub(crate) async fn scope<F: Future>(session: Session, future: F) -> F::Output {
     SESSION.scope(session, future).await
 }
 
-/// The current request's id and database, else id 0 and the default database; traps when there is
-/// neither.
-fn target() -> (u64, DbHandle) {
-    if let Ok(handle) = SESSION.try_with(|session| session.db.clone()) {
-        return (crate::context::request_id(), handle);
+/// Where the running code's statements go.
+enum Target {
+    /// The SQLite thread, with the request's id (0 outside requests) and its "has a transaction"
+    /// flag.
+    Sqlite { owner: u64, sender: mpsc::Sender<Job>, began: Option<Arc<AtomicBool>> },
+    /// A PostgreSQL pool, and where on it.
+    Postgres(Arc<postgres::Engine>, postgres::Place),
+}
+
+/// The current request's database, else the default database outside requests; traps when
+/// there is neither.
+fn target() -> Target {
+    if let Ok(target) = SESSION.try_with(|session| match &session.db.engine {
+        Engine::Sqlite(sender) => Target::Sqlite {
+            owner: crate::context::request_id(),
+            sender: sender.clone(),
+            began: Some(Arc::clone(&session.began)),
+        },
+        Engine::Postgres(engine) => Target::Postgres(Arc::clone(engine), session.place(engine)),
+    }) {
+        return target;
     }
-    match DEFAULT.read().unwrap_or_else(|p| p.into_inner()).as_ref() {
-        Some(handle) => (0, handle.clone()),
+    match DEFAULT.read().unwrap_or_else(|p| p.into_inner()).as_ref().map(|handle| &handle.engine) {
+        Some(Engine::Sqlite(sender)) => Target::Sqlite { owner: 0, sender: sender.clone(), began: None },
+        Some(Engine::Postgres(engine)) => Target::Postgres(Arc::clone(engine), engine.outside()),
         None => crate::trap("no database is open"),
     }
 }
 
-/// Sends one job and awaits its answer; errors unwind as HTTP errors.
-async fn submit<T>(make: impl FnOnce(oneshot::Sender<Result<T, DbError>>) -> Op) -> T {
-    let (owner, handle) = target();
+/// Sends one job to the SQLite thread and awaits its answer; errors unwind as HTTP errors.
+async fn submit<T>(
+    (owner, sender, began): (u64, mpsc::Sender<Job>, Option<Arc<AtomicBool>>),
+    make: impl FnOnce(oneshot::Sender<Result<T, DbError>>) -> Op,
+) -> T {
     let (reply, answer) = oneshot::channel();
-    let began = SESSION.try_with(|session| Arc::clone(&session.began)).ok();
-    if handle.sender.send(Job { owner, op: make(reply), began, queued: Instant::now() }).await.is_err() {
+    if sender.send(Job { owner, op: make(reply), began, queued: Instant::now() }).await.is_err() {
         DbError::closed().raise();
     }
-    match answer.await {
-        Ok(Ok(value)) => value,
-        Ok(Err(error)) => error.raise(),
-        Err(_) => DbError::closed().raise(),
-    }
+    settle(answer.await.unwrap_or_else(|_| Err(DbError::closed())))
+}
+
+/// A statement's outcome, its error unwound as an HTTP error.
+fn settle<T>(outcome: Result<T, DbError>) -> T {
+    outcome.unwrap_or_else(|error| error.raise())
 }
 
 /// Runs a statement that returns no rows (INSERT, UPDATE, DELETE, DDL) with bound `args` and returns
@@ -454,9 +535,19 @@ async fn submit<T>(make: impl FnOnce(oneshot::Sender<Result<T, DbError>>) -> Op)
 /// A statement that returns rows (`SELECT`, `... RETURNING`) fails here (rusqlite's
 /// `ExecuteReturnedResults`, a 500); run it with [`query`] instead.
 pub async fn exec(sql: &str, args: Vec<SqlValue>) -> i64 {
+    run_exec(sql, args, false).await
+}
+
+/// [`exec`], or [`exec_commit`] when `commit`.
+async fn run_exec(sql: &str, args: Vec<SqlValue>, commit: bool) -> i64 {
     let span = statement_span(sql);
-    let sql = sql.to_owned();
-    let changed = submit(|reply| Op::Exec { sql, args, commit: false, reply }).await;
+    let changed = match target() {
+        Target::Sqlite { owner, sender, began } => {
+            let sql = sql.to_owned();
+            submit((owner, sender, began), |reply| Op::Exec { sql, args, commit, reply }).await
+        }
+        Target::Postgres(engine, place) => settle(engine.exec(&place, sql, &args, commit).await),
+    };
     span.map(Span::succeed);
     changed
 }
@@ -474,11 +565,7 @@ fn statement_span(sql: &str) -> Option<Span> {
 /// the request's answer is 2xx exactly when this commits. A failed commit answers 500, as the
 /// wrapper's would. Outside a request it is [`exec`].
 pub async fn exec_commit(sql: &str, args: Vec<SqlValue>) -> i64 {
-    let span = statement_span(sql);
-    let sql = sql.to_owned();
-    let changed = submit(|reply| Op::Exec { sql, args, commit: true, reply }).await;
-    span.map(Span::succeed);
-    changed
+    run_exec(sql, args, true).await
 }
 
 /// Runs a query with bound `args` and decodes every row into `T`.
@@ -496,8 +583,13 @@ pub async fn query_one<T: FromRow>(sql: &str, args: Vec<SqlValue>) -> Option<T> 
 /// the row decoder.
 pub(crate) async fn run_query(sql: &str, args: Vec<SqlValue>, sink: Box<dyn RowSink>) -> Box<dyn Any + Send> {
     let span = statement_span(sql);
-    let sql = sql.to_owned();
-    let (sink, hold): (Box<dyn RowSink>, Option<Hold>) = submit(|reply| Op::Query { sql, args, sink, reply }).await;
+    let (sink, hold): (Box<dyn RowSink>, Option<Hold>) = match target() {
+        Target::Sqlite { owner, sender, began } => {
+            let sql = sql.to_owned();
+            submit((owner, sender, began), |reply| Op::Query { sql, args, sink, reply }).await
+        }
+        Target::Postgres(engine, place) => settle(engine.query(&place, sql, &args, sink).await),
+    };
     span.map(Span::succeed);
     // The rows are the request's until it ends; outside a request nothing is counted.
     if let Some(hold) = hold {
@@ -536,18 +628,31 @@ pub(crate) async fn query_shaped<S: Shape + Send + 'static>(
 }
 
 /// Begins a write transaction (`BEGIN IMMEDIATE`) owned by the current request. Until it ends,
-/// other requests' statements wait.
+/// other requests' statements wait. (Inside a request, a savepoint of its transaction.)
 pub async fn begin() {
     let _ = SESSION.try_with(|session| session.began.store(true, Ordering::Relaxed));
-    submit(|reply| Op::Begin { reply }).await
+    match target() {
+        Target::Sqlite { owner, sender, began } => submit((owner, sender, began), |reply| Op::Begin { reply }).await,
+        Target::Postgres(engine, place) => settle(engine.begin(&place).await),
+    }
 }
 
-/// Commits the current request's transaction.
+/// Commits the current request's transaction (inside a request, its innermost savepoint).
 pub async fn commit() {
-    submit(|reply| Op::Commit { reply }).await
+    end_explicit(true).await
 }
 
-/// Rolls back the current request's transaction.
+/// Rolls back the current request's transaction (inside a request, its innermost savepoint).
 pub async fn rollback() {
-    submit(|reply| Op::Rollback { reply }).await
+    end_explicit(false).await
+}
+
+async fn end_explicit(commit: bool) {
+    match target() {
+        Target::Sqlite { owner, sender, began } => {
+            submit((owner, sender, began), |reply| if commit { Op::Commit { reply } } else { Op::Rollback { reply } })
+                .await
+        }
+        Target::Postgres(engine, place) => settle(engine.end_explicit(&place, commit).await),
+    }
 }

@@ -604,7 +604,7 @@ async fn traced_transaction<T>(
         Err(payload) => Err(crate::trap::payload_text(payload.as_ref())),
     };
     if session.began() {
-        let committed = db.request_ended(id, outcome.is_ok()).await;
+        let committed = db.request_ended(&session, id, outcome.is_ok()).await;
         guard.disarm();
         committed.map_err(|error| format!("the transaction could not be committed: {error}"))?;
     } else {

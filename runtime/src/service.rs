@@ -22,8 +22,11 @@ use crate::queues::{self, Queue};
 pub struct Table {
     /// The table's name.
     pub name: &'static str,
-    /// Its `CREATE TABLE IF NOT EXISTS ...` statement.
+    /// Its `CREATE TABLE IF NOT EXISTS ...` statement in SQLite's column types.
     pub create_sql: &'static str,
+    /// The same statement in PostgreSQL's column types, run when the service starts on a
+    /// PostgreSQL database.
+    pub postgres_sql: &'static str,
 }
 
 /// A whole service: its name (the default database is `./<name>.db`), tables, routes and job
@@ -54,7 +57,10 @@ impl ServeError {
     }
 
     fn database(error: crate::db::DbError) -> ServeError {
-        let misconfigured = matches!(error.kind, crate::db::DbErrorKind::Schema | crate::db::DbErrorKind::Unwritable);
+        let misconfigured = matches!(
+            error.kind,
+            crate::db::DbErrorKind::Schema | crate::db::DbErrorKind::Unwritable | crate::db::DbErrorKind::Unavailable
+        );
         let status = if misconfigured { 2 } else { 1 };
         ServeError { message: error.to_string(), status }
     }
@@ -180,18 +186,9 @@ where
     F: Future<Output = ()> + Send + 'static,
 {
     install_hook(HookMode::Library);
-    let mut create: Vec<&'static str> = service.tables.iter().map(|table| table.create_sql).collect();
-    if !service.queues.is_empty() {
-        create.extend(queues::TABLES);
-    }
-    let path = config.db.clone();
-    // Opening waits for the database thread; keep that wait off the async workers.
     let budget = crate::budget::Budget::new(usize::try_from(config.memory_limit).unwrap_or(usize::MAX));
     let options = DbOptions { budget: Some(Arc::clone(&budget)), ..DbOptions::from_config(&config) };
-    let database = tokio::task::spawn_blocking(move || Database::open(&path, &create, &options))
-        .await
-        .map_err(|e| ServeError::new(format!("cannot open the database: {e}")))?
-        .map_err(ServeError::database)?;
+    let database = open_database(&service, &config, options).await?;
     let listener = match bind.await {
         Ok(listener) => listener,
         Err(error) => {
@@ -216,7 +213,12 @@ where
         }
     };
     let address = listener.local_addr().map_err(|e| ServeError::new(e.to_string()))?;
-    tracing::info!(target: "nagi", "{} listening on http://{address} with database {}", service.name, config.db);
+    tracing::info!(
+        target: "nagi",
+        "{} listening on http://{address} with database {}",
+        service.name,
+        crate::db::redacted(&config.db)
+    );
     http::serve_routes(listener, &service.routes, &config, database.handle(), Arc::clone(&budget), shutdown).await;
     if let Some(metrics) = metrics {
         metrics.abort();
@@ -238,6 +240,32 @@ where
     tokio::task::spawn_blocking(|| crate::traces::flush(Duration::from_secs(2))).await.ok();
     tracing::info!(target: "nagi", "stopped");
     Ok(())
+}
+
+/// Opens the database `config.db` names, SQLite's file or PostgreSQL's URL, and makes the
+/// service's tables exist as declared.
+async fn open_database(service: &Service, config: &Config, options: DbOptions) -> Result<Database, ServeError> {
+    if crate::db::is_postgres_url(&config.db) {
+        if !service.queues.is_empty() {
+            return Err(ServeError {
+                message: "job queues run on SQLite only so far: start this service with a SQLite --db".to_owned(),
+                status: 2,
+            });
+        }
+        let create: Vec<&'static str> = service.tables.iter().map(|table| table.postgres_sql).collect();
+        let pool = usize::try_from(config.db_pool_size).unwrap_or(usize::MAX);
+        return Database::open_postgres(&config.db, &create, &options, pool).await.map_err(ServeError::database);
+    }
+    let mut create: Vec<&'static str> = service.tables.iter().map(|table| table.create_sql).collect();
+    if !service.queues.is_empty() {
+        create.extend(queues::TABLES);
+    }
+    let path = config.db.clone();
+    // Opening waits for the database thread; keep that wait off the async workers.
+    tokio::task::spawn_blocking(move || Database::open(&path, &create, &options))
+        .await
+        .map_err(|e| ServeError::new(format!("cannot open the database: {e}")))?
+        .map_err(ServeError::database)
 }
 
 /// With `--otlp-endpoint`: starts the trace exporter. An endpoint that is not an HTTP URL stops

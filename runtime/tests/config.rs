@@ -37,6 +37,7 @@ fn parse_in_child(args: &str, env: &[(&str, &str)]) -> String {
         "NAGI_MEMORY_LIMIT",
         "NAGI_MAX_QUERY_ROWS",
         "NAGI_DB_MAX_BYTES",
+        "NAGI_DB_POOL_SIZE",
         "NAGI_BUSY_TIMEOUT_MS",
         "NAGI_BLOCKING_THREADS",
         "NAGI_SHUTDOWN_GRACE_MS",
@@ -59,6 +60,7 @@ fn defaults() {
     let expected = Config {
         listen: "127.0.0.1:8080".to_owned(),
         db: "./users.db".to_owned(),
+        db_pool_size: 16,
         workers: 1,
         timeout_ms: 30_000,
         busy_timeout_ms: 5_000,
@@ -112,11 +114,13 @@ fn environment_and_flags() {
             ("NAGI_TRACE_SAMPLE_RATIO", "0.25"),
             ("NAGI_LOG", "debug"),
             ("NAGI_LOG_FORMAT", "json"),
+            ("NAGI_DB_POOL_SIZE", "4"),
         ],
     );
     let expected = Config {
         listen: "0.0.0.0:9000".to_owned(),
         db: ":memory:".to_owned(),
+        db_pool_size: 4,
         workers: 4,
         timeout_ms: 500,
         busy_timeout_ms: 250,

@@ -12,6 +12,11 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+mod engines;
+
+#[allow(unused_imports, reason = "each test binary uses a different subset of these helpers")]
+pub use engines::{Engine, TestDb, WriteLock};
+
 /// The workspace root.
 pub fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -115,6 +120,35 @@ macro_rules! on_every_backend {
             $(#[test]
             fn $name() {
                 super::$name($crate::support::Backend::Llvm)
+            })*
+        }
+    };
+}
+
+/// [`on_every_backend!`] on both database engines: each named function takes a [`Backend`] and
+/// an [`Engine`], and runs as `sqlite::rust::NAME`, `sqlite::llvm::NAME`,
+/// `postgres::rust::NAME` and `postgres::llvm::NAME`.
+#[macro_export]
+macro_rules! on_every_backend_and_engine {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $crate::on_every_backend_and_engine!(@engine Sqlite, $($name),*);
+        }
+        mod postgres {
+            $crate::on_every_backend_and_engine!(@engine Postgres, $($name),*);
+        }
+    };
+    (@engine $engine:ident, $($name:ident),*) => {
+        mod rust {
+            $(#[test]
+            fn $name() {
+                super::super::$name($crate::support::Backend::Rust, $crate::support::Engine::$engine)
+            })*
+        }
+        mod llvm {
+            $(#[test]
+            fn $name() {
+                super::super::$name($crate::support::Backend::Llvm, $crate::support::Engine::$engine)
             })*
         }
     };

@@ -11,7 +11,8 @@ use super::{items, static_text};
 use crate::http::Route;
 use crate::service::{self, Service, Table};
 
-/// A table the service needs: `{ i8* name, i64 name_len, i8* create_sql, i64 create_sql_len }`.
+/// A table the service needs: `{ i8* name, i64 name_len, i8* create_sql, i64 create_sql_len,
+/// i8* postgres_sql, i64 postgres_sql_len }`.
 #[repr(C)]
 pub struct TableDesc {
     /// The table's name, UTF-8.
@@ -22,6 +23,10 @@ pub struct TableDesc {
     pub create_sql: *const u8,
     /// The statement's length in bytes.
     pub create_sql_len: usize,
+    /// The same statement in PostgreSQL's column types, UTF-8.
+    pub postgres_sql: *const u8,
+    /// Its length in bytes.
+    pub postgres_sql_len: usize,
 }
 
 /// A whole service: `{ i8* name, i64 name_len, %nagi.TableDesc* tables, i64 table_count,
@@ -73,6 +78,8 @@ pub unsafe fn to_service(desc: &'static ServiceDesc) -> Service {
             .map(|t| Table {
                 name: unsafe { static_text(t.name, t.name_len) },
                 create_sql: unsafe { static_text(t.create_sql, t.create_sql_len) },
+                // SAFETY: as above.
+                postgres_sql: unsafe { static_text(t.postgres_sql, t.postgres_sql_len) },
             })
             .collect(),
         routes: routes

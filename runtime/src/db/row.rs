@@ -1,11 +1,13 @@
-//! Decoding SQLite rows straight into generated classes, with strict type and range checks.
+//! Decoding rows straight into generated classes, with strict type and range checks, from
+//! either engine.
 //!
 //! SQLite stores each value with its own type (NULL, INTEGER, REAL, TEXT, BLOB) whatever the column
 //! was declared as, so every accessor checks what it finds: an INTEGER too large for an `i32`, a
 //! NULL for a non-option, a TEXT or REAL where an integer belongs, or a TEXT where a float belongs
-//! is a [`RowError`] naming the column, never a silent 0 or a wrapped value.
+//! is a [`RowError`] naming the column, never a silent 0 or a wrapped value. A PostgreSQL row is
+//! first read into the same [`Cell`]s (`db/postgres/values.rs`), so one set of checks serves both
+//! engines.
 
-use std::cell::Cell;
 use std::fmt;
 
 use rusqlite::types::ValueRef;
@@ -55,11 +57,50 @@ pub trait FromRow: Sized + Send + 'static {
 /// Every accessor takes the column index (from the resolved `columns`) and the column's name (for
 /// the error message).
 pub struct Row<'a> {
-    inner: &'a rusqlite::Row<'a>,
+    source: Source<'a>,
     /// The bytes of the texts read so far, which the memory budget counts (`db/thread.rs`):
     /// counted here, where the text is read anyway, because reading each value a second time
     /// to size it cost about a tenth of `GET /users?limit=100` (bench/README.md).
-    text_bytes: Cell<usize>,
+    text_bytes: std::cell::Cell<usize>,
+}
+
+/// Where a [`Row`]'s values come from.
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    /// A SQLite row, read in place.
+    Sqlite(&'a rusqlite::Row<'a>),
+    /// A row already read into cells (PostgreSQL's), by column index.
+    Cells(&'a [Cell<'a>]),
+}
+
+/// One value of a row as the accessors see it: SQLite's storage classes, and the two typed
+/// values PostgreSQL has that SQLite keeps as TEXT.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Cell<'a> {
+    Null,
+    Integer(i64),
+    Real(f64),
+    Text(&'a [u8]),
+    Blob,
+    /// A `timestamp with time zone`, in microseconds since 1970.
+    Time(i64),
+    /// A `uuid`'s bytes.
+    Uuid([u8; 16]),
+    /// A column of a type no field reads (its PostgreSQL name).
+    Other(&'static str),
+}
+
+impl<'a> From<ValueRef<'a>> for Cell<'a> {
+    #[inline(always)]
+    fn from(value: ValueRef<'a>) -> Cell<'a> {
+        match value {
+            ValueRef::Null => Cell::Null,
+            ValueRef::Integer(v) => Cell::Integer(v),
+            ValueRef::Real(v) => Cell::Real(v),
+            ValueRef::Text(bytes) => Cell::Text(bytes),
+            ValueRef::Blob(_) => Cell::Blob,
+        }
+    }
 }
 
 /// A row that could not be decoded into a class: which column, and why.
@@ -86,24 +127,26 @@ impl fmt::Display for RowError {
 
 impl std::error::Error for RowError {}
 
-/// SQLite's name for a value's storage class, for error messages.
-fn type_name(value: &ValueRef<'_>) -> &'static str {
+/// The name of a value's type for error messages: SQLite's storage class (a PostgreSQL value is
+/// named by the class it is read as, or by its own type).
+fn type_name(value: &Cell<'_>) -> &'static str {
     match value {
-        ValueRef::Null => "NULL",
-        ValueRef::Integer(_) => "INTEGER",
-        ValueRef::Real(_) => "REAL",
-        ValueRef::Text(_) => "TEXT",
-        ValueRef::Blob(_) => "BLOB",
+        Cell::Null => "NULL",
+        Cell::Integer(_) => "INTEGER",
+        Cell::Real(_) => "REAL",
+        Cell::Text(_) => "TEXT",
+        Cell::Blob => "BLOB",
+        Cell::Time(_) => "timestamp with time zone",
+        Cell::Uuid(_) => "uuid",
+        Cell::Other(name) => name,
     }
 }
 
 #[cold]
 #[inline(never)]
-fn mismatch(column: &str, value: &ValueRef<'_>, expected: &str) -> RowError {
+fn mismatch(column: &str, value: &Cell<'_>, expected: &str) -> RowError {
     match value {
-        ValueRef::Null => {
-            RowError::new(column, format!("NULL where {expected} was expected (the field is not optional)"))
-        }
+        Cell::Null => RowError::new(column, format!("NULL where {expected} was expected (the field is not optional)")),
         _ => RowError::new(column, format!("{} where {expected} was expected", type_name(value))),
     }
 }
@@ -113,6 +156,12 @@ fn mismatch(column: &str, value: &ValueRef<'_>, expected: &str) -> RowError {
 #[inline(never)]
 fn unreadable_column(column: &str, error: rusqlite::Error) -> RowError {
     RowError::new(column, error.to_string())
+}
+
+#[cold]
+#[inline(never)]
+fn no_column(column: &str, index: usize) -> RowError {
+    RowError::new(column, format!("the row has no column {index}"))
 }
 
 #[cold]
@@ -145,7 +194,12 @@ fn not_utf8(column: &str) -> RowError {
 impl<'a> Row<'a> {
     #[inline(always)]
     pub(crate) fn new(inner: &'a rusqlite::Row<'a>) -> Row<'a> {
-        Row { inner, text_bytes: Cell::new(0) }
+        Row { source: Source::Sqlite(inner), text_bytes: std::cell::Cell::new(0) }
+    }
+
+    /// A row of `cells`, by column index.
+    pub(crate) fn of_cells(cells: &'a [Cell<'a>]) -> Row<'a> {
+        Row { source: Source::Cells(cells), text_bytes: std::cell::Cell::new(0) }
     }
 
     /// The bytes of the texts this row's accessors have read.
@@ -154,14 +208,17 @@ impl<'a> Row<'a> {
     }
 
     #[inline(always)]
-    fn value(&self, index: usize, column: &str) -> Result<ValueRef<'_>, RowError> {
-        self.inner.get_ref(index).map_err(|error| unreadable_column(column, error))
+    fn value(&self, index: usize, column: &str) -> Result<Cell<'_>, RowError> {
+        match self.source {
+            Source::Sqlite(row) => row.get_ref(index).map(Cell::from).map_err(|error| unreadable_column(column, error)),
+            Source::Cells(cells) => cells.get(index).copied().ok_or_else(|| no_column(column, index)),
+        }
     }
 
     /// Whether the column holds NULL (for the `opt_*` accessors).
     #[inline(always)]
     fn is_null(&self, index: usize, column: &str) -> Result<bool, RowError> {
-        Ok(matches!(self.value(index, column)?, ValueRef::Null))
+        Ok(matches!(self.value(index, column)?, Cell::Null))
     }
 
     /// Reads an INTEGER that fits an `i32`.
@@ -175,7 +232,7 @@ impl<'a> Row<'a> {
     #[inline(always)]
     pub fn i64(&self, index: usize, column: &str) -> Result<i64, RowError> {
         match self.value(index, column)? {
-            ValueRef::Integer(v) => Ok(v),
+            Cell::Integer(v) => Ok(v),
             other => Err(mismatch(column, &other, "an INTEGER")),
         }
     }
@@ -185,8 +242,8 @@ impl<'a> Row<'a> {
     #[inline(always)]
     pub fn f64(&self, index: usize, column: &str) -> Result<f64, RowError> {
         match self.value(index, column)? {
-            ValueRef::Real(v) => Ok(v),
-            ValueRef::Integer(v) => Ok(v as f64),
+            Cell::Real(v) => Ok(v),
+            Cell::Integer(v) => Ok(v as f64),
             other => Err(mismatch(column, &other, "a REAL")),
         }
     }
@@ -205,7 +262,7 @@ impl<'a> Row<'a> {
     #[inline(always)]
     pub fn string(&self, index: usize, column: &str) -> Result<String, RowError> {
         match self.value(index, column)? {
-            ValueRef::Text(bytes) => match std::str::from_utf8(bytes) {
+            Cell::Text(bytes) => match std::str::from_utf8(bytes) {
                 Ok(text) => {
                     self.text_bytes.set(self.text_bytes.get() + bytes.len());
                     Ok(text.to_owned())
@@ -237,10 +294,11 @@ impl<'a> Row<'a> {
     #[inline]
     pub(crate) fn time_micros(&self, index: usize, column: &str) -> Result<i64, RowError> {
         match self.value(index, column)? {
-            ValueRef::Text(bytes) => {
+            Cell::Text(bytes) => {
                 let text = std::str::from_utf8(bytes).map_err(|_| not_utf8(column))?;
                 crate::time::parse_time(text).ok_or_else(|| not_a_time(column, text))
             }
+            Cell::Time(micros) => Ok(micros),
             other => Err(mismatch(column, &other, "a TEXT")),
         }
     }
@@ -255,10 +313,11 @@ impl<'a> Row<'a> {
     #[inline]
     pub(crate) fn uuid_bytes(&self, index: usize, column: &str) -> Result<[u8; 16], RowError> {
         match self.value(index, column)? {
-            ValueRef::Text(bytes) => {
+            Cell::Text(bytes) => {
                 let text = std::str::from_utf8(bytes).map_err(|_| not_utf8(column))?;
                 crate::ids::parse(text).ok_or_else(|| RowError::new(column, format!("TEXT {text:?} is not a UUID")))
             }
+            Cell::Uuid(bytes) => Ok(bytes),
             other => Err(mismatch(column, &other, "a TEXT")),
         }
     }

@@ -18,15 +18,15 @@ use rusqlite::Connection;
 
 use super::{DbError, DbErrorKind};
 
-/// One column as `PRAGMA table_xinfo` describes it.
+/// One column as `PRAGMA table_xinfo` (or PostgreSQL's catalog, `db/postgres.rs`) describes it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct Column {
-    name: String,
+pub(super) struct Column {
+    pub(super) name: String,
     /// The declared type as written, e.g. `INTEGER`.
-    ty: String,
-    not_null: bool,
+    pub(super) ty: String,
+    pub(super) not_null: bool,
     /// Position in the primary key, 0 when not part of it.
-    pk: i64,
+    pub(super) pk: i64,
 }
 
 impl Column {
@@ -95,7 +95,7 @@ pub(crate) fn ensure(conn: &Connection, path: &str, create_sql: &[String]) -> Re
             continue;
         }
         let have = columns(conn, &table)?;
-        match compare(&have, &want) {
+        match compare(&have, &want, "the file") {
             Ok(added) => {
                 for column in added {
                     let sql = format!("ALTER TABLE \"{table}\" ADD COLUMN \"{}\" {}", column.name, column.ty);
@@ -109,23 +109,26 @@ pub(crate) fn ensure(conn: &Connection, path: &str, create_sql: &[String]) -> Re
             }
         }
     }
-    if problems.is_empty() {
-        return Ok(());
-    }
-    Err(DbError::new(
+    if problems.is_empty() { Ok(()) } else { Err(mismatch(path, &problems)) }
+}
+
+/// The error of a database whose tables differ from the program's: `problems` are the lines
+/// [`compare`] gave, under the name of each table.
+pub(super) fn mismatch(path: &str, problems: &[String]) -> DbError {
+    DbError::new(
         DbErrorKind::Schema,
         format!(
-            "the database {path} does not match the program's tables\n{}\nmigrate the file to the declared \
+            "the database {path} does not match the program's tables\n{}\nmigrate the database to the declared \
              tables, or start with another --db (a new nullable field at the end of a class is added \
              automatically)",
             problems.join("\n")
         ),
-    ))
+    )
 }
 
 /// The columns to add when `have` is `want` without some trailing nullable non-key columns;
-/// otherwise one line per difference.
-fn compare<'w>(have: &[Column], want: &'w [Column]) -> Result<Vec<&'w Column>, Vec<String>> {
+/// otherwise one line per difference. `have` is what `side` has (`the file`, `the database`).
+pub(super) fn compare<'w>(have: &[Column], want: &'w [Column], side: &str) -> Result<Vec<&'w Column>, Vec<String>> {
     let mut lines = Vec::new();
     for (position, column) in want.iter().enumerate() {
         match have.iter().position(|c| c.name == column.name) {
@@ -133,14 +136,14 @@ fn compare<'w>(have: &[Column], want: &'w [Column]) -> Result<Vec<&'w Column>, V
                 let found = &have[at];
                 if !found.same_declaration(column) {
                     lines.push(format!(
-                        "column `{}`: the file has {}, the program declares {}",
+                        "column `{}`: {side} has {}, the program declares {}",
                         column.name,
                         found.describe(),
                         column.describe()
                     ));
                 } else if at != position {
                     lines.push(format!(
-                        "column `{}`: it is column {} in the file, column {} in the program",
+                        "column `{}`: it is column {} in {side}, column {} in the program",
                         column.name,
                         at + 1,
                         position + 1
@@ -149,7 +152,7 @@ fn compare<'w>(have: &[Column], want: &'w [Column]) -> Result<Vec<&'w Column>, V
             }
             None if position >= have.len() && !column.not_null && column.pk == 0 => {}
             None => lines.push(format!(
-                "column `{}`: the program declares {}, the file has no such column",
+                "column `{}`: the program declares {}, {side} has no such column",
                 column.name,
                 column.describe()
             )),
@@ -157,7 +160,7 @@ fn compare<'w>(have: &[Column], want: &'w [Column]) -> Result<Vec<&'w Column>, V
     }
     for found in have.iter().filter(|c| !want.iter().any(|w| w.name == c.name)) {
         lines.push(format!(
-            "column `{}`: the file has {}, the program declares no such column",
+            "column `{}`: {side} has {}, the program declares no such column",
             found.name,
             found.describe()
         ));

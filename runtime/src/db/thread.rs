@@ -605,44 +605,20 @@ impl Worker {
         let columns = match by_class.get(&class) {
             Some(columns) => columns,
             None => {
-                let mut resolved = Vec::with_capacity(sink.column_count());
-                for i in 0..sink.column_count() {
-                    let name = sink.column(i);
-                    let index = statement.column_index(name).map_err(|_| {
-                        DbError::new(
-                            DbErrorKind::Row,
-                            RowError::new(name, "the query has no result column with this name").to_string(),
-                        )
-                    })?;
-                    resolved.push(index);
-                }
+                let resolved = resolve_columns(sink, |name| statement.column_index(name).ok())?;
                 by_class.entry(class).or_insert(resolved)
             }
         };
         let mut rows = statement.query(params_from_iter(args)).map_err(db_error)?;
-        let mut held = RowBytes { budget: self.budget.as_ref(), hold: None, pending: 0 };
-        let mut count: u64 = 0;
+        let mut feed = RowFeed::new(self.budget.as_ref(), self.max_rows);
         while let Some(row) = rows.next().map_err(db_error)? {
-            count += 1;
-            self.last_rows = count;
-            if count > self.max_rows {
-                let message = format!(
-                    "the query returned more than {} rows, the most one query may return (--max-query-rows); \
-                     page it with LIMIT",
-                    self.max_rows
-                );
-                return Err(DbError::new(DbErrorKind::TooManyRows, message));
-            }
-            let row = Row::new(row);
-            let more = sink
-                .accept(&row, columns)
-                .map_err(|e| DbError::new(DbErrorKind::Row, format!("cannot decode a row: {e}")))?;
-            held.add(&row, columns.len())?;
-            if !more {
+            let more = feed.accept(&Row::new(row), sink, columns);
+            self.last_rows = feed.count;
+            if !more? {
                 break;
             }
         }
-        Ok(held.finish())
+        Ok(feed.finish())
     }
 
     fn finish(mut self, path: &str) {
@@ -655,6 +631,64 @@ impl Worker {
             Ok(()) => tracing::info!(target: "nagi::db", "closed {path}"),
             Err((_, e)) => tracing::error!(target: "nagi::db", "closing {path} failed: {e}"),
         }
+    }
+}
+
+/// The column index of each of `sink`'s fields, by name (`index_of` answers a statement's
+/// index of a result-column name), in field order. Errors: a field no result column has.
+pub(super) fn resolve_columns(
+    sink: &dyn RowSink,
+    index_of: impl Fn(&str) -> Option<usize>,
+) -> Result<Vec<usize>, DbError> {
+    (0..sink.column_count())
+        .map(|i| {
+            let name = sink.column(i);
+            index_of(name).ok_or_else(|| {
+                DbError::new(
+                    DbErrorKind::Row,
+                    RowError::new(name, "the query has no result column with this name").to_string(),
+                )
+            })
+        })
+        .collect()
+}
+
+/// One query's rows on their way into its sink, on either engine: the `--max-query-rows` limit,
+/// the decode errors, and the memory budget's count of the rows.
+pub(super) struct RowFeed<'a> {
+    held: RowBytes<'a>,
+    max_rows: u64,
+    /// How many rows were fed so far.
+    pub(super) count: u64,
+}
+
+impl<'a> RowFeed<'a> {
+    /// A feed counting in `budget` (if any) that refuses a query's row past `max_rows`.
+    pub(super) fn new(budget: Option<&'a Arc<Budget>>, max_rows: u64) -> RowFeed<'a> {
+        RowFeed { held: RowBytes { budget, hold: None, pending: 0 }, max_rows, count: 0 }
+    }
+
+    /// Decodes `row` into `sink` (`columns` as resolved); `Ok(false)` when the sink wants no more.
+    pub(super) fn accept(&mut self, row: &Row<'_>, sink: &mut dyn RowSink, columns: &[usize]) -> Result<bool, DbError> {
+        self.count += 1;
+        if self.count > self.max_rows {
+            let message = format!(
+                "the query returned more than {} rows, the most one query may return (--max-query-rows); page it \
+                 with LIMIT",
+                self.max_rows
+            );
+            return Err(DbError::new(DbErrorKind::TooManyRows, message));
+        }
+        let more = sink
+            .accept(row, columns)
+            .map_err(|e| DbError::new(DbErrorKind::Row, format!("cannot decode a row: {e}")))?;
+        self.held.add(row, columns.len())?;
+        Ok(more)
+    }
+
+    /// The memory budget's hold of every row fed.
+    pub(super) fn finish(self) -> Option<Hold> {
+        self.held.finish()
     }
 }
 

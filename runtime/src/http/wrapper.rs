@@ -167,7 +167,7 @@ pub(crate) async fn handle(
     // Only a request that wrote (or began a transaction) has a transaction to end; a read-only
     // request needs no notice. A 2xx answer is sent only once its writes are committed.
     let response = if session.began() {
-        match shared.db.request_ended(id, response.status().is_success()).await {
+        match shared.db.request_ended(&session, id, response.status().is_success()).await {
             Ok(()) => response,
             Err(error) => {
                 error_response(500, "database error", &format!("the request's writes could not be committed: {error}"))

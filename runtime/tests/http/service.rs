@@ -208,6 +208,7 @@ pub fn service() -> Service {
         tables: vec![Table {
             name: "people",
             create_sql: "CREATE TABLE IF NOT EXISTS people (id INTEGER PRIMARY KEY NOT NULL, name TEXT NOT NULL, age INTEGER NOT NULL)",
+            postgres_sql: "CREATE TABLE IF NOT EXISTS \"people\" (\"id\" bigint NOT NULL, \"name\" text NOT NULL, \"age\" integer NOT NULL, PRIMARY KEY (\"id\"))",
         }],
         routes: vec![
             Route { method: "POST", path: "/people", handler: Handler::new(create) },

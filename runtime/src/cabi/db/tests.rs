@@ -137,7 +137,7 @@ async fn rows_decode_by_descriptor_as_by_from_row() {
         }
     };
     in_request(&db, 1, insert).await.expect("inserts");
-    db.request_ended(1, true).await.expect("commits");
+    db.request_ended(&crate::db::Session::new(db.clone()), 1, true).await.expect("commits");
 
     let desc = wide();
     let key = std::ptr::from_ref(desc) as usize;
@@ -283,7 +283,7 @@ async fn operations_run_the_rust_path_statements() {
         changed
     };
     assert_eq!(in_request(&db, 1, writes).await, Ok(1));
-    db.request_ended(1, true).await.expect("commits");
+    db.request_ended(&crate::db::Session::new(db.clone()), 1, true).await.expect("commits");
 
     // A failed statement fails with the Rust path's answer.
     let failure = in_request(&db, 2, async { run_op(insert(1, "Cy", None)).await.expect_err("conflicts") }).await;

@@ -124,7 +124,7 @@ fn rust_service() -> Service {
         |method, path, handler: fn(Request) -> HandlerFuture| Route { method, path, handler: Handler::new(handler) };
     Service {
         name: "people",
-        tables: vec![Table { name: "people", create_sql: CREATE }],
+        tables: vec![Table { name: "people", create_sql: CREATE, postgres_sql: CREATE }],
         routes: vec![
             route("POST", "/people", rust_create),
             route("GET", "/people/{id}", rust_read),
@@ -532,6 +532,8 @@ fn llvm_service() -> &'static ServiceDesc {
         name_len: 6,
         create_sql: CREATE.as_ptr(),
         create_sql_len: CREATE.len(),
+        postgres_sql: CREATE.as_ptr(),
+        postgres_sql_len: CREATE.len(),
     }]);
     leak(ServiceDesc {
         name: "people".as_ptr(),
