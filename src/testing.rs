@@ -104,6 +104,14 @@ fn run_program(
         Failure::Input
     })?;
     let exe = dir.join(format!("{stem}-{}", backend_name(backend)));
+    // Two `nagic test` runs of one program on one backend (at two LLVM levels, or from two
+    // terminals) share the executable's path: each builds and runs it under this lock, so that
+    // neither links over the other's file.
+    let lock = std::fs::File::create(exe.with_extension("lock")).and_then(|file| file.lock().map(|()| file));
+    let _lock = lock.map_err(|e| {
+        eprintln!("{}: error: cannot lock the test build: {e}", exe.display());
+        Failure::Input
+    })?;
     backend.build(&module, program, &exe, target, &mut Timer::new(false))?;
     let mut outcomes = Vec::with_capacity(cases.len());
     for (i, case) in cases.into_iter().enumerate() {

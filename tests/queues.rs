@@ -1,6 +1,6 @@
 //! Integration tests of durable job queues, on both emitters (LLVM at `-O2` and `-O0`) from one
 //! harness: `tests/fixtures/queue_service.nagi` built by `nagic build`, run as a real process on
-//! a real SQLite file, which the tests read directly. A thousand jobs on eight workers, with failures
+//! a real SQLite file or a database of a real PostgreSQL server, which the tests read directly. A thousand jobs on eight workers, with failures
 //! injected by id, end with exact counts of completed, retried and dead-lettered jobs; a
 //! `kill -9` in the middle loses none of them; SIGTERM lets running attempts finish and leaves
 //! the rest queued; a job pushed by a request that then fails never exists; dead letters are
@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use support::{Backend, Server, build, temp_dir};
+use support::{Backend, Engine, Server, TestDb, build, temp_dir};
 
 const SERVICE: &str = "tests/fixtures/queue_service.nagi";
 
@@ -23,37 +23,37 @@ const MAX_ATTEMPTS: i64 = 3;
 const WORKERS: usize = 8;
 
 /// Starts the service on `db`, its log (standard output) appended to `log`.
-fn start(exe: &Path, db: &Path, log: &Path) -> Server {
-    Server::start(exe, db, Some(log), &[])
+fn start(exe: &Path, db: &TestDb, log: &Path) -> Server {
+    Server::start(exe, db.path(), Some(log), &[])
 }
 
-/// A read-only view of the service's database file.
-fn open(db: &Path) -> rusqlite::Connection {
-    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY;
-    let conn = rusqlite::Connection::open_with_flags(db, flags).expect("the database opens");
-    conn.busy_timeout(Duration::from_secs(5)).expect("a busy timeout");
-    conn
+/// The one integer `sql` gives.
+fn count(db: &TestDb, sql: &str) -> i64 {
+    let rows = db.rows(sql);
+    rows.first().and_then(|row| row.first()?.as_deref()?.parse().ok()).unwrap_or_else(|| panic!("{sql}: {rows:?}"))
 }
 
-fn count(db: &Path, sql: &str) -> i64 {
-    open(db).query_row(sql, [], |row| row.get(0)).unwrap_or_else(|e| panic!("{sql}: {e}"))
+/// The SQL for a job's payload's `id`, which the two engines spell differently.
+fn payload_id(db: &TestDb, payload: &str) -> String {
+    match db.engine {
+        Engine::Sqlite => format!("json_extract({payload}, '$.id')"),
+        Engine::Postgres => format!("(({payload})::json->>'id')::bigint"),
+    }
 }
 
 /// Every job's payload id, attempts and state (`dead` for a dead letter), by payload id.
-fn outcomes(db: &Path) -> Vec<(i64, i64, String)> {
-    let conn = open(db);
-    let mut statement = conn
-        .prepare(
-            "SELECT json_extract(payload, '$.id'), attempts, state FROM nagi_jobs \
-             UNION ALL SELECT json_extract(payload, '$.id'), attempts, 'dead' FROM nagi_dead_letters ORDER BY 1",
-        )
-        .expect("the query prepares");
-    let rows = statement.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).expect("the query runs");
-    rows.map(|r| r.expect("a row")).collect()
+fn outcomes(db: &TestDb) -> Vec<(i64, i64, String)> {
+    let id = payload_id(db, "payload");
+    let sql = format!(
+        "SELECT {id} AS id, attempts, state FROM nagi_jobs \
+         UNION ALL SELECT {id} AS id, attempts, 'dead' FROM nagi_dead_letters ORDER BY 1"
+    );
+    let int = |cell: &Option<String>| cell.as_deref().and_then(|c| c.parse().ok()).expect("an integer");
+    db.rows(&sql).iter().map(|row| (int(&row[0]), int(&row[1]), row[2].clone().unwrap_or_default())).collect()
 }
 
 /// Waits until `total` jobs exist and every one is done or dead-lettered.
-fn wait_settled(db: &Path, total: i64) {
+fn wait_settled(db: &TestDb, total: i64) {
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         let settled = count(db, "SELECT count(*) FROM nagi_jobs WHERE state = 'done'")
@@ -94,14 +94,13 @@ fn logged_peak(log: &Path) -> usize {
     peak.and_then(|p| p.parse().ok()).unwrap_or_else(|| panic!("no peak in {line}"))
 }
 
-fn files(tag: &str) -> (PathBuf, PathBuf) {
-    let dir = temp_dir(tag);
-    (dir.join("queue.db"), dir.join("service.log"))
+fn files(tag: &str, engine: Engine) -> (TestDb, PathBuf) {
+    (TestDb::new(engine, tag), temp_dir(tag).join("service.log"))
 }
 
-fn a_thousand_jobs_end_with_exact_counts(backend: Backend) {
+fn a_thousand_jobs_end_with_exact_counts(backend: Backend, engine: Engine) {
     let exe = build(SERVICE, backend);
-    let (db, log) = files("queue-thousand");
+    let (db, log) = files("queue-thousand", engine);
     let server = start(&exe, &db, &log);
     push(&server, 1, 1000, 0);
     wait_settled(&db, 1000);
@@ -123,8 +122,10 @@ fn a_thousand_jobs_end_with_exact_counts(backend: Backend) {
     assert_eq!(
         count(
             &db,
-            "SELECT count(*) FROM runs JOIN nagi_jobs ON json_extract(nagi_jobs.payload, '$.id') = runs.id \
-             WHERE runs.attempt = nagi_jobs.attempts"
+            &format!(
+                "SELECT count(*) FROM runs JOIN nagi_jobs ON {} = runs.id WHERE runs.attempt = nagi_jobs.attempts",
+                payload_id(&db, "nagi_jobs.payload")
+            )
         ),
         900
     );
@@ -157,7 +158,7 @@ fn failures_are_logged_with_the_queue_and_the_job_id(log: &Path) {
 
 /// The language lists the 100 dead letters (jobs 10, 20, … 1000) and pushes job 10 again: it
 /// runs its 3 attempts anew and is dead-lettered again under its new id.
-fn dead_letters_are_listed_and_pushed_again(server: &Server, db: &Path) {
+fn dead_letters_are_listed_and_pushed_again(server: &Server, db: &TestDb) {
     let (status, body) = server.get("/dead");
     assert_eq!(status, 200, "{body}");
     let dead: serde_json::Value = serde_json::from_str(&body).expect("JSON");
@@ -184,9 +185,9 @@ fn dead_letters_are_listed_and_pushed_again(server: &Server, db: &Path) {
     assert_eq!(count(db, &format!("SELECT count(*) FROM nagi_dead_letters WHERE id = {first}")), 0);
 }
 
-fn kill_9_in_the_middle_loses_no_job(backend: Backend) {
+fn kill_9_in_the_middle_loses_no_job(backend: Backend, engine: Engine) {
     let exe = build(SERVICE, backend);
-    let (db, log) = files("queue-kill");
+    let (db, log) = files("queue-kill", engine);
     let mut server = start(&exe, &db, &log);
     push(&server, 1, 1000, 3);
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -215,9 +216,9 @@ fn kill_9_in_the_middle_loses_no_job(backend: Backend) {
     assert!(server.stop().success());
 }
 
-fn sigterm_finishes_running_attempts_and_leaves_the_rest_queued(backend: Backend) {
+fn sigterm_finishes_running_attempts_and_leaves_the_rest_queued(backend: Backend, engine: Engine) {
     let exe = build(SERVICE, backend);
-    let (db, log) = files("queue-term");
+    let (db, log) = files("queue-term", engine);
     let server = start(&exe, &db, &log);
     // Ids ending in 3 to 9 succeed at their first attempt.
     push(&server, 3, 5, 300);
@@ -237,9 +238,9 @@ fn sigterm_finishes_running_attempts_and_leaves_the_rest_queued(backend: Backend
     assert!(server.stop().success());
 }
 
-fn a_job_pushed_by_a_failed_request_never_runs(backend: Backend) {
+fn a_job_pushed_by_a_failed_request_never_runs(backend: Backend, engine: Engine) {
     let exe = build(SERVICE, backend);
-    let (db, log) = files("queue-rollback");
+    let (db, log) = files("queue-rollback", engine);
     let server = start(&exe, &db, &log);
     let (status, body) = server.send_json("POST", "/orders", r#"{"id": 5003}"#);
     assert_eq!(status, 201, "{body}");
@@ -249,7 +250,8 @@ fn a_job_pushed_by_a_failed_request_never_runs(backend: Backend) {
     // Jobs pushed later run after the failed request's would have: the queue is drained.
     push(&server, 7, 1, 0);
     wait_settled(&db, 2);
-    assert_eq!(count(&db, "SELECT count(*) FROM nagi_jobs WHERE json_extract(payload, '$.id') = 5003"), 1);
+    let pushed = format!("SELECT count(*) FROM nagi_jobs WHERE {} = 5003", payload_id(&db, "payload"));
+    assert_eq!(count(&db, &pushed), 1);
     assert_eq!(count(&db, "SELECT count(*) FROM runs WHERE id = 5003"), 1);
     assert!(server.stop().success());
 }
@@ -263,10 +265,15 @@ fn a_test_build_pushes_jobs_without_running_them(backend: Backend) {
     assert!(stdout.contains("test result: ok. 1 passed; 0 failed"), "{stdout}");
 }
 
-crate::on_every_backend_and_llvm_level!(
+// On both engines and every backend: `sqlite::rust::NAME`, `postgres::llvm::NAME`, … and
+// `sqlite::llvm_o0::NAME`.
+crate::on_every_backend_engine_and_llvm_level!(
     a_thousand_jobs_end_with_exact_counts,
     kill_9_in_the_middle_loses_no_job,
     sigterm_finishes_running_attempts_and_leaves_the_rest_queued,
     a_job_pushed_by_a_failed_request_never_runs,
-    a_test_build_pushes_jobs_without_running_them,
 );
+
+// `nagic test` runs a test build on an in-memory SQLite database: `rust::NAME`, `llvm::NAME`,
+// `llvm_o0::NAME`.
+crate::on_every_backend_and_llvm_level!(a_test_build_pushes_jobs_without_running_them);

@@ -35,10 +35,11 @@ use rusqlite::ToSql;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use tokio::sync::{mpsc, oneshot};
 
+pub(crate) use postgres::{Engine as PostgresEngine, Lease};
 pub use postgres::{is_postgres_url, redacted};
 pub(crate) use row::{Accessor, FieldOut, FieldRead, decode_fields};
 pub use row::{FromRow, Row, RowError};
-pub(crate) use thread::{ClassKey, RowSink};
+pub(crate) use thread::{ClassKey, Collect, RowSink};
 
 use crate::HttpError;
 use crate::budget::Hold;
@@ -313,6 +314,15 @@ impl DbHandle {
         answer.await.unwrap_or_else(|_| Err(DbError::closed()))
     }
 
+    /// The PostgreSQL engine behind this handle, when it is one (the queues' claims and leases
+    /// take connections of their own, `queues/postgres.rs`).
+    pub(crate) fn postgres(&self) -> Option<&Arc<postgres::Engine>> {
+        match &self.engine {
+            Engine::Postgres(engine) => Some(engine),
+            Engine::Sqlite(_) => None,
+        }
+    }
+
     /// Tells the database thread that request `id` has ended without an answer, from a
     /// destructor (the request's future was dropped, e.g. by the timeout): its transaction is
     /// rolled back. Never blocks: when the channel is full the notice is sent from a spawned task.
@@ -510,6 +520,12 @@ fn target() -> Target {
         Some(Engine::Postgres(engine)) => Target::Postgres(Arc::clone(engine), engine.outside()),
         None => crate::trap("no database is open"),
     }
+}
+
+/// Whether the running code's database is PostgreSQL (the queues' statements differ where the
+/// engines do).
+pub(crate) fn on_postgres() -> bool {
+    matches!(target(), Target::Postgres(..))
 }
 
 /// Sends one job to the SQLite thread and awaits its answer; errors unwind as HTTP errors.

@@ -44,7 +44,10 @@ use crate::db::{self, DbHandle, FromRow, Row, RowError, SqlValue};
 use crate::http::{Handler, Request};
 use crate::traces::{Detail, Kind, Span};
 
+mod postgres;
 mod schedule;
+
+pub(crate) use postgres::TABLES as POSTGRES_TABLES;
 
 /// The tables of every service that declares a queue, made at start as the program's own are.
 pub const TABLES: [&str; 3] = [
@@ -121,6 +124,10 @@ pub async fn push(queue: &str, payload: String, delay_ms: i64) -> i64 {
         args,
     )
     .await;
+    if db::on_postgres() {
+        // Sent when the job commits: every process's idle worker of the queue wakes.
+        db::exec(&postgres::notify_sql(queue), Vec::new()).await;
+    }
     wake(queue);
     pushed.first().map_or(0, |id| id.0)
 }
@@ -254,6 +261,21 @@ fn wake(queue: &str) {
 pub struct Workers {
     queues: Vec<Arc<Shared>>,
     tasks: Vec<JoinHandle<()>>,
+    /// Tasks that never end by themselves, stopped first (on PostgreSQL: the `LISTEN`
+    /// connection and the recovery of jobs whose process died).
+    background: Vec<JoinHandle<()>>,
+}
+
+/// On PostgreSQL: every [`postgres::RECOVER_MS`], puts the jobs of `shared`'s queue that a
+/// process which died left running through the stopped-process rule.
+async fn recoverer(shared: Arc<Shared>) {
+    loop {
+        tokio::time::sleep(Duration::from_millis(postgres::RECOVER_MS)).await;
+        let queue = shared.queue.clone();
+        if let Err(error) = in_transaction(&shared.db, async move { Ok(recover(&queue, true).await) }).await {
+            tracing::warn!(target: "nagi::queue", queue = shared.queue.name, "cannot recover jobs: {error}");
+        }
+    }
 }
 
 /// Starts the workers of `queues` on the current Tokio runtime, with `db` (the service's open
@@ -262,12 +284,13 @@ pub struct Workers {
 ///
 /// Errors: the database failed while recovering, as text.
 pub async fn start(queues: &[Queue], db: &DbHandle) -> Result<Workers, String> {
+    let on_postgres = db.postgres().is_some();
     let mut last_ticks = Vec::with_capacity(queues.len());
     for queue in queues {
         let queue = queue.clone();
         let last = in_transaction(db, async move {
             db::exec(READY_INDEX, Vec::new()).await;
-            recover(&queue).await;
+            recover(&queue, on_postgres).await;
             Ok(match &queue.schedule {
                 Some(ticks) => Some(schedule::catch_up(&queue, ticks).await),
                 None => None,
@@ -276,7 +299,10 @@ pub async fn start(queues: &[Queue], db: &DbHandle) -> Result<Workers, String> {
         .await?;
         last_ticks.push(last);
     }
-    let mut workers = Workers { queues: Vec::new(), tasks: Vec::new() };
+    let mut workers = Workers { queues: Vec::new(), tasks: Vec::new(), background: Vec::new() };
+    if let (Some(engine), false) = (db.postgres(), queues.is_empty()) {
+        workers.background.push(engine.listen(postgres::CHANNEL, wake));
+    }
     for (queue, last) in queues.iter().zip(last_ticks) {
         let shared = Arc::new(Shared {
             queue: queue.clone(),
@@ -294,6 +320,9 @@ pub async fn start(queues: &[Queue], db: &DbHandle) -> Result<Workers, String> {
         if let (Some(ticks), Some(last)) = (&queue.schedule, last) {
             workers.tasks.push(tokio::spawn(schedule::ticker(Arc::clone(&shared), ticks.clone(), last)));
         }
+        if on_postgres {
+            workers.background.push(tokio::spawn(recoverer(Arc::clone(&shared))));
+        }
         workers.queues.push(shared);
     }
     RUNNING.write().unwrap_or_else(std::sync::PoisonError::into_inner).extend(workers.queues.iter().cloned());
@@ -301,27 +330,38 @@ pub async fn start(queues: &[Queue], db: &DbHandle) -> Result<Workers, String> {
 }
 
 /// Queues again the jobs of `queue` that were running when the process stopped, and
-/// dead-letters those whose interrupted attempt was their last. Runs inside a transaction.
-async fn recover(queue: &Queue) {
+/// dead-letters those whose interrupted attempt was their last. Runs inside a transaction. On
+/// PostgreSQL, where other processes run jobs of the same queue, only the jobs whose process
+/// died are taken (`queues/postgres.rs`).
+async fn recover(queue: &Queue, on_postgres: bool) {
+    let stopped = if on_postgres {
+        if postgres::mark_orphans(queue.name).await == 0 {
+            return;
+        }
+        "orphaned"
+    } else {
+        "running"
+    };
+    let state = SqlValue::Text(stopped.to_owned());
     let name = SqlValue::Text(queue.name.to_owned());
     let max = SqlValue::Integer(i64::from(queue.max_attempts));
     let now = SqlValue::Integer(now_ms());
     db::exec(
         "INSERT INTO nagi_dead_letters (id, queue, payload, attempts, last_error, created_at, dead_at) \
          SELECT id, queue, payload, attempts, 'the process stopped during its last attempt', created_at, ?3 \
-         FROM nagi_jobs WHERE queue = ?1 AND state = 'running' AND attempts >= ?2",
-        vec![name.clone(), max.clone(), now.clone()],
+         FROM nagi_jobs WHERE queue = ?1 AND state = ?4 AND attempts >= ?2",
+        vec![name.clone(), max.clone(), now.clone(), state.clone()],
     )
     .await;
     db::exec(
-        "DELETE FROM nagi_jobs WHERE queue = ?1 AND state = 'running' AND attempts >= ?2",
-        vec![name.clone(), max],
+        "DELETE FROM nagi_jobs WHERE queue = ?1 AND state = ?3 AND attempts >= ?2",
+        vec![name.clone(), max, state.clone()],
     )
     .await;
     let requeued = db::exec(
         "UPDATE nagi_jobs SET state = 'queued', run_at = ?2, \
-         last_error = 'the process stopped during this attempt' WHERE queue = ?1 AND state = 'running'",
-        vec![name, now],
+         last_error = 'the process stopped during this attempt' WHERE queue = ?1 AND state = ?3",
+        vec![name, now, state],
     )
     .await;
     if requeued > 0 {
@@ -339,6 +379,9 @@ impl Workers {
     /// Stops every worker: no more claims, running attempts get up to `grace` to finish, and
     /// those that do not are cancelled (rolled back; they run again at the next start).
     pub async fn stop(self, grace: Duration) {
+        for task in &self.background {
+            task.abort();
+        }
         for shared in &self.queues {
             shared.stopping.store(true, Ordering::SeqCst);
             shared.stop.notify_waiters();
@@ -363,9 +406,12 @@ impl Workers {
 async fn worker(shared: Arc<Shared>) {
     while !shared.stopping.load(Ordering::SeqCst) {
         let name = shared.queue.name;
-        let claimed = in_transaction(&shared.db, async move { Ok(claim(name).await) }).await;
+        let claimed = match shared.db.postgres() {
+            Some(engine) => postgres::claim(engine, name).await.map(|job| job.map(|(job, lease)| (job, Some(lease)))),
+            None => in_transaction(&shared.db, async move { Ok(claim(name).await.map(|job| (job, None))) }).await,
+        };
         match claimed {
-            Ok(Some(job)) => {
+            Ok(Some((job, lease))) => {
                 let running = shared.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
                 shared.peak.fetch_max(running, Ordering::SeqCst);
                 let id = job.id;
@@ -379,6 +425,9 @@ async fn worker(shared: Arc<Shared>) {
                             metrics.completed(now_ms() as f64 / 1000.0);
                         }
                     }
+                }
+                if let Some(lease) = lease {
+                    postgres::release(lease, id).await;
                 }
             }
             Ok(None) => idle(&shared).await,

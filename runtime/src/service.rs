@@ -246,13 +246,10 @@ where
 /// service's tables exist as declared.
 async fn open_database(service: &Service, config: &Config, options: DbOptions) -> Result<Database, ServeError> {
     if crate::db::is_postgres_url(&config.db) {
+        let mut create: Vec<&'static str> = service.tables.iter().map(|table| table.postgres_sql).collect();
         if !service.queues.is_empty() {
-            return Err(ServeError {
-                message: "job queues run on SQLite only so far: start this service with a SQLite --db".to_owned(),
-                status: 2,
-            });
+            create.extend(queues::POSTGRES_TABLES);
         }
-        let create: Vec<&'static str> = service.tables.iter().map(|table| table.postgres_sql).collect();
         let pool = usize::try_from(config.db_pool_size).unwrap_or(usize::MAX);
         return Database::open_postgres(&config.db, &create, &options, pool).await.map_err(ServeError::database);
     }

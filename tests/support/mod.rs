@@ -154,6 +154,26 @@ macro_rules! on_every_backend_and_engine {
     };
 }
 
+/// [`on_every_backend_and_engine!`] and the LLVM emitter with LLVM's optimizations off on SQLite
+/// as well (`sqlite::llvm_o0::NAME`).
+#[macro_export]
+macro_rules! on_every_backend_engine_and_llvm_level {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $crate::on_every_backend_and_engine!(@engine Sqlite, $($name),*);
+            mod llvm_o0 {
+                $(#[test]
+                fn $name() {
+                    super::super::$name($crate::support::Backend::LlvmO0, $crate::support::Engine::Sqlite)
+                })*
+            }
+        }
+        mod postgres {
+            $crate::on_every_backend_and_engine!(@engine Postgres, $($name),*);
+        }
+    };
+}
+
 /// [`on_every_backend!`] and the LLVM emitter with LLVM's optimizations off as well:
 /// `rust::NAME`, `llvm::NAME` (`-O2`) and `llvm_o0::NAME`.
 #[macro_export]

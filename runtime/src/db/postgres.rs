@@ -21,9 +21,10 @@
 
 mod values;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod};
 use futures_util::TryStreamExt;
@@ -111,6 +112,11 @@ pub(crate) struct Engine {
     outside: Arc<tokio::sync::Mutex<Held>>,
     /// The URL without its password.
     shown: String,
+    /// How to connect, for the connections outside the pool (`LISTEN`).
+    config: tokio_postgres::Config,
+    /// The statements' metrics, made at the first statement after metrics were turned on, and
+    /// each statement's handles by its SQL text.
+    metrics: std::sync::Mutex<(Option<crate::metrics::DbMetrics>, HashMap<String, crate::metrics::StatementMetrics>)>,
 }
 
 /// Converts a tokio-postgres error into its kind by SQLSTATE; an error without one is the
@@ -200,7 +206,7 @@ impl Engine {
             config.application_name("nagi");
         }
         let manager = Manager::from_config(
-            config,
+            config.clone(),
             tokio_postgres::NoTls,
             ManagerConfig { recycling_method: RecyclingMethod::Fast },
         );
@@ -218,6 +224,8 @@ impl Engine {
             budget: options.budget.clone(),
             outside: Arc::default(),
             shown: shown.clone(),
+            config,
+            metrics: Default::default(),
         };
         let mut client = engine.pool.get().await.map_err(|e| {
             let error = pool_error(e);
@@ -230,6 +238,57 @@ impl Engine {
     /// The URL without its password.
     pub(crate) fn shown(&self) -> &str {
         &self.shown
+    }
+
+    /// Runs `sql` (a statement that claims something and locks it for the session) with `args`
+    /// on a connection of its own, its rows fed into `sink`; gives the connection as a [`Lease`]
+    /// (which the caller releases at once when nothing was claimed) and the sink.
+    pub(crate) async fn lease(
+        &self,
+        sql: &str,
+        args: &[SqlValue],
+        mut sink: Box<dyn RowSink>,
+    ) -> Result<Leased, DbError> {
+        let client = self.connect().await?;
+        let statement = client.prepare_cached(&nagi_abi::sql::to_postgres(sql)).await.map_err(db_error)?;
+        fetch(&client, &statement, args, sink.as_mut(), None, self.max_rows).await?;
+        Ok(Leased { lease: Lease { client: Some(client) }, rows: sink })
+    }
+
+    /// Listens on `channel` (`LISTEN`) on a connection of its own, calling `notified` with each
+    /// notification's payload, until the process ends; a lost connection is made again after a
+    /// second. Notifications only wake workers early: they poll anyway.
+    pub(crate) fn listen(&self, channel: &'static str, notified: fn(&str)) -> tokio::task::JoinHandle<()> {
+        let config = self.config.clone();
+        tokio::spawn(async move {
+            loop {
+                match config.connect(tokio_postgres::NoTls).await {
+                    Ok((client, mut connection)) => {
+                        let mut messages =
+                            std::pin::pin!(futures_util::stream::poll_fn(move |cx| { connection.poll_message(cx) }));
+                        let sql = format!("LISTEN {channel}");
+                        let listened = futures_util::FutureExt::fuse(client.batch_execute(&sql));
+                        let mut listened = std::pin::pin!(listened);
+                        loop {
+                            tokio::select! {
+                                result = &mut listened, if !futures_util::future::FusedFuture::is_terminated(&listened) => {
+                                    if let Err(error) = result {
+                                        tracing::warn!(target: "nagi::db", "LISTEN {channel} failed: {error}");
+                                    }
+                                }
+                                message = messages.try_next() => match message {
+                                    Ok(Some(tokio_postgres::AsyncMessage::Notification(note))) => notified(note.payload()),
+                                    Ok(Some(_)) => {}
+                                    Ok(None) | Err(_) => break,
+                                },
+                            }
+                        }
+                    }
+                    Err(error) => tracing::warn!(target: "nagi::db", "cannot listen on {channel}: {}", db_error(error)),
+                }
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        })
     }
 
     /// Closes the pool: idle connections close now, the rest as they come back.
@@ -279,9 +338,11 @@ impl Engine {
         &self,
         place: &Place,
         sql: &str,
-        run: impl AsyncFnOnce(&Object, &tokio_postgres::Statement) -> Result<T, DbError>,
+        run: impl AsyncFnOnce(&Object, &tokio_postgres::Statement) -> Result<(T, Option<u64>), DbError>,
     ) -> Result<T, DbError> {
+        let queued = Instant::now();
         let mut held = place.held.lock().await;
+        let mut started = queued;
         let result = async {
             if writes(sql) {
                 self.begin_request(&mut held, place).await?;
@@ -294,15 +355,34 @@ impl Engine {
                     &pooled
                 }
             };
+            started = Instant::now();
             let statement = client.prepare_cached(&nagi_abi::sql::to_postgres(sql)).await.map_err(db_error)?;
             run(client, &statement).await
         }
         .await;
+        let rows = result.as_ref().ok().and_then(|(_, rows)| *rows);
+        self.measure(sql, started.saturating_duration_since(queued), started.elapsed(), rows);
         if let Err(error) = &result {
             log_failure(error, sql);
             Engine::abandon(&mut held).await;
         }
-        result
+        result.map(|(value, _)| value)
+    }
+
+    /// Records statement `sql`'s wait for its connection, its run and, for a query, the rows it
+    /// returned, when metrics are on (the SQLite thread's `measure`).
+    fn measure(&self, sql: &str, waited: Duration, took: Duration, rows: Option<u64>) {
+        let mut metrics = self.metrics.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (db, statements) = &mut *metrics;
+        if db.is_none() {
+            *db = crate::metrics::DbMetrics::new();
+        }
+        let Some(db) = db else { return };
+        let handles = match statements.get(sql) {
+            Some(handles) => handles,
+            None => statements.entry(sql.to_owned()).or_insert_with(|| crate::metrics::StatementMetrics::new(sql)),
+        };
+        db.statement(handles, waited, took, rows);
     }
 
     /// [`super::exec`]: the number of rows changed; with `commit`, the request's transaction is
@@ -313,7 +393,7 @@ impl Engine {
                 let params: Vec<Param<'_>> = args.iter().map(Param).collect();
                 let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> =
                     params.iter().map(|p| p as &(dyn tokio_postgres::types::ToSql + Sync)).collect();
-                client.execute(statement, &refs).await.map_err(db_error)
+                client.execute(statement, &refs).await.map(|changed| (changed, None)).map_err(db_error)
             })
             .await?;
         if commit && place.request {
@@ -336,23 +416,9 @@ impl Engine {
         let (budget, max_rows) = (self.budget.as_ref(), self.max_rows);
         let hold = self
             .run(place, sql, async |client, statement| {
-                let columns = resolve_columns(sink.as_ref(), |name| {
-                    statement.columns().iter().position(|column| column.name() == name)
-                })?;
-                let params: Vec<Param<'_>> = args.iter().map(Param).collect();
-                let rows = client.query_raw(statement, params.iter()).await.map_err(db_error)?;
-                let mut rows = std::pin::pin!(rows);
-                let mut feed = RowFeed::new(budget, max_rows);
-                while let Some(row) = rows.try_next().await.map_err(db_error)? {
-                    let cells = (0..row.len())
-                        .map(|i| row.try_get::<_, Read<'_>>(i).map(|read| read.0))
-                        .collect::<Result<Vec<Cell<'_>>, _>>()
-                        .map_err(|e| DbError::new(DbErrorKind::Row, format!("cannot decode a row: {e}")))?;
-                    if !feed.accept(&Row::of_cells(&cells), sink.as_mut(), &columns)? {
-                        break;
-                    }
-                }
-                Ok(feed.finish())
+                fetch(client, statement, args, sink.as_mut(), budget, max_rows)
+                    .await
+                    .map(|(hold, rows)| (hold, Some(rows)))
             })
             .await?;
         Ok((sink, hold))
@@ -420,10 +486,81 @@ impl Engine {
             let _ = client.batch_execute("ROLLBACK").await;
             result = Err(error);
         }
-        if let Some(metrics) = crate::metrics::DbMetrics::new() {
-            metrics.transaction(commit && result.is_ok());
+        let metrics = self.metrics.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(db) = &metrics.0 {
+            db.transaction(commit && result.is_ok());
         }
         result
+    }
+}
+
+/// Runs the prepared `statement` with `args` on `client` and feeds its rows into `sink`, within
+/// `max_rows` and the memory `budget`; gives the rows' hold.
+async fn fetch(
+    client: &Object,
+    statement: &tokio_postgres::Statement,
+    args: &[SqlValue],
+    sink: &mut dyn RowSink,
+    budget: Option<&Arc<Budget>>,
+    max_rows: u64,
+) -> Result<(Option<Hold>, u64), DbError> {
+    let columns = resolve_columns(sink, |name| statement.columns().iter().position(|column| column.name() == name))?;
+    let params: Vec<Param<'_>> = args.iter().map(Param).collect();
+    let rows = client.query_raw(statement, params.iter()).await.map_err(db_error)?;
+    let mut rows = std::pin::pin!(rows);
+    let mut feed = RowFeed::new(budget, max_rows);
+    while let Some(row) = rows.try_next().await.map_err(db_error)? {
+        let cells = (0..row.len())
+            .map(|i| row.try_get::<_, Read<'_>>(i).map(|read| read.0))
+            .collect::<Result<Vec<Cell<'_>>, _>>()
+            .map_err(|e| DbError::new(DbErrorKind::Row, format!("cannot decode a row: {e}")))?;
+        if !feed.accept(&Row::of_cells(&cells), sink, &columns)? {
+            break;
+        }
+    }
+    let rows = feed.count;
+    Ok((feed.finish(), rows))
+}
+
+/// A connection of its own that a job queue's worker holds for the length of one attempt: the
+/// session-level advisory lock its claim took on the job's id lives as long as the connection
+/// does, so another process can tell a job whose worker is alive from one whose process died
+/// (`queues/postgres.rs`).
+pub(crate) struct Lease {
+    client: Option<Object>,
+}
+
+/// What [`Engine::lease`] claimed: the connection that holds the claim, and the rows of the
+/// claiming statement.
+pub(crate) struct Leased {
+    pub(crate) lease: Lease,
+    pub(crate) rows: Box<dyn RowSink>,
+}
+
+impl Lease {
+    /// Runs `sql` (no rows wanted) on the lease's connection, e.g. to give up a lock.
+    pub(crate) async fn exec(&self, sql: &str, args: &[SqlValue]) -> Result<(), DbError> {
+        let client = self.client.as_ref().ok_or_else(DbError::closed)?;
+        let params: Vec<Param<'_>> = args.iter().map(Param).collect();
+        let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> =
+            params.iter().map(|p| p as &(dyn tokio_postgres::types::ToSql + Sync)).collect();
+        let text = nagi_abi::sql::to_postgres(sql);
+        client.query(&text, &refs).await.map(|_| ()).map_err(db_error)
+    }
+
+    /// Gives the connection back to the pool.
+    pub(crate) fn release(mut self) {
+        drop(self.client.take());
+    }
+}
+
+impl Drop for Lease {
+    /// A lease dropped without [`Lease::release`] (its attempt was cancelled) closes its
+    /// connection, which gives up its locks on the server.
+    fn drop(&mut self) {
+        if let Some(client) = self.client.take() {
+            drop(Object::take(client));
+        }
     }
 }
 

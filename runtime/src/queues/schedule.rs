@@ -44,21 +44,28 @@ pub(super) async fn catch_up(queue: &Queue, schedule: &Schedule) -> i64 {
     let name = SqlValue::Text(queue.name.to_owned());
     let last: Option<Id> =
         db::query_one("SELECT last_tick AS id FROM nagi_schedules WHERE name = ?1", vec![name.clone()]).await;
+    // Processes sharing one database may start together: the first row and each missed tick
+    // are written by whichever comes first, and the others find them written.
     match last {
         None => {
             db::exec(
-                "INSERT INTO nagi_schedules (name, last_tick) VALUES (?1, ?2)",
+                "INSERT INTO nagi_schedules (name, last_tick) VALUES (?1, ?2) ON CONFLICT (name) DO NOTHING",
                 vec![name, SqlValue::Integer(due)],
             )
             .await;
             due
         }
         Some(Id(last)) if last < due => {
-            db::exec("UPDATE nagi_schedules SET last_tick = ?2 WHERE name = ?1", vec![name, SqlValue::Integer(due)])
-                .await;
-            push(queue.name, payload(due), 0).await;
-            let at = crate::time::format_time(due);
-            tracing::info!(target: "nagi::schedule", queue = queue.name, "{}: the tick of {at}, missed while stopped, runs now", queue.name);
+            let moved = db::exec(
+                "UPDATE nagi_schedules SET last_tick = ?2 WHERE name = ?1 AND last_tick < ?2",
+                vec![name, SqlValue::Integer(due)],
+            )
+            .await;
+            if moved == 1 {
+                push(queue.name, payload(due), 0).await;
+                let at = crate::time::format_time(due);
+                tracing::info!(target: "nagi::schedule", queue = queue.name, "{}: the tick of {at}, missed while stopped, runs now", queue.name);
+            }
             due
         }
         Some(Id(last)) => last,
