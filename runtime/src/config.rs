@@ -68,6 +68,17 @@ pub struct Config {
     #[arg(long = "shutdown-grace-ms", env = "NAGI_SHUTDOWN_GRACE_MS", value_name = "MS", default_value_t = 10_000)]
     pub shutdown_grace_ms: u64,
 
+    /// Listen with SO_REUSEPORT, so that several processes on one machine share the port (the
+    /// kernel spreads connections among them) and a new version can start beside the old one.
+    #[arg(long = "reuse-port", env = "NAGI_REUSE_PORT")]
+    pub reuse_port: bool,
+
+    /// After SIGTERM, keep accepting and answering for this long, in milliseconds, each answer
+    /// with `Connection: close`, before the listener closes (so that clients move to the
+    /// processes that stay); 1000 with `--reuse-port`, else 0.
+    #[arg(long = "drain-ms", env = "NAGI_DRAIN_MS", value_name = "MS")]
+    pub drain_ms: Option<u64>,
+
     /// Largest request head (request line and headers), in bytes; a larger one is answered 431
     /// and the connection closed. It bounds what a connection holds while its head arrives.
     #[arg(long = "max-head-bytes", env = "NAGI_MAX_HEAD_BYTES", value_name = "BYTES", default_value_t = 32_768,
@@ -198,6 +209,12 @@ impl From<LogLevel> for tracing::Level {
 }
 
 impl Config {
+    /// How long a stopping service keeps accepting (`--drain-ms`, by default 1 s with
+    /// `--reuse-port` and none without).
+    pub fn drain(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.drain_ms.unwrap_or(if self.reuse_port { 1_000 } else { 0 }))
+    }
+
     /// The settings a test or embedding program starts from: listen on `127.0.0.1:0` (any free
     /// port), the given database, and every other setting at its default.
     pub fn new(db: impl Into<String>) -> Config {
@@ -218,6 +235,8 @@ impl Config {
             db_max_bytes: None,
             blocking_threads: 4,
             shutdown_grace_ms: 10_000,
+            reuse_port: false,
+            drain_ms: None,
             outbound_timeout_ms: 10_000,
             outbound_connections: 100,
             outbound_body_limit: 8_388_608,

@@ -110,11 +110,9 @@ pub fn serve_and_check(service: Service, leak_check: fn()) -> ! {
         .and_then(|runtime| {
             // The database is opened (and its schema checked) before the port is bound, so a
             // service that cannot start never accepts a connection.
-            let listen = config.listen.clone();
+            let (listen, reuse_port) = (config.listen.clone(), config.reuse_port);
             let bind = async move {
-                tokio::net::TcpListener::bind(&listen)
-                    .await
-                    .map_err(|e| ServeError::new(format!("cannot listen on {listen}: {e}")))
+                bind(&listen, reuse_port).await.map_err(|e| ServeError::new(format!("cannot listen on {listen}: {e}")))
             };
             let result = runtime.block_on(serve_on(bind, service, config, shutdown_signal()));
             // Shutting Tokio down drops every task, the actors' with their states (a
@@ -139,6 +137,25 @@ pub fn serve_and_check(service: Service, leak_check: fn()) -> ! {
             std::process::exit(error.status)
         }
     }
+}
+
+/// The listener on `listen` (a host name is resolved, the first address taken), with
+/// SO_REUSEPORT when `reuse_port`, so that other processes may listen on the same port.
+async fn bind(listen: &str, reuse_port: bool) -> std::io::Result<tokio::net::TcpListener> {
+    if !reuse_port {
+        return tokio::net::TcpListener::bind(listen).await;
+    }
+    let address = tokio::net::lookup_host(listen)
+        .await?
+        .next()
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, "the name resolves to no address"))?;
+    let socket = if address.is_ipv4() { tokio::net::TcpSocket::new_v4()? } else { tokio::net::TcpSocket::new_v6()? };
+    socket.set_reuseaddr(true)?;
+    #[cfg(unix)]
+    socket.set_reuseport(true)?;
+    socket.bind(address)?;
+    // The backlog Tokio's own `TcpListener::bind` uses.
+    socket.listen(1024)
 }
 
 /// With `--metrics-listen`: installs the metrics recorder and serves `/metrics` on its own

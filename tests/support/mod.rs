@@ -206,6 +206,19 @@ impl Server {
 
     /// [`Server::start`] with the environment variables `vars` set for the service.
     pub fn start_with_env(exe: &Path, db: &Path, log: Option<&Path>, extra: &[&str], vars: &[(&str, &str)]) -> Server {
+        Server::start_on("127.0.0.1:0", exe, db, log, extra, vars)
+    }
+
+    /// [`Server::start_with_env`] listening on `listen` (a port another process shares, with
+    /// `--reuse-port`).
+    pub fn start_on(
+        listen: &str,
+        exe: &Path,
+        db: &Path,
+        log: Option<&Path>,
+        extra: &[&str],
+        vars: &[(&str, &str)],
+    ) -> Server {
         let own_log;
         let log = match log {
             Some(path) => path,
@@ -217,7 +230,7 @@ impl Server {
         let file = std::fs::File::options().create(true).append(true).open(log).expect("the log file opens");
         let from = file.metadata().expect("the log's size").len() as usize;
         let mut child = Command::new(exe)
-            .args(["--listen", "127.0.0.1:0", "--db", db.to_str().unwrap()])
+            .args(["--listen", listen, "--db", db.to_str().unwrap()])
             .args(extra)
             .envs(vars.iter().copied())
             .stdout(file)

@@ -67,6 +67,11 @@ pub(crate) struct Limits {
     http1: http1::Builder,
     /// The 503 written to a connection over the limit as it is closed.
     refusal: Vec<u8>,
+    /// How long a stopping server keeps accepting, answering with `Connection: close`
+    /// (`--drain-ms`).
+    drain: Duration,
+    /// Set while the server drains: every answer then closes its connection.
+    draining: Arc<AtomicBool>,
 }
 
 impl Limits {
@@ -85,6 +90,8 @@ impl Limits {
             // Tokio's semaphore holds fewer permits than a u32 can count on 32-bit targets.
             max_connections: config.max_connections.min(u32::try_from(Semaphore::MAX_PERMITS).unwrap_or(u32::MAX)),
             http1,
+            drain: config.drain(),
+            draining: Arc::default(),
             refusal: closing_answer(
                 "503 Service Unavailable",
                 "overloaded",
@@ -111,9 +118,20 @@ pub(crate) async fn serve(
     let (stop, stopping) = watch::channel(false);
     let mut refusals = Refusals::default();
     let mut shutdown = pin!(shutdown);
+    // After the shutdown signal, with `--drain-ms`: when to stop accepting.
+    let mut drain_until: Option<Instant> = None;
     loop {
         let accepted = tokio::select! {
-            () = &mut shutdown => break,
+            () = &mut shutdown, if drain_until.is_none() => {
+                if limits.drain.is_zero() {
+                    break;
+                }
+                limits.draining.store(true, Ordering::SeqCst);
+                tracing::info!(target: "nagi", "draining for {} ms: every answer closes its connection", limits.drain.as_millis());
+                drain_until = Some(Instant::now() + limits.drain);
+                continue;
+            }
+            () = tokio::time::sleep_until(drain_until.unwrap_or_else(Instant::now)), if drain_until.is_some() => break,
             accepted = listener.accept() => accepted,
         };
         let (stream, peer) = match accepted {
@@ -122,43 +140,68 @@ pub(crate) async fn serve(
             Err(error) if is_connection_error(&error) => continue,
             Err(error) => {
                 tracing::error!(target: "nagi", "cannot accept a connection: {error}");
-                tokio::select! {
-                    () = &mut shutdown => break,
-                    () = tokio::time::sleep(ACCEPT_BACKOFF) => continue,
-                }
+                tokio::time::sleep(ACCEPT_BACKOFF).await;
+                continue;
             }
         };
-        match Arc::clone(&permits).try_acquire_owned() {
-            Ok(permit) => {
-                let limits = Arc::clone(&limits);
-                let app = Arc::clone(&app);
-                let stopping = stopping.clone();
-                tokio::spawn(async move {
-                    let open = app.server_metrics().map(|m| m.open_connections.clone());
-                    if let Some(open) = &open {
-                        open.increment(1.0);
-                    }
-                    drive(stream, peer, Arc::clone(&app), &limits, stopping).await;
-                    if let Some(open) = open {
-                        open.decrement(1.0);
-                    }
-                    drop(permit);
-                });
-            }
-            Err(_) => {
-                refuse(stream, &limits.refusal);
-                refusals.count(limits.max_connections);
-                if let Some(metrics) = app.server_metrics() {
-                    metrics.rejected_connections.increment(1);
-                }
-            }
-        }
+        admit(stream, peer, &app, &limits, &permits, &stopping, &mut refusals);
+    }
+    // Connections the kernel queued for this listener before it closes would be reset with it:
+    // take them first (with `--reuse-port`, new ones now go to the other processes).
+    while let Some(Ok((stream, peer))) = futures_util::FutureExt::now_or_never(listener.accept()) {
+        admit(stream, peer, &app, &limits, &permits, &stopping, &mut refusals);
     }
     tracing::info!(target: "nagi", "shutting down: no new connections, finishing in-flight requests");
     drop(listener);
+    if drain_until.is_some() {
+        // Every answer now closes its connection: a client whose request is on its way gets
+        // its answer rather than a connection closed under it. Idle connections are closed
+        // below, after a wait of at most the drain again.
+        if let Ok(all) = tokio::time::timeout(limits.drain, permits.acquire_many(limits.max_connections)).await {
+            drop(all);
+        }
+    }
     let _ = stop.send(true);
     let _ = permits.acquire_many(limits.max_connections).await;
     refusals.report_total(limits.max_connections);
+}
+
+/// Serves the accepted connection `stream` on a task of its own when a place is free, else
+/// answers it 503 and closes it.
+fn admit(
+    stream: TcpStream,
+    peer: SocketAddr,
+    app: &Arc<Dispatch>,
+    limits: &Arc<Limits>,
+    permits: &Arc<Semaphore>,
+    stopping: &watch::Receiver<bool>,
+    refusals: &mut Refusals,
+) {
+    match Arc::clone(permits).try_acquire_owned() {
+        Ok(permit) => {
+            let limits = Arc::clone(limits);
+            let app = Arc::clone(app);
+            let stopping = stopping.clone();
+            tokio::spawn(async move {
+                let open = app.server_metrics().map(|m| m.open_connections.clone());
+                if let Some(open) = &open {
+                    open.increment(1.0);
+                }
+                drive(stream, peer, Arc::clone(&app), &limits, stopping).await;
+                if let Some(open) = open {
+                    open.decrement(1.0);
+                }
+                drop(permit);
+            });
+        }
+        Err(_) => {
+            refuse(stream, &limits.refusal);
+            refusals.count(limits.max_connections);
+            if let Some(metrics) = app.server_metrics() {
+                metrics.rejected_connections.increment(1);
+            }
+        }
+    }
 }
 
 /// Whether an accept error concerns only the connection being accepted.
@@ -395,7 +438,7 @@ async fn drive(
 ) {
     let counters = Arc::new(Counters::new(Arc::clone(app.budget())));
     let io = TokioIo::new(Tracked { stream, counters: Arc::clone(&counters) });
-    let service = Counted { inner: app, counters: Arc::clone(&counters) };
+    let service = Counted { inner: app, counters: Arc::clone(&counters), draining: Arc::clone(&limits.draining) };
     let mut conn = limits.http1.serve_connection(io, service);
     let mut deadlines = Deadlines {
         limits,
@@ -560,6 +603,8 @@ impl AsyncWrite for Tracked {
 struct Counted {
     inner: Arc<Dispatch>,
     counters: Arc<Counters>,
+    /// The server's draining flag: set, each answer says `Connection: close`.
+    draining: Arc<AtomicBool>,
 }
 
 impl hyper::service::Service<hyper::Request<Incoming>> for Counted {
@@ -570,8 +615,16 @@ impl hyper::service::Service<hyper::Request<Incoming>> for Counted {
     fn call(&self, request: hyper::Request<Incoming>) -> Self::Future {
         let mut in_flight = InFlight::begin(&self.counters);
         let dispatch = Arc::clone(&self.inner);
+        let draining = Arc::clone(&self.draining);
         Box::pin(async move {
-            let response = dispatch.serve(request).await;
+            let mut response = dispatch.serve(request).await;
+            // Hyper closes the connection after an answer that says so, and the client knows
+            // not to send another request on it.
+            if draining.load(Ordering::Relaxed) {
+                response
+                    .headers_mut()
+                    .insert(hyper::header::CONNECTION, hyper::header::HeaderValue::from_static("close"));
+            }
             in_flight.answered();
             Ok(response.map(|body| Guarded { body, in_flight }))
         })
