@@ -10,6 +10,10 @@
 //! trailing bytes, a missing, unknown or duplicate field, `null`, a wrong type, an `i32` out of
 //! range, the array form, a body over the limit), unicode and injection-shaped text, ids that
 //! exist and ids that do not, and the whole transcript twice, so writes meet their conflicts.
+//!
+//! The same transcript then runs on PostgreSQL, through both emitters, against the SQLite run:
+//! the answers and the final rows must be the same, apart from the differences docs/http.md
+//! ("PostgreSQL") documents: a database error's `detail` is the engine's own message.
 
 mod support;
 
@@ -19,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use nagi_low::{ArenaGet, Module, ParamSource, Type};
-use support::{Backend, Server, build, root, temp_dir};
+use support::{Backend, Engine, Server, TestDb, build, root, temp_dir};
 
 /// The services: every example and golden service, and the test fixtures.
 const SERVICES: &[&str] = &[
@@ -349,35 +353,52 @@ fn send(server: &Server, request: &Request) -> Answer {
     Answer { status, content_type, body }
 }
 
-/// Every row of every table of the database at `db`, as text, tables and rows in order.
-fn all_rows(db: &Path, module: &Module) -> Vec<String> {
-    let conn = rusqlite::Connection::open(db).expect("the database file opens");
+/// A value read back from either engine in one form: an integer as its digits, a float as Rust
+/// writes the `f64` (PostgreSQL writes `1e+20`, Rust `1e20`), anything else as its text.
+fn normalized(cell: &Option<String>) -> String {
+    match cell.as_deref() {
+        None => "NULL".to_owned(),
+        Some(text) => match (text.parse::<i64>(), text.parse::<f64>()) {
+            (Ok(integer), _) => integer.to_string(),
+            (_, Ok(float)) => format!("{float:?}"),
+            _ => format!("{text:?}"),
+        },
+    }
+}
+
+/// Every row of every table of `db`, as text, tables in order and each table's rows sorted
+/// (PostgreSQL has no rowid to order by).
+fn all_rows(db: &TestDb, module: &Module) -> Vec<String> {
     let mut out = Vec::new();
     for table in &module.tables {
-        let mut stmt = conn.prepare(&format!("SELECT * FROM \"{}\" ORDER BY rowid", table.name)).expect("the table");
-        let columns = stmt.column_count();
-        let rows = stmt
-            .query_map([], |row| {
-                let values: Vec<String> =
-                    (0..columns).map(|i| format!("{:?}", row.get_ref(i).map(|v| v.to_owned()))).collect();
-                Ok(format!("{}: {}", table.name, values.join(", ")))
-            })
-            .expect("rows");
-        out.extend(rows.map(Result::unwrap));
+        let mut rows: Vec<String> = db
+            .rows(&format!("SELECT * FROM \"{}\"", table.name))
+            .iter()
+            .map(|row| format!("{}: {}", table.name, row.iter().map(normalized).collect::<Vec<_>>().join(", ")))
+            .collect();
+        rows.sort();
+        out.extend(rows);
     }
     out
 }
 
-/// Runs the transcript against a fresh build of `source` by `backend`.
-fn run(source: &str, backend: Backend, requests: &[Request], module: &Module) -> (Vec<Answer>, Vec<String>) {
+/// Runs the transcript against a fresh build of `source` by `backend`, on a fresh database of
+/// `engine`.
+fn run(
+    source: &str,
+    backend: Backend,
+    engine: Engine,
+    requests: &[Request],
+    module: &Module,
+) -> (Vec<Answer>, Vec<String>) {
     let exe: PathBuf = build(source, backend);
     let dir = temp_dir("differential");
-    let db = dir.join("service.db");
+    let db = TestDb::new(engine, "differential");
     let log = dir.join("service.log");
     // A short request timeout: the transcript's largest integers make some handlers loop for
     // minutes (a bulk insert of 10^8 rows), which then answer 503 on both builds, and the LLVM
     // build's frame is cancelled in the middle of an await.
-    let server = Server::start(&exe, &db, Some(&log), &["--timeout-ms", "2000"]);
+    let server = Server::start(&exe, db.path(), Some(&log), &["--timeout-ms", "2000"]);
     let answers: Vec<Answer> = requests.iter().map(|r| send(&server, r)).collect();
     assert!(server.stop().success(), "{source} on {backend:?} stops cleanly");
     // The LLVM build's code owns nothing once every request has ended, cancelled ones (the
@@ -396,8 +417,8 @@ fn every_service_answers_the_transcript_identically_on_both_emitters() {
     for source in SERVICES {
         let module = module(source);
         let requests = transcript(&module);
-        let (rust, rust_rows) = run(source, Backend::Rust, &requests, &module);
-        let (llvm, llvm_rows) = run(source, Backend::Llvm, &requests, &module);
+        let (rust, rust_rows) = run(source, Backend::Rust, Engine::Sqlite, &requests, &module);
+        let (llvm, llvm_rows) = run(source, Backend::Llvm, Engine::Sqlite, &requests, &module);
         let mut statuses = std::collections::BTreeMap::new();
         for ((request, r), l) in requests.iter().zip(&rust).zip(&llvm) {
             assert_eq!(
@@ -417,5 +438,59 @@ fn every_service_answers_the_transcript_identically_on_both_emitters() {
         // The transcript must reach the service's handlers and its binding rules alike.
         assert!(statuses.keys().any(|s| (200..300).contains(s)), "{source}: no request succeeded: {statuses:?}");
         assert!(statuses.keys().any(|s| (400..500).contains(s)), "{source}: no request was refused: {statuses:?}");
+    }
+}
+
+/// An answer as the engines must agree on it: a database error's `detail` is the engine's own
+/// message (`UNIQUE constraint failed: users.id` against `duplicate key value violates unique
+/// constraint "users_pkey"`), so only its `error` is kept.
+fn engine_neutral(answer: &Answer) -> (u16, Option<String>, String) {
+    let body = String::from_utf8_lossy(&answer.body).into_owned();
+    let body = match serde_json::from_str::<serde_json::Value>(&body) {
+        Ok(serde_json::Value::Object(mut error))
+            if matches!(
+                error.get("error").and_then(|e| e.as_str()),
+                Some("conflict" | "database error" | "database busy" | "database unavailable")
+            ) && error.len() == 2 =>
+        {
+            error.remove("detail");
+            serde_json::Value::Object(error).to_string()
+        }
+        _ => body,
+    };
+    (answer.status, answer.content_type.clone(), body)
+}
+
+#[test]
+fn every_service_answers_the_transcript_identically_on_both_engines() {
+    for source in SERVICES {
+        let module = module(source);
+        // A service without tables has nothing an engine changes.
+        if module.tables.is_empty() {
+            continue;
+        }
+        let requests = transcript(&module);
+        let (sqlite, sqlite_rows) = run(source, Backend::Rust, Engine::Sqlite, &requests, &module);
+        for backend in [Backend::Rust, Backend::Llvm] {
+            let (postgres, postgres_rows) = run(source, backend, Engine::Postgres, &requests, &module);
+            for ((request, s), p) in requests.iter().zip(&sqlite).zip(&postgres) {
+                assert_eq!(
+                    engine_neutral(s),
+                    engine_neutral(p),
+                    "{source}: {} {} ({:?}, {} bytes) differs between SQLite (left) and PostgreSQL on {backend:?} \
+                     (right)",
+                    request.method,
+                    request.path,
+                    request.content_type,
+                    request.body.len(),
+                );
+            }
+            assert_eq!(sqlite_rows, postgres_rows, "{source}: the final rows differ between SQLite and PostgreSQL");
+        }
+        eprintln!(
+            "{source}: {} requests answered alike on SQLite and PostgreSQL, {} rows",
+            requests.len(),
+            sqlite_rows.len()
+        );
     }
 }

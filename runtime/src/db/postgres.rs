@@ -250,7 +250,7 @@ impl Engine {
         mut sink: Box<dyn RowSink>,
     ) -> Result<Leased, DbError> {
         let client = self.connect().await?;
-        let statement = client.prepare_cached(&nagi_abi::sql::to_postgres(sql)).await.map_err(db_error)?;
+        let statement = prepare(&client, sql, args).await?;
         fetch(&client, &statement, args, sink.as_mut(), None, self.max_rows).await?;
         Ok(Leased { lease: Lease { client: Some(client) }, rows: sink })
     }
@@ -338,6 +338,7 @@ impl Engine {
         &self,
         place: &Place,
         sql: &str,
+        args: &[SqlValue],
         run: impl AsyncFnOnce(&Object, &tokio_postgres::Statement) -> Result<(T, Option<u64>), DbError>,
     ) -> Result<T, DbError> {
         let queued = Instant::now();
@@ -356,7 +357,7 @@ impl Engine {
                 }
             };
             started = Instant::now();
-            let statement = client.prepare_cached(&nagi_abi::sql::to_postgres(sql)).await.map_err(db_error)?;
+            let statement = prepare(client, sql, args).await?;
             run(client, &statement).await
         }
         .await;
@@ -389,7 +390,7 @@ impl Engine {
     /// committed right after the statement (`db.exec_commit`).
     pub(crate) async fn exec(&self, place: &Place, sql: &str, args: &[SqlValue], commit: bool) -> Result<i64, DbError> {
         let changed = self
-            .run(place, sql, async |client, statement| {
+            .run(place, sql, args, async |client, statement| {
                 let params: Vec<Param<'_>> = args.iter().map(Param).collect();
                 let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> =
                     params.iter().map(|p| p as &(dyn tokio_postgres::types::ToSql + Sync)).collect();
@@ -415,7 +416,7 @@ impl Engine {
     ) -> Result<(Box<dyn RowSink>, Option<Hold>), DbError> {
         let (budget, max_rows) = (self.budget.as_ref(), self.max_rows);
         let hold = self
-            .run(place, sql, async |client, statement| {
+            .run(place, sql, args, async |client, statement| {
                 fetch(client, statement, args, sink.as_mut(), budget, max_rows)
                     .await
                     .map(|(hold, rows)| (hold, Some(rows)))
@@ -491,6 +492,35 @@ impl Engine {
             db.transaction(commit && result.is_ok());
         }
         result
+    }
+}
+
+/// Prepares `sql` (SQLite's spelling) on `client`, once per connection. PostgreSQL infers each
+/// placeholder's type from where it stands, and cannot where it stands alone (`?1 IS NULL OR
+/// owner = ?1`, an idiom of optional filters): such a statement is prepared again with the
+/// types of `args` (an integer as `bigint`, a float as `double precision`, a text or NULL as
+/// `text`), which is what SQLite would compare them as.
+async fn prepare(client: &Object, sql: &str, args: &[SqlValue]) -> Result<tokio_postgres::Statement, DbError> {
+    let text = nagi_abi::sql::to_postgres(sql);
+    match client.prepare_cached(&text).await {
+        Ok(statement) => Ok(statement),
+        // PostgreSQL answers 42P08 (ambiguous parameter) for a placeholder it cannot type.
+        Err(error)
+            if matches!(error.code(), Some(code) if *code == SqlState::AMBIGUOUS_PARAMETER
+                || *code == SqlState::INDETERMINATE_DATATYPE) =>
+        {
+            use tokio_postgres::types::Type;
+            let types: Vec<Type> = args
+                .iter()
+                .map(|arg| match arg {
+                    SqlValue::Integer(_) => Type::INT8,
+                    SqlValue::Real(_) => Type::FLOAT8,
+                    SqlValue::Text(_) | SqlValue::Null => Type::TEXT,
+                })
+                .collect();
+            client.prepare_typed_cached(&text, &types).await.map_err(db_error)
+        }
+        Err(error) => Err(db_error(error)),
     }
 }
 
