@@ -108,7 +108,14 @@ def post(port, path, body):
 
 
 WRK_POST = """
-counter = 1000000
+local threads = 0
+function setup(thread)
+  thread:set("base", 1000000 + threads * 100000000)
+  threads = threads + 1
+end
+function init(args)
+  counter = base
+end
 request = function()
   counter = counter + 1
   local body = string.format('{"id":%d,"name":"n","age":30}', counter)
@@ -122,7 +129,7 @@ def wrk(port, case, secs, cpus, tmp):
     if case == "post-users":
         script = os.path.join(tmp, "post.lua")
         with open(script, "w") as f:
-            f.write(WRK_POST.replace("1000000", str(int(time.time() * 1000) % 10**9 * 100)))
+            f.write(WRK_POST)
         args += ["-s", script, f"http://127.0.0.1:{port}"]
     else:
         args.append(f"http://127.0.0.1:{port}/users/1")
