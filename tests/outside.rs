@@ -1,18 +1,27 @@
 //! Integration tests of what a service reaches outside its process (issue 32), each on both
 //! emitters from one body: `Time` and `Duration` through JSON and SQLite, and the accounts
 //! pattern (an Argon2id hash, a random API key, a constant-time comparison) over real HTTP
-//! against a real SQLite file, read back with rusqlite.
+//! against a real SQLite file or PostgreSQL database (`timestamp with time zone` and `uuid`
+//! columns there), read back with rusqlite or the postgres client.
 
 mod support;
 
-use support::{Backend, Server, build, temp_dir};
+use support::{Backend, Engine, Server, TestDb, build, temp_dir};
 
 const TIME_SERVICE: &str = "tests/fixtures/time_service.nagi";
 
-fn start(tag: &str, backend: Backend) -> (Server, std::path::PathBuf) {
+fn start(tag: &str, backend: Backend, engine: Engine) -> (Server, TestDb) {
     let exe = build(TIME_SERVICE, backend);
-    let db = temp_dir(tag).join("outside.db");
-    (Server::start(&exe, &db, None, &[]), db)
+    let db = TestDb::new(engine, tag);
+    (Server::start(&exe, db.path(), None, &[]), db)
+}
+
+/// The SQL that reads `column`, a `Time`, as the fixed-width RFC 3339 text the service writes.
+fn time_text(db: &TestDb, column: &str) -> String {
+    match db.engine {
+        Engine::Sqlite => column.to_owned(),
+        Engine::Postgres => format!("to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"),
+    }
 }
 
 /// One post as the service answers it, fields in declaration order.
@@ -24,8 +33,8 @@ fn post(id: i64, title: &str, created_at: &str, ttl: &str, seen_at: Option<&str>
 /// Times round trip through a row and a response byte for byte (written in UTC at a fixed
 /// width, whatever offset they came in), sort right across a day boundary and a microsecond,
 /// compare right in SQL, and a malformed one is a 422 that writes nothing.
-fn times_round_trip_through_rows_and_responses_and_sort_in_sql(backend: Backend) {
-    let (server, db) = start("time", backend);
+fn times_round_trip_through_rows_and_responses_and_sort_in_sql(backend: Backend, engine: Engine) {
+    let (server, db) = start("time", backend, engine);
     let first = post(1, "b", "2026-12-05T00:00:00.000001Z", "1h", None);
     let (status, body) = server.send_json("POST", "/posts", &first);
     assert_eq!((status, body.as_str()), (201, first.as_str()));
@@ -69,26 +78,29 @@ fn times_round_trip_through_rows_and_responses_and_sort_in_sql(backend: Backend)
     assert_eq!(status, 400, "{body}");
     assert!(body.contains("query parameter `within`: expected a duration such as 250ms, 5s or 1h"), "{body}");
 
-    // The file holds the fixed-width text and the microseconds; the 422s wrote nothing.
+    // The database holds the instants (SQLite as the fixed-width text, PostgreSQL as
+    // `timestamp with time zone`) and the microseconds; the 422s wrote nothing.
     assert!(server.stop().success());
-    let conn = rusqlite::Connection::open(&db).expect("the database file opens");
-    let mut stmt = conn.prepare("SELECT id, created_at, ttl, seen_at FROM posts ORDER BY id").unwrap();
-    let rows: Vec<(i64, String, i64, Option<String>)> =
-        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))).unwrap().map(Result::unwrap).collect();
+    let sql = format!(
+        "SELECT id, {}, ttl, {} FROM posts ORDER BY id",
+        time_text(&db, "created_at"),
+        time_text(&db, "seen_at")
+    );
+    let text = |s: &str| Some(s.to_owned());
     assert_eq!(
-        rows,
+        db.rows(&sql),
         vec![
-            (1, "2026-12-05T00:00:00.000001Z".into(), 3_600_000_000, None),
-            (2, "2026-12-04T23:59:59.999999Z".into(), 90_000_000, Some("2026-12-05T00:00:00.000000Z".into())),
-            (3, "2026-12-05T00:00:00.000000Z".into(), 1_500, None),
+            vec![text("1"), text("2026-12-05T00:00:00.000001Z"), text("3600000000"), None],
+            vec![text("2"), text("2026-12-04T23:59:59.999999Z"), text("90000000"), text("2026-12-05T00:00:00.000000Z")],
+            vec![text("3"), text("2026-12-05T00:00:00.000000Z"), text("1500"), None],
         ]
     );
 }
 
 /// Signing up stores a PHC-formatted Argon2id hash (never the password) and a random key; the
 /// right password logs in, a wrong one is 401, and the key is compared in constant time.
-fn accounts_keep_an_argon2id_hash_and_a_random_key(backend: Backend) {
-    let (server, db) = start("accounts", backend);
+fn accounts_keep_an_argon2id_hash_and_a_random_key(backend: Backend, engine: Engine) {
+    let (server, db) = start("accounts", backend, engine);
     let (status, body) = server.send_json("POST", "/accounts", r#"{"name":"ann","password":"correct horse"}"#);
     assert_eq!(status, 201, "{body}");
     let answer: serde_json::Value = serde_json::from_str(&body).unwrap();
@@ -108,13 +120,10 @@ fn accounts_keep_an_argon2id_hash_and_a_random_key(backend: Backend) {
     assert_eq!(server.get_with("/whoami", &wrong).0, 401);
 
     assert!(server.stop().success());
-    let conn = rusqlite::Connection::open(&db).expect("the database file opens");
-    let hashes: Vec<String> = conn
-        .prepare("SELECT hash FROM accounts ORDER BY name")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
+    let hashes: Vec<String> = db
+        .rows("SELECT hash FROM accounts ORDER BY name")
+        .into_iter()
+        .map(|row| row[0].clone().unwrap_or_default())
         .collect();
     assert_eq!(hashes.len(), 2);
     for hash in &hashes {
@@ -216,8 +225,8 @@ fn a_service_reads_its_configuration_and_never_shows_the_secret(backend: Backend
 /// Notes keyed by `uuid_v7()`: every id is a version 7 UUID in canonical text, ids sort as the
 /// notes were made (so `ORDER BY id` is creation order), a UUID round trips through a row and
 /// a lookup (in another form too), and a malformed one in a body is a 422 that writes nothing.
-fn uuid_v7_keys_rows_in_the_order_they_were_made(backend: Backend) {
-    let (server, db) = start("uuids", backend);
+fn uuid_v7_keys_rows_in_the_order_they_were_made(backend: Backend, engine: Engine) {
+    let (server, db) = start("uuids", backend, engine);
     let mut made = Vec::new();
     for text in ["first", "second", "third"] {
         let (status, body) = server.send_json("POST", "/notes", &format!(r#"{{"text":"{text}","parent":null}}"#));
@@ -253,18 +262,19 @@ fn uuid_v7_keys_rows_in_the_order_they_were_made(backend: Backend) {
     let header = format!("X-Parent: {}\r\n", made[1].0);
     assert_eq!(server.get_with(&format!("/notes/{child_id}"), &header).0, 404);
     assert!(server.stop().success());
-    let conn = rusqlite::Connection::open(&db).expect("the database file opens");
-    let stored: String = conn.query_row("SELECT id FROM notes WHERE text = 'first'", [], |r| r.get(0)).unwrap();
-    assert_eq!(stored, made[0].0);
-    let count: i64 = conn.query_row("SELECT count(*) FROM notes", [], |r| r.get(0)).unwrap();
-    assert_eq!(count, 4, "the 422 wrote nothing");
+    assert_eq!(db.rows("SELECT id FROM notes WHERE text = 'first'"), [[Some(made[0].0.clone())]]);
+    assert_eq!(db.rows("SELECT count(*) FROM notes"), [[Some("4".to_owned())]], "the 422 wrote nothing");
 }
 
 crate::on_every_backend!(
-    uuid_v7_keys_rows_in_the_order_they_were_made,
     a_service_reads_its_configuration_and_never_shows_the_secret,
     a_missing_or_malformed_configuration_value_stops_the_program_with_status_2,
     nagic_test_fixes_the_clock_for_a_test,
+);
+
+// What the database stores, on both engines: `sqlite::rust::NAME`, `postgres::llvm::NAME`, ….
+crate::on_every_backend_and_engine!(
+    uuid_v7_keys_rows_in_the_order_they_were_made,
     times_round_trip_through_rows_and_responses_and_sort_in_sql,
     accounts_keep_an_argon2id_hash_and_a_random_key,
 );
