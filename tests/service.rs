@@ -762,9 +762,52 @@ fn connection_limits_from_the_command_line(backend: Backend) {
     assert!(log.contains("connection(s) in total over --max-connections 3"), "{log}");
 }
 
-// The tests of what does not touch the database's engine run once per backend: `rust::NAME`
-// and `llvm::NAME`.
+/// On PostgreSQL, the database server going away while the service runs: each statement fails
+/// within the busy budget as 503 `database unavailable` with `Retry-After`, never a hang;
+/// `/health` stays fast; nothing is half-written; and the service serves again once the server
+/// is back.
+fn a_database_server_that_goes_away_is_503_and_the_service_comes_back(backend: Backend) {
+    use std::time::{Duration, Instant};
+    let db = TestDb::new(Engine::Postgres, "goes-away");
+    let (relay, url) = support::Relay::to(&db);
+    let flags = ["--busy-timeout-ms", "1000"];
+    let server = Server::start(&build(USERS, backend), std::path::Path::new(&url), None, &flags);
+    assert_eq!(server.send_json("POST", "/users", r#"{"id":1,"name":"Ada","age":36}"#).0, 201);
+    assert_eq!(server.get("/users/1").0, 200);
+    relay.cut();
+    for (method, path, body) in [
+        ("GET", "/users/1", ""),
+        ("POST", "/users", r#"{"id":2,"name":"Grace","age":45}"#),
+        ("PUT", "/users/1", r#"{"id":1,"name":"Ada L.","age":37}"#),
+        ("GET", "/users", ""),
+    ] {
+        let sent = Instant::now();
+        let head = server.head_json_with(method, path, "", body).to_ascii_lowercase();
+        let took = sent.elapsed();
+        assert!(head.starts_with("http/1.1 503"), "{method} {path} while the server is away: {head}");
+        assert!(head.contains("\r\nretry-after: 1\r\n"), "{head}");
+        assert!(took < Duration::from_millis(2_500), "{method} {path} took {took:?}");
+        let (status, text) = server.send_json(method, path, body);
+        assert_eq!((status, json(&text)["error"].as_str()), (503, Some("database unavailable")), "{text}");
+        let sent = Instant::now();
+        assert_eq!(server.get("/health").0, 200);
+        assert!(sent.elapsed() < Duration::from_millis(250), "/health took {:?}", sent.elapsed());
+    }
+    relay.restore();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while server.get("/users/1").0 != 200 {
+        assert!(Instant::now() < deadline, "the service did not serve again once the server was back");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(server.send_json("POST", "/users", r#"{"id":3,"name":"Linus","age":28}"#).0, 201);
+    assert_eq!(rows(&db), vec![(1, "Ada".to_string(), 36), (3, "Linus".to_string(), 28)]);
+    assert!(server.stop().success());
+}
+
+// The tests of what does not touch the database's engine (and one of PostgreSQL's own) run once
+// per backend: `rust::NAME` and `llvm::NAME`.
 crate::on_every_backend!(
+    a_database_server_that_goes_away_is_503_and_the_service_comes_back,
     a_stalled_stdout_never_blocks_requests,
     a_trap_in_a_handler_is_500_and_the_next_request_works,
     a_printed_line_is_logged_once_before_the_trap_that_follows_it,

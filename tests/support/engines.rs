@@ -311,3 +311,60 @@ fn start_cluster() -> String {
     wait.recv().unwrap().unwrap_or_else(|e| panic!("{} does not start: {e}", bin.join("postgres").display()));
     format!("postgres://nagi@127.0.0.1:{port}")
 }
+
+/// A TCP relay in front of the test PostgreSQL server, which a test can cut (every relayed
+/// connection shut, new ones closed at once, as a server that went away) and restore.
+pub struct Relay {
+    /// The port services connect to instead of the server's.
+    pub port: u16,
+    open: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    connections: std::sync::Arc<Mutex<Vec<std::net::TcpStream>>>,
+}
+
+impl Relay {
+    /// A relay to the server of `db` (a PostgreSQL test database); gives it and the URL of `db`
+    /// through it.
+    pub fn to(db: &TestDb) -> (Relay, String) {
+        use std::sync::atomic::AtomicBool;
+        let (before, after) = db.arg.rsplit_once('/').expect("a database URL");
+        let upstream: u16 = before.rsplit(':').next().and_then(|p| p.parse().ok()).expect("the server's port");
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("the relay binds");
+        let port = listener.local_addr().unwrap().port();
+        let open = std::sync::Arc::new(AtomicBool::new(true));
+        let connections: std::sync::Arc<Mutex<Vec<std::net::TcpStream>>> = Default::default();
+        let (accepting, kept) = (std::sync::Arc::clone(&open), std::sync::Arc::clone(&connections));
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                if !accepting.load(std::sync::atomic::Ordering::SeqCst) {
+                    continue;
+                }
+                let Ok(server) = std::net::TcpStream::connect(("127.0.0.1", upstream)) else { continue };
+                let mut kept = kept.lock().unwrap();
+                for (from, to) in [(&client, &server), (&server, &client)] {
+                    let (mut from, mut to) = (from.try_clone().unwrap(), to.try_clone().unwrap());
+                    std::thread::spawn(move || {
+                        let _ = std::io::copy(&mut from, &mut to);
+                        let _ = to.shutdown(std::net::Shutdown::Both);
+                    });
+                }
+                kept.push(client);
+                kept.push(server);
+            }
+        });
+        let url = format!("{}:{port}/{after}", before.rsplit_once(':').expect("a port").0);
+        (Relay { port, open, connections }, url)
+    }
+
+    /// The server goes away: every relayed connection is shut, and new ones are closed.
+    pub fn cut(&self) {
+        self.open.store(false, std::sync::atomic::Ordering::SeqCst);
+        for stream in self.connections.lock().unwrap().drain(..) {
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+        }
+    }
+
+    /// The server is back.
+    pub fn restore(&self) {
+        self.open.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 mod engines;
 
 #[allow(unused_imports, reason = "each test binary uses a different subset of these helpers")]
-pub use engines::{Engine, TestDb, WriteLock};
+pub use engines::{Engine, Relay, TestDb, WriteLock};
 
 /// The workspace root.
 pub fn root() -> &'static Path {
