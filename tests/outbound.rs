@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use support::{Backend, Server, build, get_on as get, temp_dir};
+use support::{Backend, Engine, Server, TestDb, build, get_on as get, temp_dir};
 
 const UPSTREAM: &str = "tests/fixtures/upstream.nagi";
 const CALLER: &str = "tests/fixtures/outbound_service.nagi";
@@ -193,7 +193,7 @@ fn a_call_after_a_write_traps_and_the_write_is_rolled_back(backend: Backend) {
 /// Argon2id hash and a random token), log in, a post with a UUID v7 id and a creation time that
 /// the checker passes, one it takes for spam (422), the pages, and the checker stopped (502);
 /// the failed requests write nothing and the key never reaches the log.
-fn the_board_example_serves_its_walkthrough(backend: Backend) {
+fn the_board_example_serves_its_walkthrough(backend: Backend, engine: Engine) {
     let dir = temp_dir("board");
     let key = [("CHECKER_KEY", "dev-key")];
     let checker = Server::start_with_env(
@@ -204,11 +204,11 @@ fn the_board_example_serves_its_walkthrough(backend: Backend) {
         &key,
     );
     let checker_url = format!("http://127.0.0.1:{}", checker.port);
-    let db = dir.join("board.db");
+    let db = TestDb::new(engine, "board");
     let log = dir.join("board.log");
     let board = Server::start_with_env(
         &build("examples/board/board.nagi", backend),
-        &db,
+        db.path(),
         Some(&log),
         &[],
         &[("CHECKER_KEY", "dev-key"), ("CHECKER_URL", &checker_url)],
@@ -249,11 +249,9 @@ fn the_board_example_serves_its_walkthrough(backend: Backend) {
     assert!(detail(&body).starts_with(&format!("POST {checker_url}/check: cannot connect: ")), "{body}");
     assert!(board.stop().success());
 
-    let conn = rusqlite::Connection::open(&db).expect("the database file opens");
-    let hash: String = conn.query_row("SELECT password_hash FROM accounts", [], |r| r.get(0)).unwrap();
+    let hash = db.rows("SELECT password_hash FROM accounts")[0][0].clone().unwrap_or_default();
     assert!(hash.starts_with("$argon2id$v=19$m=19456,t=2,p=1$"), "{hash}");
-    let posts: i64 = conn.query_row("SELECT count(*) FROM posts", [], |r| r.get(0)).unwrap();
-    assert_eq!(posts, 1, "the refused posts wrote nothing");
+    assert_eq!(db.rows("SELECT count(*) FROM posts"), [[Some("1".to_owned())]], "the refused posts wrote nothing");
     let log = std::fs::read_to_string(&log).unwrap();
     assert!(!log.contains("dev-key") && !log.contains("correct horse"), "a secret reached the log:\n{log}");
 }
@@ -263,6 +261,8 @@ crate::on_every_backend!(
     a_refused_connection_is_a_502,
     a_thousand_calls_wait_together_on_one_worker,
     writes_go_on_while_a_handler_waits_on_a_slow_upstream,
-    the_board_example_serves_its_walkthrough,
     a_call_after_a_write_traps_and_the_write_is_rolled_back,
 );
+
+// The board example on both engines: `sqlite::rust::NAME`, `postgres::llvm::NAME`, ….
+crate::on_every_backend_and_engine!(the_board_example_serves_its_walkthrough);

@@ -9,7 +9,7 @@ mod support;
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use support::{Backend, Server, build, temp_dir};
+use support::{Backend, Engine, Server, TestDb, build, temp_dir};
 
 const SCHEDULED: &str = "tests/fixtures/scheduled.nagi";
 
@@ -114,4 +114,35 @@ fn kill_9_during_a_tick_and_restart_runs_no_tick_twice(backend: Backend) {
     assert!(log.contains("interrupted jobs queued again"), "{log}");
 }
 
-crate::on_every_backend!(a_job_every_second_runs_once_per_tick, kill_9_during_a_tick_and_restart_runs_no_tick_twice);
+/// Two processes on one PostgreSQL database, both scheduling the job: over about five seconds
+/// each whole second's tick is pushed once and runs once, whichever process pushes it.
+fn two_processes_on_one_database_push_and_run_each_tick_once(backend: Backend) {
+    let exe = build(SCHEDULED, backend);
+    let db = TestDb::new(Engine::Postgres, "two-schedulers");
+    sleep_until_past_a_second(Duration::from_millis(300));
+    let started = now_us();
+    let first = Server::start(&exe, db.path(), None, &[]);
+    let second = Server::start(&exe, db.path(), None, &[]);
+    std::thread::sleep(Duration::from_millis(4500));
+    sleep_until_past_a_second(Duration::from_millis(500));
+    let stopping = now_us();
+    assert!(first.stop().success() && second.stop().success());
+    let format = |column: &str| format!("to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')");
+    let ticks: Vec<i64> = db
+        .rows(&format!("SELECT {} FROM runs ORDER BY tick", format("tick")))
+        .iter()
+        .map(|row| micros(row[0].as_deref().expect("a tick")))
+        .collect();
+    let expected: Vec<i64> = ((started / SECOND + 1)..=(stopping / SECOND)).map(|s| s * SECOND).collect();
+    assert_eq!(ticks, expected, "one run per whole second between the start and the stop");
+    // Each tick was pushed once: as many jobs as runs, none dead-lettered.
+    let jobs = db.rows("SELECT count(*) FROM nagi_jobs");
+    assert_eq!(jobs, [[Some(expected.len().to_string())]], "jobs pushed");
+    assert_eq!(db.rows("SELECT count(*) FROM nagi_dead_letters"), [[Some("0".to_owned())]]);
+}
+
+crate::on_every_backend!(
+    a_job_every_second_runs_once_per_tick,
+    kill_9_during_a_tick_and_restart_runs_no_tick_twice,
+    two_processes_on_one_database_push_and_run_each_tick_once,
+);
