@@ -581,6 +581,35 @@ fn a_table_rebuilt_with_another_column_type_stops_the_service_with_status_2(back
     assert_eq!(db.rows("SELECT age FROM users WHERE id = 1"), [[Some("thirty-six".to_owned())]]);
 }
 
+/// A nullable field added at the end of a class: a service built from the new program starts on
+/// the old program's database, which gains the column (the log says so), old rows read it as
+/// `none`, and new rows store it.
+fn a_nullable_field_added_at_the_end_of_a_class_is_added_to_the_table(backend: Backend, engine: Engine) {
+    let db = TestDb::new(engine, "added-column");
+    let old = Server::start(&build(USERS, backend), db.path(), None, &[]);
+    assert_eq!(old.send_json("POST", "/users", r#"{"id":1,"name":"Ada","age":36}"#).0, 201);
+    assert!(old.stop().success());
+    let dir = temp_dir("added-column");
+    let source = dir.join("users_with_email.nagi");
+    std::fs::write(
+        &source,
+        "class User {\n    id: i64\n    name: String\n    age: i32\n    email: String?\n}\n\ntable users: User key id\n\n\
+         route POST \"/users\" (body: User) -> User {\n    db.exec(\"INSERT INTO users (id, name, age, email) VALUES (?, \
+         ?, ?, ?)\", body.id, body.name, body.age, body.email)\n    return body\n}\n\nroute GET \"/users/{id}\" (id: i64) -> \
+         User? {\n    return db.query_one<User>(\"SELECT id, name, age, email FROM users WHERE id = ?\", id)\n}\n",
+    )
+    .expect("the new program");
+    let log = dir.join("service.log");
+    let new = Server::start(&build(source.to_str().unwrap(), backend), db.path(), Some(&log), &[]);
+    assert_eq!(new.get("/users/1"), (200, r#"{"id":1,"name":"Ada","age":36,"email":null}"#.to_string()));
+    let grace = r#"{"id":2,"name":"Grace","age":45,"email":"grace@example.com"}"#;
+    assert_eq!(new.send_json("POST", "/users", grace), (201, grace.to_string()));
+    assert_eq!(new.get("/users/2"), (200, grace.to_string()));
+    assert!(new.stop().success());
+    let logged = std::fs::read_to_string(&log).expect("the log");
+    assert!(logged.contains("added column `email` to table `users`"), "{logged}");
+}
+
 /// The ids in the `entries` table of a ledger database.
 fn entry_ids(db: &TestDb) -> Vec<i64> {
     db.rows("SELECT id FROM entries ORDER BY id").iter().map(|row| int(&row[0])).collect()
@@ -821,6 +850,7 @@ crate::on_every_backend!(
 // The rest run on every backend and on both engines: `sqlite::rust::NAME`,
 // `postgres::llvm::NAME` and so on.
 crate::on_every_backend_and_engine!(
+    a_nullable_field_added_at_the_end_of_a_class_is_added_to_the_table,
     crud_over_http_persists_in_the_sqlite_file,
     missing_content_type_is_415,
     non_json_content_type_is_415,
