@@ -495,28 +495,35 @@ pub(crate) async fn scope<F: Future>(session: Session, future: F) -> F::Output {
 
 /// Where the running code's statements go.
 enum Target {
-    /// The SQLite thread, with the request's id (0 outside requests) and its "has a transaction"
-    /// flag.
-    Sqlite { owner: u64, sender: mpsc::Sender<Job>, began: Option<Arc<AtomicBool>> },
+    /// The SQLite thread.
+    Sqlite(ThreadTarget),
     /// A PostgreSQL pool, and where on it.
     Postgres(Arc<postgres::Engine>, postgres::Place),
+}
+
+/// The SQLite thread, with the request's id (0 outside requests) and its "has a transaction"
+/// flag.
+struct ThreadTarget {
+    owner: u64,
+    sender: mpsc::Sender<Job>,
+    began: Option<Arc<AtomicBool>>,
 }
 
 /// The current request's database, else the default database outside requests; traps when
 /// there is neither.
 fn target() -> Target {
     if let Ok(target) = SESSION.try_with(|session| match &session.db.engine {
-        Engine::Sqlite(sender) => Target::Sqlite {
+        Engine::Sqlite(sender) => Target::Sqlite(ThreadTarget {
             owner: crate::context::request_id(),
             sender: sender.clone(),
             began: Some(Arc::clone(&session.began)),
-        },
+        }),
         Engine::Postgres(engine) => Target::Postgres(Arc::clone(engine), session.place(engine)),
     }) {
         return target;
     }
     match DEFAULT.read().unwrap_or_else(|p| p.into_inner()).as_ref().map(|handle| &handle.engine) {
-        Some(Engine::Sqlite(sender)) => Target::Sqlite { owner: 0, sender: sender.clone(), began: None },
+        Some(Engine::Sqlite(sender)) => Target::Sqlite(ThreadTarget { owner: 0, sender: sender.clone(), began: None }),
         Some(Engine::Postgres(engine)) => Target::Postgres(Arc::clone(engine), engine.outside()),
         None => crate::trap("no database is open"),
     }
@@ -525,19 +532,22 @@ fn target() -> Target {
 /// Whether the running code's database is PostgreSQL (the queues' statements differ where the
 /// engines do).
 pub(crate) fn on_postgres() -> bool {
-    matches!(target(), Target::Postgres(..))
+    let is_postgres = |handle: &DbHandle| matches!(handle.engine, Engine::Postgres(_));
+    SESSION
+        .try_with(|session| is_postgres(&session.db))
+        .unwrap_or_else(|_| DEFAULT.read().unwrap_or_else(|p| p.into_inner()).as_ref().is_some_and(is_postgres))
 }
 
-/// Sends one job to the SQLite thread and awaits its answer; errors unwind as HTTP errors.
-async fn submit<T>(
-    (owner, sender, began): (u64, mpsc::Sender<Job>, Option<Arc<AtomicBool>>),
-    make: impl FnOnce(oneshot::Sender<Result<T, DbError>>) -> Op,
-) -> T {
-    let (reply, answer) = oneshot::channel();
-    if sender.send(Job { owner, op: make(reply), began, queued: Instant::now() }).await.is_err() {
-        DbError::closed().raise();
+impl ThreadTarget {
+    /// Sends one job to the SQLite thread and awaits its answer; errors unwind as HTTP errors.
+    async fn submit<T>(self, make: impl FnOnce(oneshot::Sender<Result<T, DbError>>) -> Op) -> T {
+        let (reply, answer) = oneshot::channel();
+        let job = Job { owner: self.owner, op: make(reply), began: self.began, queued: Instant::now() };
+        if self.sender.send(job).await.is_err() {
+            DbError::closed().raise();
+        }
+        settle(answer.await.unwrap_or_else(|_| Err(DbError::closed())))
     }
-    settle(answer.await.unwrap_or_else(|_| Err(DbError::closed())))
 }
 
 /// A statement's outcome, its error unwound as an HTTP error.
@@ -558,9 +568,9 @@ pub async fn exec(sql: &str, args: Vec<SqlValue>) -> i64 {
 async fn run_exec(sql: &str, args: Vec<SqlValue>, commit: bool) -> i64 {
     let span = statement_span(sql);
     let changed = match target() {
-        Target::Sqlite { owner, sender, began } => {
+        Target::Sqlite(thread) => {
             let sql = sql.to_owned();
-            submit((owner, sender, began), |reply| Op::Exec { sql, args, commit, reply }).await
+            thread.submit(|reply| Op::Exec { sql, args, commit, reply }).await
         }
         Target::Postgres(engine, place) => settle(engine.exec(&place, sql, &args, commit).await),
     };
@@ -600,9 +610,9 @@ pub async fn query_one<T: FromRow>(sql: &str, args: Vec<SqlValue>) -> Option<T> 
 pub(crate) async fn run_query(sql: &str, args: Vec<SqlValue>, sink: Box<dyn RowSink>) -> Box<dyn Any + Send> {
     let span = statement_span(sql);
     let (sink, hold): (Box<dyn RowSink>, Option<Hold>) = match target() {
-        Target::Sqlite { owner, sender, began } => {
+        Target::Sqlite(thread) => {
             let sql = sql.to_owned();
-            submit((owner, sender, began), |reply| Op::Query { sql, args, sink, reply }).await
+            thread.submit(|reply| Op::Query { sql, args, sink, reply }).await
         }
         Target::Postgres(engine, place) => settle(engine.query(&place, sql, &args, sink).await),
     };
@@ -648,7 +658,7 @@ pub(crate) async fn query_shaped<S: Shape + Send + 'static>(
 pub async fn begin() {
     let _ = SESSION.try_with(|session| session.began.store(true, Ordering::Relaxed));
     match target() {
-        Target::Sqlite { owner, sender, began } => submit((owner, sender, began), |reply| Op::Begin { reply }).await,
+        Target::Sqlite(thread) => thread.submit(|reply| Op::Begin { reply }).await,
         Target::Postgres(engine, place) => settle(engine.begin(&place).await),
     }
 }
@@ -665,9 +675,8 @@ pub async fn rollback() {
 
 async fn end_explicit(commit: bool) {
     match target() {
-        Target::Sqlite { owner, sender, began } => {
-            submit((owner, sender, began), |reply| if commit { Op::Commit { reply } } else { Op::Rollback { reply } })
-                .await
+        Target::Sqlite(thread) => {
+            thread.submit(|reply| if commit { Op::Commit { reply } } else { Op::Rollback { reply } }).await
         }
         Target::Postgres(engine, place) => settle(engine.end_explicit(&place, commit).await),
     }

@@ -21,7 +21,6 @@
 
 mod values;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -116,7 +115,10 @@ pub(crate) struct Engine {
     config: tokio_postgres::Config,
     /// The statements' metrics, made at the first statement after metrics were turned on, and
     /// each statement's handles by its SQL text.
-    metrics: std::sync::Mutex<(Option<crate::metrics::DbMetrics>, HashMap<String, crate::metrics::StatementMetrics>)>,
+    metrics: std::sync::Mutex<(
+        Option<crate::metrics::DbMetrics>,
+        hashbrown::HashMap<String, crate::metrics::StatementMetrics>,
+    )>,
 }
 
 /// Converts a tokio-postgres error into its kind by SQLSTATE; an error without one is the
@@ -379,10 +381,7 @@ impl Engine {
             *db = crate::metrics::DbMetrics::new();
         }
         let Some(db) = db else { return };
-        let handles = match statements.get(sql) {
-            Some(handles) => handles,
-            None => statements.entry(sql.to_owned()).or_insert_with(|| crate::metrics::StatementMetrics::new(sql)),
-        };
+        let handles = statements.entry_ref(sql).or_insert_with(|| crate::metrics::StatementMetrics::new(sql));
         db.statement(handles, waited, took, rows);
     }
 
@@ -391,10 +390,7 @@ impl Engine {
     pub(crate) async fn exec(&self, place: &Place, sql: &str, args: &[SqlValue], commit: bool) -> Result<i64, DbError> {
         let changed = self
             .run(place, sql, args, async |client, statement| {
-                let params: Vec<Param<'_>> = args.iter().map(Param).collect();
-                let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> =
-                    params.iter().map(|p| p as &(dyn tokio_postgres::types::ToSql + Sync)).collect();
-                client.execute(statement, &refs).await.map(|changed| (changed, None)).map_err(db_error)
+                execute(client, statement, args).await.map(|changed| (changed, None))
             })
             .await?;
         if commit && place.request {
@@ -524,6 +520,11 @@ async fn prepare(client: &Object, sql: &str, args: &[SqlValue]) -> Result<tokio_
     }
 }
 
+/// Runs the prepared `statement` (no rows wanted) with `args` on `client`: the rows it changed.
+async fn execute(client: &Object, statement: &tokio_postgres::Statement, args: &[SqlValue]) -> Result<u64, DbError> {
+    client.execute_raw(statement, args.iter().map(Param)).await.map_err(db_error)
+}
+
 /// Runs the prepared `statement` with `args` on `client` and feeds its rows into `sink`, within
 /// `max_rows` and the memory `budget`; gives the rows' hold.
 async fn fetch(
@@ -535,8 +536,7 @@ async fn fetch(
     max_rows: u64,
 ) -> Result<(Option<Hold>, u64), DbError> {
     let columns = resolve_columns(sink, |name| statement.columns().iter().position(|column| column.name() == name))?;
-    let params: Vec<Param<'_>> = args.iter().map(Param).collect();
-    let rows = client.query_raw(statement, params.iter()).await.map_err(db_error)?;
+    let rows = client.query_raw(statement, args.iter().map(Param)).await.map_err(db_error)?;
     let mut rows = std::pin::pin!(rows);
     let mut feed = RowFeed::new(budget, max_rows);
     while let Some(row) = rows.try_next().await.map_err(db_error)? {
@@ -571,11 +571,8 @@ impl Lease {
     /// Runs `sql` (no rows wanted) on the lease's connection, e.g. to give up a lock.
     pub(crate) async fn exec(&self, sql: &str, args: &[SqlValue]) -> Result<(), DbError> {
         let client = self.client.as_ref().ok_or_else(DbError::closed)?;
-        let params: Vec<Param<'_>> = args.iter().map(Param).collect();
-        let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> =
-            params.iter().map(|p| p as &(dyn tokio_postgres::types::ToSql + Sync)).collect();
-        let text = nagi_abi::sql::to_postgres(sql);
-        client.query(&text, &refs).await.map(|_| ()).map_err(db_error)
+        let statement = prepare(client, sql, args).await?;
+        execute(client, &statement, args).await.map(|_| ())
     }
 
     /// Gives the connection back to the pool.
