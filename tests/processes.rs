@@ -202,7 +202,7 @@ fn three_processes_share_one_queue_through_a_kill_9(backend: Backend) {
     let first = servers[0].as_ref().unwrap();
     let (status, body) = first.send_json("POST", "/jobs?from=1&count=1000&sleep_ms=5", "");
     assert_eq!((status, body.as_str()), (201, "1000"));
-    let count = |sql: &str| -> i64 { db.rows(sql)[0][0].as_deref().and_then(|n| n.parse().ok()).expect("a count") };
+    let count = |sql: &str| db.integer(sql);
     let deadline = Instant::now() + Duration::from_secs(60);
     while count("SELECT count(*) FROM runs") < 300 {
         assert!(Instant::now() < deadline, "the jobs did not start");
@@ -250,7 +250,7 @@ fn three_processes_share_one_queue_through_a_kill_9(backend: Backend) {
     }
     // Each job ended as its failure rule says, its attempts counted exactly: the rule's, plus one
     // for each attempt the kill cut short (which counts, and may have been its last).
-    let id = "((payload)::json->>'id')::bigint";
+    let id = db.json_integer("payload", "id");
     let mut ended: BTreeMap<i64, (i64, String)> = BTreeMap::new();
     for sql in [
         format!("SELECT {id}, attempts, state FROM nagi_jobs"),

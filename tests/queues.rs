@@ -27,23 +27,9 @@ fn start(exe: &Path, db: &TestDb, log: &Path) -> Server {
     Server::start(exe, db.path(), Some(log), &[])
 }
 
-/// The one integer `sql` gives.
-fn count(db: &TestDb, sql: &str) -> i64 {
-    let rows = db.rows(sql);
-    rows.first().and_then(|row| row.first()?.as_deref()?.parse().ok()).unwrap_or_else(|| panic!("{sql}: {rows:?}"))
-}
-
-/// The SQL for a job's payload's `id`, which the two engines spell differently.
-fn payload_id(db: &TestDb, payload: &str) -> String {
-    match db.engine {
-        Engine::Sqlite => format!("json_extract({payload}, '$.id')"),
-        Engine::Postgres => format!("(({payload})::json->>'id')::bigint"),
-    }
-}
-
 /// Every job's payload id, attempts and state (`dead` for a dead letter), by payload id.
 fn outcomes(db: &TestDb) -> Vec<(i64, i64, String)> {
-    let id = payload_id(db, "payload");
+    let id = db.json_integer("payload", "id");
     let sql = format!(
         "SELECT {id} AS id, attempts, state FROM nagi_jobs \
          UNION ALL SELECT {id} AS id, attempts, 'dead' FROM nagi_dead_letters ORDER BY 1"
@@ -56,8 +42,8 @@ fn outcomes(db: &TestDb) -> Vec<(i64, i64, String)> {
 fn wait_settled(db: &TestDb, total: i64) {
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
-        let settled = count(db, "SELECT count(*) FROM nagi_jobs WHERE state = 'done'")
-            + count(db, "SELECT count(*) FROM nagi_dead_letters");
+        let settled = db.integer("SELECT count(*) FROM nagi_jobs WHERE state = 'done'")
+            + db.integer("SELECT count(*) FROM nagi_dead_letters");
         if settled == total {
             return;
         }
@@ -118,19 +104,16 @@ fn a_thousand_jobs_end_with_exact_counts(backend: Backend, engine: Engine) {
     assert_eq!((done, retried, dead), (900, 200, 100));
     // One committed run per completed job, from its successful attempt: the failed attempts'
     // writes were rolled back with them.
-    assert_eq!(count(&db, "SELECT count(*) FROM runs"), 900);
+    assert_eq!(db.integer("SELECT count(*) FROM runs"), 900);
     assert_eq!(
-        count(
-            &db,
-            &format!(
-                "SELECT count(*) FROM runs JOIN nagi_jobs ON {} = runs.id WHERE runs.attempt = nagi_jobs.attempts",
-                payload_id(&db, "nagi_jobs.payload")
-            )
-        ),
+        db.integer(&format!(
+            "SELECT count(*) FROM runs JOIN nagi_jobs ON {} = runs.id WHERE runs.attempt = nagi_jobs.attempts",
+            db.json_integer("nagi_jobs.payload", "id")
+        )),
         900
     );
     let errors =
-        count(&db, "SELECT count(*) FROM nagi_dead_letters WHERE last_error LIKE '503 %this job always fails%'");
+        db.integer("SELECT count(*) FROM nagi_dead_letters WHERE last_error LIKE '503 %this job always fails%'");
     assert_eq!(errors, 100);
     dead_letters_are_listed_and_pushed_again(&server, &db);
     assert!(server.stop().success());
@@ -181,8 +164,8 @@ fn dead_letters_are_listed_and_pushed_again(server: &Server, db: &TestDb) {
     assert!(again > 1000, "{again}");
     assert_eq!(server.send_json("POST", &format!("/dead/{first}/retry"), ""), (201, "0".to_string()));
     wait_settled(db, 1000);
-    assert_eq!(count(db, &format!("SELECT attempts FROM nagi_dead_letters WHERE id = {again}")), MAX_ATTEMPTS);
-    assert_eq!(count(db, &format!("SELECT count(*) FROM nagi_dead_letters WHERE id = {first}")), 0);
+    assert_eq!(db.integer(&format!("SELECT attempts FROM nagi_dead_letters WHERE id = {again}")), MAX_ATTEMPTS);
+    assert_eq!(db.integer(&format!("SELECT count(*) FROM nagi_dead_letters WHERE id = {first}")), 0);
 }
 
 fn kill_9_in_the_middle_loses_no_job(backend: Backend, engine: Engine) {
@@ -191,13 +174,13 @@ fn kill_9_in_the_middle_loses_no_job(backend: Backend, engine: Engine) {
     let mut server = start(&exe, &db, &log);
     push(&server, 1, 1000, 3);
     let deadline = Instant::now() + Duration::from_secs(60);
-    while count(&db, "SELECT count(*) FROM runs") < 200 {
+    while db.integer("SELECT count(*) FROM runs") < 200 {
         assert!(Instant::now() < deadline, "the jobs did not start");
         std::thread::sleep(Duration::from_millis(10));
     }
     server.child.kill().expect("kill -9");
     server.child.wait().expect("the service ends");
-    let unfinished = count(&db, "SELECT count(*) FROM nagi_jobs WHERE state != 'done'");
+    let unfinished = db.integer("SELECT count(*) FROM nagi_jobs WHERE state != 'done'");
     assert!(unfinished > 0, "every job had finished before the kill");
     let server = start(&exe, &db, &log);
     wait_settled(&db, 1000);
@@ -212,7 +195,7 @@ fn kill_9_in_the_middle_loses_no_job(backend: Backend, engine: Engine) {
             None => assert_eq!((*attempts, state.as_str()), (MAX_ATTEMPTS, "dead"), "job {id}"),
         }
     }
-    assert_eq!(count(&db, "SELECT count(*) FROM runs"), 900);
+    assert_eq!(db.integer("SELECT count(*) FROM runs"), 900);
     assert!(server.stop().success());
 }
 
@@ -227,14 +210,14 @@ fn sigterm_finishes_running_attempts_and_leaves_the_rest_queued(backend: Backend
     push(&server, 33, 5, 300);
     std::thread::sleep(Duration::from_millis(100));
     assert!(server.stop().success());
-    let running = count(&db, "SELECT count(*) FROM nagi_jobs WHERE state = 'running'");
-    let done = count(&db, "SELECT count(*) FROM nagi_jobs WHERE state = 'done'");
-    let queued = count(&db, "SELECT count(*) FROM nagi_jobs WHERE state = 'queued'");
+    let running = db.integer("SELECT count(*) FROM nagi_jobs WHERE state = 'running'");
+    let done = db.integer("SELECT count(*) FROM nagi_jobs WHERE state = 'done'");
+    let queued = db.integer("SELECT count(*) FROM nagi_jobs WHERE state = 'queued'");
     assert_eq!(running, 0, "an attempt was cut short");
     assert!(done >= 1 && queued >= 1 && done + queued == 20, "{done} done, {queued} queued");
     let server = start(&exe, &db, &log);
     wait_settled(&db, 20);
-    assert_eq!(count(&db, "SELECT count(*) FROM runs"), 20);
+    assert_eq!(db.integer("SELECT count(*) FROM runs"), 20);
     assert!(server.stop().success());
 }
 
@@ -250,9 +233,9 @@ fn a_job_pushed_by_a_failed_request_never_runs(backend: Backend, engine: Engine)
     // Jobs pushed later run after the failed request's would have: the queue is drained.
     push(&server, 7, 1, 0);
     wait_settled(&db, 2);
-    let pushed = format!("SELECT count(*) FROM nagi_jobs WHERE {} = 5003", payload_id(&db, "payload"));
-    assert_eq!(count(&db, &pushed), 1);
-    assert_eq!(count(&db, "SELECT count(*) FROM runs WHERE id = 5003"), 1);
+    let pushed = format!("SELECT count(*) FROM nagi_jobs WHERE {} = 5003", db.json_integer("payload", "id"));
+    assert_eq!(db.integer(&pushed), 1);
+    assert_eq!(db.integer("SELECT count(*) FROM runs WHERE id = 5003"), 1);
     assert!(server.stop().success());
 }
 

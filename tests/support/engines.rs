@@ -95,6 +95,21 @@ impl TestDb {
         }
     }
 
+    /// The one integer `sql` gives (a count, say).
+    pub fn integer(&self, sql: &str) -> i64 {
+        let rows = self.rows(sql);
+        rows.first().and_then(|row| row.first()?.as_deref()?.parse().ok()).unwrap_or_else(|| panic!("{sql}: {rows:?}"))
+    }
+
+    /// The SQL that reads the integer field `field` of the JSON text in `column`, which the two
+    /// engines spell differently.
+    pub fn json_integer(&self, column: &str, field: &str) -> String {
+        match self.engine {
+            Engine::Sqlite => format!("json_extract({column}, '$.{field}')"),
+            Engine::Postgres => format!("(({column})::json->>'{field}')::bigint"),
+        }
+    }
+
     /// Runs `sql` (several statements allowed) on the database, for a test's setup.
     pub fn execute(&self, sql: &str) {
         match self.engine {
