@@ -272,7 +272,7 @@ async fn recoverer(shared: Arc<Shared>) {
     loop {
         tokio::time::sleep(Duration::from_millis(postgres::RECOVER_MS)).await;
         let queue = shared.queue.clone();
-        if let Err(error) = in_transaction(&shared.db, async move { Ok(recover(&queue, true).await) }).await {
+        if let Err(error) = in_transaction(&shared.db, async move { Ok(recover(&queue).await) }).await {
             tracing::warn!(target: "nagi::queue", queue = shared.queue.name, "cannot recover jobs: {error}");
         }
     }
@@ -290,7 +290,7 @@ pub async fn start(queues: &[Queue], db: &DbHandle) -> Result<Workers, String> {
         let queue = queue.clone();
         let last = in_transaction(db, async move {
             db::exec(READY_INDEX, Vec::new()).await;
-            recover(&queue, on_postgres).await;
+            recover(&queue).await;
             Ok(match &queue.schedule {
                 Some(ticks) => Some(schedule::catch_up(&queue, ticks).await),
                 None => None,
@@ -333,8 +333,8 @@ pub async fn start(queues: &[Queue], db: &DbHandle) -> Result<Workers, String> {
 /// dead-letters those whose interrupted attempt was their last. Runs inside a transaction. On
 /// PostgreSQL, where other processes run jobs of the same queue, only the jobs whose process
 /// died are taken (`queues/postgres.rs`).
-async fn recover(queue: &Queue, on_postgres: bool) {
-    let stopped = if on_postgres {
+async fn recover(queue: &Queue) {
+    let stopped = if db::on_postgres() {
         if postgres::mark_orphans(queue.name).await == 0 {
             return;
         }
