@@ -126,8 +126,23 @@ fn null_for_a_non_option_is_422(backend: Backend, engine: Engine) {
     rejected(backend, engine, "null", JSON, r#"{"id":1,"name":null,"age":3}"#, 422);
 }
 
-fn float_for_an_integer_is_422(backend: Backend, engine: Engine) {
-    rejected(backend, engine, "float", JSON, r#"{"id":1,"name":"a","age":30.0}"#, 422);
+fn fractional_number_for_an_integer_is_422(backend: Backend, engine: Engine) {
+    rejected(backend, engine, "float", JSON, r#"{"id":1,"name":"a","age":30.5}"#, 422);
+    // A whole number past 2^53 written as a float is not exactly the integer its text says.
+    rejected(backend, engine, "big-float", JSON, r#"{"id":9007199254740993.0,"name":"a","age":3}"#, 422);
+}
+
+/// JSON Schema counts `30.0` as an integer (the OpenAPI document's `type: integer`), and so does
+/// the runtime: a whole number written with a fraction or an exponent is that integer.
+fn whole_number_with_a_fraction_is_an_integer(backend: Backend, engine: Engine) {
+    let (server, db) = start("whole", backend, engine);
+    let (status, text) = server.request("POST", "/users", JSON, r#"{"id":7.0,"name":"a","age":3e1}"#);
+    assert_eq!(status, 201, "{text}");
+    assert_eq!(json(&text), serde_json::json!({"id": 7, "name": "a", "age": 30}));
+    assert_eq!(rows(&db), vec![(7, "a".to_string(), 30)]);
+    // A path parameter too, by the same rule.
+    assert_eq!(server.get("/users/7.0"), (200, r#"{"id":7,"name":"a","age":30}"#.to_string()));
+    assert_eq!(server.get("/users/7.5").0, 400);
 }
 
 fn string_for_an_integer_is_422(backend: Backend, engine: Engine) {
@@ -860,7 +875,8 @@ crate::on_every_backend_and_engine!(
     trailing_bytes_are_400,
     missing_field_is_422,
     null_for_a_non_option_is_422,
-    float_for_an_integer_is_422,
+    fractional_number_for_an_integer_is_422,
+    whole_number_with_a_fraction_is_an_integer,
     string_for_an_integer_is_422,
     integer_out_of_range_is_422,
     duplicate_key_is_422,

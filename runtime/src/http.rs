@@ -203,19 +203,33 @@ pub trait Param: Sized {
 impl Param for i32 {
     const EXPECTED: &'static str = "an i32 integer";
 
-    /// Decimal digits with an optional sign, in range (Rust's `str::parse::<i32>`).
+    /// As [`integer_param`], in range.
     fn parse(text: &str) -> Option<i32> {
-        text.parse().ok()
+        integer_param(text).and_then(|v| i32::try_from(v).ok())
     }
 }
 
 impl Param for i64 {
     const EXPECTED: &'static str = "an i64 integer";
 
-    /// Decimal digits with an optional sign, in range (Rust's `str::parse::<i64>`).
+    /// As [`integer_param`].
     fn parse(text: &str) -> Option<i64> {
-        text.parse().ok()
+        integer_param(text)
     }
+}
+
+/// An integer parameter's text: decimal digits with an optional sign (Rust's
+/// `str::parse::<i64>`), or a whole number written with a fraction or an exponent whose
+/// magnitude is below 2^53 (`30.0`, `3e1`), the integer it equals, as in a JSON body
+/// (docs/http.md, "Path and query parameters").
+fn integer_param(text: &str) -> Option<i64> {
+    if let Ok(v) = text.parse::<i64>() {
+        return Some(v);
+    }
+    // Rust's float syntax also takes `inf` and `NaN`, which are not whole; only digits, a sign,
+    // a point and an exponent get this far.
+    let numeric = text.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'+' | b'-' | b'.' | b'e' | b'E'));
+    text.parse::<f64>().ok().filter(|_| numeric).and_then(crate::json::whole)
 }
 
 impl Param for f64 {

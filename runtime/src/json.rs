@@ -7,7 +7,7 @@ mod objects;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-pub(crate) use objects::Objects;
+pub(crate) use objects::{Objects, whole};
 
 use crate::trap;
 

@@ -422,8 +422,10 @@ impl<'de, S: Shape> DeserializeSeed<'de> for Seed<S> {
         use serde::Deserialize;
         let shape = self.0;
         Ok(match shape.kind() {
-            Kind::I32 => Value::I32(i32::deserialize(d)?),
-            Kind::I64 => Value::I64(i64::deserialize(d)?),
+            // Through `Objects`, whose integer reads take a whole float (`30.0`) as the Rust
+            // path's do.
+            Kind::I32 => Value::I32(i32::deserialize(crate::json::Objects(d))?),
+            Kind::I64 => Value::I64(i64::deserialize(crate::json::Objects(d))?),
             Kind::F64 => Value::F64(f64::deserialize(d)?),
             Kind::Bool => Value::Bool(bool::deserialize(d)?),
             Kind::Unit => {

@@ -27,15 +27,29 @@ macro_rules! forward_deserialize {
     )*};
 }
 
+/// Forwards the integer `deserialize_*` methods, whose visitor takes a whole number written
+/// with a fraction or an exponent as the integer it is ([`Whole`]).
+macro_rules! forward_integers {
+    ($($method:ident)*) => {$(
+        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+            self.0.$method(Whole(visitor))
+        }
+    )*};
+}
+
 impl<'de, D: Deserializer<'de>> Deserializer<'de> for Objects<D> {
     type Error = D::Error;
 
     forward_deserialize! {
-        deserialize_any deserialize_bool deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64
-        deserialize_i128 deserialize_u8 deserialize_u16 deserialize_u32 deserialize_u64 deserialize_u128
+        deserialize_any deserialize_bool
         deserialize_f32 deserialize_f64 deserialize_char deserialize_str deserialize_string
         deserialize_bytes deserialize_byte_buf deserialize_option deserialize_unit deserialize_seq
         deserialize_map deserialize_identifier deserialize_ignored_any
+    }
+
+    forward_integers! {
+        deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64 deserialize_i128
+        deserialize_u8 deserialize_u16 deserialize_u32 deserialize_u64 deserialize_u128
     }
 
     fn deserialize_unit_struct<V: Visitor<'de>>(self, name: &'static str, visitor: V) -> Result<V::Value, D::Error> {
@@ -254,5 +268,53 @@ mod tests {
         // Without the wrapper, the derive takes the sequence form.
         let derived: Person = serde_json::from_str(r#"{"name":"Ada","home":["London"],"past":[]}"#).expect("seq form");
         assert_eq!(derived.home, Some(Address { city: "London".into() }));
+    }
+}
+
+/// The magnitude below which every whole `f64` is exactly the integer its text wrote: past
+/// 2^53, `9007199254740993.0` reads as `9007199254740992.0`, so a whole float that large is not
+/// taken for an integer.
+const EXACT_INTEGERS: f64 = 9_007_199_254_740_992.0;
+
+/// The integer a float is, when it is a whole number of magnitude below 2^53 (exact: such a
+/// float converts without rounding); `None` for any other.
+pub(crate) fn whole(v: f64) -> Option<i64> {
+    (v.fract() == 0.0 && v.abs() < EXACT_INTEGERS).then_some(v as i64)
+}
+
+/// The visitor of an integer read: a JSON number written with a fraction or an exponent whose
+/// value is a whole number below 2^53 in magnitude (`30.0`, `3e1`, `-0.0`) is the integer it
+/// equals, as JSON Schema counts it (docs/http.md, rule 10); any other float is refused by the
+/// wrapped visitor as before. Every other visit is the wrapped visitor's, with its messages.
+pub(crate) struct Whole<V>(pub(crate) V);
+
+impl<'de, V: Visitor<'de>> Visitor<'de> for Whole<V> {
+    type Value = V::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.expecting(f)
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<V::Value, E> {
+        self.0.visit_i64(v)
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<V::Value, E> {
+        self.0.visit_u64(v)
+    }
+
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<V::Value, E> {
+        self.0.visit_i128(v)
+    }
+
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<V::Value, E> {
+        self.0.visit_u128(v)
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<V::Value, E> {
+        match whole(v) {
+            Some(integer) => self.0.visit_i64(integer),
+            None => self.0.visit_f64(v),
+        }
     }
 }
