@@ -36,6 +36,7 @@ impl Backend {
     pub(crate) fn emit(
         self,
         module: &Module,
+        openapi: Option<&str>,
         input: &Path,
         output: Option<&Path>,
         target: &Target,
@@ -43,13 +44,13 @@ impl Backend {
     ) -> Result<(), Failure> {
         match self {
             Backend::Rust => {
-                let source = rust_build::emit(module, input)?;
+                let source = rust_build::emit(module, openapi, input)?;
                 match output {
                     None => write_output(None, &source),
                     Some(dir) => rust_build::write_crate(dir, &module.name, &source),
                 }
             }
-            Backend::Llvm => write_output(output, &llvm_link::emit_ir(module, input, &target.llvm(), timer)?),
+            Backend::Llvm => write_output(output, &llvm_link::emit_ir(module, input, &target.llvm(openapi), timer)?),
             Backend::Interp | Backend::Jit => Err(no_executable()),
         }
     }
@@ -59,14 +60,15 @@ impl Backend {
     pub(crate) fn build(
         self,
         module: &Module,
+        openapi: Option<&str>,
         input: &Path,
         output: &Path,
         target: &Target,
         timer: &mut Timer,
     ) -> Result<(), Failure> {
         let emitted = match self {
-            Backend::Rust => rust_build::write_crate_root(module, input, output)?,
-            Backend::Llvm => llvm_link::write_object(module, input, output, &target.llvm(), timer)?,
+            Backend::Rust => rust_build::write_crate_root(module, openapi, input, output)?,
+            Backend::Llvm => llvm_link::write_object(module, input, output, &target.llvm(openapi), timer)?,
             Backend::Interp | Backend::Jit => return Err(no_executable()),
         };
         // From here on `self` is one of the two code generators.

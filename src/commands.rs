@@ -77,8 +77,12 @@ pub(crate) fn emit(
     match kind {
         Emit::Low => write_output(output, &nagi_low::print_module(module, Some(&compiled.source))),
         Emit::Cost => write_output(output, &passes::cost_report(module, &compiled.pipeline, input)),
-        Emit::Rust => Backend::Rust.emit(module, input, output, target, &mut compiled.timer),
-        Emit::Llvm => Backend::Llvm.emit(module, input, output, target, &mut compiled.timer),
+        Emit::Rust => {
+            Backend::Rust.emit(module, compiled.openapi.as_deref(), input, output, target, &mut compiled.timer)
+        }
+        Emit::Llvm => {
+            Backend::Llvm.emit(module, compiled.openapi.as_deref(), input, output, target, &mut compiled.timer)
+        }
     }
 }
 
@@ -135,5 +139,5 @@ fn default_name(input: &Path) -> String {
 /// The front half with `-O` by default, then the backend's build into `output`.
 fn build_into(input: &Path, output: &Path, backend: Backend, front: &FrontEnd, target: &Target) -> Result<(), Failure> {
     let mut compiled = pipeline::compile(input, front, Default::Optimize)?;
-    backend.build(&compiled.module, input, output, target, &mut compiled.timer)
+    backend.build(&compiled.module, compiled.openapi.as_deref(), input, output, target, &mut compiled.timer)
 }

@@ -23,7 +23,7 @@ const PROGRAM_STACK: usize = 8 << 20;
 /// Compiles `module` (verified, from `input`) with the JIT at `--llvm-opt` and runs its `main`
 /// on a thread of its own.
 pub(crate) fn run(module: &Module, input: &Path, target: &Target, timer: &mut Timer) -> Result<(), Failure> {
-    let options = target.llvm();
+    let options = target.llvm(None);
     crate::configuration::bind(module);
     inprocess::begin();
     let result = std::thread::scope(|scope| {

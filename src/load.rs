@@ -14,6 +14,8 @@ pub(crate) struct Loaded {
     pub(crate) module: Module,
     /// Spans and comments of the Low text; empty for High input and after a replacement.
     pub(crate) source: SourceMap,
+    /// The OpenAPI document of a High Nagi service (compact JSON); `None` otherwise.
+    pub(crate) openapi: Option<String>,
 }
 
 /// Reads and verifies `path`, then replaces its functions by those of the `replace` files (in
@@ -53,14 +55,9 @@ fn load_one(path: &Path) -> Result<Loaded, Failure> {
     match path.extension().and_then(|e| e.to_str()) {
         Some("low") => {}
         Some("nagi") => {
-            let mut loader = modules_beside(path);
-            let module = nagi_high::compile_program(&name, &text, &module_name(path), &mut loader).map_err(
-                |(diagnostics, sources)| {
-                    eprint!("{}", sources.render(&diagnostics));
-                    Failure::Input
-                },
-            )?;
-            return Ok(Loaded { module, source: SourceMap::default() });
+            let compiled = compile_described(path, &name, &text)?;
+            let openapi = compiled.openapi_text();
+            return Ok(Loaded { module: compiled.module, source: SourceMap::default(), openapi });
         }
         _ => {
             eprintln!("{name}: error: unknown input kind; nagic reads High Nagi (`.nagi`) and Low (`.low`) files");
@@ -69,18 +66,42 @@ fn load_one(path: &Path) -> Result<Loaded, Failure> {
     }
     let (module, source) = nagi_low::parse(&text).map_err(|d| report(&[d], &name, &text))?;
     nagi_low::verifier::verify(&module, Some(&source)).map_err(|d| report(&d, &name, &text))?;
-    Ok(Loaded { module, source })
+    Ok(Loaded { module, source, openapi: None })
 }
 
-/// Reads the High Nagi program at `path` as a test build (`nagic test`): its module, whose
-/// `main` runs the test `NAGI_TEST` names, and its tests in that order. Diagnostics go to stderr.
-pub(crate) fn load_tests(path: &Path) -> Result<(Module, Vec<nagi_high::TestCase>), Failure> {
+/// Compiles the High Nagi program at `path` (whose main file's text is `text`), keeping the
+/// checked program beside its module ([`nagi_high::Compiled`]); diagnostics go to stderr.
+fn compile_described(path: &Path, name: &str, text: &str) -> Result<nagi_high::Compiled, Failure> {
+    let mut loader = modules_beside(path);
+    nagi_high::compile_described(name, text, &module_name(path), &mut loader).map_err(|(diagnostics, sources)| {
+        eprint!("{}", sources.render(&diagnostics));
+        Failure::Input
+    })
+}
+
+/// Reads and compiles the High Nagi program at `path` for a description of its interface
+/// (`nagic openapi`, `nagic client`).
+pub(crate) fn load_described(path: &Path) -> Result<nagi_high::Compiled, Failure> {
+    let (name, text) = read_high(path)?;
+    compile_described(path, &name, &text)
+}
+
+/// The name (as messages show it) and the text of the High Nagi file at `path`; a file that
+/// cannot be read or is not UTF-8 is reported.
+fn read_high(path: &Path) -> Result<(String, String), Failure> {
     let name = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|e| {
         eprintln!("{name}: error: cannot read the file: {e}");
         Failure::Input
     })?;
     let text = String::from_utf8(bytes).map_err(|e| invalid_utf8(&name, e, false))?;
+    Ok((name, text))
+}
+
+/// Reads the High Nagi program at `path` as a test build (`nagic test`): its module, whose
+/// `main` runs the test `NAGI_TEST` names, and its tests in that order. Diagnostics go to stderr.
+pub(crate) fn load_tests(path: &Path) -> Result<(Module, Vec<nagi_high::TestCase>), Failure> {
+    let (name, text) = read_high(path)?;
     let mut loader = modules_beside(path);
     nagi_high::compile_tests(&name, &text, &module_name(path), &mut loader).map_err(|(diagnostics, sources)| {
         eprint!("{}", sources.render(&diagnostics));

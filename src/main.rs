@@ -11,6 +11,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod api;
 mod backend;
 mod commands;
 mod configuration;
@@ -116,6 +117,28 @@ enum Command {
         #[arg(long, value_enum, default_value = "rust")]
         backend: Backend,
     },
+    /// Write the OpenAPI 3.1 document of a service: its routes, parameters, bodies, results and
+    /// error answers, from its source (no annotation needed).
+    Openapi {
+        /// The service (`.nagi`).
+        #[arg(value_name = "FILE")]
+        input: PathBuf,
+        /// Where to write it (default: standard output).
+        #[arg(short = 'o', long = "output", value_name = "PATH")]
+        output: Option<PathBuf>,
+    },
+    /// Write a typed client of a service: one function per route, its classes as types.
+    Client {
+        /// The client's language.
+        #[arg(long, value_enum, default_value = "ts")]
+        lang: api::Lang,
+        /// The service (`.nagi`).
+        #[arg(value_name = "FILE")]
+        input: PathBuf,
+        /// Where to write it (default: standard output).
+        #[arg(short = 'o', long = "output", value_name = "PATH")]
+        output: Option<PathBuf>,
+    },
     /// Build and run (or, with `--backend=interp`, interpret); arguments after `--` go to the
     /// program (e.g. a service's `--listen`).
     Run {
@@ -170,6 +193,8 @@ fn run() -> ExitCode {
             let inputs = if inputs.is_empty() { vec![PathBuf::from(".")] } else { inputs.clone() };
             testing::test(&inputs, *backend, &options.passes, &target)
         }
+        (Some(Command::Openapi { input, output }), _, _) => api::openapi(input, output.as_deref()),
+        (Some(Command::Client { lang, input, output }), _, _) => api::client(*lang, input, output.as_deref()),
         (None, Some(emit), Some(input)) => commands::emit(emit, input, cli.output.as_deref(), &front, &target),
         _ => {
             eprintln!("nagic: nothing to do; try `nagic check FILE` or `nagic --emit=low FILE` (see `nagic --help`)");

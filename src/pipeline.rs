@@ -29,6 +29,9 @@ pub(crate) struct Compiled {
     pub(crate) module: Module,
     /// The input's spans and comments; empty once a pass ran, since they no longer match.
     pub(crate) source: SourceMap,
+    /// The service's OpenAPI document (compact JSON), for its binary to serve; `None` for a
+    /// program without routes and for Low input.
+    pub(crate) openapi: Option<String>,
     /// The passes that ran (empty for none).
     pub(crate) pipeline: Pipeline,
     /// The command's timer, for the phases still to come.
@@ -48,5 +51,5 @@ pub(crate) fn compile(input: &Path, front: &FrontEnd, default: passes::Default) 
         loaded.source = SourceMap::default();
         timer.phase("passes");
     }
-    Ok(Compiled { module: loaded.module, source: loaded.source, pipeline, timer })
+    Ok(Compiled { module: loaded.module, source: loaded.source, openapi: loaded.openapi, pipeline, timer })
 }

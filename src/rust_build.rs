@@ -16,9 +16,10 @@ use crate::output::write_output;
 use crate::runtime_lib::{RuntimeArtifacts, checkout};
 use crate::target::{Link, Target, static_link_hint};
 
-/// The emitted crate root for `module`, or the emitter's diagnostic.
-pub(crate) fn emit(module: &Module, input: &Path) -> Result<String, Failure> {
-    nagi_emit_rust::emit(module).map_err(|d| report(&[d], &input.display().to_string(), ""))
+/// The emitted crate root for `module` (a service serving `openapi` with `--openapi-route`), or
+/// the emitter's diagnostic.
+pub(crate) fn emit(module: &Module, openapi: Option<&str>, input: &Path) -> Result<String, Failure> {
+    nagi_emit_rust::emit_described(module, openapi).map_err(|d| report(&[d], &input.display().to_string(), ""))
 }
 
 /// Writes the emitted crate to `dir` (`Cargo.toml` and `src/main.rs`), buildable with `cargo
@@ -37,8 +38,13 @@ pub(crate) fn write_crate(dir: &Path, name: &str, source: &str) -> Result<(), Fa
 
 /// Emits `module` and writes its crate root into the build directory of the executable
 /// `output` (`.NAME.nagi-build/main.rs` beside it); returns the root's path.
-pub(crate) fn write_crate_root(module: &Module, input: &Path, output: &Path) -> Result<PathBuf, Failure> {
-    let source = emit(module, input)?;
+pub(crate) fn write_crate_root(
+    module: &Module,
+    openapi: Option<&str>,
+    input: &Path,
+    output: &Path,
+) -> Result<PathBuf, Failure> {
+    let source = emit(module, openapi, input)?;
     let work =
         output.with_file_name(format!(".{}.nagi-build", output.file_name().and_then(|n| n.to_str()).unwrap_or("out")));
     std::fs::create_dir_all(&work).map_err(|e| {

@@ -31,9 +31,15 @@ pub(crate) struct Target<'a> {
 }
 
 impl Target<'_> {
-    /// The LLVM emitter's options for a program.
-    pub(crate) fn llvm(&self) -> nagi_emit_llvm::Options {
-        nagi_emit_llvm::Options { target_cpu: self.cpu.to_string(), opt_level: self.llvm_opt, export: Vec::new() }
+    /// The LLVM emitter's options for a program (a service serving `openapi` with
+    /// `--openapi-route`).
+    pub(crate) fn llvm(&self, openapi: Option<&str>) -> nagi_emit_llvm::Options {
+        nagi_emit_llvm::Options {
+            target_cpu: self.cpu.to_string(),
+            opt_level: self.llvm_opt,
+            export: Vec::new(),
+            openapi: openapi.map(str::to_owned),
+        }
     }
 }
 

@@ -112,7 +112,7 @@ fn run_program(
         eprintln!("{}: error: cannot lock the test build: {e}", exe.display());
         Failure::Input
     })?;
-    backend.build(&module, program, &exe, target, &mut Timer::new(false))?;
+    backend.build(&module, None, program, &exe, target, &mut Timer::new(false))?;
     let mut outcomes = Vec::with_capacity(cases.len());
     for (i, case) in cases.into_iter().enumerate() {
         let run = Command::new(&exe).env(nagi_runtime_test_variable(), i.to_string()).output();

@@ -61,6 +61,7 @@ fn main() {
                 .iter()
                 .map(|k| Export { function: k.to_string(), symbol: format!("nagi_o{level}_{k}") })
                 .collect(),
+            openapi: None,
         };
         let ir = nagi_emit_llvm::emit_ir(&module, &options, &mut |_| {}).unwrap_or_else(|d| fail(d));
         std::fs::write(out.join(format!("kernels_o{level}.ll")), ir).expect("write the IR");

@@ -77,6 +77,9 @@ pub struct Options {
     /// no C `main`; every function it does not name keeps internal linkage, so LLVM drops the
     /// ones the exported functions do not reach.
     pub export: Vec<Export>,
+    /// The service's OpenAPI document (compact JSON), which the binary serves with
+    /// `--openapi-route`; `None` for a service built without one (from Low text).
+    pub openapi: Option<String>,
 }
 
 /// A Nagi function made callable from outside the object ([`Options::export`]).
@@ -102,7 +105,7 @@ impl Export {
 
 impl Default for Options {
     fn default() -> Options {
-        Options { target_cpu: DEFAULT_TARGET_CPU.to_string(), opt_level: 2, export: Vec::new() }
+        Options { target_cpu: DEFAULT_TARGET_CPU.to_string(), opt_level: 2, export: Vec::new(), openapi: None }
     }
 }
 
@@ -180,6 +183,8 @@ pub(crate) struct Cx<'ctx, 'm> {
     pub(crate) strings: RefCell<HashMap<String, inkwell::values::GlobalValue<'ctx>>>,
     /// What the module is emitted for.
     pub(crate) entry: Entry,
+    /// The service's OpenAPI document ([`Options::openapi`]).
+    pub(crate) openapi: Option<&'m str>,
 }
 
 impl<'ctx> Cx<'ctx, '_> {
@@ -235,7 +240,7 @@ fn compile<R>(
     let machine = target_machine(options).map_err(|e| e.0)?;
     let context = Context::create();
     let result = (|| {
-        let llmod = generate(&context, module, &machine, &options.export, entry)?;
+        let llmod = generate(&context, module, &machine, options, entry)?;
         phase("llvm codegen");
         optimize(&llmod, &machine, options.opt_level)?;
         phase("llvm optimize");
@@ -294,9 +299,10 @@ fn generate<'ctx>(
     context: &'ctx Context,
     low: &Module,
     machine: &TargetMachine,
-    export: &[Export],
+    options: &Options,
     entry: Entry,
 ) -> Result<inkwell::module::Module<'ctx>, Error> {
+    let export = &options.export;
     let llmod = context.create_module(&low.name);
     llmod.set_triple(&machine.get_triple());
     llmod.set_data_layout(&machine.get_target_data().get_data_layout());
@@ -316,6 +322,7 @@ fn generate<'ctx>(
         descriptors: RefCell::new(descriptors::DescriptorTable::default()),
         strings: RefCell::new(HashMap::new()),
         entry,
+        openapi: options.openapi.as_deref(),
     };
     for (id, func) in low.functions.iter() {
         if func.is_async {

@@ -43,6 +43,11 @@ pub(crate) fn emit(cx: &Cx<'_, '_>) -> Result<(), Error> {
     }
     let tables: Vec<BasicValueEnum> = cx.low.tables.iter().map(|t| table_desc(cx, t)).collect::<Result<_, _>>()?;
     let queues = queues::queue_descs(cx, routes.len(), |index, route| route_desc(cx, index, route))?;
+    // The OpenAPI document: a null pointer and 0 when there is none.
+    let openapi = match cx.openapi {
+        Some(document) => text(cx, document),
+        None => (cx.layouts.byte_ptr().const_null(), cx.context.i64_type().const_zero()),
+    };
     let service = struct_of(
         cx,
         &[
@@ -55,6 +60,8 @@ pub(crate) fn emit(cx: &Cx<'_, '_>) -> Result<(), Error> {
             fn_ptr(cx, guarded).into(),
             array_global(cx, "nagi.queues", &queues, queues::queue_type(cx))?.into(),
             int(cx, queues.len() as u64),
+            openapi.0.into(),
+            openapi.1.into(),
         ],
     );
     let global = constant(cx, "nagi.service", service);

@@ -20,8 +20,9 @@ use crate::{body, classes, routes, supervisors};
 const ALLOWED_LINTS: &str = "unused_mut, unused_variables, unused_assignments, unreachable_code, dead_code, \
      non_snake_case, non_camel_case_types, unused_parens, unused_labels, clippy::all";
 
-/// The whole crate root for `module`.
-pub fn crate_root(module: &Module) -> Result<String, Diagnostic> {
+/// The whole crate root for `module`; a service's binary serves `openapi` with
+/// `--openapi-route`.
+pub fn crate_root(module: &Module, openapi: Option<&str>) -> Result<String, Diagnostic> {
     let main = module.function_by_name("main");
     if main.is_none() && !module.is_service() {
         return Err(Diagnostic::new(
@@ -37,7 +38,7 @@ pub fn crate_root(module: &Module) -> Result<String, Diagnostic> {
     out.push_str(&program_module(module));
     out.push('\n');
     match main {
-        _ if module.is_service() => routes::service_main(&mut out, module),
+        _ if module.is_service() => routes::service_main(&mut out, module, openapi),
         Some(main) if module.functions[main].is_async => database_main(&mut out, module),
         _ => {
             main_header(&mut out, module);

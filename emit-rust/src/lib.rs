@@ -28,7 +28,13 @@ use nagi_low::{Diagnostic, Module};
 ///
 /// Errors: a module with neither a `main` function nor routes has nothing to run (`R100`).
 pub fn emit(module: &Module) -> Result<String, Diagnostic> {
-    crate_root::crate_root(module)
+    crate_root::crate_root(module, None)
+}
+
+/// [`emit`] for a service described by the OpenAPI document `openapi` (compact JSON), which the
+/// binary serves with `--openapi-route`.
+pub fn emit_described(module: &Module, openapi: Option<&str>) -> Result<String, Diagnostic> {
+    crate_root::crate_root(module, openapi)
 }
 
 /// The module `program` of [`emit`]'s crate root alone, for another crate to `include!` and

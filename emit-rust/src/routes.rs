@@ -55,9 +55,9 @@ pub fn create_sql(module: &Module, table: &nagi_low::TableDecl) -> (String, Stri
     )
 }
 
-/// `fn main`: the service's tables (with their `CREATE TABLE` statements) and routes, served by
-/// the runtime.
-pub fn service_main(out: &mut String, module: &Module) {
+/// `fn main`: the service's tables (with their `CREATE TABLE` statements), routes, queues and
+/// OpenAPI document, served by the runtime.
+pub fn service_main(out: &mut String, module: &Module, openapi: Option<&str>) {
     crate::crate_root::main_header(out, module);
     out.push_str("    nagi_runtime::service::serve(nagi_runtime::service::Service {\n");
     let _ = writeln!(out, "        name: {:?},", module.name);
@@ -98,5 +98,12 @@ pub fn service_main(out: &mut String, module: &Module) {
             queue.name, queue.workers, queue.max_attempts
         );
     }
-    out.push_str("        ],\n    })\n}\n");
+    out.push_str("        ],\n");
+    match openapi {
+        Some(document) => {
+            let _ = writeln!(out, "        openapi: Some({document:?}),");
+        }
+        None => out.push_str("        openapi: None,\n"),
+    }
+    out.push_str("    })\n}\n");
 }

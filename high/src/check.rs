@@ -110,6 +110,8 @@ mod tests;
 mod time;
 mod writer;
 
+pub(crate) use writer::may_write;
+
 use nagi_low::Diagnostic;
 use nagi_syntax::ast::{self, SourceFile, Span};
 

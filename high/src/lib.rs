@@ -4,6 +4,7 @@
 //! The pipeline inside this crate: [`check::check`] turns a parsed `SourceFile` into the typed
 //! IR of [`tir`] (or every diagnostic it found), and lowering turns [`tir::Program`] into Low.
 
+pub mod api;
 pub mod check;
 pub mod lower;
 pub mod modules;
@@ -36,7 +37,7 @@ pub fn compile_program(
     module_name: &str,
     loader: &mut dyn modules::Loader,
 ) -> Result<Module, (Vec<Diagnostic>, modules::Sources)> {
-    compile_inner(main_name, main_text, module_name, loader, false).map(|(module, _)| module)
+    compile_described(main_name, main_text, module_name, loader).map(|compiled| compiled.module)
 }
 
 /// A test of a test build: its name as written and its `file:line:col`, in the order of the
@@ -55,16 +56,43 @@ pub fn compile_tests(
     module_name: &str,
     loader: &mut dyn modules::Loader,
 ) -> Result<(Module, Vec<TestCase>), (Vec<Diagnostic>, modules::Sources)> {
-    compile_inner(main_name, main_text, module_name, loader, true)
+    compile_full(main_name, main_text, module_name, loader, true).map(|(compiled, cases)| (compiled.module, cases))
 }
 
-fn compile_inner(
+/// A program compiled for a service's build: its verified Low module, with the checked program
+/// and its files, from which [`api`] describes its HTTP interface.
+pub struct Compiled {
+    pub module: Module,
+    pub program: tir::Program,
+    pub sources: modules::Sources,
+}
+
+impl Compiled {
+    /// The OpenAPI document of the service, compact, for its binary to serve; `None` for a
+    /// program without routes.
+    pub fn openapi_text(&self) -> Option<String> {
+        api::has_routes(&self.program)
+            .then(|| api::openapi::document(&self.program, &self.sources, &self.module.name).to_string())
+    }
+}
+
+/// [`compile_program`], keeping the checked program and its files beside the module.
+pub fn compile_described(
+    main_name: &str,
+    main_text: &str,
+    module_name: &str,
+    loader: &mut dyn modules::Loader,
+) -> Result<Compiled, (Vec<Diagnostic>, modules::Sources)> {
+    compile_full(main_name, main_text, module_name, loader, false).map(|(compiled, _)| compiled)
+}
+
+fn compile_full(
     main_name: &str,
     main_text: &str,
     module_name: &str,
     loader: &mut dyn modules::Loader,
     tests: bool,
-) -> Result<(Module, Vec<TestCase>), (Vec<Diagnostic>, modules::Sources)> {
+) -> Result<(Compiled, Vec<TestCase>), (Vec<Diagnostic>, modules::Sources)> {
     let (file, sources) = modules::load_program(main_name, main_text, loader)?;
     let locate = |span: nagi_syntax::ast::Span| sources.locate(span.start as usize);
     let checked = check::check(&file, &|classes, tables| sql::sqlite_checker(classes, tables), &locate);
@@ -84,5 +112,5 @@ fn compile_inner(
         }
         return Err((vec![bug.note("please report this with the input file")], sources));
     }
-    Ok((module, cases))
+    Ok((Compiled { module, program, sources }, cases))
 }

@@ -107,6 +107,29 @@ impl Sources {
         format!("{}:{line}:{col}", file.name)
     }
 
+    /// The doc comment of the item whose span starts at byte `at` of the span space: the
+    /// `///` lines directly above the item's line, without the slashes and the one space after
+    /// them, joined by newlines; `None` when there are none.
+    pub fn doc_comment(&self, at: usize) -> Option<String> {
+        let file = self.files.iter().rev().find(|f| f.base <= at)?;
+        let offset = (at - file.base).min(file.text.len());
+        let line_start = file.text[..offset].rfind('\n').map_or(0, |i| i + 1);
+        let mut lines: Vec<&str> = file.text[..line_start]
+            .lines()
+            .rev()
+            .map(str::trim_start)
+            .take_while(|line| line.starts_with("///"))
+            .map(|line| {
+                let text = &line[3..];
+                text.strip_prefix(' ').unwrap_or(text).trim_end()
+            })
+            .collect();
+        lines.reverse();
+        let text = lines.join("\n");
+        let text = text.trim();
+        (!text.is_empty()).then(|| text.to_string())
+    }
+
     /// Renders each diagnostic against the file its span lies in (the first file for one
     /// without a span), as `file:line:col: error[CODE]: …`.
     pub fn render(&self, diagnostics: &[Diagnostic]) -> String {

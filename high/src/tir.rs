@@ -327,6 +327,19 @@ pub struct Block {
     pub stmts: Vec<Stmt>,
 }
 
+impl Block {
+    /// Calls `visit` with each statement (its kind) and the expressions it evaluates itself
+    /// ([`StmtKind::own_exprs`]), for every statement at every depth, in source order.
+    pub fn walk_statements<'a>(&'a self, visit: &mut dyn FnMut(Option<&'a StmtKind>, Vec<&'a Expr>)) {
+        for stmt in &self.stmts {
+            visit(Some(&stmt.kind), stmt.kind.own_exprs());
+            for inner in stmt.kind.inner_blocks() {
+                inner.walk_statements(visit);
+            }
+        }
+    }
+}
+
 /// A statement and its span.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Stmt {
@@ -406,6 +419,41 @@ pub enum StmtKind {
         scrutinee: Expr,
         arms: Vec<MatchArm>,
     },
+}
+
+impl StmtKind {
+    /// The expressions the statement evaluates itself (not those of its blocks), in order.
+    pub fn own_exprs(&self) -> Vec<&Expr> {
+        match self {
+            StmtKind::Let { value, .. } | StmtKind::Assign { value, .. } | StmtKind::Expr(value) => vec![value],
+            StmtKind::If { cond, .. } | StmtKind::While { cond, .. } => vec![cond],
+            StmtKind::IfLet { value, .. } => vec![value],
+            StmtKind::ForRange { start, end, .. } => vec![start, end],
+            StmtKind::ForEach { array, .. } => vec![array],
+            StmtKind::ForEntries { map, .. } => vec![map],
+            StmtKind::Return(value) => value.iter().collect(),
+            StmtKind::Defer { args, .. } => args.iter().collect(),
+            StmtKind::Match { scrutinee, .. } => vec![scrutinee],
+            StmtKind::Break | StmtKind::Continue | StmtKind::Transaction(_) | StmtKind::Scope(_) => Vec::new(),
+        }
+    }
+
+    /// The blocks the statement holds.
+    pub fn inner_blocks(&self) -> Vec<&Block> {
+        match self {
+            StmtKind::If { then_block, else_block, .. } | StmtKind::IfLet { then_block, else_block, .. } => {
+                std::iter::once(then_block).chain(else_block.as_ref()).collect()
+            }
+            StmtKind::While { body, .. }
+            | StmtKind::ForRange { body, .. }
+            | StmtKind::ForEach { body, .. }
+            | StmtKind::ForEntries { body, .. }
+            | StmtKind::Transaction(body)
+            | StmtKind::Scope(body) => vec![body],
+            StmtKind::Match { arms, .. } => arms.iter().map(|arm| &arm.body).collect(),
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// One arm of a `match`: its patterns (any may match) and block; `binding` is the local bound

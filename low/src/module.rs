@@ -176,6 +176,16 @@ impl HttpMethod {
         }
     }
 
+    /// The status of a route's successful answer: 204 No Content (and no body) for a handler
+    /// without a result, else 201 for `POST` and 200 otherwise.
+    pub fn success_status(self, has_result: bool) -> u16 {
+        match (has_result, self) {
+            (false, _) => 204,
+            (true, HttpMethod::Post) => 201,
+            (true, _) => 200,
+        }
+    }
+
     /// The method spelled `name`, if any.
     pub fn from_name(name: &str) -> Option<HttpMethod> {
         HttpMethod::ALL.into_iter().find(|m| m.name() == name)
@@ -347,13 +357,9 @@ impl RouteDecl {
     /// 204 No Content (and no body) for a handler without a result, else 201 for `POST` and 200
     /// otherwise.
     pub fn success_status(&self, ret: &Type) -> u16 {
-        match (ret, self.method) {
-            (Type::Unit, _) => 204,
-            // A handler without a result that may fail returns `Option<unit>`.
-            (Type::Option(inner), _) if **inner == Type::Unit => 204,
-            (_, HttpMethod::Post) => 201,
-            _ => 200,
-        }
+        // A handler without a result that may fail returns `Option<unit>`.
+        let has_result = !matches!(ret, Type::Unit) && !matches!(ret, Type::Option(inner) if **inner == Type::Unit);
+        self.method.success_status(has_result)
     }
 
     /// The header a header parameter is read from: its name with `_` written `-`
@@ -365,13 +371,22 @@ impl RouteDecl {
 
     /// Where the parameter `name` of type `ty` of this route's handler comes from.
     pub fn param_source(&self, name: &str, ty: &Type) -> ParamSource {
-        if self.headers.iter().any(|h| h == name) {
-            if matches!(ty, Type::Option(_)) { ParamSource::OptionalHeader } else { ParamSource::Header }
-        } else if self.path.contains(&format!("{{{name}}}")) {
+        ParamSource::of(&self.headers, &self.path, name, matches!(ty, Type::Option(_)), matches!(ty, Type::Class(_)))
+    }
+}
+
+impl ParamSource {
+    /// Where a route's handler parameter `name` comes from, given the route's header
+    /// parameters and path, and whether the parameter's type is an option or a class: the rule
+    /// of [`RouteDecl`], which the compiler's API description also follows.
+    pub fn of(headers: &[String], path: &str, name: &str, is_option: bool, is_class: bool) -> ParamSource {
+        if headers.iter().any(|h| h == name) {
+            if is_option { ParamSource::OptionalHeader } else { ParamSource::Header }
+        } else if path.contains(&format!("{{{name}}}")) {
             ParamSource::Path
-        } else if name == "body" && matches!(ty, Type::Class(_)) {
+        } else if name == "body" && is_class {
             ParamSource::Body
-        } else if matches!(ty, Type::Option(_)) {
+        } else if is_option {
             ParamSource::OptionalQuery
         } else {
             ParamSource::Query

@@ -139,6 +139,12 @@ pub struct Config {
     #[arg(long = "metrics-listen", env = "NAGI_METRICS_LISTEN", value_name = "ADDR:PORT")]
     pub metrics_listen: Option<String>,
 
+    /// Serve the service's OpenAPI 3.1 document (the one `nagic openapi` writes) at this path,
+    /// as `GET PATH`; not served when unset. The path must start with `/`, hold no `{`, and not
+    /// be a path of the program's own routes.
+    #[arg(long = "openapi-route", env = "NAGI_OPENAPI_ROUTE", value_name = "PATH", value_parser = openapi_route)]
+    pub openapi_route: Option<String>,
+
     /// Where to send traces, over OTLP/HTTP (protobuf): a collector's base URL such as
     /// `http://localhost:4318` (`/v1/traces` is added) or the full URL; no traces when unset.
     #[arg(long = "otlp-endpoint", env = "NAGI_OTLP_ENDPOINT", value_name = "URL")]
@@ -241,6 +247,7 @@ impl Config {
             outbound_connections: 100,
             outbound_body_limit: 8_388_608,
             metrics_listen: None,
+            openapi_route: None,
             otlp_endpoint: None,
             trace_sample_ratio: SampleRatio(1.0),
             log: LogLevel::Info,
@@ -286,4 +293,15 @@ impl Config {
     pub fn parse_for(service: &str) -> Config {
         Config::try_parse_for(service, std::env::args_os()).unwrap_or_else(|e| e.exit())
     }
+}
+
+/// `--openapi-route`: a path starting with `/`, without a path parameter, a query or a fragment.
+fn openapi_route(text: &str) -> Result<String, String> {
+    if !text.starts_with('/') {
+        return Err(format!("{text:?} is not a path: it must start with `/`, as /openapi.json does"));
+    }
+    if let Some(bad) = text.chars().find(|c| matches!(c, '{' | '}' | '?' | '#') || c.is_whitespace()) {
+        return Err(format!("the path {text:?} cannot hold {bad:?}"));
+    }
+    Ok(text.to_string())
 }

@@ -40,6 +40,9 @@ pub struct Service {
     pub routes: Vec<Route>,
     /// Its job queues (`crate::queues`), whose workers run while it serves.
     pub queues: Vec<Queue>,
+    /// Its OpenAPI 3.1 document (compact JSON), written by the compiler, served with
+    /// `--openapi-route`; `None` for a service built from Low text, which has none.
+    pub openapi: Option<&'static str>,
 }
 
 /// Why the server could not start or stopped with an error.
@@ -196,6 +199,33 @@ where
     serve_on(std::future::ready(Ok(listener)), service, config, shutdown).await
 }
 
+/// `service` with the route `GET <--openapi-route>` answering its OpenAPI document, when the
+/// flag asks for it. Errors (exit status 2, before anything is opened): a service that has no
+/// document, or a path one of its own routes takes.
+fn with_openapi_route(mut service: Service, config: &Config) -> Result<Service, ServeError> {
+    let Some(path) = &config.openapi_route else { return Ok(service) };
+    let misconfigured = |message: String| ServeError { message, status: 2 };
+    let Some(document) = service.openapi else {
+        return Err(misconfigured(format!(
+            "--openapi-route {path}: this service was built from Low text, which has no API description; build it from its .nagi source"
+        )));
+    };
+    // A route of the program with the same path, or one whose parameters match it.
+    let mut table = matchit::Router::new();
+    for route in &service.routes {
+        let _ = table.insert(route.path, ());
+    }
+    if table.at(path).is_ok() {
+        return Err(misconfigured(format!("--openapi-route {path}: the program has a route on this path")));
+    }
+    let path: &'static str = Box::leak(path.clone().into_boxed_str());
+    let handler = http::Handler::new(move |_| {
+        Box::pin(async move { http::Reply::json_bytes(200, document.as_bytes().to_vec()) })
+    });
+    service.routes.push(http::Route { method: "GET", path, handler });
+    Ok(service)
+}
+
 /// The body of [`serve_until`]: opens the database first, then awaits `bind` for the listener.
 async fn serve_on<B, F>(bind: B, service: Service, config: Config, shutdown: F) -> Result<(), ServeError>
 where
@@ -203,6 +233,7 @@ where
     F: Future<Output = ()> + Send + 'static,
 {
     install_hook(HookMode::Library);
+    let service = with_openapi_route(service, &config)?;
     let budget = crate::budget::Budget::new(usize::try_from(config.memory_limit).unwrap_or(usize::MAX));
     let options = DbOptions { budget: Some(Arc::clone(&budget)), ..DbOptions::from_config(&config) };
     let database = open_database(&service, &config, options).await?;

@@ -51,7 +51,7 @@ fn writes(e: &Expr) -> bool {
 
 fn facts(function: &Function) -> Facts {
     let mut facts = Facts::default();
-    walk_block(&function.body, &mut |stmt_kind, exprs| {
+    function.body.walk_statements(&mut |stmt_kind, exprs| {
         if matches!(stmt_kind, Some(StmtKind::Transaction(_))) {
             facts.writes = true;
         }
@@ -64,50 +64,6 @@ fn facts(function: &Function) -> Facts {
         }
     });
     facts
-}
-
-/// Calls `visit` with each statement (its kind) and the expressions it evaluates itself, for
-/// every statement at every depth.
-fn walk_block<'a>(block: &'a Block, visit: &mut dyn FnMut(Option<&'a StmtKind>, Vec<&'a Expr>)) {
-    for stmt in &block.stmts {
-        visit(Some(&stmt.kind), own_exprs(&stmt.kind));
-        for inner in inner_blocks(&stmt.kind) {
-            walk_block(inner, visit);
-        }
-    }
-}
-
-/// The expressions a statement evaluates itself (not those of its blocks), in order.
-fn own_exprs(kind: &StmtKind) -> Vec<&Expr> {
-    match kind {
-        StmtKind::Let { value, .. } | StmtKind::Assign { value, .. } | StmtKind::Expr(value) => vec![value],
-        StmtKind::If { cond, .. } | StmtKind::While { cond, .. } => vec![cond],
-        StmtKind::IfLet { value, .. } => vec![value],
-        StmtKind::ForRange { start, end, .. } => vec![start, end],
-        StmtKind::ForEach { array, .. } => vec![array],
-        StmtKind::ForEntries { map, .. } => vec![map],
-        StmtKind::Return(value) => value.iter().collect(),
-        StmtKind::Defer { args, .. } => args.iter().collect(),
-        StmtKind::Match { scrutinee, .. } => vec![scrutinee],
-        StmtKind::Break | StmtKind::Continue | StmtKind::Transaction(_) | StmtKind::Scope(_) => Vec::new(),
-    }
-}
-
-/// The blocks a statement holds.
-fn inner_blocks(kind: &StmtKind) -> Vec<&Block> {
-    match kind {
-        StmtKind::If { then_block, else_block, .. } | StmtKind::IfLet { then_block, else_block, .. } => {
-            std::iter::once(then_block).chain(else_block.as_ref()).collect()
-        }
-        StmtKind::While { body, .. }
-        | StmtKind::ForRange { body, .. }
-        | StmtKind::ForEach { body, .. }
-        | StmtKind::ForEntries { body, .. }
-        | StmtKind::Transaction(body)
-        | StmtKind::Scope(body) => vec![body],
-        StmtKind::Match { arms, .. } => arms.iter().map(|arm| &arm.body).collect(),
-        _ => Vec::new(),
-    }
 }
 
 /// Which functions may write and which may call out, through calls and spawns.
@@ -167,7 +123,7 @@ impl Walk<'_> {
     /// `block` from `state`; `None` when no path reaches its end.
     fn block(&mut self, block: &Block, mut state: State) -> Option<State> {
         for stmt in &block.stmts {
-            for e in own_exprs(&stmt.kind) {
+            for e in stmt.kind.own_exprs() {
                 state = self.expr(e, state);
             }
             state = match &stmt.kind {
@@ -306,6 +262,12 @@ impl Walk<'_> {
 }
 
 /// Reports every outbound call that may come after a write of its request (module doc).
+/// Which functions may write to the database, directly or through the functions they call or
+/// spawn (the may-analysis above), by function index.
+pub(crate) fn may_write(functions: &[Function]) -> Vec<bool> {
+    propagate(&functions.iter().map(facts).collect::<Vec<_>>()).0
+}
+
 pub(super) fn check(
     functions: &[Function],
     tests: &[FnIdx],

@@ -31,7 +31,7 @@ pub struct TableDesc {
 
 /// A whole service: `{ i8* name, i64 name_len, %nagi.TableDesc* tables, i64 table_count,
 /// %nagi.RouteDesc* routes, i64 route_count, guarded_poll, %nagi.QueueDesc* queues,
-/// i64 queue_count }`.
+/// i64 queue_count, i8* openapi, i64 openapi_len }`.
 #[repr(C)]
 pub struct ServiceDesc {
     /// The service's name (the default database is `./<name>.db`).
@@ -52,6 +52,10 @@ pub struct ServiceDesc {
     pub queues: *const super::queues::QueueDesc,
     /// How many queues `queues` points to.
     pub queue_count: usize,
+    /// The service's OpenAPI document, UTF-8 JSON; null when it has none.
+    pub openapi: *const u8,
+    /// The document's length in bytes (0 when it has none).
+    pub openapi_len: usize,
 }
 
 // SAFETY (both impls): descriptors are immutable constants of the program; nothing writes
@@ -91,6 +95,7 @@ pub unsafe fn to_service(desc: &'static ServiceDesc) -> Service {
             })
             .collect(),
         queues: queues.iter().map(|q| unsafe { q.to_queue(desc.guarded_poll) }).collect(),
+        openapi: (!desc.openapi.is_null()).then(|| unsafe { static_text(desc.openapi, desc.openapi_len) }),
     }
 }
 

@@ -228,6 +228,7 @@ pub fn service() -> Service {
             Route { method: "POST", path: "/tx/commit-early", handler: Handler::new(tx_commit_early) },
         ],
         queues: Vec::new(),
+        openapi: None,
     }
 }
 

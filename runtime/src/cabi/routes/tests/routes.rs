@@ -136,6 +136,7 @@ fn rust_service() -> Service {
             route("GET", "/nulls", rust_nulls),
         ],
         queues: Vec::new(),
+        openapi: None,
     }
 }
 
@@ -545,6 +546,8 @@ fn llvm_service() -> &'static ServiceDesc {
         guarded_poll,
         queues: std::ptr::null(),
         queue_count: 0,
+        openapi: std::ptr::null(),
+        openapi_len: 0,
     })
 }
 
