@@ -16,6 +16,7 @@ mod backend;
 mod commands;
 mod configuration;
 mod failure;
+mod fmt;
 mod importers;
 mod interp;
 mod jit;
@@ -117,6 +118,16 @@ enum Command {
         #[arg(long, value_enum, default_value = "rust")]
         backend: Backend,
     },
+    /// Rewrite High Nagi files in the canonical layout (docs/language.md §2.8); directories are
+    /// walked for `.nagi` files.
+    Fmt {
+        /// Change nothing: list the files that are not formatted, and exit 1 if there are any.
+        #[arg(long)]
+        check: bool,
+        /// Files and directories (default: the current directory).
+        #[arg(value_name = "FILE|DIR")]
+        inputs: Vec<PathBuf>,
+    },
     /// Write the OpenAPI 3.1 document of a service: its routes, parameters, bodies, results and
     /// error answers, from its source (no annotation needed).
     Openapi {
@@ -192,6 +203,10 @@ fn run() -> ExitCode {
         (Some(Command::Test { inputs, backend }), _, _) => {
             let inputs = if inputs.is_empty() { vec![PathBuf::from(".")] } else { inputs.clone() };
             testing::test(&inputs, *backend, &options.passes, &target)
+        }
+        (Some(Command::Fmt { check, inputs }), _, _) => {
+            let inputs = if inputs.is_empty() { vec![PathBuf::from(".")] } else { inputs.clone() };
+            fmt::fmt(&inputs, *check)
         }
         (Some(Command::Openapi { input, output }), _, _) => api::openapi(input, output.as_deref()),
         (Some(Command::Client { lang, input, output }), _, _) => api::client(*lang, input, output.as_deref()),

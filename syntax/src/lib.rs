@@ -5,6 +5,7 @@
 //! `nagi-high` turns them into rendered diagnostics.
 
 pub mod ast;
+pub mod format;
 pub mod lexer;
 mod support;
 
