@@ -22,6 +22,7 @@ mod interp;
 mod jit;
 mod llvm_link;
 mod load;
+mod lsp;
 mod output;
 mod passes;
 mod pipeline;
@@ -128,6 +129,9 @@ enum Command {
         #[arg(value_name = "FILE|DIR")]
         inputs: Vec<PathBuf>,
     },
+    /// Serve the editor: the language server, over stdio (diagnostics, hover, go to definition,
+    /// references, completion, document symbols, formatting, rename).
+    Lsp,
     /// Write the OpenAPI 3.1 document of a service: its routes, parameters, bodies, results and
     /// error answers, from its source (no annotation needed).
     Openapi {
@@ -208,6 +212,7 @@ fn run() -> ExitCode {
             let inputs = if inputs.is_empty() { vec![PathBuf::from(".")] } else { inputs.clone() };
             fmt::fmt(&inputs, *check)
         }
+        (Some(Command::Lsp), _, _) => lsp::serve(),
         (Some(Command::Openapi { input, output }), _, _) => api::openapi(input, output.as_deref()),
         (Some(Command::Client { lang, input, output }), _, _) => api::client(*lang, input, output.as_deref()),
         (None, Some(emit), Some(input)) => commands::emit(emit, input, cli.output.as_deref(), &front, &target),

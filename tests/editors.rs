@@ -82,7 +82,12 @@ fn the_goldens_highlight_as_their_snapshots() {
     }
     // Keywords, types and strings of the service golden got their scopes.
     let users = std::fs::read_to_string(kept.join("users.nagi.snap")).unwrap();
-    for scope in ["keyword.declaration.route.nagi", "entity.name.type.nagi", "string.quoted.double.nagi", "support.variable.nagi"] {
+    for scope in [
+        "keyword.declaration.route.nagi",
+        "entity.name.type.nagi",
+        "string.quoted.double.nagi",
+        "support.variable.nagi",
+    ] {
         assert!(users.contains(scope), "users.nagi.snap has no {scope}");
     }
 }

@@ -112,6 +112,11 @@ mod writer;
 
 pub(crate) use writer::may_write;
 
+/// Every builtin function's name (for completion).
+pub(crate) fn builtin_function_names() -> Vec<&'static str> {
+    items::builtin_fn_names().collect()
+}
+
 use nagi_low::Diagnostic;
 use nagi_syntax::ast::{self, SourceFile, Span};
 

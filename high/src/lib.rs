@@ -6,6 +6,7 @@
 
 pub mod api;
 pub mod check;
+pub mod ide;
 pub mod lower;
 pub mod modules;
 pub mod sql;

@@ -97,6 +97,21 @@ impl Sources {
         self.files.is_empty()
     }
 
+    /// Each file's name, its base in the span space and its text, in order.
+    pub fn files(&self) -> impl Iterator<Item = (&str, usize, &str)> {
+        self.files.iter().map(|f| (f.name.as_str(), f.base, f.text.as_str()))
+    }
+
+    /// The file the byte `at` of the span space lies in: its name, base and text.
+    pub fn file_at(&self, at: usize) -> Option<(&str, usize, &str)> {
+        self.files.iter().rev().find(|f| f.base <= at).map(|f| (f.name.as_str(), f.base, f.text.as_str()))
+    }
+
+    /// The base in the span space of the file called `name`.
+    pub fn base_of(&self, name: &str) -> Option<usize> {
+        self.files.iter().find(|f| f.name == name).map(|f| f.base)
+    }
+
     /// `file:line:col` of the byte `at` of the span space (columns count characters, from 1).
     pub fn locate(&self, at: usize) -> String {
         let Some(file) = self.files.iter().rev().find(|f| f.base <= at) else { return format!("byte {at}") };
