@@ -50,6 +50,22 @@ fn every_nagi_file_of_the_repository_is_formatted() {
     );
 }
 
+/// Every formatted file of the repository, with its indentation taken away and its blank lines
+/// doubled (neither changes what it means: line breaks end statements, indentation does not),
+/// formats back to itself.
+#[test]
+fn every_file_formats_back_from_a_mangled_layout() {
+    for path in repository_files().into_iter().filter(|p| !is_syntax_error_golden(p)) {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mangled: String = text
+            .lines()
+            .map(|line| if line.trim().is_empty() { "\n\n".to_string() } else { format!("{}\n", line.trim_start()) })
+            .collect();
+        let formatted = nagi_syntax::format::format(&mangled).unwrap_or_else(|e| panic!("{}: {e:?}", path.display()));
+        assert_eq!(formatted, text, "{} does not format back from its mangled layout", path.display());
+    }
+}
+
 /// A file that does not parse is left as it is, with the compiler's `file:line:col` diagnostic
 /// and exit status 1; `--check` lists an unformatted file and changes nothing.
 #[test]

@@ -223,6 +223,15 @@ fn a_scripted_session_on_the_blog_example() {
     for field in ["id", "author", "title", "body"] {
         assert!(labels.contains(&field), "{labels:?}");
     }
+    // The half-typed text does not parse; hover still answers, from the last analysis that
+    // checked (above the edit, where nothing moved).
+    let position = at(&typing, "draft.title, 80", 6);
+    let hover =
+        client.request("textDocument/hover", json!({"textDocument": {"uri": uri("posts.nagi")}, "position": position}));
+    assert!(
+        hover["result"]["contents"]["value"].as_str().unwrap_or_default().contains("Draft.title: String"),
+        "{hover}"
+    );
     change(&mut client, "posts.nagi", 21, &posts);
     client.diagnostics(&uri("posts.nagi"));
 
@@ -250,6 +259,28 @@ fn a_scripted_session_on_the_blog_example() {
     let in_blog = edits("blog.nagi");
     assert_eq!(in_blog.len(), 3, "{rename}");
     assert!(in_blog.contains(&(at(&blog, "posts.find(id)", 6), "lookup".into())), "{rename}");
+
+    // Rename a local: its declaration and each use, in its function only.
+    let position = at(&posts, "let post = try find(id)", 4);
+    let rename = client.request(
+        "textDocument/rename",
+        json!({"textDocument": {"uri": uri("posts.nagi")}, "position": position, "newName": "found"}),
+    );
+    let edits = rename["result"]["changes"][uri("posts.nagi")].as_array().cloned().unwrap_or_default();
+    let starts: Vec<&Value> = edits.iter().map(|e| &e["range"]["start"]).collect();
+    // `let post`, `post.author`, `return post` (and not the word in "post " + to_string(id)).
+    let owned = posts.find("pub fn owned").unwrap();
+    let expected = [
+        at(&posts, "post = try find(id)", 0),
+        at(&posts, "post.author != account.id", 0),
+        at(&posts[owned..], "return post\n", 7),
+    ];
+    let expected_last = {
+        let line = expected[2]["line"].as_u64().unwrap() + posts[..owned].matches('\n').count() as u64;
+        json!({"line": line, "character": expected[2]["character"]})
+    };
+    assert_eq!(starts, [&expected[0], &expected[1], &expected_last], "{rename}");
+    assert!(edits.iter().all(|e| e["newText"] == "found"), "{rename}");
 
     // The outline, and formatting (the example is formatted: no edits).
     let symbols = client.request("textDocument/documentSymbol", json!({"textDocument": {"uri": uri("posts.nagi")}}));
