@@ -138,15 +138,7 @@ impl<'p> Builder<'p> {
 
     fn item(&mut self, item: &ast::Item) {
         match item {
-            ast::Item::Class(d) => {
-                if let Some(c) = self.class(&d.name.name) {
-                    self.add(d.name.span, Symbol::Class(c), true);
-                    for (i, field) in d.fields.iter().enumerate() {
-                        self.add(field.name.span, Symbol::Field(c, i), true);
-                        self.ty(&field.ty);
-                    }
-                }
-            }
+            ast::Item::Class(d) => self.class_decl(&d.name, &d.fields),
             ast::Item::Enum(d) => {
                 if let Some(e) = self.enumeration(&d.name.name) {
                     self.add(d.name.span, Symbol::Enum(e), true);
@@ -170,13 +162,8 @@ impl<'p> Builder<'p> {
             ast::Item::Route(d) => self.function(d.span, None, &d.params, &d.ret, &d.body),
             ast::Item::Test(d) => self.function(d.span, None, &[], &None, &d.body),
             ast::Item::Actor(d) => {
-                if let Some(c) = self.class(&d.name.name) {
-                    self.add(d.name.span, Symbol::Class(c), true);
-                    for (i, field) in d.fields.iter().enumerate() {
-                        self.add(field.name.span, Symbol::Field(c, i), true);
-                        self.ty(&field.ty);
-                    }
-                }
+                // An actor's state is a class of its name.
+                self.class_decl(&d.name, &d.fields);
                 for h in &d.handlers {
                     self.function(h.span, Some(&h.name), &h.params, &h.ret, &h.body);
                 }
@@ -203,6 +190,17 @@ impl<'p> Builder<'p> {
                 }
             }
             ast::Item::Supervisor(_) | ast::Item::Schedule(_) => {}
+        }
+    }
+
+    /// A class's (or an actor state's) name and fields, declared.
+    fn class_decl(&mut self, name: &ast::Ident, fields: &[ast::FieldDecl]) {
+        if let Some(c) = self.class(&name.name) {
+            self.add(name.span, Symbol::Class(c), true);
+            for (i, field) in fields.iter().enumerate() {
+                self.add(field.name.span, Symbol::Field(c, i), true);
+                self.ty(&field.ty);
+            }
         }
     }
 

@@ -5,7 +5,7 @@
 use super::INDENT;
 use super::Printer;
 use super::doc::{Doc, concat, group, nest, text};
-use super::items::bracketed;
+use super::items::{bracketed, delimited};
 use crate::ast::*;
 
 /// How tightly an expression binds, loosest first (the grammar's tiers).
@@ -113,21 +113,8 @@ impl Printer<'_> {
                     .iter()
                     .map(|(name, value)| concat(vec![text(format!("{}: ", name.name)), self.expr(value, 0)]))
                     .collect();
-                let mut inner = vec![Doc::Line];
-                let count = docs.len();
-                for (i, doc) in docs.into_iter().enumerate() {
-                    inner.push(doc);
-                    if i + 1 < count {
-                        inner.extend([text(","), Doc::Line]);
-                    }
-                }
-                inner.push(super::doc::if_break(text(","), Doc::Nil));
-                group(concat(vec![
-                    text(format!("{} {{", class.name)),
-                    nest(INDENT, concat(inner)),
-                    Doc::Line,
-                    text("}"),
-                ]))
+                // Spaces inside the braces when on one line: `User { id: 1 }`.
+                delimited(&format!("{} {{", class.name), docs, "}", Doc::Line)
             }
             ExprKind::Unary { op, operand } => {
                 let sign = if *op == UnaryOp::Neg { "-" } else { "!" };

@@ -367,7 +367,13 @@ pub(super) fn bracketed(open: &str, items: Vec<Doc>, close: &str) -> Doc {
     if items.is_empty() {
         return text(format!("{open}{close}"));
     }
-    let mut inner = vec![Doc::SoftLine];
+    delimited(open, items, close, Doc::SoftLine)
+}
+
+/// `open` items `close` as [`bracketed`], with `inside` (nothing or a space, when flat) after
+/// `open` and before `close`.
+pub(super) fn delimited(open: &str, items: Vec<Doc>, close: &str, inside: Doc) -> Doc {
+    let mut inner = vec![inside.clone()];
     let count = items.len();
     for (i, item) in items.into_iter().enumerate() {
         inner.push(item);
@@ -376,5 +382,5 @@ pub(super) fn bracketed(open: &str, items: Vec<Doc>, close: &str) -> Doc {
         }
     }
     inner.push(if_break(text(","), Doc::Nil));
-    group(concat(vec![text(open), nest(INDENT, concat(inner)), Doc::SoftLine, text(close)]))
+    group(concat(vec![text(open), nest(INDENT, concat(inner)), inside, text(close)]))
 }
