@@ -137,7 +137,13 @@ fn default_name(input: &Path) -> String {
 }
 
 /// The front half with `-O` by default, then the backend's build into `output`.
-fn build_into(input: &Path, output: &Path, backend: Backend, front: &FrontEnd, target: &Target) -> Result<(), Failure> {
+pub(crate) fn build_into(
+    input: &Path,
+    output: &Path,
+    backend: Backend,
+    front: &FrontEnd,
+    target: &Target,
+) -> Result<(), Failure> {
     let mut compiled = pipeline::compile(input, front, Default::Optimize)?;
     backend.build(&compiled.module, compiled.openapi.as_deref(), input, output, target, &mut compiled.timer)
 }

@@ -15,6 +15,7 @@ mod api;
 mod backend;
 mod commands;
 mod configuration;
+mod dev;
 mod failure;
 mod fmt;
 mod importers;
@@ -23,6 +24,7 @@ mod jit;
 mod llvm_link;
 mod load;
 mod lsp;
+mod new;
 mod output;
 mod passes;
 mod pipeline;
@@ -129,6 +131,23 @@ enum Command {
         #[arg(value_name = "FILE|DIR")]
         inputs: Vec<PathBuf>,
     },
+    /// Build and serve a service, and on every save of its files build it again and swap the
+    /// running process without refusing a request (LLVM at -O0; `--reuse-port`). Arguments after
+    /// `--` go to the service (e.g. `--listen`, `--db`).
+    Dev {
+        /// The service (`.nagi`), or a directory holding one program.
+        #[arg(value_name = "FILE|DIR")]
+        input: PathBuf,
+        /// Arguments for the service.
+        #[arg(last = true, value_name = "ARGS")]
+        args: Vec<String>,
+    },
+    /// Create a starter service in the directory NAME (a table, CRUD routes, tests, a README).
+    New {
+        /// The service's name and directory (lower case, digits and `_`).
+        #[arg(value_name = "NAME")]
+        name: PathBuf,
+    },
     /// Serve the editor: the language server, over stdio (diagnostics, hover, go to definition,
     /// references, completion, document symbols, formatting, rename).
     Lsp,
@@ -213,6 +232,8 @@ fn run() -> ExitCode {
             fmt::fmt(&inputs, *check)
         }
         (Some(Command::Lsp), _, _) => lsp::serve(),
+        (Some(Command::Dev { input, args }), _, _) => dev::dev(input, args, &front, &target),
+        (Some(Command::New { name }), _, _) => new::new(name),
         (Some(Command::Openapi { input, output }), _, _) => api::openapi(input, output.as_deref()),
         (Some(Command::Client { lang, input, output }), _, _) => api::client(*lang, input, output.as_deref()),
         (None, Some(emit), Some(input)) => commands::emit(emit, input, cli.output.as_deref(), &front, &target),

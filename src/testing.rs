@@ -56,7 +56,7 @@ pub(crate) fn test(
 }
 
 /// The programs of `dir`: its `.nagi` files (in folders too) that no other one imports.
-fn roots(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn roots(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(at) = stack.pop() {

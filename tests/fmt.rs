@@ -23,7 +23,7 @@ fn repository_files() -> Vec<PathBuf> {
         }
     }
     let mut files = Vec::new();
-    for dir in ["examples", "golden", "tests/fixtures", "bench"] {
+    for dir in ["examples", "golden", "tests/fixtures", "bench", "src/new"] {
         walk(&root().join(dir), &mut files);
     }
     files
