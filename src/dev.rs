@@ -41,6 +41,17 @@ pub(crate) fn dev(input: &Path, args: &[String], front: &FrontEnd, target: &Targ
         eprintln!("{}: error: cannot create the build directory: {e}", dir.display());
         Failure::Input
     })?;
+    // The service's `listening on` line (info) says when it has bound: a quieter log would
+    // never say it.
+    let quiet = |level: &str| matches!(level.to_ascii_lowercase().as_str(), "warn" | "error");
+    let log_flag = args.iter().position(|a| a == "--log").and_then(|i| args.get(i + 1)).cloned();
+    let log_flag = log_flag.or_else(|| args.iter().find_map(|a| a.strip_prefix("--log=").map(str::to_string)));
+    if log_flag.or_else(|| std::env::var("NAGI_LOG").ok()).is_some_and(|level| quiet(&level)) {
+        eprintln!(
+            "nagic: error: nagic dev reads the service's info log (its `listening on` line) to know when a new build serves; use --log info, debug or trace"
+        );
+        return Err(Failure::Usage);
+    }
     let mut args = args.to_vec();
     if !args.iter().any(|a| a == "--reuse-port") {
         args.push("--reuse-port".into());
@@ -93,8 +104,15 @@ impl Session<'_> {
         loop {
             match events.recv() {
                 Ok(Event::Changed) => {
-                    // Editors write a file in several steps: one rebuild for the burst.
-                    while let Ok(Event::Changed) = events.recv_timeout(Duration::from_millis(20)) {}
+                    // Editors write a file in several steps: one rebuild for the burst (Ctrl-C
+                    // meanwhile still stops).
+                    loop {
+                        match events.recv_timeout(Duration::from_millis(20)) {
+                            Ok(Event::Changed | Event::Listening(_)) => {}
+                            Ok(Event::Stop) => return self.shut_down(),
+                            Err(_) => break,
+                        }
+                    }
                     let started = Instant::now();
                     let Ok(next) = self.start() else { continue };
                     match self.wait_listening(next, events) {
@@ -170,6 +188,10 @@ impl Session<'_> {
             if child.try_wait().ok().flatten().is_some() || Instant::now() > deadline {
                 let _ = child.kill();
                 let _ = child.wait();
+                if changed {
+                    // A save while this one failed to start: it may be the fix.
+                    let _ = self.sender.send(Event::Changed);
+                }
                 return Err(Failure::Input);
             }
         }

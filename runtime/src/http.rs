@@ -11,7 +11,7 @@
 
 pub(crate) mod binding;
 mod connections;
-mod dispatch;
+pub(crate) mod dispatch;
 mod wrapper;
 
 pub(crate) use dispatch::next_request_id;

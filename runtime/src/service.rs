@@ -210,10 +210,12 @@ fn with_openapi_route(mut service: Service, config: &Config) -> Result<Service, 
             "--openapi-route {path}: this service was built from Low text, which has no API description; build it from its .nagi source"
         )));
     };
-    // A route of the program with the same path, or one whose parameters match it.
+    // A route of the program whose path matches it (parameters renamed by position, as the
+    // dispatcher's table has them, so that every route is in the check).
     let mut table = matchit::Router::new();
     for route in &service.routes {
-        let _ = table.insert(route.path, ());
+        let (positional, _) = crate::http::dispatch::positional_path(route.path);
+        let _ = table.insert(positional, ());
     }
     if table.at(path).is_ok() {
         return Err(misconfigured(format!("--openapi-route {path}: the program has a route on this path")));

@@ -170,6 +170,17 @@ fn rename(server: &Server, at: &At, new_name: &str) -> Result<WorkspaceEdit, Fai
     }
     let not_here = || (ErrorCode::InvalidParams, "no local or function is named here".to_string());
     let analysis = at.analysis(server).ok_or_else(not_here)?;
+    // Edits are placed by the analysis's spans: its texts must be the documents' now.
+    let current = analysis
+        .sources
+        .files()
+        .all(|(name, _, text)| server.text(std::path::Path::new(name)).as_deref() == Some(text));
+    if !current {
+        return Err((
+            ErrorCode::ContentModified,
+            "the program does not check as it is now; fix it, then rename".into(),
+        ));
+    }
     let occurrence = analysis.symbol_at(at.global(analysis).ok_or_else(not_here)?).ok_or_else(not_here)?;
     if !matches!(occurrence.symbol, Symbol::Local(..) | Symbol::Function(_)) {
         return Err((ErrorCode::InvalidParams, "only locals and functions can be renamed".into()));

@@ -5,9 +5,9 @@
 //! The schemas say exactly what the runtime's binding rules take and what its answers hold:
 //! a class is an object with `additionalProperties: false` whose non-option fields are
 //! required (a missing option field is `none`), an option is its type or `null`, an enum is
-//! serde's externally tagged form, integers carry their range, and an integer field takes only
-//! a JSON number written without a fraction or exponent (`30.0` is refused; see
-//! [`INTEGER_PATTERN_NOTE`]).
+//! serde's externally tagged form, and integers carry their range (JSON Schema's `integer`, so
+//! `30.0` is 30, as the runtime reads it). An `authorization` header parameter is the security
+//! scheme `authorization` (OpenAPI ignores a header parameter of that name).
 
 use std::collections::BTreeSet;
 
@@ -18,14 +18,13 @@ use crate::modules::Sources;
 use crate::tir::{Program, Ty};
 use nagi_low::ParamSource;
 
+/// The security scheme of an `authorization` header parameter.
+const AUTHORIZATION: &str = "authorization";
+
 /// The schema name of the runtime's error answer, `{"error", "detail"}`: a class of the main
 /// file has no `.` in its name, so only a class `Error` of a module file `nagi.nagi` could
 /// take it (its schema would then replace this one).
 pub const ERROR_SCHEMA: &str = "nagi.Error";
-
-/// What the document says about integers written with a fraction, in each integer schema's
-/// description: JSON Schema counts `30.0` as an integer, the runtime does not.
-pub const INTEGER_PATTERN_NOTE: &str = "a JSON integer: written without a fraction or exponent (30, not 30.0)";
 
 /// The OpenAPI 3.1 document of `program`, titled `title` (the module's name).
 pub fn document(program: &Program, sources: &Sources, title: &str) -> Value {
@@ -56,6 +55,15 @@ pub fn document(program: &Program, sources: &Sources, title: &str) -> Value {
         let schema = definition(program, sources, &ty, &mut used);
         schemas.insert(type_name(program, &ty), schema);
     }
+    let mut components = json!({"schemas": Value::Object(schemas)});
+    if operations.iter().any(|op| op.params.iter().any(|p| p.wire_name == "authorization")) {
+        components["securitySchemes"] = json!({AUTHORIZATION: {
+            "type": "apiKey",
+            "in": "header",
+            "name": "Authorization",
+            "description": "The route's `authorization: header String` parameter: the header's whole value.",
+        }});
+    }
     json!({
         "openapi": "3.1.0",
         "info": {
@@ -65,7 +73,7 @@ pub fn document(program: &Program, sources: &Sources, title: &str) -> Value {
         },
         "jsonSchemaDialect": "https://spec.openapis.org/oas/3.1/dialect/base",
         "paths": Value::Object(paths),
-        "components": {"schemas": Value::Object(schemas)},
+        "components": components,
     })
 }
 
@@ -78,9 +86,21 @@ fn operation(program: &Program, op: &Operation, used: &mut Vec<Ty>) -> Value {
         object.insert("summary".into(), summary.into());
         object.insert("description".into(), doc.clone().into());
     }
-    let params: Vec<Value> = op.params.iter().map(|p| parameter(program, p, used)).collect();
+    // OpenAPI ignores a header parameter named Authorization: it is a security scheme.
+    let is_authorization = |p: &&Parameter| {
+        matches!(p.source, ParamSource::Header | ParamSource::OptionalHeader) && p.wire_name == "authorization"
+    };
+    let params: Vec<Value> =
+        op.params.iter().filter(|p| !is_authorization(p)).map(|p| parameter(program, p, used)).collect();
     if !params.is_empty() {
         object.insert("parameters".into(), params.into());
+    }
+    if let Some(p) = op.params.iter().find(is_authorization) {
+        let mut alternatives = vec![json!({AUTHORIZATION: []})];
+        if !p.required {
+            alternatives.push(json!({}));
+        }
+        object.insert("security".into(), alternatives.into());
     }
     if let Some(body) = &op.body {
         object.insert(
@@ -205,7 +225,7 @@ pub(crate) fn schema(program: &Program, ty: &Ty, used: &mut Vec<Ty>) -> Value {
         Ty::Time => json!({"type": "string", "format": "date-time"}),
         Ty::Duration => json!({
             "type": "string",
-            "pattern": "^-?[0-9]{1,19}(d|h|m|s|ms|us)$",
+            "pattern": "^-?[0-9]+(d|h|m|s|ms|us)$",
             "description": "a duration: an integer and its unit (250ms, 90s, 1h)",
         }),
         Ty::Uuid => json!({"type": "string", "format": "uuid"}),
@@ -239,7 +259,7 @@ pub(crate) fn schema(program: &Program, ty: &Ty, used: &mut Vec<Ty>) -> Value {
 
 /// An integer schema with its range.
 fn integer(format: &str, min: i64, max: i64) -> Value {
-    json!({"type": "integer", "format": format, "minimum": min, "maximum": max, "description": INTEGER_PATTERN_NOTE})
+    json!({"type": "integer", "format": format, "minimum": min, "maximum": max})
 }
 
 /// The definition of a class or an enum, in `components/schemas`.

@@ -141,7 +141,7 @@ fn method(program: &Program, op: &Operation, used: &mut Vec<Ty>, out: &mut Strin
             .collect();
         let all_optional = named.iter().all(|p| !p.required || p.default.is_some());
         let default = if all_optional { " = {}" } else { "" };
-        args.push(format!("params: {{ {} }}{default}", fields.join("; ")));
+        args.push(format!("{}: {{ {} }}{default}", params_name(op), fields.join("; ")));
     }
     let result = match &op.result {
         None => "void".to_string(),
@@ -154,7 +154,7 @@ fn method(program: &Program, op: &Operation, used: &mut Vec<Ty>, out: &mut Strin
         out,
         "  /** `{} {}`{}{} */",
         op.method.name(),
-        op.path,
+        doc_text(&op.path),
         if doc.is_empty() { "" } else { ": " },
         doc_text(&doc)
     );
@@ -164,7 +164,7 @@ fn method(program: &Program, op: &Operation, used: &mut Vec<Ty>, out: &mut Strin
         let items: Vec<String> = named
             .iter()
             .filter(|p| source(p.source))
-            .map(|p| format!("{}: params.{}", quoted_key(&p.wire_name), p.name))
+            .map(|p| format!("{}: {}.{}", quoted_key(&p.wire_name), params_name(op), p.name))
             .collect();
         if items.is_empty() { "{}".to_string() } else { format!("{{ {} }}", items.join(", ")) }
     };
@@ -173,20 +173,26 @@ fn method(program: &Program, op: &Operation, used: &mut Vec<Ty>, out: &mut Strin
     let body = if op.body.is_some() { "body" } else { "undefined" };
     let _ = writeln!(
         out,
-        "    const response = await this.request({:?}, {path}, {query}, {headers}, {body});",
+        "    const $response = await this.request({:?}, {path}, {query}, {headers}, {body});",
         op.method.name()
     );
     if op.optional {
-        out.push_str("    if (response.status === 404) {\n      const failure = await Client.failure(response);\n      if (failure.error === \"not found\") return null;\n      throw failure;\n    }\n");
+        out.push_str("    if ($response.status === 404) {\n      const $failure = await Client.failure($response);\n      if ($failure.error === \"not found\") return null;\n      throw $failure;\n    }\n");
     }
-    let _ = writeln!(out, "    if (response.status !== {}) throw await Client.failure(response);", op.success);
+    let _ = writeln!(out, "    if ($response.status !== {}) throw await Client.failure($response);", op.success);
     match &op.result {
-        None => out.push_str("    await response.body?.cancel();\n"),
+        None => out.push_str("    await $response.body?.cancel();\n"),
         Some(_) => {
-            let _ = writeln!(out, "    return (await response.json()) as {};", result.trim_end_matches(" | null"));
+            let _ = writeln!(out, "    return (await $response.json()) as {};", result.trim_end_matches(" | null"));
         }
     }
     out.push_str("  }\n");
+}
+
+/// The name of a method's object of query and header parameters: `params`, or `params_` when a
+/// path parameter is called `params`.
+fn params_name(op: &Operation) -> &'static str {
+    if op.params.iter().any(|p| p.source == ParamSource::Path && p.name == "params") { "params_" } else { "params" }
 }
 
 /// The template literal of a route's path, its parameters percent-encoded.
@@ -275,7 +281,25 @@ fn type_name(program: &Program, ty: &Ty) -> String {
         Ty::Enum(e) => &program.enums[*e].name,
         _ => return String::new(),
     };
-    name.replace('.', "_")
+    let name = name.replace('.', "_");
+    // The globals and the client's own names a generated type must not shadow.
+    const TAKEN: &[&str] = &[
+        "Array",
+        "Boolean",
+        "Client",
+        "ClientOptions",
+        "Error",
+        "Map",
+        "NagiError",
+        "Number",
+        "Object",
+        "Promise",
+        "Record",
+        "Response",
+        "String",
+        "URLSearchParams",
+    ];
+    if TAKEN.contains(&name.as_str()) { format!("{name}_") } else { name }
 }
 
 /// `get_users_id` as a method name: `getUsersId`.
@@ -336,6 +360,8 @@ fn ident(name: &str) -> String {
         "with",
         "let",
         "static",
+        "arguments",
+        "eval",
         "yield",
         "await",
         "implements",

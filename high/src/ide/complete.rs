@@ -10,6 +10,18 @@
 use super::{Analysis, ty_name};
 use crate::tir::{FnIdx, Program, Ty};
 
+#[cfg(test)]
+mod tests {
+    use super::context;
+
+    #[test]
+    fn the_context_is_read_across_multi_byte_characters() {
+        assert_eq!(context("// 注意：x", "// 注意：x".len()), (None, "x".to_string()));
+        assert_eq!(context("a — post.ti", "a — post.ti".len()), (Some(vec!["post".to_string()]), "ti".to_string()));
+        assert_eq!(context("é", 1), (None, String::new()));
+    }
+}
+
 /// What a completion inserts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -61,12 +73,20 @@ const KEYWORDS: &[&str] = &[
 /// The text before `offset` in `text`: the receiver's names when a member is being typed
 /// (`post.au|` gives `["post"]`), and the unfinished name.
 pub fn context(text: &str, offset: usize) -> (Option<Vec<String>>, String) {
-    let before = &text[..offset.min(text.len())];
-    let word_start = before.rfind(|c: char| !(c.is_alphanumeric() || c == '_')).map_or(0, |i| i + 1);
+    let mut end = offset.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let before = &text[..end];
+    // Where the run of characters `keep` accepts, ending at the end of `text`, starts.
+    let run_start = |text: &str, keep: &dyn Fn(char) -> bool| {
+        text.char_indices().rev().find(|(_, c)| !keep(*c)).map_or(0, |(i, c)| i + c.len_utf8())
+    };
+    let word_start = run_start(before, &|c| c.is_alphanumeric() || c == '_');
     let word = before[word_start..].to_string();
     let rest = &before[..word_start];
     let Some(rest) = rest.strip_suffix('.') else { return (None, word) };
-    let chain_start = rest.rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.')).map_or(0, |i| i + 1);
+    let chain_start = run_start(rest, &|c| c.is_alphanumeric() || c == '_' || c == '.');
     let chain: Vec<String> = rest[chain_start..].split('.').map(str::to_string).collect();
     if chain.iter().any(String::is_empty) {
         return (None, word);

@@ -111,6 +111,16 @@ impl<'p> Builder<'p> {
         }
     }
 
+    /// The plain function called `name` (qualified for a module's), not a route or a test.
+    fn function_named(&self, name: &str) -> Option<FnIdx> {
+        let tests: Vec<FnIdx> = self.program.tests.iter().map(|t| t.function).collect();
+        self.program
+            .functions
+            .iter()
+            .enumerate()
+            .position(|(i, f)| f.name == name && !f.is_route && !tests.contains(&i))
+    }
+
     fn class(&self, name: &str) -> Option<ClassIdx> {
         self.program.classes.iter().position(|c| c.name == name)
     }
@@ -182,6 +192,17 @@ impl<'p> Builder<'p> {
             }
             ast::Item::Import(d) => {
                 let path: Vec<&str> = d.path.iter().map(|s| s.name.as_str()).collect();
+                // `import billing/invoices.{find, Invoice}`: each name, as the module's item.
+                for name in d.names.iter().flatten() {
+                    let qualified = format!("{}.{}", path.join("."), name.name);
+                    if let Some(f) = self.function_named(&qualified) {
+                        self.add(name.span, Symbol::Function(f), false);
+                    } else if let Some(c) = self.class(&qualified) {
+                        self.add(name.span, Symbol::Class(c), false);
+                    } else if let Some(e) = self.enumeration(&qualified) {
+                        self.add(name.span, Symbol::Enum(e), false);
+                    }
+                }
                 let file = format!("/{}.nagi", path.join("/"));
                 if let (Some(last), Some(i)) =
                     (d.path.last(), self.sources.files().position(|(name, _, _)| name.ends_with(&file)))
@@ -189,7 +210,12 @@ impl<'p> Builder<'p> {
                     self.add(last.span, Symbol::Module(i), false);
                 }
             }
-            ast::Item::Supervisor(_) | ast::Item::Schedule(_) => {}
+            ast::Item::Schedule(d) => {
+                if let Some(f) = self.function_named(&d.func.name) {
+                    self.add(d.func.span, Symbol::Function(f), false);
+                }
+            }
+            ast::Item::Supervisor(_) => {}
         }
     }
 
@@ -389,10 +415,13 @@ impl<'p> Builder<'p> {
                 self.ty(ty);
             }
             Call { callee, args } => {
-                if let Some(f) = typed.iter().find_map(|t| match &t.kind {
+                // A call the checker took apart (`spawn f(x)`, `defer f(x)`) has no typed call at
+                // its span: its function is then the one of its (qualified) name.
+                let typed_call = typed.iter().find_map(|t| match &t.kind {
                     tir::ExprKind::Call { func, .. } => Some(*func),
                     _ => Option::None,
-                }) {
+                });
+                if let Some(f) = typed_call.or_else(|| self.function_named(&callee.name)) {
                     self.add(callee.span, Symbol::Function(f), false);
                     self.module_prefix(callee.span, &callee.name, self.program.functions[f].span);
                 }

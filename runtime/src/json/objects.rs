@@ -164,8 +164,10 @@ impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for Objects<A> {
 impl<'de, A: MapAccess<'de>> MapAccess<'de> for Objects<A> {
     type Error = A::Error;
 
+    /// A key is never a class, and an integer key is read as written (`"1.0"` is no `i64`
+    /// key, as on the LLVM path): the seed goes unwrapped, without [`Whole`].
     fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, A::Error> {
-        self.0.next_key_seed(Objects(seed))
+        self.0.next_key_seed(seed)
     }
 
     fn next_value_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<T::Value, A::Error> {
@@ -283,9 +285,11 @@ pub(crate) fn whole(v: f64) -> Option<i64> {
 }
 
 /// The visitor of an integer read: a JSON number written with a fraction or an exponent whose
-/// value is a whole number below 2^53 in magnitude (`30.0`, `3e1`, `-0.0`) is the integer it
-/// equals, as JSON Schema counts it (docs/http.md, rule 10); any other float is refused by the
-/// wrapped visitor as before. Every other visit is the wrapped visitor's, with its messages.
+/// value, read as a double, is a whole number below 2^53 in magnitude (`30.0`, `3e1`, `-0.0`)
+/// is the integer it equals, as JSON Schema validators count it (docs/http.md, rule 10); any
+/// other float is refused by the wrapped visitor as before. Every other visit is the wrapped
+/// visitor's, with its messages. The value is the double's, as any JSON reader's that reads
+/// numbers as doubles: `1.0000000000000001`, which no double tells from 1, is 1.
 pub(crate) struct Whole<V>(pub(crate) V);
 
 impl<'de, V: Visitor<'de>> Visitor<'de> for Whole<V> {

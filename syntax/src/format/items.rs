@@ -102,7 +102,14 @@ impl Printer<'_> {
                 });
                 concat(vec![text(format!("config {} ", d.name.name)), body])
             }
-            Item::Schedule(d) => text(words(self.slice(d.span))),
+            Item::Schedule(d) => {
+                // The literal as written: a cron string's spaces are its own.
+                let (word, literal) = match &d.when {
+                    ScheduleWhen::Every(_, span) => ("every", *span),
+                    ScheduleWhen::At(_, span) => ("at", *span),
+                };
+                text(format!("schedule {} {word} {}", d.func.name, self.slice(literal)))
+            }
         }
     }
 
