@@ -22,6 +22,9 @@ use crate::pipeline::FrontEnd;
 use crate::runtime_lib::checkout;
 use crate::target::Target;
 
+/// How long a replaced process keeps accepting (`--drain-ms`) unless the arguments say.
+const DRAIN_MS: &str = "200";
+
 /// What the loop waits for.
 enum Event {
     /// A `.nagi` file under the watched directory changed.
@@ -56,6 +59,11 @@ pub(crate) fn dev(input: &Path, args: &[String], front: &FrontEnd, target: &Targ
     if !args.iter().any(|a| a == "--reuse-port") {
         args.push("--reuse-port".into());
     }
+    // A replaced process answers (the old behaviour) while it drains: a short drain, so that
+    // a save shows everywhere soon.
+    if !args.iter().any(|a| a == "--drain-ms" || a.starts_with("--drain-ms=")) {
+        args.extend(["--drain-ms".into(), DRAIN_MS.into()]);
+    }
     let (sender, events) = mpsc::channel();
     let stop = sender.clone();
     ctrlc::set_handler(move || {
@@ -68,7 +76,8 @@ pub(crate) fn dev(input: &Path, args: &[String], front: &FrontEnd, target: &Targ
     let watched = program.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
     let _watcher = watch(&watched, sender.clone())?;
     let target = Target { llvm_opt: 0, ..*target };
-    let mut session = Session { program, dir, args, front, target, sender, generation: 0, running: None };
+    let mut session =
+        Session { program, dir, args, front, target, sender, generation: 0, running: None, retiring: Vec::new() };
     // The first build must serve: there is nothing to keep serving when it fails.
     let first = session.start()?;
     match session.wait_listening(first, &events) {
@@ -96,6 +105,8 @@ struct Session<'a> {
     /// How many builds were made, naming each executable.
     generation: u32,
     running: Option<Child>,
+    /// The replaced processes, draining, each reaped by a thread.
+    retiring: Vec<std::thread::JoinHandle<()>>,
 }
 
 impl Session<'_> {
@@ -118,7 +129,8 @@ impl Session<'_> {
                     match self.wait_listening(next, events) {
                         Ok(next) => {
                             if let Some(old) = self.running.replace(next) {
-                                retire(old);
+                                self.retiring.retain(|t| !t.is_finished());
+                                self.retiring.push(retire(old));
                             }
                             eprintln!("nagic: rebuilt and swapped in {} ms", started.elapsed().as_millis());
                         }
@@ -178,7 +190,8 @@ impl Session<'_> {
                     return Ok(child);
                 }
                 Ok(Event::Stop) => {
-                    retire(child);
+                    stop_and_wait(child);
+                    let _ = self.shut_down();
                     return Err(Failure::Usage);
                 }
                 Ok(Event::Changed) => changed = true,
@@ -197,23 +210,32 @@ impl Session<'_> {
         }
     }
 
+    /// Stops the running process and waits for it and for the replaced ones still draining, so
+    /// that nothing listens once this returns.
     fn shut_down(&mut self) -> Result<(), Failure> {
         if let Some(child) = self.running.take() {
-            terminate(&child);
-            let mut child = child;
-            let _ = child.wait();
+            stop_and_wait(child);
+        }
+        for reaper in self.retiring.drain(..) {
+            let _ = reaper.join();
         }
         Ok(())
     }
 }
 
-/// SIGTERM to `child`, then its exit reaped on a thread of its own (it drains first).
-fn retire(child: Child) {
+/// SIGTERM to `child` (it drains, then exits), and a thread that reaps it.
+fn retire(child: Child) -> std::thread::JoinHandle<()> {
     terminate(&child);
     std::thread::spawn(move || {
         let mut child = child;
         let _ = child.wait();
-    });
+    })
+}
+
+/// SIGTERM to `child`, and its exit waited for.
+fn stop_and_wait(mut child: Child) {
+    terminate(&child);
+    let _ = child.wait();
 }
 
 /// Sends SIGTERM: the service's graceful shutdown.
