@@ -172,24 +172,19 @@ impl Analysis {
 /// A function's signature as written, or a route handler's route.
 pub(crate) fn signature(program: &Program, f: usize) -> String {
     let function = &program.functions[f];
-    if let Some(route) = program.routes.iter().find(|r| r.handler == f) {
-        let params: Vec<String> = function
-            .params
-            .iter()
-            .map(|&l| format!("{}: {}", function.locals[l].name, ty_name(program, &function.locals[l].ty)))
-            .collect();
-        let ret =
-            if function.ret == Ty::Unit { String::new() } else { format!(" -> {}", ty_name(program, &function.ret)) };
-        return format!("route {} \"{}\" ({}){ret}", route.method.name(), route.path, params.join(", "));
-    }
     let params: Vec<String> = function
         .params
         .iter()
         .map(|&l| format!("{}: {}", function.locals[l].name, ty_name(program, &function.locals[l].ty)))
         .collect();
-    let fails = if function.fails { " fails" } else { "" };
     let ret = if function.ret == Ty::Unit { String::new() } else { format!(" -> {}", ty_name(program, &function.ret)) };
-    format!("fn {}({}){fails}{ret}", function.name, params.join(", "))
+    match program.routes.iter().find(|r| r.handler == f) {
+        Some(route) => format!("route {} \"{}\" ({}){ret}", route.method.name(), route.path, params.join(", ")),
+        None => {
+            let fails = if function.fails { " fails" } else { "" };
+            format!("fn {}({}){fails}{ret}", function.name, params.join(", "))
+        }
+    }
 }
 
 fn variant_text(program: &Program, v: &crate::tir::Variant) -> String {

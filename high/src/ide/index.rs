@@ -460,10 +460,7 @@ impl<'p> Builder<'p> {
                 args.iter().for_each(|a| self.expr(a));
             }
             Field { object, field } => {
-                let place = typed.iter().find_map(|t| match &t.kind {
-                    tir::ExprKind::Place(p) => Some(p.clone()),
-                    _ => Option::None,
-                });
+                let place = typed_place(&typed);
                 let variant = typed.iter().find_map(|t| match &t.kind {
                     tir::ExprKind::Variant { enum_idx, variant, .. } => Some((*enum_idx, *variant as usize)),
                     _ => Option::None,
@@ -477,20 +474,15 @@ impl<'p> Builder<'p> {
                     self.expr(object);
                 }
             }
-            Index { array, index } => {
-                match typed.iter().find_map(|t| match &t.kind {
-                    tir::ExprKind::Place(p) => Some(p.clone()),
-                    _ => Option::None,
-                }) {
-                    Some(place) => {
-                        self.place(e, &place);
-                    }
-                    Option::None => {
-                        self.expr(array);
-                        self.expr(index);
-                    }
+            Index { array, index } => match typed_place(&typed) {
+                Some(place) => {
+                    self.place(e, &place);
                 }
-            }
+                Option::None => {
+                    self.expr(array);
+                    self.expr(index);
+                }
+            },
             Try(inner) | TryOption(inner) | Send(inner) | Spawn(inner) | SpawnBlocking(inner) => self.expr(inner),
             Db { class, args, .. } | Http { class, args, .. } => {
                 if let Some(ty) = class {
@@ -526,4 +518,12 @@ impl<'p> Builder<'p> {
             _ => Option::None,
         }
     }
+}
+
+/// The place among the typed expressions written at one span, if one is.
+fn typed_place(typed: &[&tir::Expr]) -> Option<tir::Place> {
+    typed.iter().find_map(|t| match &t.kind {
+        tir::ExprKind::Place(p) => Some(p.clone()),
+        _ => None,
+    })
 }
