@@ -17,7 +17,9 @@
 //! - no file of the driver (`src/`) or of the LLVM emitter imports, through `crate::` paths, a
 //!   file that imports it back, directly or around a longer cycle (ARCHITECTURE.md, "Crates").
 //!   The runtime is not under this rule yet: its core and its C-ABI adapter still import each
-//!   other (issue 31).
+//!   other (issue 31);
+//! - the dev profile leaves unoptimized exactly the crates that run only inside the compiler
+//!   (proc macros, build scripts and their dependencies), as Cargo.toml's comment says.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -618,6 +620,53 @@ fn length_violations() -> Vec<String> {
     violations
 }
 
+/// The package names `cargo tree` lists for the workspace on this host with `edges`.
+fn tree_packages(edges: &str) -> BTreeSet<String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let output = std::process::Command::new(cargo)
+        .current_dir(root())
+        .args(["tree", "--workspace", "--offline", "--prefix", "none", "-e", edges])
+        .output()
+        .expect("cargo tree runs");
+    assert!(output.status.success(), "cargo tree -e {edges}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| line.split(' ').next())
+        .filter(|name| !name.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The crates the dev profile of Cargo.toml builds at `opt-level = 0` by name.
+fn unoptimized_in_dev(manifest: &str) -> BTreeSet<String> {
+    let section = manifest.split("[profile.dev.package]\n").nth(1).unwrap_or("");
+    section
+        .lines()
+        .take_while(|line| !line.starts_with('['))
+        .filter(|line| line.ends_with("= { opt-level = 0 }"))
+        .filter_map(|line| line.split(' ').next())
+        .map(|name| name.trim_matches('"').to_owned())
+        .collect()
+}
+
+/// The differences between the crates that run only inside the compiler and the dev profile's
+/// unoptimized list (the SQL parser is there for its own reason).
+fn profile_violations() -> Vec<String> {
+    let everything = tree_packages("normal,dev,build");
+    let in_programs = tree_packages("normal,dev,no-proc-macro");
+    let host_only: BTreeSet<String> = everything.difference(&in_programs).cloned().collect();
+    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).expect("Cargo.toml");
+    let mut listed = unoptimized_in_dev(&manifest);
+    listed.remove("sqlparser");
+    let missing = host_only
+        .difference(&listed)
+        .map(|n| format!("{n}: runs only in the compiler; add `{n} = {{ opt-level = 0 }}`"));
+    let extra = listed
+        .difference(&host_only)
+        .map(|n| format!("{n}: not a compile-time-only crate (any more); remove its line"));
+    missing.chain(extra).collect()
+}
+
 fn assert_none(rule: &str, violations: Vec<String>) {
     assert!(violations.is_empty(), "{rule}:\n{}", violations.join("\n"));
 }
@@ -650,6 +699,11 @@ fn no_file_of_the_driver_the_llvm_emitter_or_the_runtime_imports_one_that_import
 #[test]
 fn the_runtime_uses_only_its_own_and_earlier_layers() {
     assert_none("runtime layers", layer_violations());
+}
+
+#[test]
+fn the_dev_profile_leaves_exactly_the_compile_time_crates_unoptimized() {
+    assert_none("Cargo.toml's dev profile", profile_violations());
 }
 
 #[test]
@@ -693,4 +747,6 @@ fn the_readers_find_what_they_look_for() {
         "fn short() {\n}\npub(crate) fn long(x: [u8; 2]) -> u8 {\n    let s = \"}\";\n    1\n}\nfn declared();\n";
     assert_eq!(long_functions(code, 3), [("long".to_owned(), 3, 4)]);
     assert!(long_functions(code, 4).is_empty());
+    let manifest = "[profile.dev.package]\n\"*\" = { opt-level = 1 }\nsyn = { opt-level = 0 }\n\n[profile.x]\na = { opt-level = 0 }";
+    assert_eq!(unoptimized_in_dev(manifest), BTreeSet::from(["syn".to_owned()]));
 }
