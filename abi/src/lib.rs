@@ -160,7 +160,7 @@ macro_rules! runtime_functions {
         Free = nagi_rt_free(Ptr, I64, I64) -> Void;
         Grow = nagi_rt_grow(Ptr, I64, I64) -> Void;
         StrFrom = nagi_rt_str_from(Str, Ptr, I64) -> Void;
-        StrConcat = nagi_rt_str_concat(Str, Str, Str) -> Void;
+        StrConcat = nagi_rt_str_concat(Str, Ptr, I64) -> Void;
         StrEq = nagi_rt_str_eq(Str, Str) -> I32;
         Trap = nagi_rt_trap(Ptr, I64) -> Never;
         IndexOutOfRange = nagi_rt_index_out_of_range(I64, I64) -> Never;

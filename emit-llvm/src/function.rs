@@ -220,7 +220,7 @@ enum Work<'ctx> {
 pub(crate) struct FnEmitter<'a, 'ctx, 'm> {
     pub(crate) cx: &'a Cx<'ctx, 'm>,
     pub(crate) func: &'m FunctionData,
-    llfn: FunctionValue<'ctx>,
+    pub(crate) llfn: FunctionValue<'ctx>,
     slots: ArenaMap<LocalId, PointerValue<'ctx>>,
     counters: ArenaMap<OpId, PointerValue<'ctx>>,
     /// For each label: where `break` goes, and where `continue` goes (loops only).
@@ -673,11 +673,7 @@ impl<'a, 'ctx, 'm> FnEmitter<'a, 'ctx, 'm> {
                 let len = ir::load_field(b, cx.layouts.string(), p, 1, "len")?;
                 self.store_local(*dest, len)?;
             }
-            OpKind::StrConcat { dest, lhs, rhs } => {
-                let (l, _) = self.place(*lhs)?;
-                let (r, _) = self.place(*rhs)?;
-                runtime_calls::call(cx, Rt::StrConcat, &[self.slot(*dest).into(), l.into(), r.into()])?;
-            }
+            OpKind::StrConcat { dest, parts } => self.concat(*dest, parts)?,
             OpKind::StrEq { dest, lhs, rhs } => {
                 let (l, _) = self.place(*lhs)?;
                 let (r, _) = self.place(*rhs)?;

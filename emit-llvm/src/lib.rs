@@ -39,6 +39,7 @@ mod queues;
 mod rtcalls;
 mod runtime_calls;
 mod service;
+mod strings;
 mod tasks;
 #[cfg(test)]
 mod tests;

@@ -10,7 +10,7 @@ use std::fmt::Write;
 use la_arena::ArenaMap;
 use nagi_low::{
     BinaryOp, BlockId, Constant, Family, FuncId, FunctionData, LabelId, LocalId, Module, OpKind, Operand, RuntimeFn,
-    ScalarType, Type, UnaryOp,
+    ScalarType, StrPart, Type, UnaryOp,
 };
 
 use crate::names::{LocalNames, ident, label, rust_type, rust_type_with_lifetime};
@@ -440,11 +440,16 @@ impl Cx<'_> {
                 self.assign(out, *dest, format!("::std::string::String::from({value:?})"))
             }
             OpKind::StrLen { dest, string } => self.assign(out, *dest, format!("({}.len() as i64)", self.l(*string))),
-            OpKind::StrConcat { dest, lhs, rhs } => self.assign(
-                out,
-                *dest,
-                format!("nagi_runtime::ops::concat({}.as_str(), {}.as_str())", self.l(*lhs), self.l(*rhs)),
-            ),
+            OpKind::StrConcat { dest, parts } => {
+                let parts: Vec<String> = parts
+                    .iter()
+                    .map(|part| match part {
+                        StrPart::Local(local) => format!("{}.as_str()", self.l(*local)),
+                        StrPart::Text(text) => format!("{text:?}"),
+                    })
+                    .collect();
+                self.assign(out, *dest, format!("nagi_runtime::ops::concat([{}])", parts.join(", ")))
+            }
             OpKind::StrEq { dest, lhs, rhs } => {
                 self.assign(out, *dest, format!("({}.as_str() == {}.as_str())", self.l(*lhs), self.l(*rhs)))
             }

@@ -733,7 +733,9 @@ impl Rewriter<'_> {
             | ExprKind::Bool(_)
             | ExprKind::None
             | ExprKind::Name(_) => {}
-            ExprKind::Array(items) => items.iter_mut().for_each(|i| self.expr(i)),
+            ExprKind::Array(items) | ExprKind::Interp { holes: items, .. } => {
+                items.iter_mut().for_each(|i| self.expr(i))
+            }
             ExprKind::ClassLit { class, fields } => {
                 for (_, value) in fields.iter_mut() {
                     self.expr(value);

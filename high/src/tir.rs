@@ -497,7 +497,7 @@ impl Expr {
             match &e.kind {
                 ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Str(_) | ExprKind::None => {}
                 ExprKind::Place(place) => place.push_indices(&mut stack),
-                ExprKind::Array(items) => stack.extend(items.iter()),
+                ExprKind::Array(items) | ExprKind::Interp(items) => stack.extend(items.iter()),
                 ExprKind::New { fields, .. } => stack.extend(fields.iter().map(|(_, v)| v)),
                 ExprKind::Unary { operand, .. } => stack.push(operand),
                 ExprKind::Binary { lhs, rhs, .. }
@@ -719,6 +719,9 @@ pub enum ExprKind {
     },
     /// `a + b` on strings: a new `String`.
     Concat(Box<Expr>, Box<Expr>),
+    /// An interpolated string: a new `String` of its parts (each a `String`: the texts, the
+    /// holes' values, scalars through `to_string`), made in one buffer.
+    Interp(Vec<Expr>),
     /// `a == b` (or `!=` when `negated`) on strings.
     StrEq {
         negated: bool,

@@ -6,7 +6,7 @@
 //! other reads go through `Stack::read`, which follows a reference to its place, so an operation
 //! written for `C`, `&C` and `&mut C` alike is one case here.
 
-use nagi_low::{Family, LocalId, OpKind, Operand};
+use nagi_low::{Family, LocalId, OpKind, Operand, StrPart};
 
 use crate::machine::Machine;
 use crate::stack::{as_array, as_i64, as_str, fault, project};
@@ -147,11 +147,14 @@ impl Machine<'_, '_> {
                 let len = as_str(self.stack.read(*string)?)?.len();
                 self.stack.set(*dest, Value::I64(len as i64))
             }
-            OpKind::StrConcat { dest, lhs, rhs } => {
-                let (a, b) = (as_str(self.stack.read(*lhs)?)?, as_str(self.stack.read(*rhs)?)?);
-                let mut out = String::with_capacity(a.len() + b.len());
-                out.push_str(a);
-                out.push_str(b);
+            OpKind::StrConcat { dest, parts } => {
+                let mut out = String::new();
+                for part in parts {
+                    match part {
+                        StrPart::Local(local) => out.push_str(as_str(self.stack.read(*local)?)?),
+                        StrPart::Text(text) => out.push_str(text),
+                    }
+                }
                 self.stack.set(*dest, Value::Str(out))
             }
             OpKind::StrEq { dest, lhs, rhs } => {

@@ -17,7 +17,7 @@
 //! opcode takes) and the interpreter (its dispatch by [`Family`]).
 
 use crate::entities::LocalId;
-use crate::ops::{OpKind, Opcode, Operand, ScopeKind};
+use crate::ops::{OpKind, Opcode, Operand, ScopeKind, StrPart};
 use crate::types::Constant;
 
 /// How an operation uses a local it reads (the role of the slot, as rustc's
@@ -230,9 +230,16 @@ macro_rules! visit_uses {
             }
             OpKind::OptionUnwrap { option: x, .. } | OpKind::Move { src: x, .. } => $f(Place::Local(x), Consume),
             OpKind::Drop { local } => $f(Place::Local(local), Use::Drop),
-            OpKind::StrConcat { lhs, rhs, .. } | OpKind::StrEq { lhs, rhs, .. } => {
+            OpKind::StrEq { lhs, rhs, .. } => {
                 $f(Place::Local(lhs), Read);
                 $f(Place::Local(rhs), Read);
+            }
+            OpKind::StrConcat { parts, .. } => {
+                for part in parts {
+                    if let StrPart::Local(x) = part {
+                        $f(Place::Local(x), Read);
+                    }
+                }
             }
             OpKind::Unary { arg, .. } | OpKind::Cast { arg, .. } | OpKind::If { cond: arg, .. } => {
                 $f(Place::Operand(arg), Read)

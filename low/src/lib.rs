@@ -37,7 +37,7 @@ pub use module::{
     LocalData, Module, OpData, ParamSource, QueueDecl, RouteDecl, Schedule, Strategy, SupervisorDecl, TableDecl,
     VariantData, enum_mismatch_message,
 };
-pub use ops::{BinaryOp, OpKind, Opcode, Operand, ScopeKind, UnaryOp};
+pub use ops::{BinaryOp, OpKind, Opcode, Operand, ScopeKind, StrPart, UnaryOp};
 pub use parser::parse;
 pub use printer::{print_function, print_module, print_module_with_lines};
 pub use runtime::{RowGroup, RtType, RuntimeFn};

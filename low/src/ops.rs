@@ -114,7 +114,7 @@ name_table! {
         String => "string",
         /// `%d = str.len %s`
         StrLen => "str.len",
-        /// `%d = str.concat %a, %b`
+        /// `%d = str.concat "post ", %id, " of ", %name`
         StrConcat => "str.concat",
         /// `%d = str.eq %a, %b`
         StrEq => "str.eq",
@@ -240,6 +240,13 @@ impl BinaryOp {
     pub fn may_trap(self, ty: ScalarType) -> bool {
         ty.is_int() && matches!(self, BinaryOp::Div | BinaryOp::Rem)
     }
+}
+
+/// A part of `str.concat`: a `String` local, or text written in the operation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StrPart {
+    Local(LocalId),
+    Text(String),
 }
 
 /// An operand: a local or a typed constant.
@@ -510,11 +517,12 @@ pub enum OpKind {
         dest: LocalId,
         string: LocalId,
     },
-    /// A new `String`: `lhs` followed by `rhs` (allocates; neither operand is consumed).
+    /// A new `String`: the parts one after the other, written into one buffer allocated at
+    /// their total length (no operand is consumed). `a + b` has two parts; an interpolated
+    /// string has its texts and its holes' values.
     StrConcat {
         dest: LocalId,
-        lhs: LocalId,
-        rhs: LocalId,
+        parts: Vec<StrPart>,
     },
     /// Byte-wise equality.
     StrEq {

@@ -14,7 +14,7 @@ use la_arena::ArenaMap;
 use crate::entities::{ArenaGet, BlockId, FuncId, LocalId, OpId};
 use crate::facts::Family;
 use crate::module::{ChildKind, FORMAT_VERSION, FunctionData, Module};
-use crate::ops::{OpKind, Operand};
+use crate::ops::{OpKind, Operand, StrPart};
 use crate::source::{Anchor, SourceMap};
 
 /// Prints `module` in canonical Low text, with the comments of `source` where given.
@@ -655,7 +655,17 @@ impl<'a> Printer<'a> {
                 self.out.push(' ');
                 write_string_literal(&mut self.out, value);
             }
-            OpKind::StrConcat { dest, lhs, rhs } | OpKind::StrEq { dest, lhs, rhs } => {
+            OpKind::StrConcat { dest, parts } => {
+                self.head(f, *dest, name);
+                for (i, part) in parts.iter().enumerate() {
+                    self.out.push_str(if i == 0 { " " } else { ", " });
+                    match part {
+                        StrPart::Local(local) => self.local(f, *local),
+                        StrPart::Text(text) => write_string_literal(&mut self.out, text),
+                    }
+                }
+            }
+            OpKind::StrEq { dest, lhs, rhs } => {
                 self.head(f, *dest, name);
                 self.out.push(' ');
                 self.local(f, *lhs);

@@ -822,8 +822,9 @@ impl Gen<'_, '_> {
     }
 
     fn str_expr(&mut self, d: u32) -> Result<String> {
-        Ok(match self.u.int_in_range(0..=8)? {
+        Ok(match self.u.int_in_range(0..=9)? {
             0 | 1 => format!("({} + {})", self.expr(Ty::Str, d)?, self.expr(Ty::Str, d)?),
+            9 => self.interpolation(d)?,
             2 => {
                 let from = *self.u.choose(&[Ty::I32, Ty::I64, Ty::F64, Ty::Bool])?;
                 format!("to_string({})", self.expr(from, d)?)
@@ -855,6 +856,23 @@ impl Gen<'_, '_> {
                 None => self.leaf(Ty::Str)?,
             },
         })
+    }
+
+    /// An interpolated string: one to three holes of any type `to_string` takes, between texts
+    /// that may hold an escaped brace.
+    fn interpolation(&mut self, d: u32) -> Result<String> {
+        let texts = ["", "a", " = ", "{{", "}}", "x y "];
+        let mut s = String::from("\"");
+        for _ in 0..self.u.int_in_range(1..=3)? {
+            s.push_str(self.u.choose(&texts)?);
+            let ty = *self.u.choose(&[Ty::I32, Ty::I64, Ty::F64, Ty::Bool, Ty::Str])?;
+            s.push('{');
+            s.push_str(&self.expr(ty, d)?);
+            s.push('}');
+        }
+        s.push_str(self.u.choose(&texts)?);
+        s.push('"');
+        Ok(s)
     }
 }
 

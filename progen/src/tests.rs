@@ -17,6 +17,17 @@ fn every_seeded_program_checks_and_lowers() {
     }
 }
 
+/// Interpolated strings appear in the first 300 programs, a hole right after each kind of text
+/// the generator writes before one, and an escaped brace.
+#[test]
+fn interpolated_strings_are_generated() {
+    let texts: Vec<String> = (0..300).map(|seed| from_seed(seed, 4096)).collect();
+    for opening in ["\"{", "a{", " = {", "x y {", "}}{", "{{{"] {
+        let found = texts.iter().any(|t| t.lines().any(|l| !l.trim_start().starts_with("//") && l.contains(opening)));
+        assert!(found, "no program of the first 300 has a hole after `{opening}`");
+    }
+}
+
 /// Every string-library method the generator writes appears in the first 300 programs,
 /// so the differential runs exercise each runtime row.
 #[test]

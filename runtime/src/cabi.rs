@@ -319,21 +319,30 @@ pub unsafe extern "C" fn nagi_rt_str_from(out: *mut RawString, ptr: *const u8, l
     unsafe { out.write(into_raw(copy)) }
 }
 
-/// Writes `a` followed by `b` into `out`, as `ops::concat` does on the Rust path.
+/// One part of `nagi_rt_str_concat`: `len` bytes of UTF-8 at `ptr` (a string's buffer, or a
+/// text the emitted code holds as a constant).
+#[repr(C)]
+pub struct TextPart {
+    /// The first byte.
+    pub ptr: *const u8,
+    /// How many bytes.
+    pub len: usize,
+}
+
+/// Writes the `n` parts at `parts`, one after the other, into `out` as one new string
+/// (`str.concat`), as `ops::concat` does on the Rust path.
 ///
 /// # Safety
-/// `out` must be writable and distinct from `a` and `b`, which must be valid strings.
+/// `out` must be writable; `parts` must point to `n` parts, each `len` bytes of UTF-8.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nagi_rt_str_concat(out: *mut RawString, a: *const RawString, b: *const RawString) {
-    // SAFETY: `a` and `b` are valid strings.
-    let (a, b) = unsafe { (&*a, &*b) };
-    // SAFETY: each string's buffer holds `len` bytes.
-    let (a, b) = unsafe { (bytes(a.ptr, a.len), bytes(b.ptr, b.len)) };
-    let mut joined = Vec::with_capacity(a.len() + b.len());
-    joined.extend_from_slice(a);
-    joined.extend_from_slice(b);
+pub unsafe extern "C" fn nagi_rt_str_concat(out: *mut RawString, parts: *const TextPart, n: usize) {
+    // SAFETY: the caller guarantees `n` parts at `parts`.
+    let parts = unsafe { std::slice::from_raw_parts(parts, n) };
+    // SAFETY: each part is `len` bytes of UTF-8: a Nagi string's buffer or a text the emitter
+    // wrote from one.
+    let parts = parts.iter().map(|p| unsafe { std::str::from_utf8_unchecked(bytes(p.ptr, p.len)) });
     // SAFETY: `out` is writable.
-    unsafe { out.write(into_raw(joined)) }
+    unsafe { out.write(into_raw(crate::ops::concat(parts).into_bytes())) }
 }
 
 /// Byte-wise equality of two strings: 1 or 0.

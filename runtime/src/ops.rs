@@ -160,10 +160,18 @@ pub fn fmax(a: f64, b: f64) -> f64 {
     }
 }
 
-/// String concatenation `a + b` into a new `String` sized exactly once.
-pub fn concat(a: &str, b: &str) -> String {
-    let mut out = String::with_capacity(a.len() + b.len());
-    out.push_str(a);
-    out.push_str(b);
+/// String concatenation into a new `String` allocated once at the parts' total length: `a + b`
+/// and an interpolated string's texts and holes (Low's `str.concat`), on the Rust path and,
+/// through `nagi_rt_str_concat`, the LLVM path.
+pub fn concat<'a, I>(parts: I) -> String
+where
+    I: IntoIterator<Item = &'a str>,
+    I::IntoIter: Clone,
+{
+    let parts = parts.into_iter();
+    let mut out = String::with_capacity(parts.clone().map(str::len).sum());
+    for part in parts {
+        out.push_str(part);
+    }
     out
 }

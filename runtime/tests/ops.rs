@@ -82,8 +82,12 @@ fn fmin_and_fmax() {
 
 #[test]
 fn concat_and_formatting() {
-    assert_eq!(ops::concat("nagi", "ō"), "nagiō");
-    assert_eq!(ops::concat("", ""), "");
+    assert_eq!(ops::concat(["nagi", "ō"]), "nagiō");
+    assert_eq!(ops::concat(["", ""]), "");
+    assert_eq!(ops::concat(["post ", "7", " of ", "Ada"]), "post 7 of Ada");
+    let one = ops::concat(["a", "bc", "déf"]);
+    assert_eq!((one.as_str(), one.capacity()), ("abcdéf", 7), "sized once, exactly");
+    assert_eq!(ops::concat(std::iter::empty()), "");
     assert_eq!(rt::fmt_i32(i32::MIN), "-2147483648");
     assert_eq!(rt::fmt_i64(42), "42");
     assert_eq!(rt::fmt_bool(true), "true");

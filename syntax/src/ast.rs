@@ -418,6 +418,12 @@ pub enum ExprKind {
     Duration(u64),
     Float(f64),
     Str(String),
+    /// `"post {id} of {account.name}"`: `texts[0]`, `holes[0]`, `texts[1]`, … `texts[n]`, each
+    /// hole's value as `to_string` writes it (`texts` has one more element than `holes`).
+    Interp {
+        texts: Vec<String>,
+        holes: Vec<Expr>,
+    },
     Bool(bool),
     /// `none`
     None,

@@ -19,6 +19,13 @@ pub enum Tok {
     /// A duration written `1500us`, `250ms`, `5s`, `2m`, `1h` or `1d`, in microseconds.
     Duration(u64),
     Str(String),
+    /// The text before the first hole of an interpolated string (`"post {` of
+    /// `"post {id} of {n}"`).
+    StrStart(String),
+    /// The text between two holes (`} of {`).
+    StrMid(String),
+    /// The text after the last hole, with the closing quote (`}"`).
+    StrEnd(String),
     // Keywords.
     Class,
     Enum,
@@ -111,6 +118,7 @@ impl Tok {
             Tok::Float(v) => format!("`{v:?}`"),
             Tok::Duration(_) => "a duration literal".into(),
             Tok::Str(_) => "a string literal".into(),
+            Tok::StrStart(_) | Tok::StrMid(_) | Tok::StrEnd(_) => "an interpolated string".into(),
             Tok::Semi => "end of statement".into(),
             other => format!("`{}`", other.symbol()),
         }
@@ -190,7 +198,14 @@ impl Tok {
             Tok::AndAnd => "&&",
             Tok::OrOr => "||",
             Tok::Bang => "!",
-            Tok::Ident(_) | Tok::Int(_) | Tok::Float(_) | Tok::Duration(_) | Tok::Str(_) => "",
+            Tok::Ident(_)
+            | Tok::Int(_)
+            | Tok::Float(_)
+            | Tok::Duration(_)
+            | Tok::Str(_)
+            | Tok::StrStart(_)
+            | Tok::StrMid(_)
+            | Tok::StrEnd(_) => "",
         }
     }
 
@@ -203,6 +218,7 @@ impl Tok {
                 | Tok::Float(_)
                 | Tok::Duration(_)
                 | Tok::Str(_)
+                | Tok::StrEnd(_)
                 | Tok::True
                 | Tok::False
                 | Tok::None
@@ -425,62 +441,140 @@ impl Lexer<'_> {
         Ok(())
     }
 
+    /// A string literal from its opening `"` at `start`. Outside a route's path, `{expr}` is a
+    /// hole: the string becomes `StrStart`, the hole's tokens, then `StrMid` before each further
+    /// hole and `StrEnd` after the last (`{{` and `}}` are braces). A route's path (the string
+    /// after `route METHOD`) is literal: its `{id}` names a path parameter.
     fn string(&mut self, start: usize) -> Result<(), LexError> {
+        let literal = matches!(self.out.as_slice(), [.., (_, Tok::Route, _), (_, Tok::Ident(_), _)]);
         let mut value = String::new();
-        let mut chars = self.text[start + 1..].char_indices().map(|(o, c)| (o + start + 1, c));
-        while let Some((at, c)) = chars.next() {
+        // Where the current segment's token starts (the opening quote, then each hole's `}`).
+        let mut segment = start;
+        let mut holes = 0;
+        let mut at = start + 1;
+        while let Some(c) = self.text[at..].chars().next() {
+            let next = self.bytes.get(at + 1).copied();
             match c {
                 '"' => {
-                    self.push(Tok::Str(value), start, at + 1);
+                    let tok = if holes == 0 { Tok::Str(value) } else { Tok::StrEnd(value) };
+                    self.push(tok, segment, at + 1);
                     return Ok(());
                 }
                 '\n' => break,
-                '\\' => {
-                    let Some((eat, e)) = chars.next() else { break };
-                    match e {
-                        '\\' => value.push('\\'),
-                        '"' => value.push('"'),
-                        'n' => value.push('\n'),
-                        'r' => value.push('\r'),
-                        't' => value.push('\t'),
-                        '0' => value.push('\0'),
-                        'u' => {
-                            let rest = &self.text[eat + 1..];
-                            let close = rest.find('}').filter(|_| rest.starts_with('{'));
-                            // One to six hex digits and nothing else: `from_str_radix` alone would
-                            // also take a sign (`\u{+41}`) and any number of leading zeros.
-                            let digits = |c: usize| {
-                                let digits = &rest[1..c];
-                                (1..=6).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_hexdigit())
-                            };
-                            let ch = close
-                                .filter(|&c| digits(c))
-                                .and_then(|c| u32::from_str_radix(&rest[1..c], 16).ok())
-                                .and_then(char::from_u32);
-                            let (Some(close), Some(ch)) = (close, ch) else {
-                                return Err(self.err("bad unicode escape; write `\\u{hex}`", at, eat + 1));
-                            };
-                            value.push(ch);
-                            for _ in 0..rest[..=close].chars().count() {
-                                chars.next();
-                            }
-                        }
-                        other => {
-                            return Err(self.err(
-                                format!(
-                                    "unknown escape `\\{other}`; known escapes are \\\\ \\\" \\n \\r \\t \\0 \\u{{…}}"
-                                ),
-                                at,
-                                eat + other.len_utf8(),
-                            ));
-                        }
-                    }
+                '\\' => at = self.escape(at, &mut value)?,
+                '{' | '}' if !literal && next == Some(c as u8) => {
+                    value.push(c);
+                    at += 2;
                 }
-                c => value.push(c),
+                '}' if !literal => {
+                    return Err(self.err("a lone `}` in a string; write `}}` for a brace", at, at + 1));
+                }
+                '{' if !literal => {
+                    let close = self.hole_end(at)?;
+                    let tok = if holes == 0 {
+                        Tok::StrStart(std::mem::take(&mut value))
+                    } else {
+                        Tok::StrMid(std::mem::take(&mut value))
+                    };
+                    self.out.push((segment, tok, at + 1));
+                    self.hole(at + 1, close)?;
+                    holes += 1;
+                    segment = close;
+                    at = close + 1;
+                }
+                c => {
+                    value.push(c);
+                    at += c.len_utf8();
+                }
             }
         }
         let end = self.text[start..].find('\n').map_or(self.bytes.len(), |n| start + n);
         Err(self.err("unterminated string literal", start, end))
+    }
+
+    /// The escape whose backslash is at `at`, appended to `value`; returns the offset after it.
+    fn escape(&self, at: usize, value: &mut String) -> Result<usize, LexError> {
+        let eat = at + 1;
+        let Some(e) = self.text[eat..].chars().next().filter(|&e| e != '\n') else {
+            return Ok(eat);
+        };
+        let simple = match e {
+            '\\' => Some('\\'),
+            '"' => Some('"'),
+            'n' => Some('\n'),
+            'r' => Some('\r'),
+            't' => Some('\t'),
+            '0' => Some('\0'),
+            _ => None,
+        };
+        if let Some(ch) = simple {
+            value.push(ch);
+            return Ok(eat + 1);
+        }
+        if e == 'u' {
+            let rest = &self.text[eat + 1..];
+            let close = rest.find('}').filter(|_| rest.starts_with('{'));
+            // One to six hex digits and nothing else: `from_str_radix` alone would also take a
+            // sign (`\u{+41}`) and any number of leading zeros.
+            let digits = |c: usize| {
+                let digits = &rest[1..c];
+                (1..=6).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_hexdigit())
+            };
+            let ch = close
+                .filter(|&c| digits(c))
+                .and_then(|c| u32::from_str_radix(&rest[1..c], 16).ok())
+                .and_then(char::from_u32);
+            let (Some(close), Some(ch)) = (close, ch) else {
+                return Err(self.err("bad unicode escape; write `\\u{hex}`", at, eat + 1));
+            };
+            value.push(ch);
+            return Ok(eat + 1 + close + 1);
+        }
+        Err(self.err(
+            format!("unknown escape `\\{e}`; known escapes are \\\\ \\\" \\n \\r \\t \\0 \\u{{…}}"),
+            at,
+            eat + e.len_utf8(),
+        ))
+    }
+
+    /// The offset of the `}` that closes the hole opened by the `{` at `open`: braces nest, and
+    /// a string inside the hole is skipped whole (its own holes balance within it).
+    fn hole_end(&self, open: usize) -> Result<usize, LexError> {
+        let mut depth = 0_usize;
+        let mut at = open + 1;
+        let mut in_string = false;
+        while let Some(&b) = self.bytes.get(at) {
+            match b {
+                b'\n' => break,
+                b'\\' if in_string => at += 1,
+                b'"' => in_string = !in_string,
+                b'{' if !in_string => depth += 1,
+                b'}' if !in_string && depth == 0 => return Ok(at),
+                b'}' if !in_string => depth -= 1,
+                _ => {}
+            }
+            at += 1;
+        }
+        Err(self.err("unclosed `{` in a string; write `{{` for a brace", open, open + 1))
+    }
+
+    /// The tokens of the hole `text[from..to]`, an expression on one line.
+    fn hole(&mut self, from: usize, to: usize) -> Result<(), LexError> {
+        if self.text[from..to].trim().is_empty() {
+            return Err(self.err("an empty `{}` in a string; write `{{}}` for braces", from - 1, to + 1));
+        }
+        // Inside parentheses, as far as line breaks go: the hole ends no statement.
+        let mut inner = Lexer {
+            text: &self.text[..to],
+            bytes: &self.bytes[..to],
+            pos: from,
+            out: Vec::new(),
+            brackets: vec![Bracket::Paren],
+            type_args: 0,
+        };
+        inner.run()?;
+        self.out.append(&mut inner.out);
+        Ok(())
     }
 
     /// Whether the `{` at `at` opens a class literal: the previous token is a capitalised

@@ -28,6 +28,16 @@ fn sx(e: &Expr) -> String {
         ExprKind::Duration(us) => format!("{us}us"),
         ExprKind::Float(v) => format!("{v:?}"),
         ExprKind::Str(s) => format!("{s:?}"),
+        ExprKind::Interp { texts, holes } => {
+            let holes = holes.iter().map(|h| format!(" {}", sx(h)));
+            let texts = texts.iter().map(|t| format!(" {t:?}"));
+            let mut parts = String::new();
+            for (text, hole) in texts.zip(holes.map(Some).chain(std::iter::once(None))) {
+                parts.push_str(&text);
+                parts.push_str(&hole.unwrap_or_default());
+            }
+            format!("(interp{parts})")
+        }
         ExprKind::Bool(b) => b.to_string(),
         ExprKind::None => "none".into(),
         ExprKind::Name(n) => n.name.clone(),

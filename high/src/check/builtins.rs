@@ -112,20 +112,7 @@ impl Body<'_, '_> {
                 if name == "to_string" && matches!(value.ty, Ty::Time | Ty::Duration | Ty::Uuid) {
                     return Some(self.as_text(value));
                 }
-                let value = self.as_text(value);
-                if value.ty.scalar().is_none() && value.ty != Ty::String {
-                    let found = self.ty_name(&value.ty);
-                    self.report(
-                        error(
-                            H302,
-                            value.span,
-                            format!("`{name}` cannot take {} `{found}`", a_or_an(&found)),
-                            format!("this is `{found}`"),
-                        )
-                        .note(format!("`{name}` takes an i32, i64, f64, bool, String, Time or Duration")),
-                    );
-                    return None;
-                }
+                let value = self.textual(value, &format!("`{name}`"))?;
                 let (builtin, ty) =
                     if name == "print" { (Builtin::Print, Ty::Unit) } else { (Builtin::ToString, Ty::String) };
                 Some(mk(ExprKind::Builtin { builtin, args: vec![value] }, ty, span))
@@ -183,6 +170,50 @@ impl Body<'_, '_> {
 
     /// What `print(x)` and `to_string(x)` write for `value`: the text of a `Time`, `Duration` or
     /// `Uuid` (their `format` rows), `***` for a secret (never shown), `value` itself otherwise.
+    /// `value` as text: a scalar or a `String` as it is, a `Time`, `Duration` or `Uuid` formatted,
+    /// a secret as `***`; any other type is reported (H302) as something `what` cannot take.
+    fn textual(&mut self, value: Expr, what: &str) -> Option<Expr> {
+        let value = self.as_text(value);
+        if value.ty.scalar().is_none() && value.ty != Ty::String {
+            let found = self.ty_name(&value.ty);
+            self.report(
+                error(
+                    H302,
+                    value.span,
+                    format!("{what} cannot take {} `{found}`", a_or_an(&found)),
+                    format!("this is `{found}`"),
+                )
+                .note(format!("{what} takes an i32, i64, f64, bool, String, Time, Duration or Uuid")),
+            );
+            return None;
+        }
+        Some(value)
+    }
+
+    /// `"text {hole} text"`: one `String` of its parts, each hole as `to_string` writes it
+    /// (empty texts left out).
+    pub(super) fn interpolation(&mut self, texts: &[String], holes: &[ast::Expr], span: Span) -> Option<Expr> {
+        let mut parts = Vec::new();
+        let mut ok = true;
+        for (i, text) in texts.iter().enumerate() {
+            if !text.is_empty() {
+                parts.push(mk(ExprKind::Str(text.clone()), Ty::String, span));
+            }
+            let Some(hole) = holes.get(i) else { break };
+            let value = self.infer_value(hole, None);
+            match value.and_then(|value| self.textual(value, "a string's `{…}`")) {
+                Some(value) if value.ty == Ty::String => parts.push(value),
+                Some(value) => {
+                    let hole_span = value.span;
+                    let text = ExprKind::Builtin { builtin: Builtin::ToString, args: vec![value] };
+                    parts.push(mk(text, Ty::String, hole_span));
+                }
+                None => ok = false,
+            }
+        }
+        ok.then(|| mk(ExprKind::Interp(parts), Ty::String, span))
+    }
+
     fn as_text(&self, value: Expr) -> Expr {
         let span = value.span;
         let format = match value.ty {
@@ -531,12 +562,18 @@ impl Body<'_, '_> {
             ast::ExprKind::Str(s) => Some(s.as_str()),
             _ => {
                 self.infer(sql_arg, None);
+                // An interpolated string would write values into the statement's text (SQL
+                // injection); they go to the database as arguments instead.
+                let label = match sql_arg.kind {
+                    ast::ExprKind::Interp { .. } => "an interpolated string, not a literal",
+                    _ => "not a string literal",
+                };
                 self.report(
                     error(
                         H502,
                         sql_arg.span,
                         "SQL must be a string literal so it can be checked at compile time",
-                        "not a string literal",
+                        label,
                     )
                     .note("pass values as `?` placeholders followed by arguments"),
                 );

@@ -76,6 +76,7 @@ impl Body<'_, '_> {
             ast::ExprKind::Duration(v) => self.duration_literal(*v, base, span),
             ast::ExprKind::Float(f) => Some(mk(ExprKind::Float(*f), Ty::F64, span)),
             ast::ExprKind::Str(s) => Some(mk(ExprKind::Str(s.clone()), Ty::String, span)),
+            ast::ExprKind::Interp { texts, holes } => self.interpolation(texts, holes, span),
             ast::ExprKind::Bool(b) => Some(mk(ExprKind::Bool(*b), Ty::Bool, span)),
             ast::ExprKind::None => self.none_literal(hint, span),
             ast::ExprKind::Field { object, field } if let Some(e) = self.enum_named(object) => {

@@ -387,7 +387,7 @@ impl<'p> Builder<'p> {
                     break;
                 }
             }
-            Array(items) => items.iter().for_each(|i| self.expr(i)),
+            Array(items) | Interp { holes: items, .. } => items.iter().for_each(|i| self.expr(i)),
             ClassLit { class, fields } => {
                 let c = typed.iter().find_map(|t| match &t.kind {
                     tir::ExprKind::New { class, .. } => Some(*class),

@@ -1,7 +1,7 @@
 //! Lowering of expressions and places: where a value goes, and whether reading it moves,
 //! copies or borrows.
 
-use nagi_low::{BinaryOp, Constant, LocalId, OpKind, Operand, RuntimeFn, ScalarType, Type, UnaryOp};
+use nagi_low::{BinaryOp, Constant, LocalId, OpKind, Operand, RuntimeFn, ScalarType, StrPart, Type, UnaryOp};
 
 use super::{FnCx, Own};
 use crate::tir::{Builtin, DbOp, Expr, ExprKind, ParamMode, Place, Ty};
@@ -328,7 +328,18 @@ impl FnCx<'_> {
                 self.pin_clobbered(&[&**lhs, &**rhs]);
                 let lhs = self.read(lhs);
                 let rhs = self.read(rhs);
-                self.emit(OpKind::StrConcat { dest, lhs, rhs });
+                self.emit(OpKind::StrConcat { dest, parts: vec![StrPart::Local(lhs), StrPart::Local(rhs)] });
+            }
+            ExprKind::Interp(parts) => {
+                self.pin_clobbered(&parts.iter().collect::<Vec<_>>());
+                let parts = parts
+                    .iter()
+                    .map(|part| match &part.kind {
+                        ExprKind::Str(text) => StrPart::Text(text.clone()),
+                        _ => StrPart::Local(self.read(part)),
+                    })
+                    .collect();
+                self.emit(OpKind::StrConcat { dest, parts });
             }
             ExprKind::StrEq { negated, lhs, rhs } => {
                 self.pin_clobbered(&[&**lhs, &**rhs]);

@@ -4,7 +4,7 @@
 //! awaiting it when it uses the database.
 
 use nagi_low::{BinaryOp, Constant, FuncId, FunctionData, LocalData, LocalId, Module, OpData, OpKind, Operand};
-use nagi_low::{RuntimeFn, ScalarType, Type, UnaryOp};
+use nagi_low::{RuntimeFn, ScalarType, StrPart, Type, UnaryOp};
 
 use super::FnCx;
 use crate::tir::{Expr, ExprKind};
@@ -79,7 +79,7 @@ impl FnCx<'_> {
             }
         };
         let dest = self.temp(Type::String);
-        self.emit(OpKind::StrConcat { dest, lhs: message, rhs: tail });
+        self.emit(OpKind::StrConcat { dest, parts: vec![StrPart::Local(message), StrPart::Local(tail)] });
         dest
     }
 }

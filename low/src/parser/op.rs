@@ -7,7 +7,7 @@ use crate::entities::{EnumId, FieldIndex, LabelId, LocalId, VariantIndex};
 use crate::facts::{DestKind, Family};
 use crate::lexer::TokenKind;
 use crate::module::{BlockData, LabelData};
-use crate::ops::{BinaryOp, OpKind, Opcode, Operand, UnaryOp};
+use crate::ops::{BinaryOp, OpKind, Opcode, Operand, StrPart, UnaryOp};
 use crate::runtime::RuntimeFn;
 use crate::source::Span;
 use crate::types::{Constant, ScalarType, Type};
@@ -630,15 +630,29 @@ impl Parser {
                 }
             }
             Opcode::String => OpKind::StringLit { dest: d()?, value: self.string("a string literal")? },
-            Opcode::StrConcat | Opcode::StrEq => {
+            Opcode::StrConcat => {
+                let dest = d()?;
+                let mut parts = Vec::new();
+                loop {
+                    let part = if matches!(self.peek(), TokenKind::Str(_)) {
+                        StrPart::Text(self.string("a string literal or a local")?)
+                    } else {
+                        StrPart::Local(self.local_ref(cx)?)
+                    };
+                    parts.push(part);
+                    if *self.peek() != TokenKind::Comma {
+                        break;
+                    }
+                    self.bump();
+                }
+                OpKind::StrConcat { dest, parts }
+            }
+            Opcode::StrEq => {
                 let dest = d()?;
                 let lhs = self.local_ref(cx)?;
                 self.expect(TokenKind::Comma, "`,`")?;
                 let rhs = self.local_ref(cx)?;
-                match opcode {
-                    Opcode::StrConcat => OpKind::StrConcat { dest, lhs, rhs },
-                    _ => OpKind::StrEq { dest, lhs, rhs },
-                }
+                OpKind::StrEq { dest, lhs, rhs }
             }
             Opcode::OptionSome => OpKind::OptionSome { dest: d()?, value: self.operand(cx)? },
             Opcode::Drop => OpKind::Drop { local: self.local_ref(cx)? },

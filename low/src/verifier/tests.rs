@@ -8,7 +8,7 @@ use crate::entities::{BlockId, ClassId, FuncId, LabelId, LocalId, OpId};
 use crate::module::{
     BlockData, ClassData, FieldData, FunctionData, HttpMethod, LabelData, LocalData, Module, RouteDecl, TableDecl,
 };
-use crate::ops::{BinaryOp, OpKind, Operand, UnaryOp};
+use crate::ops::{BinaryOp, OpKind, Operand, StrPart, UnaryOp};
 use crate::runtime::RuntimeFn;
 use crate::types::{Constant, ScalarType, Type};
 
@@ -873,7 +873,9 @@ fn random_op(rng: &mut Rng, locals: u32, blocks: u32, labels: u32) -> OpKind {
         16 => OpKind::ArrayPush { array: a, value: o(b) },
         17 => OpKind::StringLit { dest: a, value: "s".into() },
         18 => OpKind::StrLen { dest: a, string: b },
-        19 => OpKind::StrConcat { dest: a, lhs: b, rhs: c },
+        19 => {
+            OpKind::StrConcat { dest: a, parts: vec![StrPart::Local(b), StrPart::Text("t".into()), StrPart::Local(c)] }
+        }
         20 => OpKind::StrEq { dest: a, lhs: b, rhs: c },
         21 => OpKind::OptionSome { dest: a, value: o(b) },
         22 => OpKind::OptionNone { dest: a },

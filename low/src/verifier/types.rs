@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use crate::entities::{ArenaGet, EnumId, LocalId, OpId, index};
 use crate::facts::Family;
 use crate::module::{ClassData, EnumData, FieldData, VariantData};
-use crate::ops::{BinaryOp, OpKind, Operand, UnaryOp};
+use crate::ops::{BinaryOp, OpKind, Operand, StrPart, UnaryOp};
 use crate::types::{ScalarType, Type};
 
 use super::{FnCx, code, mnemonic};
@@ -453,9 +453,12 @@ impl<'a> OpCheck<'_, 'a> {
                 self.expect_string("operand", *string);
                 self.expect_dest(*dest, &Type::I64);
             }
-            OpKind::StrConcat { dest, lhs, rhs } => {
-                self.expect_string("operand", *lhs);
-                self.expect_string("operand", *rhs);
+            OpKind::StrConcat { dest, parts } => {
+                for part in parts {
+                    if let StrPart::Local(local) = part {
+                        self.expect_string("operand", *local);
+                    }
+                }
                 self.expect_dest(*dest, &Type::String);
             }
             OpKind::StrEq { dest, lhs, rhs } => {

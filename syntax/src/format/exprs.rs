@@ -95,9 +95,12 @@ impl Printer<'_> {
     /// `e` without parentheses around it.
     fn bare(&mut self, e: &Expr) -> Doc {
         match &e.kind {
-            ExprKind::Int(_) | ExprKind::Duration(_) | ExprKind::Float(_) | ExprKind::Str(_) => {
-                text(self.literal(e.span))
-            }
+            // An interpolated string too: its holes are printed as written, on their line.
+            ExprKind::Int(_)
+            | ExprKind::Duration(_)
+            | ExprKind::Float(_)
+            | ExprKind::Str(_)
+            | ExprKind::Interp { .. } => text(self.literal(e.span)),
             ExprKind::Bool(b) => text(b.to_string()),
             ExprKind::None => text("none"),
             ExprKind::Name(name) => text(name.name.clone()),
