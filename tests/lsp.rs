@@ -179,6 +179,18 @@ fn a_scripted_session_on_the_blog_example() {
     let shown = hover["result"]["contents"]["value"].as_str().unwrap_or_default().to_string();
     assert!(shown.contains("Post.author: i64"), "{hover}");
 
+    // A name in an interpolated string's hole is a name like any other: hover shows its type,
+    // and its definition is the parameter.
+    let position = at(&posts, "{id} belongs to", 1);
+    let hover =
+        client.request("textDocument/hover", json!({"textDocument": {"uri": uri("posts.nagi")}, "position": position}));
+    let shown = hover["result"]["contents"]["value"].as_str().unwrap_or_default().to_string();
+    assert!(shown.contains("id: i64"), "{hover}");
+    let definition = client
+        .request("textDocument/definition", json!({"textDocument": {"uri": uri("posts.nagi")}, "position": position}));
+    let line = |v: &Value| v["line"].as_u64();
+    assert_eq!(line(&definition["result"]["range"]["start"]), line(&at(&posts, "id: i64, account", 0)), "{definition}");
+
     // Go to definition across modules: `text.check` is declared in text.nagi.
     let position = at(&posts, "text.check(\"the title\"", 5);
     let definition = client

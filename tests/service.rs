@@ -283,14 +283,18 @@ fn emitted_rust_builds_with_plain_cargo_and_has_no_unsafe() {
     assert!(source.contains("#![forbid(unsafe_code)]"));
     assert!(!source.contains("unsafe {") && !source.contains("unsafe fn"), "the emitted crate uses unsafe");
     // Share the prebuilt runtime's target directory and lock file so cargo reuses its
-    // dependencies instead of compiling them again.
+    // dependencies instead of compiling them again. Cargo may still rebuild some in place (a
+    // build script that reruns on this process's environment), so no other build of this test
+    // binary may link against them meanwhile.
     std::fs::copy(support::root().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
-    let status = std::process::Command::new(env!("CARGO"))
-        .args(["build", "--release", "--quiet", "--manifest-path"])
-        .arg(dir.join("Cargo.toml"))
-        .env("CARGO_TARGET_DIR", support::root().join("target/nagi-runtime"))
-        .status()
-        .unwrap();
+    let status = support::with_builds_held(|| {
+        std::process::Command::new(env!("CARGO"))
+            .args(["build", "--release", "--quiet", "--manifest-path"])
+            .arg(dir.join("Cargo.toml"))
+            .env("CARGO_TARGET_DIR", support::root().join("target/nagi-runtime"))
+            .status()
+            .unwrap()
+    });
     assert!(status.success(), "cargo build of the emitted crate failed");
 }
 

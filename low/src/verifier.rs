@@ -62,8 +62,8 @@
 //!   `i32 i64 f64`; `and or xor` at `i32 i64 bool`; `shl shr checked_*` at `i32 i64`; `eq ne`
 //!   at every scalar; `cast` to `i32 i64 f64`.
 //! - V222 Operand counts: a call passes as many arguments as the callee has parameters (an
-//!   `rtcall` at least as many as the fixed parameters of a variadic row), and `new` gives
-//!   one value per field.
+//!   `rtcall` at least as many as the fixed parameters of a variadic row), `new` gives
+//!   one value per field, and `str.concat` has at least one part.
 //! - V223 A call without a destination calls a function that returns `unit`.
 //! - V224 A call is awaited exactly when its callee (or runtime row) is async.
 //! - V225 `await` appears only in async functions.

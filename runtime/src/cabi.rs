@@ -336,8 +336,8 @@ pub struct TextPart {
 /// `out` must be writable; `parts` must point to `n` parts, each `len` bytes of UTF-8.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nagi_rt_str_concat(out: *mut RawString, parts: *const TextPart, n: usize) {
-    // SAFETY: the caller guarantees `n` parts at `parts`.
-    let parts = unsafe { std::slice::from_raw_parts(parts, n) };
+    // SAFETY: the caller guarantees `n` parts at `parts` (none, and maybe no array, when 0).
+    let parts = if n == 0 { &[] } else { unsafe { std::slice::from_raw_parts(parts, n) } };
     // SAFETY: each part is `len` bytes of UTF-8: a Nagi string's buffer or a text the emitter
     // wrote from one.
     let parts = parts.iter().map(|p| unsafe { std::str::from_utf8_unchecked(bytes(p.ptr, p.len)) });

@@ -293,6 +293,69 @@ fn keyword(word: &str) -> Option<Tok> {
     })
 }
 
+/// What stops a scan of a string or a hole: where, and why.
+pub(crate) struct ScanError {
+    /// The byte offset the error points at.
+    pub(crate) at: usize,
+    /// What is wrong, as the compiler says it.
+    pub(crate) message: &'static str,
+}
+
+/// The offset just after the closing quote of the string literal whose `"` is at `open`,
+/// following its holes, whose code may hold strings of their own to any depth. Errors: a line
+/// break or the end of the text before the closing quote, or a hole's error ([`hole_end`]).
+/// Bytes are enough: every character this looks for is ASCII.
+pub(crate) fn string_end(bytes: &[u8], open: usize) -> Result<usize, ScanError> {
+    let mut at = open + 1;
+    while let Some(&b) = bytes.get(at) {
+        match b {
+            b'"' => return Ok(at + 1),
+            b'\n' => break,
+            // An escape is two bytes; a backslash at the end of the line escapes nothing.
+            b'\\' => at += if bytes.get(at + 1) == Some(&b'\n') { 1 } else { 2 },
+            b'{' | b'}' if bytes.get(at + 1) == Some(&b) => at += 2,
+            b'{' => at = hole_end(bytes, at)? + 1,
+            _ => at += 1,
+        }
+    }
+    Err(ScanError { at: open, message: UNTERMINATED })
+}
+
+/// The message of a string without its closing quote on its line.
+const UNTERMINATED: &str = "unterminated string literal";
+
+/// The offset of the `}` that closes the hole whose `{` is at `open`: braces nest, and a
+/// string inside the hole is skipped whole ([`string_end`]). Errors: a line break or the end of
+/// the text first, or a `//` in the hole's code (a comment would end at the line's end).
+pub(crate) fn hole_end(bytes: &[u8], open: usize) -> Result<usize, ScanError> {
+    let mut depth = 0_usize;
+    let mut at = open + 1;
+    while let Some(&b) = bytes.get(at) {
+        match b {
+            b'\n' => break,
+            // A string that does not end on the line more likely opened in a hole whose `}` is
+            // missing (`"a {b"`) than inside a complete one: the hole is reported.
+            b'"' => match string_end(bytes, at) {
+                Ok(end) => {
+                    at = end;
+                    continue;
+                }
+                Err(e) if e.message == UNTERMINATED => break,
+                Err(e) => return Err(e),
+            },
+            b'/' if bytes.get(at + 1) == Some(&b'/') => {
+                return Err(ScanError { at, message: "a comment inside a string's `{…}`" });
+            }
+            b'{' => depth += 1,
+            b'}' if depth == 0 => return Ok(at),
+            b'}' => depth -= 1,
+            _ => {}
+        }
+        at += 1;
+    }
+    Err(ScanError { at: open, message: "unclosed `{` in a string; write `{{` for a brace" })
+}
+
 /// Splits `text` into tokens, inserting statement-ending `;` tokens at line breaks.
 ///
 /// Errors: an unterminated string, an unknown escape, an integer too large for 64 bits, or a
@@ -441,12 +504,17 @@ impl Lexer<'_> {
         Ok(())
     }
 
-    /// A string literal from its opening `"` at `start`. Outside a route's path, `{expr}` is a
-    /// hole: the string becomes `StrStart`, the hole's tokens, then `StrMid` before each further
-    /// hole and `StrEnd` after the last (`{{` and `}}` are braces). A route's path (the string
-    /// after `route METHOD`) is literal: its `{id}` names a path parameter.
+    /// A string literal from its opening `"` at `start`. `{expr}` is a hole: the string becomes
+    /// `StrStart`, the hole's tokens, then `StrMid` before each further hole and `StrEnd` after
+    /// the last (`{{` and `}}` are braces). A route's path (the string after `route METHOD`) and
+    /// a test's name (after `test`) are literal: the path's `{id}` names a path parameter.
     fn string(&mut self, start: usize) -> Result<(), LexError> {
-        let literal = matches!(self.out.as_slice(), [.., (_, Tok::Route, _), (_, Tok::Ident(_), _)]);
+        // A route's path names its parameters in braces, and a test's name is a name.
+        let literal = match self.out.as_slice() {
+            [.., (_, Tok::Route, _), (_, Tok::Ident(_), _)] => true,
+            [.., (_, Tok::Ident(word), _)] => word == "test",
+            _ => false,
+        };
         let mut value = String::new();
         // Where the current segment's token starts (the opening quote, then each hole's `}`).
         let mut segment = start;
@@ -537,25 +605,9 @@ impl Lexer<'_> {
         ))
     }
 
-    /// The offset of the `}` that closes the hole opened by the `{` at `open`: braces nest, and
-    /// a string inside the hole is skipped whole (its own holes balance within it).
+    /// The offset of the `}` that closes the hole opened by the `{` at `open` ([`hole_end`]).
     fn hole_end(&self, open: usize) -> Result<usize, LexError> {
-        let mut depth = 0_usize;
-        let mut at = open + 1;
-        let mut in_string = false;
-        while let Some(&b) = self.bytes.get(at) {
-            match b {
-                b'\n' => break,
-                b'\\' if in_string => at += 1,
-                b'"' => in_string = !in_string,
-                b'{' if !in_string => depth += 1,
-                b'}' if !in_string && depth == 0 => return Ok(at),
-                b'}' if !in_string => depth -= 1,
-                _ => {}
-            }
-            at += 1;
-        }
-        Err(self.err("unclosed `{` in a string; write `{{` for a brace", open, open + 1))
+        hole_end(self.bytes, open).map_err(|e| self.err(e.message, e.at, e.at + 1))
     }
 
     /// The tokens of the hole `text[from..to]`, an expression on one line.

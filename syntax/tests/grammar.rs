@@ -176,6 +176,53 @@ fn span(start: u32, end: u32) -> Span {
 // Expressions.
 
 #[test]
+fn interpolated_strings_hold_expressions_strings_and_braces() {
+    assert_eq!(expr(r#""a{x}b""#), r#"(interp "a" x "b")"#);
+    assert_eq!(expr(r#""{a + 1} of {f(b)}""#), r#"(interp "" (+ a 1) " of " (call f b) "")"#);
+    assert_eq!(expr(r#""{{x}} {y}""#), r#"(interp "{x} " y "")"#);
+    assert_eq!(expr(r#""\u{41}{n}\"""#), r#"(interp "A" n "\"")"#);
+    // A hole's string may have holes of its own, whose strings have braces of their own.
+    assert_eq!(expr(r#""{"{"}}"}"}""#), r#"(interp "" (interp "" "}" "") "")"#);
+    // A string in a hole interpolates too: its own braces are doubled.
+    assert_eq!(expr(r#""<{"a\"}}"}>""#), r#"(interp "<" "a\"}" ">")"#);
+    // Without a hole a string is a plain literal, braces escaped or not.
+    assert_eq!(expr(r#""{{}}""#), r#""{}""#);
+}
+
+#[test]
+fn route_paths_and_test_names_are_literal() {
+    let file = parse_ok(
+        "route GET \"/users/{id}\" (id: i64) -> i64 {\n    return id\n}\ntest \"GET /users/{id} is 404\" {\n}\n",
+    );
+    match file.items.as_slice() {
+        [Item::Route(route), Item::Test(test)] => {
+            assert_eq!(route.path.value, "/users/{id}");
+            assert_eq!(test.name.value, "GET /users/{id} is 404");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn broken_interpolations_are_syntax_errors_at_the_brace() {
+    let cases = [
+        ("    let s = \"a {b\"", "unclosed `{` in a string; write `{{` for a brace", 15),
+        ("    let s = \"a } b\"", "a lone `}` in a string; write `}}` for a brace", 15),
+        ("    let s = \"a {} b\"", "an empty `{}` in a string; write `{{}}` for braces", 15),
+        ("    let s = \"a {b // c} d\"", "a comment inside a string's `{…}`", 18),
+        ("    let s = \"a {\"b} d\"", "unclosed `{` in a string; write `{{` for a brace", 15),
+        ("    let s = \"a {\"b}\"} d\"", "a lone `}` in a string; write `}}` for a brace", 18),
+    ];
+    for (line, message, column) in cases {
+        let src = format!("fn main() {{\n{line}\n}}");
+        let e = parse_err(&src);
+        assert_eq!(e.message, message, "{line}");
+        // The error's offset, from the start of the line.
+        assert_eq!(e.span.start as usize - "fn main() {\n".len(), column, "{line}");
+    }
+}
+
+#[test]
 fn duration_literals_are_microseconds_in_every_unit() {
     assert_eq!(expr("1500us + 250ms"), "(+ 1500us 250000us)");
     assert_eq!(expr("5s - 2m"), "(- 5000000us 120000000us)");

@@ -81,11 +81,22 @@ impl Backend {
     }
 }
 
+/// The executables built so far in this test binary; its lock is also held by anything else
+/// that writes into the runtime's target directory ([`with_builds_held`]).
+static BUILT: Mutex<Vec<(String, Backend, PathBuf)>> = Mutex::new(Vec::new());
+
+/// Runs `f` while no build of this test binary runs: for a cargo build into the runtime's
+/// target directory, which may rewrite the dependency rlibs a concurrent Rust-path link reads.
+pub fn with_builds_held<T>(f: impl FnOnce() -> T) -> T {
+    let _held = BUILT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    f()
+}
+
 /// Builds `source` (relative to the workspace root) with `backend` and returns the executable.
 /// Builds of the same source and backend share one executable per test binary.
 pub fn build(source: &str, backend: Backend) -> PathBuf {
-    static BUILT: Mutex<Vec<(String, Backend, PathBuf)>> = Mutex::new(Vec::new());
-    let mut built = BUILT.lock().unwrap();
+    // A test that panicked while building leaves the list as it was: still usable.
+    let mut built = BUILT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     if let Some((_, _, exe)) = built.iter().find(|(s, b, _)| s == source && *b == backend) {
         return exe.clone();
     }

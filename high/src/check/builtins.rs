@@ -168,8 +168,6 @@ impl Body<'_, '_> {
         }
     }
 
-    /// What `print(x)` and `to_string(x)` write for `value`: the text of a `Time`, `Duration` or
-    /// `Uuid` (their `format` rows), `***` for a secret (never shown), `value` itself otherwise.
     /// `value` as text: a scalar or a `String` as it is, a `Time`, `Duration` or `Uuid` formatted,
     /// a secret as `***`; any other type is reported (H302) as something `what` cannot take.
     fn textual(&mut self, value: Expr, what: &str) -> Option<Expr> {
@@ -211,9 +209,20 @@ impl Body<'_, '_> {
                 None => ok = false,
             }
         }
-        ok.then(|| mk(ExprKind::Interp(parts), Ty::String, span))
+        if !ok {
+            return None;
+        }
+        // `"{n}"` is `to_string(n)`'s new string itself; only a `String` place is copied.
+        if let [part] = parts.as_slice()
+            && !matches!(part.kind, ExprKind::Place(_))
+        {
+            return parts.pop();
+        }
+        Some(mk(ExprKind::Interp(parts), Ty::String, span))
     }
 
+    /// What `print(x)` and `to_string(x)` write for `value`: the text of a `Time`, `Duration` or
+    /// `Uuid` (their `format` rows), `***` for a secret (never shown), `value` itself otherwise.
     fn as_text(&self, value: Expr) -> Expr {
         let span = value.span;
         let format = match value.ty {

@@ -234,6 +234,24 @@ fn call_with_the_wrong_number_of_arguments() {
 }
 
 #[test]
+fn string_concatenation_parts() {
+    let mut f = F::new("f", Type::Unit);
+    let s = f.local("s", Type::String);
+    f.op(OpKind::StrConcat { dest: s, parts: vec![] });
+    f.op(OpKind::Drop { local: s });
+    f.ret(None);
+    one(&module(vec![f]), "V222", "`str.concat` needs at least one part");
+
+    let mut f = F::new("f", Type::Unit);
+    let n = f.param("n", Type::I64);
+    let s = f.local("s", Type::String);
+    f.op(OpKind::StrConcat { dest: s, parts: vec![StrPart::Text("n = ".into()), StrPart::Local(n)] });
+    f.op(OpKind::Drop { local: s });
+    f.ret(None);
+    one(&module(vec![f]), "V220", "operand %n of `str.concat` has type i64, expected String or &str");
+}
+
+#[test]
 fn call_passing_a_mut_reference_for_a_shared_parameter() {
     let mut f = F::new("f", Type::I64);
     let xs = f.param("xs", exclusive(array(Type::I64)));

@@ -454,6 +454,9 @@ impl<'a> OpCheck<'_, 'a> {
                 self.expect_dest(*dest, &Type::I64);
             }
             OpKind::StrConcat { dest, parts } => {
+                if parts.is_empty() {
+                    self.error(code::OPERAND_COUNT, "`str.concat` needs at least one part".to_string());
+                }
                 for part in parts {
                     if let StrPart::Local(local) = part {
                         self.expect_string("operand", *local);

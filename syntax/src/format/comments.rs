@@ -12,7 +12,8 @@ pub struct Comment {
     pub trailing: bool,
 }
 
-/// Every comment of `text`, in order. Strings are skipped (a `//` inside quotes is text).
+/// Every comment of `text`, in order. Strings are skipped (a `//` inside quotes is text, also in
+/// a string inside an interpolation's hole).
 pub fn scan(text: &str) -> Vec<Comment> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
@@ -25,12 +26,11 @@ pub fn scan(text: &str) -> Vec<Comment> {
                 i += 1;
             }
             b'"' => {
+                // The whole string, its holes' code and strings included; a string the lexer
+                // refuses ends, here, with its line.
                 line_has_code = true;
-                i += 1;
-                while i < bytes.len() && bytes[i] != b'"' && bytes[i] != b'\n' {
-                    i += if bytes[i] == b'\\' { 2 } else { 1 };
-                }
-                i += 1;
+                i = crate::lexer::string_end(bytes, i)
+                    .unwrap_or_else(|_| text[i..].find('\n').map_or(text.len(), |n| i + n));
             }
             b'/' if bytes.get(i + 1) == Some(&b'/') => {
                 let end = text[i..].find('\n').map_or(text.len(), |n| i + n);
