@@ -135,8 +135,9 @@ enum Command {
     /// running process without refusing a request (LLVM at -O0; `--reuse-port`). Arguments after
     /// `--` go to the service (e.g. `--listen`, `--db`).
     Dev {
-        /// The service (`.nagi`), or a directory holding one program.
-        #[arg(value_name = "FILE|DIR")]
+        /// The service (`.nagi`), or a directory holding one program (default: the current
+        /// directory).
+        #[arg(value_name = "FILE|DIR", default_value = ".")]
         input: PathBuf,
         /// Arguments for the service.
         #[arg(last = true, value_name = "ARGS")]

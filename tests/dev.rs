@@ -36,9 +36,16 @@ fn get(port: u16, path: &str) -> Result<(u16, String), String> {
 
 /// `nagic dev FILE -- --listen 127.0.0.1:PORT --db DB`, its output in files of `dir`.
 fn dev(file: &Path, port: u16, dir: &Path) -> Child {
+    dev_in(file, &[file.as_os_str()], port, dir)
+}
+
+/// `nagic dev INPUT… -- --listen … --db DIR/app.db` started in `cwd`.
+fn dev_in(cwd: &Path, input: &[&std::ffi::OsStr], port: u16, dir: &Path) -> Child {
+    let cwd = if cwd.is_dir() { cwd } else { cwd.parent().unwrap() };
     Command::new(env!("CARGO_BIN_EXE_nagic"))
+        .current_dir(cwd)
         .arg("dev")
-        .arg(file)
+        .args(input)
         .args(["--", "--listen", &format!("127.0.0.1:{port}"), "--db", dir.join("app.db").to_str().unwrap()])
         .stdout(std::fs::File::create(dir.join("dev.out")).unwrap())
         .stderr(std::fs::File::create(dir.join("dev.err")).unwrap())
@@ -184,14 +191,19 @@ fn nagic_new_makes_a_service_that_checks_passes_its_tests_and_serves() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    let out = nagic(&["test", "--backend=llvm", service.to_str().unwrap()]);
+    // As the README has it: `cd notes`, then `nagic test` and `nagic dev` with no argument.
+    let out = Command::new(env!("CARGO_BIN_EXE_nagic"))
+        .current_dir(&service)
+        .args(["test", "--backend=llvm"])
+        .output()
+        .expect("nagic test runs");
     let report = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success() && report.contains("2 passed"), "{report}{}", String::from_utf8_lossy(&out.stderr));
     // Again is refused: the directory exists.
     assert_eq!(nagic(&["new", service.to_str().unwrap()]).status.code(), Some(1));
 
     let port = free_port();
-    let child = dev(&service, port, &dir);
+    let child = dev_in(&service, &[], port, &dir);
     wait_for(port, "/health", "\"ok\"");
     let note = r#"{"id":1,"title":"first","body":"hello"}"#;
     let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
