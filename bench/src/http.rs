@@ -9,13 +9,16 @@
 //! run), and stop them. The records, wrk's outputs, the report and the chart go to
 //! `bench/results/DATE-TIME/`. See `bench/README.md` ("The HTTP bench").
 //!
-//! Two other modes share the build, the servers and the records: `--soak SECS` ([`soak`]: one
-//! long run per server, its memory and open files watched) and `--sinks` ([`sinks`]: the Nagi
-//! servers with their log going to a fast, a throttled and a stalled stdout).
+//! Three other modes share the build, the servers and the records: `--soak SECS` ([`soak`]: one
+//! long run per server, its memory and open files watched), `--sinks` ([`sinks`]: the Nagi
+//! servers with their log going to a fast, a throttled and a stalled stdout) and
+//! `--instructions N` ([`instructions`]: each server under callgrind, its instructions per
+//! request counted).
 
 pub mod cases;
 pub mod chart;
 pub mod client;
+pub mod instructions;
 pub mod otlp_sink;
 pub mod procfs;
 pub mod report;
@@ -50,6 +53,9 @@ pub enum Mode {
     /// `--sinks`: the Nagi servers' throughput with stdout to /dev/null, a throttled pipe and a
     /// stalled pipe, and their log queue's peak ([`sinks`]).
     Sinks,
+    /// `--instructions N`: each server's instructions per request over N requests of each case,
+    /// under callgrind ([`instructions`]).
+    Instructions(u64),
 }
 
 /// What `nagi-bench http` was asked to do.
@@ -92,7 +98,7 @@ impl Default for Options {
 }
 
 /// The usage line of `nagi-bench http`.
-pub const USAGE: &str = "nagi-bench http [--soak SECS | --sinks] [--rounds N] [--duration SECS] [--warmup SECS] [--quick] [--cases a,b] [--servers a,b] [--connections N] [--threads N] [--reference]";
+pub const USAGE: &str = "nagi-bench http [--soak SECS | --sinks | --instructions N] [--rounds N] [--duration SECS] [--warmup SECS] [--quick] [--cases a,b] [--servers a,b] [--connections N] [--threads N] [--reference]";
 
 /// The flags that only the timed runs (the comparison and `--sinks`) take.
 const TIMED_FLAGS: [&str; 5] = ["--rounds", "--duration", "--warmup", "--quick", "--cases"];
@@ -116,17 +122,15 @@ pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Options, Str
     };
     while let Some(arg) = args.next() {
         match arg.as_str() {
-            "--soak" => {
-                if options.mode == Mode::Sinks {
-                    return Err("--soak and --sinks are two runs; choose one".into());
+            "--soak" | "--sinks" | "--instructions" => {
+                if options.mode != Mode::Compare {
+                    return Err("--soak, --sinks and --instructions are three runs; choose one".into());
                 }
-                options.mode = Mode::Soak(seconds(args.next(), "--soak")?);
-            }
-            "--sinks" => {
-                if matches!(options.mode, Mode::Soak(_)) {
-                    return Err("--soak and --sinks are two runs; choose one".into());
-                }
-                options.mode = Mode::Sinks;
+                options.mode = match arg.as_str() {
+                    "--soak" => Mode::Soak(seconds(args.next(), "--soak")?),
+                    "--sinks" => Mode::Sinks,
+                    _ => Mode::Instructions(u64::from(number(args.next(), "--instructions")?)),
+                };
             }
             "--rounds" => options.rounds = number(args.next(), "--rounds")?,
             "--duration" => options.duration = seconds(args.next(), "--duration")?,
@@ -186,6 +190,12 @@ pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Options, Str
                 ));
             }
             (sinks::SERVERS.to_vec(), named(&sinks::CASES), options.load.connections)
+        }
+        Mode::Instructions(_) => {
+            if let Some(flag) = given.iter().find(|g| TIMED_FLAGS[..4].contains(&g.as_str())) {
+                return Err(format!("--instructions counts requests, it does not time them; it takes no {flag}"));
+            }
+            (instructions::SERVERS.to_vec(), cases::CASES.to_vec(), options.load.connections)
         }
     };
     options.servers = servers.unwrap_or(default_servers);
@@ -332,6 +342,7 @@ pub fn run(options: &Options) -> Result<PathBuf, String> {
         Mode::Compare => compare(options, &mut setup)?,
         Mode::Soak(seconds) => soak::run(options, seconds, &mut setup)?,
         Mode::Sinks => sinks::run(options, &mut setup)?,
+        Mode::Instructions(n) => instructions::run(options, n, &mut setup)?,
     }
     Ok(setup.run_dir)
 }
@@ -616,6 +627,17 @@ mod tests {
         assert!(parse("--sinks --servers nagi-rust,baseline").unwrap_err().contains("`baseline` is not one"));
         assert!(parse("--sinks --soak 3").unwrap_err().contains("choose one"));
         assert!(parse("--soak 3 --sinks").unwrap_err().contains("choose one"));
+
+        let counted = parse("--instructions 2000").unwrap();
+        assert_eq!(
+            (counted.mode, counted.servers, counted.cases.len()),
+            (Mode::Instructions(2000), instructions::SERVERS.to_vec(), 6)
+        );
+        let counted = parse("--cases health,get-user --instructions 10 --servers nagi-llvm").unwrap();
+        assert_eq!((counted.servers, names(&counted.cases)), (vec!["nagi-llvm"], vec!["health", "get-user"]));
+        assert!(parse("--instructions 0").unwrap_err().contains("positive number"));
+        assert!(parse("--instructions 10 --rounds 2").unwrap_err().contains("takes no --rounds"));
+        assert!(parse("--instructions 10 --sinks").unwrap_err().contains("choose one"));
         assert!(parse("--sink").unwrap_err().contains("unknown argument"));
     }
 
@@ -623,7 +645,12 @@ mod tests {
     #[test]
     fn the_readme_has_every_runs_markers() {
         let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-        for (begin, end) in [(BEGIN, END), (soak::BEGIN, soak::END), (sinks::BEGIN, sinks::END)] {
+        for (begin, end) in [
+            (BEGIN, END),
+            (soak::BEGIN, soak::END),
+            (sinks::BEGIN, sinks::END),
+            (instructions::BEGIN, instructions::END),
+        ] {
             let (start, stop) = (readme.find(begin), readme.find(end));
             assert!(start.is_some() && stop.is_some() && start < stop, "{begin} … {end}");
         }

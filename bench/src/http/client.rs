@@ -1,6 +1,8 @@
-//! A minimal HTTP/1.1 client over `std::net::TcpStream` (one request per connection,
-//! `Connection: close`), enough to wait for a server, seed its database and check its answers
-//! without pulling an HTTP stack into the bench.
+//! A minimal HTTP/1.1 client over `std::net::TcpStream`, enough to wait for a server, seed its
+//! database and check its answers without pulling an HTTP stack into the bench: one request per
+//! connection (`Connection: close`, [`request`]), or requests one after the other on one
+//! keep-alive connection ([`Connection`], for counting a request's instructions without its
+//! connection's).
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -21,7 +23,25 @@ pub struct Answer {
 pub fn request(address: SocketAddr, method: &str, path: &str, body: Option<&str>) -> Result<Answer, String> {
     let mut stream = TcpStream::connect_timeout(&address, Duration::from_secs(2)).map_err(|e| e.to_string())?;
     stream.set_read_timeout(Some(Duration::from_secs(10))).map_err(|e| e.to_string())?;
-    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n");
+    write_request(&mut stream, address, method, path, body, true)?;
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).map_err(|e| e.to_string())?;
+    parse_answer(&raw)
+}
+
+/// Writes a request's head (with `Connection: close` when `close`) and its JSON body, if any.
+fn write_request(
+    stream: &mut TcpStream,
+    address: SocketAddr,
+    method: &str,
+    path: &str,
+    body: Option<&str>,
+    close: bool,
+) -> Result<(), String> {
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {address}\r\n");
+    if close {
+        head.push_str("Connection: close\r\n");
+    }
     if let Some(body) = body {
         head.push_str(&format!("Content-Type: application/json\r\nContent-Length: {}\r\n", body.len()));
     }
@@ -30,9 +50,59 @@ pub fn request(address: SocketAddr, method: &str, path: &str, body: Option<&str>
     if let Some(body) = body {
         stream.write_all(body.as_bytes()).map_err(|e| e.to_string())?;
     }
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).map_err(|e| e.to_string())?;
-    parse_answer(&raw)
+    Ok(())
+}
+
+/// One keep-alive connection: requests one after the other, each answer read to its end (its
+/// `content-length`, or the last chunk) before the next request is written.
+pub struct Connection {
+    stream: TcpStream,
+    address: SocketAddr,
+}
+
+impl Connection {
+    /// Connects to `address`; slow servers (one under callgrind) get a minute per answer.
+    pub fn open(address: SocketAddr) -> Result<Connection, String> {
+        let stream = TcpStream::connect_timeout(&address, Duration::from_secs(10)).map_err(|e| e.to_string())?;
+        stream.set_read_timeout(Some(Duration::from_secs(60))).map_err(|e| e.to_string())?;
+        stream.set_nodelay(true).map_err(|e| e.to_string())?;
+        Ok(Connection { stream, address })
+    }
+
+    /// Sends one request on the connection and reads its whole answer.
+    pub fn send(&mut self, method: &str, path: &str, body: Option<&str>) -> Result<Answer, String> {
+        write_request(&mut self.stream, self.address, method, path, body, false)?;
+        let mut raw = Vec::new();
+        let mut buf = [0_u8; 16 * 1024];
+        loop {
+            if answer_complete(&raw)? {
+                return parse_answer(&raw);
+            }
+            let n = self.stream.read(&mut buf).map_err(|e| e.to_string())?;
+            if n == 0 {
+                return Err("the server closed a keep-alive connection".into());
+            }
+            raw.extend_from_slice(&buf[..n]);
+        }
+    }
+}
+
+/// Whether `raw` holds a whole answer: its head, then `content-length` bytes, or chunks up to the
+/// last one. An answer with neither is an error here (it would end only when the connection
+/// closes).
+fn answer_complete(raw: &[u8]) -> Result<bool, String> {
+    let Some(end) = raw.windows(4).position(|w| w == b"\r\n\r\n") else { return Ok(false) };
+    let head = String::from_utf8_lossy(&raw[..end]).to_ascii_lowercase();
+    let body = &raw[end + 4..];
+    let header = |name: &str| head.lines().find_map(|l| l.strip_prefix(name).map(|v| v.trim().to_string()));
+    if let Some(length) = header("content-length:") {
+        let length: usize = length.parse().map_err(|_| format!("a bad content-length `{length}`"))?;
+        return Ok(body.len() >= length);
+    }
+    if header("transfer-encoding:").is_some_and(|v| v.contains("chunked")) {
+        return Ok(body.ends_with(b"0\r\n\r\n"));
+    }
+    Err("an answer with neither a content-length nor chunks cannot share a connection".into())
 }
 
 /// Parses a whole HTTP/1.1 answer (status line, headers, body by length, chunks or close).
@@ -103,6 +173,19 @@ pub fn wait_ready(address: SocketAddr, timeout: Duration) -> Result<(), String> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_keep_alive_answer_ends_at_its_length_or_last_chunk() {
+        let fixed = b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n\"ok";
+        assert_eq!(answer_complete(fixed), Ok(false));
+        assert_eq!(answer_complete(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n\"ok\""), Ok(true));
+        assert_eq!(answer_complete(b"HTTP/1.1 200 OK\r\ncontent-len"), Ok(false));
+        let chunked = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\nok\r\n";
+        assert_eq!(answer_complete(chunked), Ok(false));
+        let done = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n";
+        assert_eq!(answer_complete(done), Ok(true));
+        assert!(answer_complete(b"HTTP/1.1 200 OK\r\n\r\nok").is_err());
+    }
 
     #[test]
     fn answers_parse_with_length_chunks_or_close() {

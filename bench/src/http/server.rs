@@ -174,7 +174,7 @@ fn free_port() -> Result<u16, String> {
 pub struct Server {
     /// The contender's name.
     pub name: &'static str,
-    /// Its process id (taskset execs the server, so this is the server's own).
+    /// Its process id (taskset and valgrind exec the server, so this is the server's own).
     pub pid: u32,
     /// Where it listens.
     pub address: SocketAddr,
@@ -202,11 +202,29 @@ pub fn start(
     stdout: Stdout,
     stderr: File,
 ) -> Result<Server, String> {
+    let wrapper = match cpu {
+        Some(cpu) => vec!["taskset".to_string(), "-c".to_string(), cpu.to_string()],
+        None => Vec::new(),
+    };
+    start_under(contender, &wrapper, db, stdout, stderr, Duration::from_secs(20))
+}
+
+/// Starts `contender` as [`start`] does, run by the program and arguments of `wrapper` when it
+/// is not empty (one that keeps the server's process id, as `taskset`, which execs it, and
+/// `valgrind` do), and waits up to `ready` for its first answer.
+pub fn start_under(
+    contender: &Contender,
+    wrapper: &[String],
+    db: &Path,
+    stdout: Stdout,
+    stderr: File,
+    ready: Duration,
+) -> Result<Server, String> {
     let address: SocketAddr = format!("127.0.0.1:{}", free_port()?).parse().map_err(|e| format!("{e}"))?;
-    let mut command = match cpu {
-        Some(cpu) => {
-            let mut c = Command::new("taskset");
-            c.args(["-c", &cpu.to_string()]).arg(&contender.exe);
+    let mut command = match wrapper.split_first() {
+        Some((program, args)) => {
+            let mut c = Command::new(program);
+            c.args(args).arg(&contender.exe);
             c
         }
         None => Command::new(&contender.exe),
@@ -225,7 +243,7 @@ pub fn start(
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", contender.exe.display()))?;
     let server = Server { name: contender.name, pid: child.id(), address, child };
-    client::wait_ready(address, Duration::from_secs(20)).map_err(|e| format!("{}: {e}", contender.name))?;
+    client::wait_ready(address, ready).map_err(|e| format!("{}: {e}", contender.name))?;
     Ok(server)
 }
 
