@@ -623,11 +623,20 @@ fn length_violations() -> Vec<String> {
 /// The package names `cargo tree` lists for the workspace on this host with `edges`.
 fn tree_packages(edges: &str) -> BTreeSet<String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let output = std::process::Command::new(cargo)
-        .current_dir(root())
-        .args(["tree", "--workspace", "--offline", "--prefix", "none", "-e", edges])
-        .output()
-        .expect("cargo tree runs");
+    let tree = |offline: bool| {
+        std::process::Command::new(&cargo)
+            .current_dir(root())
+            .args(["tree", "--workspace", "--prefix", "none", "-e", edges])
+            .args(offline.then_some("--offline"))
+            .output()
+            .expect("cargo tree runs")
+    };
+    // Offline first; a checkout that has not downloaded every member's dependencies yet (a
+    // `cargo test --test tidy` before any whole-workspace build) lets cargo fetch them.
+    let mut output = tree(true);
+    if !output.status.success() {
+        output = tree(false);
+    }
     assert!(output.status.success(), "cargo tree -e {edges}: {}", String::from_utf8_lossy(&output.stderr));
     String::from_utf8_lossy(&output.stdout)
         .lines()

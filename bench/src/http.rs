@@ -192,8 +192,13 @@ pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Options, Str
             (sinks::SERVERS.to_vec(), named(&sinks::CASES), options.load.connections)
         }
         Mode::Instructions(_) => {
-            if let Some(flag) = given.iter().find(|g| TIMED_FLAGS[..4].contains(&g.as_str())) {
-                return Err(format!("--instructions counts requests, it does not time them; it takes no {flag}"));
+            let untimed = |g: &&String| {
+                TIMED_FLAGS[..4].contains(&g.as_str()) || ["--connections", "--threads"].contains(&g.as_str())
+            };
+            if let Some(flag) = given.iter().find(untimed) {
+                return Err(format!(
+                    "--instructions counts requests on one connection, it does not time them; it takes no {flag}"
+                ));
             }
             (instructions::SERVERS.to_vec(), cases::CASES.to_vec(), options.load.connections)
         }
@@ -276,7 +281,11 @@ struct Setup {
 
 /// Checks the tools, makes the run's directory, records the machine and builds the servers.
 fn setup(options: &Options) -> Result<Setup, String> {
-    preflight(&options.load)?;
+    // Counting instructions needs callgrind, not wrk or a second CPU.
+    match options.mode {
+        Mode::Instructions(_) => instructions::preflight()?,
+        _ => preflight(&options.load)?,
+    }
     let root = crate::runner::root();
     let machine =
         Machine::detect(Some(&format!("taskset -c {SERVER_CPU} (servers), taskset -c {} (wrk)", options.load.cpu)));
@@ -637,6 +646,7 @@ mod tests {
         assert_eq!((counted.servers, names(&counted.cases)), (vec!["nagi-llvm"], vec!["health", "get-user"]));
         assert!(parse("--instructions 0").unwrap_err().contains("positive number"));
         assert!(parse("--instructions 10 --rounds 2").unwrap_err().contains("takes no --rounds"));
+        assert!(parse("--connections 8 --instructions 10").unwrap_err().contains("takes no --connections"));
         assert!(parse("--instructions 10 --sinks").unwrap_err().contains("choose one"));
         assert!(parse("--sink").unwrap_err().contains("unknown argument"));
     }

@@ -87,22 +87,52 @@ impl Connection {
     }
 }
 
-/// Whether `raw` holds a whole answer: its head, then `content-length` bytes, or chunks up to the
-/// last one. An answer with neither is an error here (it would end only when the connection
-/// closes).
+/// Whether `raw` holds a whole answer: its head, then chunks up to the last one and the end of
+/// its trailers, or else `content-length` bytes, read from the head as [`parse_answer`] reads
+/// it. An answer with neither is an error here (it would end only when the connection closes);
+/// the bench sends no `HEAD` and expects no 204 or 304, whose answers have no body.
 fn answer_complete(raw: &[u8]) -> Result<bool, String> {
     let Some(end) = raw.windows(4).position(|w| w == b"\r\n\r\n") else { return Ok(false) };
-    let head = String::from_utf8_lossy(&raw[..end]).to_ascii_lowercase();
+    let (length, chunked) = framing(&String::from_utf8_lossy(&raw[..end]));
     let body = &raw[end + 4..];
-    let header = |name: &str| head.lines().find_map(|l| l.strip_prefix(name).map(|v| v.trim().to_string()));
-    if let Some(length) = header("content-length:") {
-        let length: usize = length.parse().map_err(|_| format!("a bad content-length `{length}`"))?;
-        return Ok(body.len() >= length);
+    match (chunked, length) {
+        (true, _) => Ok(chunks_complete(body)),
+        (false, Some(length)) => Ok(body.len() >= length),
+        (false, None) => Err("an answer with neither a content-length nor chunks cannot share a connection".into()),
     }
-    if header("transfer-encoding:").is_some_and(|v| v.contains("chunked")) {
-        return Ok(body.ends_with(b"0\r\n\r\n"));
+}
+
+/// The `content-length` (if any) and whether the body is chunked, from an answer's head.
+fn framing(head: &str) -> (Option<usize>, bool) {
+    let (mut length, mut chunked) = (None, false);
+    for line in head.split("\r\n").skip(1) {
+        let Some((name, value)) = line.split_once(':') else { continue };
+        let value = value.trim();
+        match name.trim().to_ascii_lowercase().as_str() {
+            "content-length" => length = value.parse::<usize>().ok(),
+            "transfer-encoding" => chunked = value.eq_ignore_ascii_case("chunked"),
+            _ => {}
+        }
     }
-    Err("an answer with neither a content-length nor chunks cannot share a connection".into())
+    (length, chunked)
+}
+
+/// Whether a chunked body is whole: every chunk by its size, the last (size 0), then the
+/// trailers' end. A malformed size counts as whole, so that [`parse_answer`] reports it.
+fn chunks_complete(mut rest: &[u8]) -> bool {
+    loop {
+        let Some(line) = rest.windows(2).position(|w| w == b"\r\n") else { return false };
+        let size = String::from_utf8_lossy(&rest[..line]);
+        let Ok(size) = usize::from_str_radix(size.split(';').next().unwrap_or("").trim(), 16) else { return true };
+        let after = &rest[line + 2..];
+        if size == 0 {
+            return after.starts_with(b"\r\n") || after.windows(4).any(|w| w == b"\r\n\r\n");
+        }
+        match after.get(size + 2..) {
+            Some(next) => rest = next,
+            None => return false,
+        }
+    }
 }
 
 /// Parses a whole HTTP/1.1 answer (status line, headers, body by length, chunks or close).
@@ -116,19 +146,11 @@ pub fn parse_answer(raw: &[u8]) -> Result<Answer, String> {
         .nth(1)
         .and_then(|s| s.parse().ok())
         .ok_or_else(|| format!("bad status line {status_line:?}"))?;
-    let mut content_type = None;
-    let mut length = None;
-    let mut chunked = false;
-    for line in lines {
-        let Some((name, value)) = line.split_once(':') else { continue };
-        let value = value.trim();
-        match name.trim().to_ascii_lowercase().as_str() {
-            "content-type" => content_type = Some(value.to_string()),
-            "content-length" => length = value.parse::<usize>().ok(),
-            "transfer-encoding" => chunked = value.eq_ignore_ascii_case("chunked"),
-            _ => {}
-        }
-    }
+    let content_type = lines.find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        name.trim().eq_ignore_ascii_case("content-type").then(|| value.trim().to_string())
+    });
+    let (length, chunked) = framing(head);
     let body = if chunked {
         dechunk(rest)?
     } else {
@@ -184,6 +206,13 @@ mod tests {
         assert_eq!(answer_complete(chunked), Ok(false));
         let done = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n";
         assert_eq!(answer_complete(done), Ok(true));
+        let trailers = b"HTTP/1.1 200 OK\r\nTransfer-Encoding : chunked\r\n\r\n2;x=1\r\nok\r\n0\r\nx: y\r\n\r\n";
+        assert_eq!(answer_complete(trailers), Ok(true));
+        assert_eq!(answer_complete(&trailers[..trailers.len() - 2]), Ok(false));
+        // A chunk holding what looks like the last chunk is not the end.
+        let inside = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n7\r\n0\r\n\r\nx\r\n";
+        assert_eq!(answer_complete(inside), Ok(false));
+        assert_eq!(answer_complete(b"HTTP/1.1 200 OK\r\nContent-Length : 2\r\n\r\nok"), Ok(true));
         assert!(answer_complete(b"HTTP/1.1 200 OK\r\n\r\nok").is_err());
     }
 

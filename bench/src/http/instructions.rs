@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs::File;
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::json;
 
@@ -28,6 +28,10 @@ use super::{Options, Setup, file_name};
 /// and both Nagi builds at their default log level.
 pub const SERVERS: [&str; 4] = ["baseline", "baseline+log", "nagi-rust", "nagi-llvm"];
 
+/// How long a server under callgrind gets to stop (its profile is written then); twice that to
+/// answer its first request.
+const MINUTE: Duration = Duration::from_secs(60);
+
 /// Requests of the case before counting starts (the connection's buffers, the statement
 /// caches and the allocator's pools are warm by then).
 pub const WARMUP: u64 = 50;
@@ -40,11 +44,6 @@ pub const END: &str = "<!-- http-instructions-reference:end -->";
 
 /// Counts every (server, case) of `options` with `n` requests each, then writes the report.
 pub(super) fn run(options: &Options, n: u64, setup: &mut Setup) -> Result<(), String> {
-    for tool in ["valgrind", "callgrind_control"] {
-        if Command::new(tool).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_err() {
-            return Err(format!("`{tool}` is not installed (Debian/Ubuntu: `apt-get install valgrind`)"));
-        }
-    }
     let dir = setup.run_dir.join("callgrind");
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let mut counts = BTreeMap::new();
@@ -64,6 +63,16 @@ pub(super) fn run(options: &Options, n: u64, setup: &mut Setup) -> Result<(), St
     super::publish(setup, options.reference, (BEGIN, END), &[], |_| render(&date, options, n, &counts))
 }
 
+/// Checks that callgrind and its control are installed (before anything is built).
+pub fn preflight() -> Result<(), String> {
+    for tool in ["valgrind", "callgrind_control"] {
+        if Command::new(tool).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_err() {
+            return Err(format!("`{tool}` is not installed (Debian/Ubuntu: `apt-get install valgrind`)"));
+        }
+    }
+    Ok(())
+}
+
 /// The instructions the server `name` executed for `n` requests of `case`.
 fn count(setup: &Setup, name: &'static str, case: &Case, n: u64) -> Result<u64, String> {
     let stem = format!("{}-{}", file_name(name), case.name);
@@ -77,8 +86,7 @@ fn count(setup: &Setup, name: &'static str, case: &Case, n: u64) -> Result<u64, 
         .chain([format!("--callgrind-out-file={}", out.display())])
         .collect();
     let contender = setup.builds.contender(name);
-    let server =
-        server::start_under(&contender, &wrapper, &db, server::Stdout::Null, stderr, Duration::from_secs(120))?;
+    let server = server::start_under(&contender, &wrapper, &db, server::Stdout::Null, stderr, 2 * MINUTE, MINUTE)?;
     server.seed()?;
     let measured = counted_requests(&server, case, n);
     server.stop()?;
@@ -119,16 +127,32 @@ fn send(connection: &mut Connection, server: &Server, case: &Case, i: u64) -> Re
     Ok(())
 }
 
-/// `callgrind_control -i on|off PID`.
+/// `callgrind_control -i on|off PID`, given 30 s: it reaches an idle server through ptrace
+/// (`vgdb`), which `kernel.yama.ptrace_scope` above 0 forbids to a non-root sibling, and then it
+/// would wait for ever.
 fn instrument(server: &Server, state: &str) -> Result<(), String> {
-    let out = Command::new("callgrind_control")
+    let mut control = Command::new("callgrind_control")
         .args(["-i", state, &server.pid.to_string()])
-        .output()
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
         .map_err(|e| format!("callgrind_control: {e}"))?;
-    if !out.status.success() {
-        return Err(format!("callgrind_control -i {state}: {}", String::from_utf8_lossy(&out.stderr)));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match control.try_wait().map_err(|e| e.to_string())? {
+            Some(status) if status.success() => return Ok(()),
+            Some(status) => return Err(format!("callgrind_control -i {state} {} failed: {status}", server.pid)),
+            None if Instant::now() > deadline => {
+                let _ = control.kill();
+                let _ = control.wait();
+                return Err(format!(
+                    "callgrind_control -i {state} did not reach the server in 30 s; as a non-root user it needs \
+                     `sysctl kernel.yama.ptrace_scope=0`"
+                ));
+            }
+            None => std::thread::sleep(Duration::from_millis(20)),
+        }
     }
-    Ok(())
 }
 
 /// The `totals:` of a callgrind output file (instructions, its only event here).

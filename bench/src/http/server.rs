@@ -178,6 +178,8 @@ pub struct Server {
     pub pid: u32,
     /// Where it listens.
     pub address: SocketAddr,
+    /// How long a stop waits after SIGTERM before SIGKILL.
+    grace: Duration,
     child: Child,
 }
 
@@ -206,12 +208,13 @@ pub fn start(
         Some(cpu) => vec!["taskset".to_string(), "-c".to_string(), cpu.to_string()],
         None => Vec::new(),
     };
-    start_under(contender, &wrapper, db, stdout, stderr, Duration::from_secs(20))
+    start_under(contender, &wrapper, db, stdout, stderr, Duration::from_secs(20), Duration::from_secs(5))
 }
 
 /// Starts `contender` as [`start`] does, run by the program and arguments of `wrapper` when it
 /// is not empty (one that keeps the server's process id, as `taskset`, which execs it, and
-/// `valgrind` do), and waits up to `ready` for its first answer.
+/// `valgrind` do), and waits up to `ready` for its first answer; a stop waits `grace` for the
+/// graceful shutdown (under valgrind it includes writing the profile).
 pub fn start_under(
     contender: &Contender,
     wrapper: &[String],
@@ -219,6 +222,7 @@ pub fn start_under(
     stdout: Stdout,
     stderr: File,
     ready: Duration,
+    grace: Duration,
 ) -> Result<Server, String> {
     let address: SocketAddr = format!("127.0.0.1:{}", free_port()?).parse().map_err(|e| format!("{e}"))?;
     let mut command = match wrapper.split_first() {
@@ -242,7 +246,7 @@ pub fn start_under(
         .stderr(stderr)
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", contender.exe.display()))?;
-    let server = Server { name: contender.name, pid: child.id(), address, child };
+    let server = Server { name: contender.name, pid: child.id(), address, grace, child };
     client::wait_ready(address, ready).map_err(|e| format!("{}: {e}", contender.name))?;
     Ok(server)
 }
@@ -266,7 +270,8 @@ impl Server {
         Ok(())
     }
 
-    /// Stops the server with SIGTERM (its graceful shutdown), or SIGKILL after 5 s. The read end
+    /// Stops the server with SIGTERM (its graceful shutdown), or SIGKILL after its grace (5 s
+    /// unless [`start_under`] was given another). The read end
     /// of a piped stdout that was not taken is closed after the server has exited.
     pub fn stop(mut self) -> Result<(), String> {
         self.terminate()
@@ -277,7 +282,7 @@ impl Server {
             return Ok(());
         }
         let _ = Command::new("kill").args(["-TERM", &self.pid.to_string()]).status();
-        let deadline = Instant::now() + Duration::from_secs(5);
+        let deadline = Instant::now() + self.grace;
         while Instant::now() < deadline {
             if self.child.try_wait().map_err(|e| e.to_string())?.is_some() {
                 return Ok(());

@@ -118,7 +118,7 @@ unsafe fn statement(sql: *const u8, len: usize, args: *mut SqlArgs) -> (String, 
 /// the number of changed rows, an `i64`.
 ///
 /// # Safety
-/// `sql` points to `sql_len` readable bytes; `args` comes from [`nagi_rt_sql_args`] and is not
+/// `sql` points to `sql_len` readable bytes of UTF-8; `args` comes from [`nagi_rt_sql_args`] and is not
 /// consumed yet.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nagi_rt_db_exec(sql: *const u8, sql_len: usize, args: *mut SqlArgs) -> *mut PendingOp {
@@ -145,7 +145,7 @@ pub unsafe extern "C" fn nagi_rt_db_exec_commit(sql: *const u8, sql_len: usize, 
 /// kind traps.
 ///
 /// # Safety
-/// `sql` points to `sql_len` readable bytes; `args` comes from [`nagi_rt_sql_args`] and is not
+/// `sql` points to `sql_len` readable bytes of UTF-8; `args` comes from [`nagi_rt_sql_args`] and is not
 /// consumed yet; `row` is a descriptor constant.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nagi_rt_db_query(
