@@ -218,18 +218,48 @@ impl Param for i64 {
     }
 }
 
-/// An integer parameter's text: decimal digits with an optional sign (Rust's
-/// `str::parse::<i64>`), or a whole number written with a fraction or an exponent whose
-/// magnitude is below 2^53 (`30.0`, `3e1`), the integer it equals, as in a JSON body
-/// (docs/http.md, "Path and query parameters").
+/// An integer parameter's text: a JSON number (`-` and no `+`, no leading zero, digits on both
+/// sides of a point) that is an integer, or a whole number written with a fraction or an
+/// exponent whose magnitude is below 2^53 (`30.0`, `3e1`), the integer it equals, as in a JSON
+/// body (docs/http.md, "Path and query parameters"). The document `--openapi-route` serves says
+/// `type: integer`, which is this set of texts.
 fn integer_param(text: &str) -> Option<i64> {
+    if !json_number(text) {
+        return None;
+    }
     if let Ok(v) = text.parse::<i64>() {
         return Some(v);
     }
-    // Rust's float syntax also takes `inf` and `NaN`, which are not whole; only digits, a sign,
-    // a point and an exponent get this far.
-    let numeric = text.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'+' | b'-' | b'.' | b'e' | b'E'));
-    text.parse::<f64>().ok().filter(|_| numeric).and_then(crate::json::whole)
+    text.parse::<f64>().ok().and_then(crate::json::whole)
+}
+
+/// Whether `text` is a number in JSON's grammar (RFC 8259 §6):
+/// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
+fn json_number(text: &str) -> bool {
+    let b = text.as_bytes();
+    let digits = |mut i: usize| {
+        let start = i;
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        (i > start).then_some(i)
+    };
+    let mut i = usize::from(b.first() == Some(&b'-'));
+    i = match b.get(i) {
+        Some(b'0') => i + 1,
+        Some(b'1'..=b'9') => digits(i).unwrap_or(i),
+        _ => return false,
+    };
+    if b.get(i) == Some(&b'.') {
+        let Some(next) = digits(i + 1) else { return false };
+        i = next;
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1 + usize::from(matches!(b.get(i + 1), Some(b'+' | b'-')));
+        let Some(next) = digits(i) else { return false };
+        i = next;
+    }
+    i == b.len()
 }
 
 impl Param for f64 {
@@ -464,6 +494,19 @@ pub(crate) async fn serve_routes<F>(
 #[cfg(test)]
 mod tests {
     use super::dispatch::positional_path;
+    use super::integer_param;
+
+    #[test]
+    fn integer_parameters_are_json_numbers_that_are_whole() {
+        for (text, value) in [("0", 0), ("-7", -7), ("30", 30), ("30.0", 30), ("3e1", 30), ("-0.0", 0), ("1E+2", 100)] {
+            assert_eq!(integer_param(text), Some(value), "{text}");
+        }
+        // Not JSON numbers (a `+`, a leading zero, a bare point), or not whole.
+        for text in ["+0.0", "+5", "007", "1.", ".5", "1e", "30.5", "inf", "NaN", "", "-", "0x10", "9007199254740993.0"]
+        {
+            assert_eq!(integer_param(text), None, "{text}");
+        }
+    }
 
     #[test]
     fn parameters_are_renamed_by_position() {
