@@ -46,7 +46,7 @@ fn detail(body: &str) -> String {
 
 /// A success, a text answer, a JSON body sent with a secret header, an upstream 500, an answer
 /// that does not decode, a call past its timeout (answered within the timeout and half a
-/// second), and a failure handled with `try?`; the key never reaches the caller's log.
+/// second), and a failure handled with `try?` and with `catch`; the key never reaches the caller's log.
 fn outbound_calls_answer_and_fail_as_documented(backend: Backend) {
     let (upstream, caller, log) = start("outbound", backend, None, &[]);
     assert_eq!(caller.get("/address/7"), (200, r#"{"street":"7 Main St","city":"Springfield"}"#.to_owned()));
@@ -84,6 +84,11 @@ fn outbound_calls_answer_and_fail_as_documented(backend: Backend) {
 
     assert_eq!(caller.get("/city/3"), (200, r#""Springfield""#.to_owned()));
     assert_eq!(caller.get("/city/3?x=1").0, 200);
+    assert_eq!(caller.get("/city-or-why?path=/address/3"), (200, r#""Springfield""#.to_owned()));
+    assert_eq!(
+        caller.get("/city-or-why?path=/slow%3Fms%3D2000"),
+        (200, format!(r#""unknown: 504 GET {upstream_url}/slow: no answer within 300ms""#))
+    );
     assert!(caller.stop().success());
     assert!(upstream.stop().success());
     let log = std::fs::read_to_string(&log).unwrap();
@@ -91,8 +96,8 @@ fn outbound_calls_answer_and_fail_as_documented(backend: Backend) {
     assert!(!log.contains(KEY), "the key reached the log:\n{log}");
 }
 
-/// A call to a port where nothing listens fails with 502 "cannot connect", and `try?` turns it
-/// into the route's fallback.
+/// A call to a port where nothing listens fails with 502 "cannot connect", and `try?` and
+/// `catch` turn it into the route's fallback.
 fn a_refused_connection_is_a_502(backend: Backend) {
     let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://127.0.0.1:{}", dead.local_addr().unwrap().port());
@@ -104,6 +109,9 @@ fn a_refused_connection_is_a_502(backend: Backend) {
     assert!(detail.starts_with(&format!("GET {url}/address/1: cannot connect: ")), "{detail}");
     assert!(detail.contains("refused"), "{detail}");
     assert_eq!(caller.get("/city/1"), (200, r#""unknown""#.to_owned()));
+    let (status, body) = caller.get("/city-or-why?path=/address/1");
+    assert_eq!(status, 200, "{body}");
+    assert!(body.starts_with(&format!(r#""unknown: 502 GET {url}/address/1: cannot connect: "#)), "{body}");
     assert!(caller.stop().success());
     assert!(upstream.stop().success());
 }

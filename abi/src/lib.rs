@@ -185,6 +185,8 @@ macro_rules! runtime_functions {
         FmtBool = nagi_rt_fmt_bool(Str, I32) -> Void;
         HttpFail = nagi_rt_http_fail(I64, Ptr, I64) -> Void;
         HttpClearFailure = nagi_rt_http_clear_failure() -> Void;
+        HttpFailureStatus = nagi_rt_http_failure_status() -> I64;
+        HttpTakeFailure = nagi_rt_http_take_failure(Str) -> Void;
         HttpSetHeader = nagi_rt_http_set_header(Ptr, I64, Ptr, I64) -> Void;
         TestSelected = nagi_rt_test_selected() -> I64;
         TestFailed = nagi_rt_test_failed() -> Void;

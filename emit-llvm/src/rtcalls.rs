@@ -46,6 +46,8 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
                     _ => self.bytes_call(dest, func, args),
                 };
             }
+            // `http.take_failure` writes the message through the out-pointer.
+            RowGroup::Http if func == RuntimeFn::HttpTakeFailure => return self.string_call(dest, func, args),
             RowGroup::Http | RowGroup::Test => return self.bytes_call(dest, func, args),
             RowGroup::Outbound => return self.outbound_call(op, dest, class, args),
             RowGroup::Print => false,

@@ -181,6 +181,8 @@ pub(crate) fn row_function(func: RuntimeFn) -> Function {
         RuntimeFn::PrintStr => Function::PrintStr,
         RuntimeFn::HttpFail => Function::HttpFail,
         RuntimeFn::HttpClearFailure => Function::HttpClearFailure,
+        RuntimeFn::HttpFailureStatus => Function::HttpFailureStatus,
+        RuntimeFn::HttpTakeFailure => Function::HttpTakeFailure,
         RuntimeFn::HttpSetHeader => Function::HttpSetHeader,
         RuntimeFn::TestSelected => Function::TestSelected,
         RuntimeFn::TestFailed => Function::TestFailed,

@@ -629,6 +629,8 @@ impl Cx<'_> {
             RuntimeFn::ArraySlice => format!("nagi_runtime::arrays::slice({}.as_slice(), {}, {})", a[0], a[1], a[2]),
             RuntimeFn::HttpFail => format!("nagi_runtime::http::fail({}, {}.as_str())", a[0], a[1]),
             RuntimeFn::HttpClearFailure => "nagi_runtime::http::clear_failure()".into(),
+            RuntimeFn::HttpFailureStatus => "nagi_runtime::http::failure_status()".into(),
+            RuntimeFn::HttpTakeFailure => "nagi_runtime::http::take_failure()".into(),
             RuntimeFn::TestSelected => "nagi_runtime::program::selected_test()".into(),
             RuntimeFn::TimeSleep => format!("nagi_runtime::rt::sleep({})", a[0]),
             RuntimeFn::ConfigStr => format!("nagi_runtime::configuration::str({})", a[0]),

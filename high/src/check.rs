@@ -205,7 +205,8 @@ pub fn check(
         function.is_async = is_async;
     }
     Ok(tir::Program {
-        classes: classes.unwrap_or_default(),
+        // Again: a `catch` in a body may have used the class `Failure` since.
+        classes: items.tir_classes().unwrap_or_default(),
         enums: items.tir_enums().unwrap_or_default(),
         tables: items.tables.clone(),
         routes: items.routes.clone(),

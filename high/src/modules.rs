@@ -623,7 +623,7 @@ impl Rewriter<'_> {
                     *name = resolved;
                 }
             }
-            TypeExprKind::Array(inner) | TypeExprKind::Option(inner) => self.ty(inner),
+            TypeExprKind::Array(inner) | TypeExprKind::Option(inner) | TypeExprKind::Result(inner) => self.ty(inner),
             TypeExprKind::Map(key, value) => {
                 self.ty(key);
                 self.ty(value);
@@ -828,6 +828,7 @@ impl Rewriter<'_> {
             | ExprKind::Spawn(inner)
             | ExprKind::SpawnBlocking(inner)
             | ExprKind::TryOption(inner)
+            | ExprKind::Catch(inner)
             | ExprKind::Send(inner) => self.expr(inner),
         }
     }

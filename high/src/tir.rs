@@ -522,7 +522,7 @@ impl Expr {
                     stack.push(actor);
                     stack.extend(args.iter());
                 }
-                ExprKind::Send(call) | ExprKind::TryOption(call) => stack.push(call),
+                ExprKind::Send(call) | ExprKind::TryOption(call) | ExprKind::Catch { call, .. } => stack.push(call),
                 ExprKind::Fetch(fetch) => {
                     stack.push(&fetch.url);
                     stack.extend(fetch.body.as_deref());
@@ -850,6 +850,13 @@ pub enum ExprKind {
     /// `none` instead of passing on: `T?`, or `bool` (whether it succeeded) for a call without
     /// a result.
     TryOption(Box<Expr>),
+    /// `catch call`: a failing call whose outcome is a value of its `Result<T>` (the
+    /// expression's enum type): `Ok` of its value (`Ok` alone for a call without a result), or
+    /// `Failed` of a `Failure` (the class `failure`) with the recorded status and message.
+    Catch {
+        call: Box<Expr>,
+        failure: ClassIdx,
+    },
     /// Implicit `T` → `T?`.
     OptionSome(Box<Expr>),
     /// `Enum.Variant` or `Enum.Variant(payload)`: a new enum value.

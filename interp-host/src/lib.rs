@@ -99,6 +99,11 @@ impl Host for RuntimeHost {
         nagi_runtime::failure::clear();
     }
 
+    fn recorded_failure(&mut self, take: bool) -> (i64, String) {
+        let status = i64::from(nagi_runtime::failure::status());
+        (status, if take { nagi_runtime::failure::take_message() } else { String::new() })
+    }
+
     fn selected_test(&mut self) -> i64 {
         nagi_runtime::program::selected_test()
     }

@@ -89,6 +89,10 @@ pub trait Host {
     /// `http.clear_failure`: forgets the recorded failure, which `try?` handled.
     fn clear_failure(&mut self);
 
+    /// `http.failure_status` and `http.take_failure`: the recorded failure's status (500 when
+    /// none is) and, when `take`, its message, the failure then forgotten; `catch` reads both.
+    fn recorded_failure(&mut self, take: bool) -> (i64, String);
+
     /// `http.set_header(name, value)`: sets a header of the answer of the request being
     /// handled, or the message of the trap it raises (always, in the interpreter, which runs no
     /// requests).

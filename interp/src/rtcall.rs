@@ -137,13 +137,18 @@ impl Machine<'_, '_> {
         }
     }
 
-    /// `http.fail`, `http.clear_failure` and `http.set_header`, answered by the host.
+    /// `http.fail`, `http.clear_failure`, `http.failure_status`, `http.take_failure` and
+    /// `http.set_header`, answered by the host.
     fn http_row(&mut self, func: RuntimeFn, args: &[Operand]) -> Result<Value, Stop> {
         let arg = |i: usize| args.get(i).ok_or_else(|| fault(format!("`rtcall {}` lacks an argument", func.name())));
         let text =
             |m: &Self, i: usize| -> Result<String, Stop> { Ok(as_str(m.stack.read(local_arg(arg(i)?)?)?)?.to_owned()) };
         if func == RuntimeFn::HttpClearFailure {
             self.host.clear_failure();
+        } else if func == RuntimeFn::HttpFailureStatus {
+            return Ok(Value::I64(self.host.recorded_failure(false).0));
+        } else if func == RuntimeFn::HttpTakeFailure {
+            return Ok(Value::Str(self.host.recorded_failure(true).1));
         } else if func == RuntimeFn::HttpFail {
             let status = self.i64_arg(arg(0)?)?;
             let message = text(self, 1)?;

@@ -93,6 +93,10 @@ impl Host for Recorder {
 
     fn clear_failure(&mut self) {}
 
+    fn recorded_failure(&mut self, _: bool) -> (i64, String) {
+        (500, String::new())
+    }
+
     fn selected_test(&mut self) -> i64 {
         -1
     }

@@ -299,6 +299,10 @@ runtime_functions! {
         doc: "Records the failure of the request being handled: its status (400-599; another is answered 500) and message.";
     HttpClearFailure = "http.clear_failure", generic: false, params: [], variadic: None, ret: Unit, async: false,
         doc: "Forgets the failure that the last failing call recorded, which `try?` handled where it happened.";
+    HttpFailureStatus = "http.failure_status", generic: false, params: [], variadic: None, ret: I64, async: false,
+        doc: "The status of the failure that the last failing call recorded, which `catch` handles (500 when none was recorded); the failure stays recorded.";
+    HttpTakeFailure = "http.take_failure", generic: false, params: [], variadic: None, ret: String, async: false,
+        doc: "The message of the failure that the last failing call recorded, which `catch` handles; the failure is forgotten.";
     HttpSetHeader = "http.set_header", generic: false, params: [Str, Str], variadic: None, ret: Unit, async: false,
         doc: "Sets a header of the successful answer of the request being handled; traps on an invalid or server-owned name, a value that is not visible ASCII, or outside a request.";
     // Tests in the language (`nagic test`): which test a test build runs, and a failed
@@ -442,7 +446,7 @@ impl RuntimeFn {
             | StrReplace | StrJoin | StrSlice | StrParseI64 | StrParseF64 => RowGroup::Strings,
             ArraySort | ArraySortBy | ArrayReverse | ArrayContains | ArraySlice => RowGroup::Arrays,
             JsonEncode | JsonDecode => RowGroup::Json,
-            HttpFail | HttpClearFailure | HttpSetHeader => RowGroup::Http,
+            HttpFail | HttpClearFailure | HttpFailureStatus | HttpTakeFailure | HttpSetHeader => RowGroup::Http,
             TestSelected | TestFailed | TestAssertFailed => RowGroup::Test,
             TimeSleep => RowGroup::Time,
             HttpFetch | HttpFetchJson => RowGroup::Outbound,
@@ -595,7 +599,7 @@ mod tests {
 
     #[test]
     fn every_variant_spelling_parses_back_to_it() {
-        assert_eq!(RuntimeFn::all().count(), 72);
+        assert_eq!(RuntimeFn::all().count(), 74);
         for (i, row) in RUNTIME_FUNCTIONS.iter().enumerate() {
             assert_eq!(row.func as usize, i, "row {} is out of variant order", row.name);
             assert_eq!(RuntimeFn::from_name(row.name), Some(row.func), "{}", row.name);

@@ -5,8 +5,10 @@
 //! 500, the message saying so), and may end in `fail` instead of `return`. Their calls: `try`
 //! before the call or before a parenthesized operation holding it, and `try` of a failing function
 //! without a result as a statement; `if … { return … }` leaves a function early. Only a
-//! function declared `fails` and a test may `try`, so `main` calls only the plain ones. In Low
-//! a failing function returns an option (of an option for `fails -> i64?`), on every backend.
+//! function declared `fails` and a test may `try`, so `main` calls only the plain ones; any body,
+//! `main` too, may `match catch f(…)` and print the value or the failure's status and message.
+//! In Low a failing function returns an option (of an option for `fails -> i64?`), on every
+//! backend.
 
 use arbitrary::Result;
 
@@ -147,6 +149,44 @@ impl Gen<'_, '_> {
                 None => self.print_expr(),
             },
         }
+    }
+
+    /// `match catch f(…) { Ok(v) => { … } Failed(e) => { … } }` of a failing function written
+    /// before, in any body (a `catch` handles the failure, so the body need not fail): the
+    /// value printed when it has a text, the failure's status and message always. Like any
+    /// call, none inside a function's loop. Falls back to a `print` when there is no such
+    /// function.
+    pub(super) fn caught_call(&mut self) -> Result<()> {
+        let body = self.body;
+        let loops = self.loops;
+        let callable =
+            |f: &&Func| f.fails && (f.file == body.file || (f.public && body.file == File::Main));
+        let candidates: Vec<Func> = self.funcs.iter().filter(callable).cloned().collect();
+        if candidates.is_empty() || (body.ret.is_some() && loops > 0) {
+            return self.print_expr();
+        }
+        let f = self.u.choose(&candidates)?.clone();
+        let name = if f.file == File::Lib && body.file == File::Main { self.q(&f.name)? } else { f.name.clone() };
+        let mut args = Vec::new();
+        for &(ty, array) in &f.params {
+            args.push(self.argument(ty, array, 2)?);
+        }
+        let (ok, shown) = match f.ret {
+            Ret::Unit => ("Ok".to_string(), "\"ok\"".to_string()),
+            Ret::Of(Ty::I32 | Ty::I64 | Ty::F64 | Ty::Bool | Ty::Str) => {
+                let v = self.fresh("ok");
+                (format!("Ok({v})"), format!("\"ok {{{v}}}\""))
+            }
+            Ret::Of(_) | Ret::OptI64 => ("Ok(_)".to_string(), "\"ok\"".to_string()),
+        };
+        let e = self.fresh("e");
+        self.line(&format!("match catch {name}({}) {{", args.join(", ")));
+        self.indent += 1;
+        self.line(&format!("{ok} => {{ print({shown}) }}"));
+        self.line(&format!("Failed({e}) => {{ print(\"failed {{{e}.status}}: {{{e}.message}}\") }}"));
+        self.indent -= 1;
+        self.line("}");
+        Ok(())
     }
 
     /// `if COND { return … }`.

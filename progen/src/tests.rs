@@ -28,6 +28,18 @@ fn interpolated_strings_are_generated() {
     }
 }
 
+/// `catch` of failing calls appears in the first 300 programs, of a call with a value and of one
+/// without, and in a `main` (which cannot fail itself).
+#[test]
+fn caught_failures_are_generated() {
+    let texts: Vec<String> = (0..300).map(|seed| from_seed(seed, 4096)).collect();
+    let lines = || texts.iter().flat_map(|t| t.lines());
+    assert!(lines().any(|l| l.trim_start().starts_with("Ok(ok")), "no `catch` of a call with a value");
+    assert!(lines().any(|l| l.trim_start().starts_with("Ok =>")), "no `catch` of a call without a result");
+    let in_main = texts.iter().any(|t| t.split("fn main()").nth(1).is_some_and(|m| m.contains("match catch ")));
+    assert!(in_main, "no `catch` in a `main`");
+}
+
 /// Every string-library method the generator writes appears in the first 300 programs,
 /// so the differential runs exercise each runtime row.
 #[test]

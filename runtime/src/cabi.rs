@@ -425,6 +425,22 @@ pub extern "C" fn nagi_rt_http_clear_failure() {
     crate::failure::clear();
 }
 
+/// `http.failure_status` ([`crate::failure::status`]).
+#[unsafe(no_mangle)]
+pub extern "C" fn nagi_rt_http_failure_status() -> i64 {
+    i64::from(crate::failure::status())
+}
+
+/// `http.take_failure`: the recorded failure's message into `out` ([`crate::failure::take_message`]).
+///
+/// # Safety
+/// `out` must be writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nagi_rt_http_take_failure(out: *mut RawString) {
+    // SAFETY: `out` is writable.
+    unsafe { out.write(into_raw(crate::failure::take_message().into_bytes())) }
+}
+
 /// `http.set_header`: sets the response header with the name at `name..name+name_len` to the
 /// value at `value..value+value_len` ([`crate::http::set_header`]).
 ///

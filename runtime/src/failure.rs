@@ -39,6 +39,20 @@ pub fn clear() {
     take();
 }
 
+/// The status of the recorded failure, which `catch` reads before it takes the message; 500
+/// when none is recorded (a failing call always records one, but hand-written Low may not).
+pub fn status() -> u16 {
+    PENDING.with(|slot| slot.borrow().as_ref().map_or(500, |f| f.status))
+}
+
+/// The message of the recorded failure, which is cleared: the second half of `catch`.
+pub fn take_message() -> String {
+    take().map_or_else(|| UNRECORDED.to_string(), |f| f.message)
+}
+
+/// The message of a failure `catch` finds no record of.
+const UNRECORDED: &str = "the call failed without recording a failure";
+
 /// The recorded failure, if any, which is cleared.
 pub fn take() -> Option<Failure> {
     PENDING.with(|slot| slot.borrow_mut().take())

@@ -439,6 +439,18 @@ pub fn clear_failure() {
     crate::failure::clear();
 }
 
+/// `http.failure_status`: the status of the recorded failure, which `catch` handles, or 500
+/// when none was recorded; it stays recorded ([`crate::failure::status`]).
+pub fn failure_status() -> i64 {
+    i64::from(crate::failure::status())
+}
+
+/// `http.take_failure`: the message of the recorded failure, which `catch` handles; it is
+/// forgotten ([`crate::failure::take_message`]).
+pub fn take_failure() -> String {
+    crate::failure::take_message()
+}
+
 /// What a handler returns: a boxed, sendable future of its reply.
 pub type HandlerFuture = Pin<Box<dyn Future<Output = Reply> + Send + 'static>>;
 

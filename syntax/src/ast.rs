@@ -285,6 +285,8 @@ pub enum TypeExprKind {
     Option(Box<TypeExpr>),
     /// `Map<K, V>`
     Map(Box<TypeExpr>, Box<TypeExpr>),
+    /// `Result<T>`, the type of `catch f()` when `f` gives a `T`.
+    Result(Box<TypeExpr>),
 }
 
 /// `{ statements }`
@@ -480,6 +482,9 @@ pub enum ExprKind {
     /// `try? e`: `e`'s failing call gives an option (a `bool` for a call without a result)
     /// instead of passing its failure on.
     TryOption(Box<Expr>),
+    /// `catch e`: `e`'s failing call gives a `Result<T>`, `Ok(value)` or `Failed(failure)`,
+    /// instead of passing its failure on.
+    Catch(Box<Expr>),
     /// `send a.handler(args)`: a message to an actor whose result nobody waits for.
     Send(Box<Expr>),
     /// `db.exec(…)`, `db.query<T>(…)`, `db.query_one<T>(…)`.

@@ -31,6 +31,7 @@ pub enum Tok {
     Enum,
     Match,
     Try,
+    Catch,
     Scope,
     Spawn,
     SpawnBlocking,
@@ -130,6 +131,7 @@ impl Tok {
             Tok::Enum => "enum",
             Tok::Match => "match",
             Tok::Try => "try",
+            Tok::Catch => "catch",
             Tok::Scope => "scope",
             Tok::Spawn => "spawn",
             Tok::SpawnBlocking => "spawn_blocking",
@@ -260,6 +262,7 @@ fn keyword(word: &str) -> Option<Tok> {
         "enum" => Tok::Enum,
         "match" => Tok::Match,
         "try" => Tok::Try,
+        "catch" => Tok::Catch,
         "scope" => Tok::Scope,
         "spawn" => Tok::Spawn,
         "spawn_blocking" => Tok::SpawnBlocking,
@@ -749,10 +752,11 @@ impl Lexer<'_> {
         Ok(())
     }
 
-    /// Whether the last token is the type name `Map`, whose `<` opens its type arguments
-    /// (`Map<String, i64>`): `Map` is the built-in map type, never a value to compare.
+    /// Whether the last token is the type name `Map` or `Result`, whose `<` opens its type
+    /// arguments (`Map<String, i64>`, `Result<Post>`): these are built-in types, never values to
+    /// compare.
     fn after_map(&self) -> bool {
-        matches!(self.out.last(), Some((_, Tok::Ident(name), _)) if name == "Map")
+        matches!(self.out.last(), Some((_, Tok::Ident(name), _)) if name == "Map" || name == "Result")
     }
 
     /// Whether the last tokens are `db . name` or `http . name`, so a `<` opens type arguments.

@@ -214,13 +214,29 @@ impl Body<'_, '_> {
 
     /// `try? call`: the call's failure gives `none` (or `false`, for a call without a result).
     pub(super) fn try_option(&mut self, call: &ast::Expr, span: Span) -> Option<Expr> {
+        let value = self.handled_call(call, "try?", span)?;
+        if let Ty::Option(_) = value.ty {
+            let found = self.ty_name(&value.ty);
+            self.report(error(H418, span, format!("`try?` of a call that gives `{found}`"), "already an option").note(
+                "an option of an option is not a type; match on `catch` of the call, or handle the failure \
+                     with `try` in a function that fails",
+            ));
+            return None;
+        }
+        let ty = if value.ty == Ty::Unit { Ty::Bool } else { Ty::Option(Box::new(value.ty.clone())) };
+        Some(mk(ExprKind::TryOption(Box::new(value)), ty, span))
+    }
+
+    /// The one failing call of a `try?` or a `catch` (`form`), checked with its failure
+    /// handled where it happens.
+    pub(super) fn handled_call(&mut self, call: &ast::Expr, form: &str, span: Span) -> Option<Expr> {
         let is_call = matches!(call.kind, ast::ExprKind::Call { .. } | ast::ExprKind::Http { .. })
             || matches!(&call.kind, ast::ExprKind::MethodCall { receiver, .. }
                 if self.is_actor_handle(receiver) || self.supervisor_path(receiver).is_some());
         if !is_call {
             self.report(
-                error(H418, call.span, "`try?` applies to one call that can fail", "not such a call")
-                    .note("write `try? f(…)` or `try? a.handler(…)`; use `try` to pass failures on"),
+                error(H418, call.span, format!("`{form}` applies to one call that can fail"), "not such a call")
+                    .note(format!("write `{form} f(…)` or `{form} a.handler(…)`; use `try` to pass failures on")),
             );
             return None;
         }
@@ -230,22 +246,11 @@ impl Body<'_, '_> {
         self.catching = outer;
         let value = value?;
         if self.failing_calls == before {
-            self.report(
-                error(super::H412, span, "this call cannot fail", "no failing call")
-                    .note("`try?` marks a call of a function declared `fails` or of an actor's handler; remove it"),
-            );
+            self.report(error(super::H412, span, "this call cannot fail", "no failing call").note(format!(
+                "`{form}` marks a call of a function declared `fails` or of an actor's handler; remove it"
+            )));
             return None;
         }
-        if let Ty::Option(_) = value.ty {
-            let found = self.ty_name(&value.ty);
-            self.report(
-                error(H418, span, format!("`try?` of a call that gives `{found}`"), "already an option").note(
-                    "an option of an option is not a type; handle the failure with `try` in a function that fails",
-                ),
-            );
-            return None;
-        }
-        let ty = if value.ty == Ty::Unit { Ty::Bool } else { Ty::Option(Box::new(value.ty.clone())) };
-        Some(mk(ExprKind::TryOption(Box::new(value)), ty, span))
+        Some(value)
     }
 }

@@ -4,6 +4,7 @@
 use nagi_syntax::ast::{self, Span};
 
 use super::expr::mk;
+use super::items::results::RESULT;
 use super::{Body, H301, H303, H307, H316, H317, H318, H319, error, plural};
 use crate::tir::{EnumIdx, ExprKind, LocalKind, MatchArm, Pattern, Place, StmtKind, Ty};
 
@@ -35,7 +36,7 @@ impl Body<'_, '_> {
         args: Option<&[ast::Expr]>,
         span: Span,
     ) -> Option<crate::tir::Expr> {
-        let enum_name = self.items.enums[enum_idx].name.clone();
+        let enum_name = self.items.ty_name(&Ty::Enum(enum_idx));
         let Some(index) = self.items.variant_index(enum_idx, &variant.name) else {
             for arg in args.unwrap_or(&[]) {
                 self.infer(arg, None);
@@ -52,7 +53,7 @@ impl Body<'_, '_> {
             );
             return None;
         };
-        let payload_ty = self.items.enums[enum_idx].variants[index as usize].payload.clone();
+        let payload_ty = self.items.enum_at(enum_idx)?.variants[index as usize].payload.clone();
         let payload = match (payload_ty, args) {
             (None, None) => None,
             (Some(Some(ty)), Some([arg])) => Some(Box::new(self.check_expr(arg, &ty)?)),
@@ -246,7 +247,7 @@ impl Body<'_, '_> {
                     _ => "a `bool`",
                 };
                 let wanted = match subject {
-                    Subject::Enum(e) => format!("`{}`", self.items.enums[e].name),
+                    Subject::Enum(e) => format!("`{}`", self.items.ty_name(&Ty::Enum(e))),
                     Subject::Int(true) => "`i64`".into(),
                     Subject::Int(false) => "`i32`".into(),
                     Subject::Str => "`String`".into(),
@@ -285,9 +286,11 @@ impl Body<'_, '_> {
         covered: &mut Coverage,
         span: Span,
     ) -> Option<(Pattern, Option<(&'p ast::Ident, Option<Ty>)>)> {
-        let name = self.items.enums[e].name.clone();
+        let name = self.items.ty_name(&Ty::Enum(e));
+        // A `Result<T>`'s variants are written `Result.Ok(…)` whatever its `T`.
+        let written_name = if self.items.result_of(e).is_some() { RESULT.to_string() } else { name.clone() };
         if let Some(written) = enum_name
-            && written.name != name
+            && written.name != written_name
         {
             self.report(error(
                 H301,
@@ -313,7 +316,7 @@ impl Body<'_, '_> {
             );
             return None;
         };
-        let payload = self.items.enums[e].variants[index as usize].payload.clone();
+        let payload = self.items.enum_at(e)?.variants[index as usize].payload.clone();
         let bound = match (&payload, binding) {
             (None, None) => None,
             (None, Some(b)) => {
@@ -376,7 +379,7 @@ impl Body<'_, '_> {
         let head = Span { start: span.start, end: span.start + "match".len() as u32 };
         match subject {
             Subject::Enum(e) => {
-                let data = &self.items.enums[e];
+                let data = self.items.enum_at(e).expect("an enum");
                 let missing: Vec<String> = data
                     .variants
                     .iter()

@@ -125,6 +125,7 @@ impl Body<'_, '_> {
             ast::ExprKind::Spawn(call) => self.spawn(call, false, span),
             ast::ExprKind::SpawnBlocking(call) => self.spawn(call, true, span),
             ast::ExprKind::TryOption(call) => self.try_option(call, span),
+            ast::ExprKind::Catch(call) => self.catch(call, span),
             ast::ExprKind::Send(message) => self.send(message, span),
         }
     }

@@ -30,6 +30,14 @@ impl Body<'_, '_> {
         value
     }
 
+    /// `catch call`: the call's outcome as a `Result<T>`, `Ok(value)` or `Failed(failure)`.
+    pub(super) fn catch(&mut self, call: &ast::Expr, span: Span) -> Option<Expr> {
+        let value = self.handled_call(call, "catch", span)?;
+        let result = self.items.result_enum(&value.ty);
+        let failure = self.items.failure_class();
+        Some(mk(ExprKind::Catch { call: Box::new(value), failure }, Ty::Enum(result), span))
+    }
+
     /// A call of the failing function `name`: it must be inside a `try`, in a body that may fail.
     pub(super) fn failing_call(&mut self, name: &str, span: Span) {
         self.failing_calls += 1;

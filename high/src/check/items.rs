@@ -1,6 +1,7 @@
 //! Item collection: classes, tables, functions and routes, with every written type resolved,
 //! duplicates reported, route shapes validated and route handler names chosen.
 
+use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
 
 use nagi_low::{Diagnostic, HttpMethod};
@@ -15,6 +16,7 @@ use crate::tir::{self, ClassIdx, EnumIdx, FnIdx, Literal, ParamMode, Ty};
 mod actors;
 mod configs;
 mod queues;
+pub(super) mod results;
 mod routes;
 mod schedules;
 mod supervisors;
@@ -38,9 +40,11 @@ pub(super) fn builtin_fn_names() -> impl Iterator<Item = &'static str> {
 }
 
 /// The written names of the built-in types.
-const BUILTIN_TYPES: [&str; 8] = ["i32", "i64", "f64", "bool", "String", "Time", "Duration", "Uuid"];
+const BUILTIN_TYPES: [&str; 10] =
+    ["i32", "i64", "f64", "bool", "String", "Time", "Duration", "Uuid", results::RESULT, results::FAILURE];
 
 /// A class with its fields' types resolved where possible.
+#[derive(Clone)]
 pub(super) struct ClassInfo {
     pub name: String,
     pub name_span: Span,
@@ -51,12 +55,14 @@ pub(super) struct ClassInfo {
 }
 
 /// A class field; `ty` is `None` when its type failed to resolve (already reported).
+#[derive(Clone)]
 pub(super) struct FieldInfo {
     pub name: String,
     pub ty: Option<Ty>,
 }
 
 /// An enum with its payload types resolved where possible.
+#[derive(Clone)]
 pub(super) struct EnumInfo {
     pub name: String,
     pub name_span: Span,
@@ -66,6 +72,7 @@ pub(super) struct EnumInfo {
 
 /// An enum variant; `payload` is `Some(None)` when its written type failed to resolve (already
 /// reported), `None` when the variant carries no payload.
+#[derive(Clone)]
 pub(super) struct VariantInfo {
     pub name: String,
     pub payload: Option<Option<Ty>>,
@@ -119,6 +126,12 @@ pub(super) struct Items<'f> {
     pub enums: Vec<EnumInfo>,
     /// Enums by name; classes and enums share one namespace.
     pub enum_by_name: HashMap<String, EnumIdx>,
+    /// The `Result<T>` made so far, with their `T`: enum `enums.len() + k` is the `k`-th
+    /// (`results.rs`).
+    pub results: RefCell<Vec<(Ty, EnumInfo)>>,
+    /// The built-in class `Failure`, the last class, and whether the program uses it.
+    pub failure: ClassIdx,
+    pub failure_used: Cell<bool>,
     pub tables: Vec<tir::Table>,
     pub routes: Vec<tir::Route>,
     pub fns: Vec<FnInfo<'f>>,
@@ -154,6 +167,9 @@ pub(super) fn collect<'f>(file: &'f SourceFile, diags: &mut Vec<Diagnostic>) -> 
         class_by_name: HashMap::new(),
         enums: Vec::new(),
         enum_by_name: HashMap::new(),
+        results: RefCell::new(Vec::new()),
+        failure: 0,
+        failure_used: Cell::new(false),
         tables: Vec::new(),
         routes: Vec::new(),
         fns: Vec::new(),
@@ -190,6 +206,7 @@ pub(super) fn collect<'f>(file: &'f SourceFile, diags: &mut Vec<Diagnostic>) -> 
     }
     // An actor's state is a class named as the actor, declared after the written classes.
     let states: Vec<ClassIdx> = actor_decls.iter().map(|decl| items.declare_actor(decl, diags)).collect();
+    items.declare_failure();
     for (idx, decl) in class_decls.iter().enumerate() {
         items.classes[idx].fields = items.resolve_fields(&decl.fields, &decl.name.name, diags);
     }
@@ -246,7 +263,9 @@ impl<'f> Items<'f> {
     pub fn tir_classes(&self) -> Option<Vec<tir::Class>> {
         self.classes
             .iter()
-            .map(|c| {
+            .enumerate()
+            .filter(|(idx, _)| self.keeps_class(*idx))
+            .map(|(_, c)| {
                 let fields = c
                     .fields
                     .iter()
@@ -259,8 +278,10 @@ impl<'f> Items<'f> {
 
     /// The enums as TIR, if every payload type resolved.
     pub fn tir_enums(&self) -> Option<Vec<tir::Enum>> {
+        let results = self.results.borrow();
         self.enums
             .iter()
+            .chain(results.iter().map(|(_, info)| info))
             .map(|e| {
                 let variants = e
                     .variants
@@ -280,12 +301,12 @@ impl<'f> Items<'f> {
 
     /// The index of `enum_idx`'s variant `name`.
     pub fn variant_index(&self, enum_idx: EnumIdx, name: &str) -> Option<u32> {
-        self.enums.get(enum_idx)?.variants.iter().position(|v| v.name == name).map(|i| i as u32)
+        self.enum_at(enum_idx)?.variants.iter().position(|v| v.name == name).map(|i| i as u32)
     }
 
     /// "`Admin`, `Member(i64)`": an enum's variants for notes.
     pub fn variant_list(&self, enum_idx: EnumIdx) -> String {
-        let Some(data) = self.enums.get(enum_idx) else { return String::new() };
+        let Some(data) = self.enum_at(enum_idx) else { return String::new() };
         let names: Vec<String> = data
             .variants
             .iter()
@@ -294,7 +315,7 @@ impl<'f> Items<'f> {
                 _ => format!("`{}`", v.name),
             })
             .collect();
-        format!("the variants of `{}` are {}", data.name, names.join(", "))
+        format!("the variants of `{}` are {}", self.ty_name(&Ty::Enum(enum_idx)), names.join(", "))
     }
 
     /// A type as the user writes it.
@@ -314,7 +335,10 @@ impl<'f> Items<'f> {
             Ty::Option(inner) => format!("{}?", self.ty_name(inner)),
             Ty::Map(k, v) => format!("Map<{}, {}>", self.ty_name(k), self.ty_name(v)),
             Ty::Class(idx) => self.classes.get(*idx).map_or_else(|| "<class>".into(), |c| c.name.clone()),
-            Ty::Enum(idx) => self.enums.get(*idx).map_or_else(|| "<enum>".into(), |e| e.name.clone()),
+            Ty::Enum(idx) => match self.result_of(*idx) {
+                Some(ok) => format!("Result<{}>", self.ty_name(&ok)),
+                None => self.enums.get(*idx).map_or_else(|| "<enum>".into(), |e| e.name.clone()),
+            },
             Ty::Task(inner) => format!("Task<{}>", self.ty_name(inner)),
             Ty::Actor(idx) => self.classes.get(*idx).map_or_else(|| "<actor>".into(), |c| c.name.clone()),
         }
@@ -334,11 +358,21 @@ impl<'f> Items<'f> {
                 "Uuid" => Some(Ty::Uuid),
                 _ => {
                     if let Some(&idx) = self.class_by_name.get(name) {
+                        if idx == self.failure {
+                            self.failure_used.set(true);
+                        }
                         // An actor's name, as a type, is its handle's.
                         return Some(if self.classes[idx].actor.is_some() { Ty::Actor(idx) } else { Ty::Class(idx) });
                     }
                     if let Some(idx) = self.enum_by_name.get(name) {
                         return Some(Ty::Enum(*idx));
+                    }
+                    if name == results::RESULT {
+                        diags.push(
+                            error(H203, ty.span, "`Result` needs the type of its value", "no `<T>`")
+                                .note("write `Result<T>`, the type of `catch f()` for an `f` that gives a `T`"),
+                        );
+                        return None;
                     }
                     let mut d = error(H203, ty.span, format!("unknown type `{name}`"), "not a type, class or enum");
                     let known = BUILTIN_TYPES
@@ -371,6 +405,7 @@ impl<'f> Items<'f> {
                 }
                 Some(Ty::Map(Box::new(k), Box::new(v?)))
             }
+            TypeExprKind::Result(ok) => Some(Ty::Enum(self.result_enum(&self.resolve_ty(ok, diags)?))),
             TypeExprKind::Option(inner) => {
                 let resolved = self.resolve_ty(inner, diags)?;
                 if matches!(resolved, Ty::Option(_)) {
@@ -519,19 +554,23 @@ impl<'f> Items<'f> {
             if node < n {
                 self.classes[node].fields.iter().filter_map(|f| embedded(f.ty.as_ref()?, n)).collect()
             } else {
-                let payloads = self.enums[node - n].variants.iter().filter_map(|v| v.payload.clone().flatten());
+                let Some(data) = self.enum_at(node - n) else { return Vec::new() };
+                let payloads = data.variants.iter().filter_map(|v| v.payload.clone().flatten());
                 payloads.filter_map(|ty| embedded(&ty, n)).collect()
             }
         };
+        let count = n + self.enum_count();
+        // A `Result<T>` holding itself is reported at the class or enum that closes the cycle.
         for node in 0..n + self.enums.len() {
-            let mut seen = vec![false; n + self.enums.len()];
+            let mut seen = vec![false; count];
             let mut stack = held(node);
             while let Some(c) = stack.pop() {
                 if c == node {
                     let (what, name, span) = if node < n {
-                        ("class", &self.classes[node].name, self.classes[node].name_span)
+                        ("class", self.classes[node].name.clone(), self.classes[node].name_span)
                     } else {
-                        ("enum", &self.enums[node - n].name, self.enums[node - n].name_span)
+                        let data = self.enum_at(node - n).expect("an enum");
+                        ("enum", self.ty_name(&Ty::Enum(node - n)), data.name_span)
                     };
                     diags.push(
                         error(

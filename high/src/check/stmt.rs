@@ -570,7 +570,9 @@ fn has_effect(e: &ast::Expr) -> bool {
             matches!(method.name.as_str(), "push" | "sort" | "sort_by" | "reverse" | "insert" | "remove")
         }
         ast::ExprKind::Db { .. } | ast::ExprKind::Http { .. } => true,
-        ast::ExprKind::Try(inner) | ast::ExprKind::TryOption(inner) => has_effect(inner) || is_method_call(inner),
+        ast::ExprKind::Try(inner) | ast::ExprKind::TryOption(inner) | ast::ExprKind::Catch(inner) => {
+            has_effect(inner) || is_method_call(inner)
+        }
         ast::ExprKind::Send(_) => true,
         // A task started for its effect, whose handle is dropped: the scope still waits for it.
         ast::ExprKind::Spawn(_) | ast::ExprKind::SpawnBlocking(_) => true,

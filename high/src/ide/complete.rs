@@ -66,8 +66,8 @@ const MAP_METHODS: &[&str] = &["len", "get", "contains", "insert", "remove", "cl
 
 /// The keywords that start a statement or a declaration.
 const KEYWORDS: &[&str] = &[
-    "let", "var", "if", "else", "match", "while", "for", "in", "return", "break", "continue", "try", "scope", "spawn",
-    "send", "defer", "fn", "class", "enum", "route", "table", "import", "pub", "true", "false", "none",
+    "let", "var", "if", "else", "match", "while", "for", "in", "return", "break", "continue", "try", "catch", "scope",
+    "spawn", "send", "defer", "fn", "class", "enum", "route", "table", "import", "pub", "true", "false", "none",
 ];
 
 /// The text before `offset` in `text`: the receiver's names when a member is being typed

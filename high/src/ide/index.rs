@@ -271,7 +271,9 @@ impl<'p> Builder<'p> {
                     self.module_prefix(ty.span, name, self.program.enums[e].span);
                 }
             }
-            ast::TypeExprKind::Array(inner) | ast::TypeExprKind::Option(inner) => self.ty(inner),
+            ast::TypeExprKind::Array(inner) | ast::TypeExprKind::Option(inner) | ast::TypeExprKind::Result(inner) => {
+                self.ty(inner)
+            }
             ast::TypeExprKind::Map(k, v) => {
                 self.ty(k);
                 self.ty(v);
@@ -483,7 +485,9 @@ impl<'p> Builder<'p> {
                     self.expr(index);
                 }
             },
-            Try(inner) | TryOption(inner) | Send(inner) | Spawn(inner) | SpawnBlocking(inner) => self.expr(inner),
+            Try(inner) | TryOption(inner) | Catch(inner) | Send(inner) | Spawn(inner) | SpawnBlocking(inner) => {
+                self.expr(inner)
+            }
             Db { class, args, .. } | Http { class, args, .. } => {
                 if let Some(ty) = class {
                     self.ty(ty);

@@ -58,6 +58,17 @@ impl FnCx<'_> {
         self.emit(OpKind::SupervisorChild { dest, tree, path: path.to_vec() });
     }
 
+    /// The option a failing call of `try?` or `catch` gives: `none` when it failed, having
+    /// recorded the failure.
+    pub(super) fn handled_call(&mut self, call: &Expr) -> Option<LocalId> {
+        Some(match &call.kind {
+            ExprKind::ActorCall { actor, handler, args } => self.actor_reply(actor, *handler, args),
+            ExprKind::Call { func, args } => self.failing_call_result(*func, args),
+            ExprKind::Fetch(fetch) => self.fetch_result(fetch),
+            _ => return None,
+        })
+    }
+
     /// `send a.h(args)`.
     pub(super) fn send(&mut self, call: &Expr) {
         let ExprKind::ActorCall { actor, handler, args } = &call.kind else { return };
@@ -68,12 +79,7 @@ impl FnCx<'_> {
     /// `try? call` into `dest`: the call's option, or whether it succeeded for a call without a
     /// result; the failure it recorded is forgotten.
     pub(super) fn try_option(&mut self, call: &Expr, dest: LocalId) {
-        let result = match &call.kind {
-            ExprKind::ActorCall { actor, handler, args } => self.actor_reply(actor, *handler, args),
-            ExprKind::Call { func, args } => self.failing_call_result(*func, args),
-            ExprKind::Fetch(fetch) => self.fetch_result(fetch),
-            _ => return,
-        };
+        let Some(result) = self.handled_call(call) else { return };
         self.runtime_call(RuntimeFn::HttpClearFailure, None, Vec::new(), None);
         if call.ty == Ty::Unit {
             self.emit(OpKind::OptionIsSome { dest, option: result });

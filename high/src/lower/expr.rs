@@ -393,6 +393,10 @@ impl FnCx<'_> {
             ExprKind::SupervisorChild { tree, path } => self.supervisor_child(*tree, path, dest),
             ExprKind::ActorCall { actor, handler, args } => self.actor_call(actor, *handler, args, Some(dest)),
             ExprKind::TryOption(call) => self.try_option(call, dest),
+            ExprKind::Catch { call, failure } => {
+                let Ty::Enum(result) = expr.ty else { return };
+                self.catch(call, result, *failure, dest);
+            }
             ExprKind::Fetch(fetch) => self.fetch(fetch, Some(dest)),
             ExprKind::Builtin { builtin, args } => self.builtin(*builtin, args, dest),
             ExprKind::MapNew | ExprKind::MapLookup { .. } | ExprKind::MapInsert { .. } | ExprKind::MapRemove { .. } => {

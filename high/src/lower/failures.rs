@@ -10,7 +10,7 @@
 use nagi_low::{Constant, LocalId, OpKind, Operand, RuntimeFn, Type};
 
 use super::{FnCx, Own, Shared};
-use crate::tir::{self, Expr, Ty};
+use crate::tir::{self, ClassIdx, EnumIdx, Expr, Ty};
 
 impl Shared<'_> {
     /// The Low result type of `function`: its result, in an option when it may fail (a route
@@ -77,6 +77,46 @@ impl FnCx<'_> {
             self.emit(OpKind::OptionUnwrap { dest, option: result });
             self.state.insert(result, Own::Moved);
         }
+    }
+
+    /// `catch call` into `dest`, a `Result<T>` (`result`): `Ok` of the call's value, or
+    /// `Failed` of a `Failure` (`failure`) made of the recorded failure, which is taken.
+    pub(super) fn catch(&mut self, call: &Expr, result: EnumIdx, failure: ClassIdx, dest: LocalId) {
+        let Some(outcome) = self.handled_call(call) else { return };
+        let enum_id = self.shared.types.enums[result];
+        let ok = self.temp(Type::Bool);
+        self.emit(OpKind::OptionIsSome { dest: ok, option: outcome });
+        let (returned, failed) = self.emit_if(Operand::Local(ok), true);
+        let failed = failed.expect("asked for an else block");
+        self.in_block(returned, |cx| {
+            let payload = (call.ty != Ty::Unit).then(|| {
+                let value = cx.temp(cx.low_ty(&call.ty));
+                cx.emit(OpKind::OptionUnwrap { dest: value, option: outcome });
+                cx.state.insert(value, Own::Moved);
+                Operand::Local(value)
+            });
+            cx.emit(OpKind::EnumNew { dest, enum_id, variant: 0, payload });
+        });
+        self.in_block(failed, |cx| {
+            // `none`, which owns nothing, but the verifier wants every path to end the option.
+            if !cx.f.locals[outcome].ty.is_copy() {
+                cx.emit(OpKind::Drop { local: outcome });
+            }
+            let status = cx.temp(Type::I64);
+            cx.runtime_call(RuntimeFn::HttpFailureStatus, Some(status), Vec::new(), None);
+            let message = cx.temp(Type::String);
+            cx.runtime_call(RuntimeFn::HttpTakeFailure, Some(message), Vec::new(), None);
+            let class = cx.shared.types.classes[failure];
+            let value = cx.temp(Type::Class(class));
+            let fields = vec![Operand::Local(status), Operand::Local(message)];
+            cx.emit(OpKind::New { dest: value, class, fields });
+            cx.state.insert(message, Own::Moved);
+            cx.emit(OpKind::EnumNew { dest, enum_id, variant: 1, payload: Some(Operand::Local(value)) });
+            cx.state.insert(value, Own::Moved);
+        });
+        // The call's option was unwrapped on the one path, and dropped on the other.
+        self.state.insert(outcome, Own::Moved);
+        self.state.insert(dest, Own::Live);
     }
 
     /// Drops everything still owned (values in flight too) and returns `none`.

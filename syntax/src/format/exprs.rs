@@ -16,6 +16,7 @@ fn precedence(e: &Expr) -> u8 {
         ExprKind::Unary { .. }
         | ExprKind::Try(_)
         | ExprKind::TryOption(_)
+        | ExprKind::Catch(_)
         | ExprKind::Send(_)
         | ExprKind::Spawn(_)
         | ExprKind::SpawnBlocking(_) => 11,
@@ -167,6 +168,7 @@ impl Printer<'_> {
             }
             ExprKind::Try(inner) => concat(vec![text("try "), self.expr(inner, UNARY)]),
             ExprKind::TryOption(inner) => concat(vec![text("try? "), self.expr(inner, UNARY)]),
+            ExprKind::Catch(inner) => concat(vec![text("catch "), self.expr(inner, UNARY)]),
             ExprKind::Send(inner) => concat(vec![text("send "), self.expr(inner, POSTFIX)]),
             ExprKind::Spawn(inner) => concat(vec![text("spawn "), self.expr(inner, POSTFIX)]),
             ExprKind::SpawnBlocking(inner) => concat(vec![text("spawn_blocking "), self.expr(inner, POSTFIX)]),
@@ -219,5 +221,6 @@ fn type_text(ty: &TypeExpr) -> String {
         TypeExprKind::Array(inner) => format!("[{}]", type_text(inner)),
         TypeExprKind::Option(inner) => format!("{}?", type_text(inner)),
         TypeExprKind::Map(k, v) => format!("Map<{}, {}>", type_text(k), type_text(v)),
+        TypeExprKind::Result(ok) => format!("Result<{}>", type_text(ok)),
     }
 }

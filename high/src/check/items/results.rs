@@ -1,0 +1,96 @@
+//! The built-in types of caught failures: `Failure { status: i64, message: String }` and
+//! `Result<T>`, the enum `Ok(T) | Failed(Failure)` that `catch f()` gives (docs/language.md
+//! §11.2). Each `Result<T>` is its own enum, made the first time the program names it (in a
+//! written type or by a `catch`), so that Low, the emitters and JSON see an ordinary enum.
+
+use std::borrow::Cow;
+
+use nagi_syntax::ast::Span;
+
+use super::{ClassInfo, EnumInfo, FieldInfo, Items, VariantInfo};
+use crate::tir::{ClassIdx, EnumIdx, Ty};
+
+/// The name of the built-in class of a caught failure.
+pub(in crate::check) const FAILURE: &str = "Failure";
+/// The name of the built-in type `catch` gives.
+pub(in crate::check) const RESULT: &str = "Result";
+
+impl Items<'_> {
+    /// Declares the class `Failure`, after every other class so that dropping it from a
+    /// program that does not use it moves no other class.
+    pub(super) fn declare_failure(&mut self) {
+        let idx = self.classes.len();
+        let field = |name: &str, ty: Ty| FieldInfo { name: name.into(), ty: Some(ty) };
+        self.classes.push(ClassInfo {
+            name: FAILURE.into(),
+            name_span: Span::default(),
+            span: Span::default(),
+            fields: vec![field("status", Ty::I64), field("message", Ty::String)],
+            actor: None,
+        });
+        self.class_by_name.insert(FAILURE.into(), idx);
+        self.failure = idx;
+    }
+
+    /// The class `Failure`, counted as used by the program.
+    pub(in crate::check) fn failure_class(&self) -> ClassIdx {
+        self.failure_used.set(true);
+        self.failure
+    }
+
+    /// Whether the program's TIR keeps the class `Failure` (only a program that uses it).
+    pub(super) fn keeps_class(&self, idx: ClassIdx) -> bool {
+        idx != self.failure || self.failure_used.get()
+    }
+
+    /// The enum `Result<ok>` (`ok` is `Ty::Unit` for a call without a result, whose `Ok`
+    /// carries nothing), made on first use.
+    pub(in crate::check) fn result_enum(&self, ok: &Ty) -> EnumIdx {
+        let failure = self.failure_class();
+        let mut results = self.results.borrow_mut();
+        if let Some(k) = results.iter().position(|(t, _)| t == ok) {
+            return self.enums.len() + k;
+        }
+        let name = format!("{RESULT}.{}", self.low_type_name(ok));
+        let payload = (*ok != Ty::Unit).then(|| Some(ok.clone()));
+        let variants = vec![
+            VariantInfo { name: "Ok".into(), payload },
+            VariantInfo { name: "Failed".into(), payload: Some(Some(Ty::Class(failure))) },
+        ];
+        let info = EnumInfo { name, name_span: Span::default(), span: Span::default(), variants };
+        results.push((ok.clone(), info));
+        self.enums.len() + results.len() - 1
+    }
+
+    /// The declared enum or `Result<T>` at `idx`.
+    pub(in crate::check) fn enum_at(&self, idx: EnumIdx) -> Option<Cow<'_, EnumInfo>> {
+        match self.enums.get(idx) {
+            Some(info) => Some(Cow::Borrowed(info)),
+            None => self.results.borrow().get(idx - self.enums.len()).map(|(_, info)| Cow::Owned(info.clone())),
+        }
+    }
+
+    /// How many enums there are, the `Result<T>` made so far included.
+    pub(super) fn enum_count(&self) -> usize {
+        self.enums.len() + self.results.borrow().len()
+    }
+
+    /// `T` of the enum at `idx` when it is a `Result<T>`.
+    pub(in crate::check) fn result_of(&self, idx: EnumIdx) -> Option<Ty> {
+        let k = idx.checked_sub(self.enums.len())?;
+        self.results.borrow().get(k).map(|(ok, _)| ok.clone())
+    }
+
+    /// A type's name in Low, where an instance's name is its parts joined by dots
+    /// (`Result.Array.Post` for `Result<[Post]>`): Low names are dotted words.
+    fn low_type_name(&self, ty: &Ty) -> String {
+        match ty {
+            Ty::Array(inner) => format!("Array.{}", self.low_type_name(inner)),
+            Ty::Option(inner) => format!("Option.{}", self.low_type_name(inner)),
+            Ty::Map(k, v) => format!("Map.{}.{}", self.low_type_name(k), self.low_type_name(v)),
+            Ty::Task(inner) => format!("Task.{}", self.low_type_name(inner)),
+            Ty::Enum(idx) => self.enum_at(*idx).map_or_else(|| "enum".into(), |e| e.name.clone()),
+            other => self.ty_name(other),
+        }
+    }
+}
