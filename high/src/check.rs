@@ -158,7 +158,7 @@ pub fn check(
 ) -> Result<tir::Program, Vec<Diagnostic>> {
     let mut diags = Vec::new();
     let items = items::collect(file, &mut diags);
-    let classes = items.tir_classes();
+    let classes = items.tir_classes(true);
     let mut sql: SqlCheck = match (&classes, items.schema_ok) {
         (Some(classes), true) => make_sql(classes, &items.tables),
         _ => no_sql_check(&[], &[]),
@@ -206,7 +206,7 @@ pub fn check(
     }
     Ok(tir::Program {
         // Again: a `catch` in a body may have used the class `Failure` since.
-        classes: items.tir_classes().unwrap_or_default(),
+        classes: items.tir_classes(false).unwrap_or_default(),
         enums: items.tir_enums().unwrap_or_default(),
         tables: items.tables.clone(),
         routes: items.routes.clone(),
@@ -401,8 +401,11 @@ struct Body<'a, 'f> {
     scope_depth: usize,
     /// Calls of failing functions checked so far, so a `try` can tell whether it covers one.
     failing_calls: usize,
-    /// The span of the call a `try?` is checking: its failure is handled there.
+    /// The span of the call a `try?` or `catch` is checking: its failure is handled there.
     catching: Option<Span>,
+    /// Whether that call itself turned out to be a failing one (a failing call among its
+    /// arguments does not count).
+    caught: bool,
 }
 
 /// Checks function `idx`'s body.
@@ -444,6 +447,7 @@ fn check_function(
         scope_depth: 0,
         failing_calls: 0,
         catching: None,
+        caught: false,
     };
     let mut params = Vec::with_capacity(info.params.len());
     for param in &info.params {

@@ -215,7 +215,10 @@ pub fn ty_name(program: &Program, ty: &Ty) -> String {
         Ty::Option(inner) => format!("{}?", ty_name(program, inner)),
         Ty::Map(k, v) => format!("Map<{}, {}>", ty_name(program, k), ty_name(program, v)),
         Ty::Class(c) | Ty::Actor(c) => program.classes[*c].name.clone(),
-        Ty::Enum(e) => program.enums[*e].name.clone(),
+        Ty::Enum(e) => match &program.enums[*e].result_of {
+            Some(ok) => format!("Result<{}>", ty_name(program, ok)),
+            None => program.enums[*e].name.clone(),
+        },
         Ty::Task(inner) => format!("Task<{}>", ty_name(program, inner)),
     }
 }

@@ -211,6 +211,8 @@ pub struct Class {
 pub struct Enum {
     pub name: String,
     pub variants: Vec<Variant>,
+    /// `T` when this is the built-in `Result<T>` (named `Result.T`), which is written so.
+    pub result_of: Option<Ty>,
     pub span: Span,
 }
 

@@ -159,8 +159,7 @@ impl Gen<'_, '_> {
     pub(super) fn caught_call(&mut self) -> Result<()> {
         let body = self.body;
         let loops = self.loops;
-        let callable =
-            |f: &&Func| f.fails && (f.file == body.file || (f.public && body.file == File::Main));
+        let callable = |f: &&Func| f.fails && (f.file == body.file || (f.public && body.file == File::Main));
         let candidates: Vec<Func> = self.funcs.iter().filter(callable).cloned().collect();
         if candidates.is_empty() || (body.ret.is_some() && loops > 0) {
             return self.print_expr();

@@ -5,7 +5,9 @@
 //! handler, whose `none` the reply turns into the recorded answer ([`crate::http::reply_option`]).
 //! Between `fail` and the reply, code only drops values and returns: `fail` and `try` are not
 //! allowed inside `db.transaction` (whose end awaits), so the whole path runs within one poll
-//! of the handler's future, on one thread, and a thread-local slot is enough. The slot is
+//! of the handler's future, on one thread, and a thread-local slot is enough. Where leaving a
+//! function runs code (a `scope`'s end awaits; a deferred call), the emitted code takes the
+//! failure ([`status`], [`take_message`]) before and records it again after. The slot is
 //! cleared before every handler runs, so nothing a request left behind reaches another.
 
 use std::cell::RefCell;

@@ -15,6 +15,7 @@ fn ty(t: &TypeExpr) -> String {
         TypeExprKind::Array(inner) => format!("[{}]", ty(inner)),
         TypeExprKind::Option(inner) => format!("{}?", ty(inner)),
         TypeExprKind::Map(k, v) => format!("Map<{}, {}>", ty(k), ty(v)),
+        TypeExprKind::Result(ok) => format!("Result<{}>", ty(ok)),
     }
 }
 
@@ -60,6 +61,7 @@ fn sx(e: &Expr) -> String {
         ExprKind::Spawn(inner) => format!("(spawn {})", sx(inner)),
         ExprKind::SpawnBlocking(inner) => format!("(spawn_blocking {})", sx(inner)),
         ExprKind::TryOption(inner) => format!("(try? {})", sx(inner)),
+        ExprKind::Catch(inner) => format!("(catch {})", sx(inner)),
         ExprKind::Send(inner) => format!("(send {})", sx(inner)),
         ExprKind::Db { op, class, args } => {
             let class = class.as_ref().map_or(String::new(), |c| format!("<{}>", ty(c)));
@@ -452,7 +454,11 @@ fn line_breaks_end_statements_after_a_token_that_can_end_one() {
     // A line starting with a binary-only operator or `.` is a syntax error at that token.
     let e = parse_err("fn main() {\n    let x = 1\n        + 2\n}");
     assert_eq!((e.label.as_str(), e.span), ("unexpected `+`", span(34, 35)));
-    assert!(e.message.starts_with("expected one of `!`, `(`, `-`, `[`, `break`, `continue`, `db`"), "{}", e.message);
+    assert!(
+        e.message.starts_with("expected one of `!`, `(`, `-`, `[`, `break`, `catch`, `continue`, `db`"),
+        "{}",
+        e.message
+    );
     let e = parse_err("fn main() {\n    xs\n        .len()\n}");
     assert_eq!((e.label.as_str(), e.span), ("unexpected `.`", span(27, 28)));
     // Two statements on a line need a `;`.
@@ -808,4 +814,16 @@ fn imports_pub_items_and_qualified_names_parse() {
     assert_eq!(ty(&f.params[0].ty), "accounts.Account");
     assert_eq!(expr("accounts.Account { id: 1 }"), "(accounts.Account id:1)");
     assert_eq!(expr("accounts.find(1)"), "(.find() accounts 1)");
+}
+
+#[test]
+fn catch_binds_as_a_prefix_operator_and_result_takes_one_type() {
+    assert_eq!(expr("catch find(id)"), "(catch (call find id))");
+    // Like `try?`, it covers its operand only, not the other side of an operator.
+    assert_eq!(expr("catch f(1) + 2"), "(+ (catch (call f 1)) 2)");
+    let file = parse("fn f(r: Result<[accounts.Account]>) {\n}\n").expect("parses");
+    let Item::Function(f) = &file.items[0] else { panic!("a function") };
+    assert_eq!(ty(&f.params[0].ty), "Result<[accounts.Account]>");
+    // `Result` opens type arguments as `Map` does, so `Result < x` is not a comparison.
+    assert!(parse("fn main() {\n    let b = Result < 2\n}\n").is_err());
 }

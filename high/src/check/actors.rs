@@ -25,7 +25,7 @@ impl Body<'_, '_> {
         if self.lookup(&id.name).is_some() {
             return None;
         }
-        let class = *self.items.class_by_name.get(&id.name)?;
+        let class = self.items.class_named(&id.name)?;
         self.items.classes[class].actor
     }
 
@@ -240,12 +240,12 @@ impl Body<'_, '_> {
             );
             return None;
         }
-        let before = self.failing_calls;
-        let outer = self.catching.replace(call.span);
+        let outer = (self.catching.replace(call.span), std::mem::replace(&mut self.caught, false));
         let value = self.infer(call, None);
-        self.catching = outer;
+        let caught = std::mem::replace(&mut self.caught, outer.1);
+        self.catching = outer.0;
         let value = value?;
-        if self.failing_calls == before {
+        if !caught {
             self.report(error(super::H412, span, "this call cannot fail", "no failing call").note(format!(
                 "`{form}` marks a call of a function declared `fails` or of an actor's handler; remove it"
             )));

@@ -324,7 +324,7 @@ impl Body<'_, '_> {
 
     fn class_literal(&mut self, class: &ast::Ident, fields: &[(ast::Ident, ast::Expr)], span: Span) -> Option<Expr> {
         let items = self.items;
-        let Some(&idx) = items.class_by_name.get(&class.name) else {
+        let Some(idx) = items.class_named(&class.name) else {
             self.report(error(H203, class.span, format!("unknown class `{}`", class.name), "no class of this name"));
             return None;
         };

@@ -43,6 +43,7 @@ impl Body<'_, '_> {
         self.failing_calls += 1;
         // The call of a `try?`: its failure is handled where it happens.
         if self.catching == Some(span) {
+            self.caught = true;
             return;
         }
         if self.try_depth == 0 {

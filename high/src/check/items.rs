@@ -259,12 +259,14 @@ pub(super) fn collect<'f>(file: &'f SourceFile, diags: &mut Vec<Diagnostic>) -> 
 }
 
 impl<'f> Items<'f> {
-    /// The classes as TIR, if every field type resolved.
-    pub fn tir_classes(&self) -> Option<Vec<tir::Class>> {
+    /// The classes as TIR, if every field type resolved: all of them (`every`, for the SQL
+    /// checker, which may be asked about any class before the bodies are checked), or the
+    /// program's (`Failure` only when it is used).
+    pub fn tir_classes(&self, every: bool) -> Option<Vec<tir::Class>> {
         self.classes
             .iter()
             .enumerate()
-            .filter(|(idx, _)| self.keeps_class(*idx))
+            .filter(|(idx, _)| every || self.keeps_class(*idx))
             .map(|(_, c)| {
                 let fields = c
                     .fields
@@ -281,8 +283,9 @@ impl<'f> Items<'f> {
         let results = self.results.borrow();
         self.enums
             .iter()
-            .chain(results.iter().map(|(_, info)| info))
-            .map(|e| {
+            .map(|e| (e, None))
+            .chain(results.iter().map(|(ok, info)| (info, Some(ok.clone()))))
+            .map(|(e, result_of)| {
                 let variants = e
                     .variants
                     .iter()
@@ -294,7 +297,7 @@ impl<'f> Items<'f> {
                         Some(tir::Variant { name: v.name.clone(), payload })
                     })
                     .collect::<Option<Vec<_>>>()?;
-                Some(tir::Enum { name: e.name.clone(), variants, span: e.span })
+                Some(tir::Enum { name: e.name.clone(), variants, result_of, span: e.span })
             })
             .collect()
     }
@@ -357,10 +360,7 @@ impl<'f> Items<'f> {
                 "Duration" => Some(Ty::Duration),
                 "Uuid" => Some(Ty::Uuid),
                 _ => {
-                    if let Some(&idx) = self.class_by_name.get(name) {
-                        if idx == self.failure {
-                            self.failure_used.set(true);
-                        }
+                    if let Some(idx) = self.class_named(name) {
                         // An actor's name, as a type, is its handle's.
                         return Some(if self.classes[idx].actor.is_some() { Ty::Actor(idx) } else { Ty::Class(idx) });
                     }
@@ -602,7 +602,7 @@ impl<'f> Items<'f> {
             ));
             return;
         }
-        let Some(&class) = self.class_by_name.get(&decl.class.name) else {
+        let Some(class) = self.class_named(&decl.class.name) else {
             diags.push(error(
                 H203,
                 decl.class.span,

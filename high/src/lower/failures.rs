@@ -7,9 +7,9 @@
 //! failure, or 404 when there is none (a route of result `T?` keeps `Option<T>` as its Low
 //! result, since the two cannot be confused).
 
-use nagi_low::{Constant, LocalId, OpKind, Operand, RuntimeFn, Type};
+use nagi_low::{Constant, LocalData, LocalId, OpKind, Operand, RuntimeFn, Type};
 
-use super::{FnCx, Own, Shared};
+use super::{FnCx, Own, ScopeKind, Shared};
 use crate::tir::{self, ClassIdx, EnumIdx, Expr, Ty};
 
 impl Shared<'_> {
@@ -119,6 +119,34 @@ impl FnCx<'_> {
         self.state.insert(dest, Own::Live);
     }
 
+    /// Whether leaving the function from here runs code other than drops: the end of a
+    /// `scope` of tasks, or a deferred call.
+    fn unwind_runs_code(&self) -> bool {
+        self.scopes.iter().any(|scope| {
+            matches!(scope.kind, ScopeKind::Tasks(_))
+                || scope
+                    .owned
+                    .iter()
+                    .any(|l| self.f.locals[*l].ty == Type::Defer && self.state.get(l) == Some(&Own::Live))
+        })
+    }
+
+    /// The recorded failure's status and message, taken into locals that no scope owns (the
+    /// caller records it again and drops the message).
+    fn take_failure_aside(&mut self) -> (LocalId, LocalId) {
+        let status = self.unowned_local(Type::I64);
+        self.runtime_call(RuntimeFn::HttpFailureStatus, Some(status), Vec::new(), None);
+        let message = self.unowned_local(Type::String);
+        self.runtime_call(RuntimeFn::HttpTakeFailure, Some(message), Vec::new(), None);
+        (status, message)
+    }
+
+    /// A fresh local that no scope owns, so that no scope's end drops it.
+    fn unowned_local(&mut self, ty: Type) -> LocalId {
+        let name = self.fresh_name("t");
+        self.f.locals.alloc(LocalData { name, ty })
+    }
+
     /// Drops everything still owned (values in flight too) and returns `none`.
     fn return_failure(&mut self) {
         // Counted as moved, but the operation that takes them comes after this failure: on
@@ -126,7 +154,19 @@ impl FnCx<'_> {
         for local in self.in_flight.clone().into_iter().rev() {
             self.emit(OpKind::Drop { local });
         }
+        // Leaving may run code (a `scope`'s end waits for its tasks, maybe resuming on another
+        // thread; a deferred call may handle failures of its own), and the failure is recorded
+        // in a per-thread slot: it is taken before and recorded again after.
+        let kept = self.unwind_runs_code().then(|| self.take_failure_aside());
         self.unwind_all();
+        if let Some((status, message)) = kept {
+            let borrowed = self.unowned_local(Type::reference(false, Type::String));
+            self.emit(OpKind::Borrow { dest: borrowed, src: message, mutable: false });
+            let args = vec![Operand::Local(status), Operand::Local(borrowed)];
+            self.runtime_call(RuntimeFn::HttpFail, None, args, None);
+            self.emit(OpKind::Drop { local: message });
+            self.state.insert(message, Own::Moved);
+        }
         let none = self.temp(self.f.ret.clone());
         self.emit(OpKind::OptionNone { dest: none });
         self.emit(OpKind::Return { value: Some(Operand::Local(none)) });

@@ -38,6 +38,16 @@ impl Items<'_> {
         self.failure
     }
 
+    /// The class named `name`, the class `Failure` then counted as used: every lookup of a
+    /// class by name goes through here.
+    pub(in crate::check) fn class_named(&self, name: &str) -> Option<ClassIdx> {
+        let idx = *self.class_by_name.get(name)?;
+        if idx == self.failure {
+            self.failure_used.set(true);
+        }
+        Some(idx)
+    }
+
     /// Whether the program's TIR keeps the class `Failure` (only a program that uses it).
     pub(super) fn keeps_class(&self, idx: ClassIdx) -> bool {
         idx != self.failure || self.failure_used.get()
@@ -47,10 +57,10 @@ impl Items<'_> {
     /// carries nothing), made on first use.
     pub(in crate::check) fn result_enum(&self, ok: &Ty) -> EnumIdx {
         let failure = self.failure_class();
-        let mut results = self.results.borrow_mut();
-        if let Some(k) = results.iter().position(|(t, _)| t == ok) {
+        if let Some(k) = self.results.borrow().iter().position(|(t, _)| t == ok) {
             return self.enums.len() + k;
         }
+        // No borrow held: the name reads the `Result` that `ok` may hold.
         let name = format!("{RESULT}.{}", self.low_type_name(ok));
         let payload = (*ok != Ty::Unit).then(|| Some(ok.clone()));
         let variants = vec![
@@ -58,6 +68,7 @@ impl Items<'_> {
             VariantInfo { name: "Failed".into(), payload: Some(Some(Ty::Class(failure))) },
         ];
         let info = EnumInfo { name, name_span: Span::default(), span: Span::default(), variants };
+        let mut results = self.results.borrow_mut();
         results.push((ok.clone(), info));
         self.enums.len() + results.len() - 1
     }
