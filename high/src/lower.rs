@@ -23,6 +23,7 @@
 //! field or an element, `H424` move of a value while a `match` arm borrows its payload.
 
 mod actors;
+mod closures;
 mod expr;
 mod failures;
 mod maps;
@@ -268,6 +269,9 @@ struct FnCx<'a> {
     pinned: order::Pinned,
     /// Locals whose payload a `match` arm being lowered borrows, which may not move meanwhile.
     matched: Vec<LocalId>,
+    /// The loop depths of the closure methods being lowered (`closures.rs`): a move inside one
+    /// of a value from outside it is a closure taking what it captured.
+    closure_loops: Vec<usize>,
     /// Values taken for an operation that other expressions are still evaluated for (the
     /// fields before the last of a class literal, a value assigned or pushed while its place is
     /// computed): counted as moved, but no operation owns them yet, so a failure on the way
@@ -298,6 +302,7 @@ impl<'a> FnCx<'a> {
             broken: HashSet::new(),
             pinned: order::Pinned::default(),
             matched: Vec::new(),
+            closure_loops: Vec::new(),
             in_flight: Vec::new(),
             errors: Vec::new(),
         };

@@ -736,6 +736,14 @@ impl Rewriter<'_> {
             ExprKind::Array(items) | ExprKind::Interp { holes: items, .. } => {
                 items.iter_mut().for_each(|i| self.expr(i))
             }
+            ExprKind::Closure { params, body } => {
+                for param in params.iter_mut() {
+                    if let Some(ty) = &mut param.ty {
+                        self.ty(ty);
+                    }
+                }
+                self.expr(body);
+            }
             ExprKind::ClassLit { class, fields } => {
                 for (_, value) in fields.iter_mut() {
                     self.expr(value);

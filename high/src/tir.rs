@@ -54,6 +54,52 @@ pub struct Program {
     pub configs: Vec<ConfigValue>,
 }
 
+/// A closure method of the array library, run as a loop over the array (`lower/closures.rs`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArrayLoop {
+    pub method: LoopMethod,
+    /// The array, and the hidden local that first holds it when it is not a place.
+    pub array: Expr,
+    pub held: Option<LocalIdx>,
+    /// The closure's element parameter, a loop variable (lent each element in turn).
+    pub element: LocalIdx,
+    /// `fold`'s accumulator parameter (a mutable binding) and its initial value.
+    pub fold: Option<(LocalIdx, Expr)>,
+    /// The closure's body: the new element (`map`), whether the element counts (`filter`,
+    /// `any`, `all`, `find`, `count`), or the next accumulator (`fold`).
+    pub body: Expr,
+    /// The hidden local the result is built in (`fold`'s accumulator for `fold`).
+    pub result: LocalIdx,
+}
+
+/// The array library's methods that take a closure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoopMethod {
+    Map,
+    Filter,
+    Any,
+    All,
+    Find,
+    Count,
+    Fold,
+}
+
+impl LoopMethod {
+    /// The method of `name`, if it takes a closure.
+    pub fn from_name(name: &str) -> Option<LoopMethod> {
+        Some(match name {
+            "map" => LoopMethod::Map,
+            "filter" => LoopMethod::Filter,
+            "any" => LoopMethod::Any,
+            "all" => LoopMethod::All,
+            "find" => LoopMethod::Find,
+            "count" => LoopMethod::Count,
+            "fold" => LoopMethod::Fold,
+            _ => return None,
+        })
+    }
+}
+
 /// A value of the program's configuration, as Low's `config` line declares it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ConfigValue {
@@ -508,6 +554,11 @@ impl Expr {
                 | ExprKind::And(lhs, rhs)
                 | ExprKind::Or(lhs, rhs) => stack.extend([&**lhs, &**rhs]),
                 ExprKind::Cast { expr, .. } | ExprKind::OptionSome(expr) => stack.push(expr),
+                ExprKind::ArrayLoop(each) => {
+                    stack.push(&each.array);
+                    stack.extend(each.fold.as_ref().map(|(_, init)| init));
+                    stack.push(&each.body);
+                }
                 ExprKind::Variant { payload, .. } => stack.extend(payload.as_deref()),
                 ExprKind::Call { args, .. }
                 | ExprKind::Builtin { args, .. }
@@ -861,6 +912,9 @@ pub enum ExprKind {
     },
     /// Implicit `T` → `T?`.
     OptionSome(Box<Expr>),
+    /// `xs.map(fn(x) => body)` and the other closure methods of the array library: the
+    /// closure's body run inline once per element, with no closure value.
+    ArrayLoop(Box<ArrayLoop>),
     /// `Enum.Variant` or `Enum.Variant(payload)`: a new enum value.
     Variant {
         enum_idx: EnumIdx,

@@ -3,7 +3,9 @@
 //! fields, sometimes twice in a row (the second keeps the first's order among equal keys, so
 //! stability shows), `reverse` of arrays of any element, `contains`, and `slice` with ranges in
 //! and out of range (out of range traps). A reordered array is usually printed element by
-//! element, so a wrong order shows in the output.
+//! element, so a wrong order shows in the output. The closure methods (`map`, `filter`,
+//! `any`, `all`, `count`, `find`, `fold`) run over array locals with bodies of any expression
+//! the generator writes, the element and the function's locals among them.
 
 use arbitrary::Result;
 
@@ -13,7 +15,8 @@ impl Gen<'_, '_> {
     /// A statement of the array library: an array reordered in place and printed, a slice of
     /// one kept in a new local, or a loop over a slice.
     pub(super) fn array_stmt(&mut self, depth: u32) -> Result<()> {
-        match self.u.int_in_range(0..=4)? {
+        match self.u.int_in_range(0..=6)? {
+            5 | 6 => self.closure_stmt(),
             0..=2 => self.reorder(),
             4 if depth < 3 => self.slice_loop(depth),
             _ => self.slice_local(),
@@ -142,5 +145,85 @@ impl Gen<'_, '_> {
         let x = self.expr(array.ty, d)?;
         let receiver = if self.u.ratio(1, 4)? { self.slice(array)? } else { array.name.clone() };
         Ok(format!("{receiver}.contains({x})"))
+    }
+}
+
+impl Gen<'_, '_> {
+    /// A closure method of an array local (or of a new array): `map` into a new array local,
+    /// `filter` into one, `any`, `all` and `count` printed, `find` unwrapped with `if let`, and
+    /// `fold` into an `i64` or a `String`, printed. The body reads the element and the
+    /// function's locals as any expression does, inside the closure's loop (so calls stay out of
+    /// a function's body, as they do in its loops).
+    pub(super) fn closure_stmt(&mut self) -> Result<()> {
+        let array = match self.pick_var(|v| v.array)? {
+            Some(array) => array,
+            None => self.sortable_array()?,
+        };
+        let xs = array.name.clone();
+        let method = *self.u.choose(&["map", "filter", "any", "all", "count", "find", "fold"])?;
+        let fold = match method {
+            "fold" => Some(*self.u.choose(&[Ty::I64, Ty::Str])?),
+            _ => None,
+        };
+        let acc = self.fresh("acc");
+        let x = self.fresh("x");
+        let params = if fold.is_some() { format!("{acc}, {x}") } else { x.clone() };
+        let body_ty = match method {
+            "map" => *self.u.choose(&Ty::SCALARS)?,
+            "fold" => fold.unwrap_or(Ty::I64),
+            _ => Ty::Bool,
+        };
+        self.iterating.push(xs.clone());
+        // The closure's parameters are visible in its body only.
+        self.scopes.push(Vec::new());
+        if let Some(ty) = fold {
+            self.declare(Var { name: acc.clone(), ty, mutable: false, array: false });
+        }
+        self.declare(Var { name: x.clone(), ty: array.ty, mutable: false, array: false });
+        self.loops += 1;
+        let body = match fold {
+            // The accumulator grows with each element, so every element shows in the result.
+            Some(Ty::Str) => self.expr(Ty::Str, 2).map(|e| format!("{acc} + {e}")),
+            Some(_) => self.expr(Ty::I64, 2).map(|e| format!("{acc} + {e}")),
+            None => self.expr(body_ty, 3),
+        };
+        self.loops -= 1;
+        self.scopes.pop();
+        self.iterating.pop();
+        let closure = format!("fn({params}) => {}", body?);
+        match method {
+            "map" | "filter" => {
+                let name = self.fresh("ys");
+                self.line(&format!("let {name} = {xs}.{method}({closure})"));
+                let ty = if method == "map" { body_ty } else { array.ty };
+                let var = Var { name, ty, mutable: false, array: true };
+                self.declare(var.clone());
+                if self.u.ratio(1, 2)? {
+                    self.print_elements(&var)?;
+                }
+            }
+            "find" => {
+                let found = self.fresh("found");
+                self.line(&format!("if let {found} = {xs}.find({closure}) {{"));
+                self.indent += 1;
+                if matches!(array.ty, Ty::I32 | Ty::I64 | Ty::F64 | Ty::Bool | Ty::Str) {
+                    self.line(&format!("print({found})"));
+                } else {
+                    self.line("print(\"found\")");
+                }
+                self.indent -= 1;
+                self.line("} else {");
+                self.indent += 1;
+                self.line("print(\"not found\")");
+                self.indent -= 1;
+                self.line("}");
+            }
+            "fold" => {
+                let init = if fold == Some(Ty::Str) { "\"\"".to_string() } else { self.expr(Ty::I64, 1)? };
+                self.line(&format!("print({xs}.fold({init}, {closure}))"));
+            }
+            _ => self.line(&format!("print({xs}.{method}({closure}))")),
+        }
+        Ok(())
     }
 }

@@ -40,6 +40,15 @@ fn caught_failures_are_generated() {
     assert!(in_main, "no `catch` in a `main`");
 }
 
+/// Every closure method appears in the first 300 programs.
+#[test]
+fn closures_are_generated() {
+    let texts: Vec<String> = (0..300).map(|seed| from_seed(seed, 4096)).collect();
+    for method in [".map(fn(", ".filter(fn(", ".any(fn(", ".all(fn(", ".count(fn(", ".find(fn(", ".fold("] {
+        assert!(texts.iter().any(|t| t.contains(method)), "no program of the first 300 calls `{method}`");
+    }
+}
+
 /// Every string-library method the generator writes appears in the first 300 programs,
 /// so the differential runs exercise each runtime row.
 #[test]

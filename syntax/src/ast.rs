@@ -289,6 +289,14 @@ pub enum TypeExprKind {
     Result(Box<TypeExpr>),
 }
 
+/// A closure's parameter: its name and, optionally, its type (otherwise the one its method
+/// gives it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClosureParam {
+    pub name: Ident,
+    pub ty: Option<TypeExpr>,
+}
+
 /// `{ statements }`
 #[derive(Clone, Debug, PartialEq)]
 pub struct Block {
@@ -482,6 +490,12 @@ pub enum ExprKind {
     /// `try? e`: `e`'s failing call gives an option (a `bool` for a call without a result)
     /// instead of passing its failure on.
     TryOption(Box<Expr>),
+    /// `fn(x) => body`: a closure, an argument of the array library's `map`, `filter`, `any`,
+    /// `all`, `find`, `count` and `fold`, which run `body` for each element.
+    Closure {
+        params: Vec<ClosureParam>,
+        body: Box<Expr>,
+    },
     /// `catch e`: `e`'s failing call gives a `Result<T>`, `Ok(value)` or `Failed(failure)`,
     /// instead of passing its failure on.
     Catch(Box<Expr>),

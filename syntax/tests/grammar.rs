@@ -62,6 +62,16 @@ fn sx(e: &Expr) -> String {
         ExprKind::SpawnBlocking(inner) => format!("(spawn_blocking {})", sx(inner)),
         ExprKind::TryOption(inner) => format!("(try? {})", sx(inner)),
         ExprKind::Catch(inner) => format!("(catch {})", sx(inner)),
+        ExprKind::Closure { params, body } => {
+            let params: Vec<String> = params
+                .iter()
+                .map(|p| match &p.ty {
+                    Some(t) => format!("{}: {}", p.name.name, ty(t)),
+                    None => p.name.name.clone(),
+                })
+                .collect();
+            format!("(fn [{}] {})", params.join(" "), sx(body))
+        }
         ExprKind::Send(inner) => format!("(send {})", sx(inner)),
         ExprKind::Db { op, class, args } => {
             let class = class.as_ref().map_or(String::new(), |c| format!("<{}>", ty(c)));
@@ -826,4 +836,15 @@ fn catch_binds_as_a_prefix_operator_and_result_takes_one_type() {
     assert_eq!(ty(&f.params[0].ty), "Result<[accounts.Account]>");
     // `Result` opens type arguments as `Map` does, so `Result < x` is not a comparison.
     assert!(parse("fn main() {\n    let b = Result < 2\n}\n").is_err());
+}
+
+#[test]
+fn a_closure_body_reaches_as_far_right_as_it_can() {
+    assert_eq!(expr("xs.filter(fn(x) => x > 2 && x < 9)"), "(.filter() xs (fn [x] (&& (> x 2) (< x 9))))");
+    assert_eq!(
+        expr("xs.fold(0, fn(acc, p: Post) => acc + p.views)"),
+        "(.fold() xs 0 (fn [acc p: Post] (+ acc (.views p))))"
+    );
+    // Nested: the inner closure ends at the `)` of its own call.
+    assert_eq!(expr("xs.map(fn(x) => ys.any(fn(y) => y == x))"), "(.map() xs (fn [x] (.any() ys (fn [y] (== y x)))))");
 }

@@ -12,7 +12,7 @@ use super::{
     Body, H202, H211, H301, H302, H307, H315, H402, H410, H427, H501, H502, H503, H504, H505, SqlRequest, a_or_an,
     error, plural,
 };
-use crate::tir::{Builtin, ClassIdx, DbOp, Expr, ExprKind, ParamMode, Place, Ty};
+use crate::tir::{Builtin, ClassIdx, DbOp, Expr, ExprKind, LoopMethod, ParamMode, Place, Ty};
 
 /// A method of the string library: the runtime row it is, the receiver's type, the other
 /// parameters' types and the result's.
@@ -411,6 +411,14 @@ impl Body<'_, '_> {
                 Some(mk(ExprKind::Builtin { builtin: Builtin::Clone, args: vec![value] }, ty, span))
             }
             "push" => self.push(receiver, method, args, span),
+            // `s.find(sub)` is the string library's; an array's `find` takes a closure.
+            "map" | "filter" | "any" | "all" | "count" | "fold" | "find"
+                if method.name != "find"
+                    || args.first().is_some_and(|a| matches!(a.kind, ast::ExprKind::Closure { .. })) =>
+            {
+                let kind = LoopMethod::from_name(&method.name).expect("a closure method");
+                self.closure_method(receiver, method, kind, args, span)
+            }
             "sort" | "sort_by" | "reverse" => self.reorder(receiver, method, args, span),
             "new" if matches!(&receiver.kind, ast::ExprKind::Name(n) if n.name == "Map") => {
                 self.map_new(args, hint, span)

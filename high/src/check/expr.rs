@@ -126,6 +126,7 @@ impl Body<'_, '_> {
             ast::ExprKind::SpawnBlocking(call) => self.spawn(call, true, span),
             ast::ExprKind::TryOption(call) => self.try_option(call, span),
             ast::ExprKind::Catch(call) => self.catch(call, span),
+            ast::ExprKind::Closure { .. } => self.stray_closure(span),
             ast::ExprKind::Send(message) => self.send(message, span),
         }
     }

@@ -373,6 +373,15 @@ impl<'p> Builder<'p> {
         let typed = self.typed(e.span);
         match &e.kind {
             Int(_) | Duration(_) | Float(_) | Str(_) | Bool(_) | None => {}
+            Closure { params, body } => {
+                for param in params {
+                    if let Some(ty) = &param.ty {
+                        self.ty(ty);
+                    }
+                    self.define_local(&param.name);
+                }
+                self.expr(body);
+            }
             Name(ident) => {
                 for t in &typed {
                     match &t.kind {

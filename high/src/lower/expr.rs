@@ -139,6 +139,18 @@ impl FnCx<'_> {
             return;
         }
         let declared_depth = self.loop_depth_of.get(&low).copied().unwrap_or(0);
+        if self.closure_loops.iter().any(|&depth| depth > declared_depth) {
+            self.error(
+                "H422",
+                format!(
+                    "`{name}` is captured by a closure, which runs once for each element, so it cannot move \
+                     out of it; move a `.clone()` instead"
+                ),
+                expr.span,
+                "moved out of the closure",
+            );
+            return;
+        }
         if self.loop_depth() > declared_depth {
             self.error(
                 "H422",
@@ -410,6 +422,7 @@ impl FnCx<'_> {
             ExprKind::QueuePush { queue, job, delay } => self.queue_push(*queue, job, delay.as_deref(), Some(dest)),
             ExprKind::QueueDeadLetters { queue, class } => self.queue_dead_letters(*queue, *class, dest),
             ExprKind::QueueRetry { queue, id } => self.queue_retry(*queue, id, dest),
+            ExprKind::ArrayLoop(each) => self.array_loop(each, &expr.ty, dest),
             ExprKind::OptionSome(inner) => {
                 let value = self.operand(inner);
                 self.emit(OpKind::OptionSome { dest, value });

@@ -11,6 +11,7 @@ use crate::ast::*;
 /// How tightly an expression binds, loosest first (the grammar's tiers).
 fn precedence(e: &Expr) -> u8 {
     match &e.kind {
+        ExprKind::Closure { .. } => 0,
         ExprKind::Binary { op, .. } => binary_precedence(*op),
         ExprKind::Cast { .. } => 10,
         ExprKind::Unary { .. }
@@ -104,6 +105,22 @@ impl Printer<'_> {
             | ExprKind::Interp { .. } => text(self.literal(e.span)),
             ExprKind::Bool(b) => text(b.to_string()),
             ExprKind::None => text("none"),
+            ExprKind::Closure { params, body } => {
+                let mut parts = vec![text("fn(")];
+                for (i, param) in params.iter().enumerate() {
+                    if i > 0 {
+                        parts.push(text(", "));
+                    }
+                    parts.push(text(param.name.name.clone()));
+                    if let Some(ty) = &param.ty {
+                        parts.push(text(": "));
+                        parts.push(self.ty(ty));
+                    }
+                }
+                parts.push(text(") => "));
+                parts.push(self.expr(body, 0));
+                concat(parts)
+            }
             ExprKind::Name(name) => text(name.name.clone()),
             ExprKind::Array(items) => {
                 let docs = items.iter().map(|item| self.expr(item, 0)).collect();
