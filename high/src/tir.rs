@@ -61,6 +61,9 @@ pub struct ArrayLoop {
     /// The array, and the hidden local that first holds it when it is not a place.
     pub array: Expr,
     pub held: Option<LocalIdx>,
+    /// The `map`s and `filter`s chained before this method (`xs.filter(f).map(g).fold(…)`),
+    /// which run in the same loop, element by element, in order.
+    pub stages: Vec<Stage>,
     /// The closure's element parameter, a loop variable (lent each element in turn).
     pub element: LocalIdx,
     /// `fold`'s accumulator parameter (a mutable binding) and its initial value.
@@ -70,6 +73,16 @@ pub struct ArrayLoop {
     pub body: Expr,
     /// The hidden local the result is built in (`fold`'s accumulator for `fold`).
     pub result: LocalIdx,
+}
+
+/// A `map` or `filter` that runs inside the loop of the method chained after it: its closure's
+/// element parameter and body. A `map`'s body gives the next stage's element (a new binding);
+/// after a `filter` the next stage reads the same element.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stage {
+    pub method: LoopMethod,
+    pub element: LocalIdx,
+    pub body: Expr,
 }
 
 /// The array library's methods that take a closure.
@@ -556,6 +569,7 @@ impl Expr {
                 ExprKind::Cast { expr, .. } | ExprKind::OptionSome(expr) => stack.push(expr),
                 ExprKind::ArrayLoop(each) => {
                     stack.push(&each.array);
+                    stack.extend(each.stages.iter().map(|s| &s.body));
                     stack.extend(each.fold.as_ref().map(|(_, init)| init));
                     stack.push(&each.body);
                 }

@@ -159,7 +159,19 @@ impl Gen<'_, '_> {
             Some(array) => array,
             None => self.sortable_array()?,
         };
-        let xs = array.name.clone();
+        let mut xs = array.name.clone();
+        self.iterating.push(xs.clone());
+        // Now and then a `filter` chained before the method, which runs in its loop.
+        if self.u.ratio(1, 3)? {
+            let x = self.fresh("x");
+            self.scopes.push(vec![Var { name: x.clone(), ty: array.ty, mutable: false, array: false }]);
+            self.loops += 1;
+            let cond = self.expr(Ty::Bool, 2);
+            self.loops -= 1;
+            self.scopes.pop();
+            xs = format!("{xs}.filter(fn({x}) => {})", cond?);
+        }
+        self.iterating.pop();
         let method = *self.u.choose(&["map", "filter", "any", "all", "count", "find", "fold"])?;
         let fold = match method {
             "fold" => Some(*self.u.choose(&[Ty::I64, Ty::Str])?),
@@ -173,7 +185,7 @@ impl Gen<'_, '_> {
             "fold" => fold.unwrap_or(Ty::I64),
             _ => Ty::Bool,
         };
-        self.iterating.push(xs.clone());
+        self.iterating.push(array.name.clone());
         // The closure's parameters are visible in its body only.
         self.scopes.push(Vec::new());
         if let Some(ty) = fold {

@@ -398,7 +398,7 @@ impl Gen<'_, '_> {
             15 if depth < 3 => self.enum_match(depth),
             16 if depth < 3 => self.literal_match(depth),
             17 | 18 => self.array_stmt(depth),
-            19 if self.u.ratio(1, 3)? => self.caught_call(),
+            19 if self.u.ratio(1, 4)? => self.caught_call(),
             19 => self.exit_stmt(),
             20 if self.body.fails || self.u.ratio(1, 8)? => self.assertion(),
             21 => self.map_stmt(),

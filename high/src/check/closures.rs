@@ -7,13 +7,15 @@
 //! a written parameter type equal to the one the method gives, a body of the type the method
 //! needs (`bool` for the tests, the accumulator's for `fold`, any value for `map`). The element
 //! parameter is a `for` loop's variable (read-only, lent a non-copy element), and the array
-//! must not change while the closure runs (H406, as in a `for` loop).
+//! must not change while the closure runs (H406, as in a `for` loop). A method called on the
+//! result of `map` or `filter` takes over its loop as a stage ([`crate::tir::Stage`]), so a
+//! chain runs element by element with no array between its methods.
 
 use nagi_syntax::ast::{self, Ident, Span};
 
 use super::expr::mk;
 use super::{Body, H432, a_or_an, error, plural};
-use crate::tir::{ArrayLoop, Expr, ExprKind, LocalKind, LoopMethod, Ty};
+use crate::tir::{ArrayLoop, Expr, ExprKind, LocalKind, LoopMethod, Stage, Ty};
 
 impl Body<'_, '_> {
     /// `receiver.method(…, fn(…) => body)` for a closure method of arrays.
@@ -46,6 +48,19 @@ impl Body<'_, '_> {
             return self.no_such_method(&array.ty, method, "arrays");
         };
         let elem = *elem;
+        // A `map` or `filter` right before this method runs in its loop (§6.6: a chain runs
+        // element by element): its stages move into this one, and after a `filter` this
+        // closure's element is the same local as the filter's.
+        let (array, held, stages, same_element) = match array.kind {
+            ExprKind::ArrayLoop(inner) if matches!(inner.method, LoopMethod::Map | LoopMethod::Filter) => {
+                let inner = *inner;
+                let mut stages = inner.stages;
+                stages.push(Stage { method: inner.method, element: inner.element, body: inner.body });
+                let same = (inner.method == LoopMethod::Filter).then_some(inner.element);
+                (inner.array, inner.held, stages, same)
+            }
+            kind => (Expr { kind, ..array }, None, Vec::new(), None),
+        };
         let acc_ty = init.as_ref().map(|i| i.ty.clone());
         if kind == LoopMethod::Fold && acc_ty.is_none() {
             return None;
@@ -99,7 +114,16 @@ impl Body<'_, '_> {
             }
             _ => None,
         };
-        let element = self.declare(&params[wanted - 1].name, Some(elem.clone()), false, LocalKind::LoopVar);
+        let param = &params[wanted - 1].name;
+        let element = match (same_element, stages.last()) {
+            (Some(local), _) => {
+                self.scopes.last_mut().expect("the closure's scope").push((param.name.clone(), local));
+                local
+            }
+            // A `map`'s new value, owned by the element it becomes.
+            (None, Some(_)) => self.declare(param, Some(elem.clone()), false, LocalKind::Binding),
+            (None, None) => self.declare(param, Some(elem.clone()), false, LocalKind::LoopVar),
+        };
         self.loop_depth += 1;
         let checked = match kind {
             LoopMethod::Map => self.infer_value(body, None),
@@ -114,7 +138,7 @@ impl Body<'_, '_> {
         let body = checked?;
         let ty = match kind {
             LoopMethod::Map => Ty::Array(Box::new(body.ty.clone())),
-            LoopMethod::Filter => array.ty.clone(),
+            LoopMethod::Filter => Ty::Array(Box::new(elem.clone())),
             LoopMethod::Any | LoopMethod::All => Ty::Bool,
             LoopMethod::Find => Ty::Option(Box::new(elem)),
             LoopMethod::Count => Ty::I64,
@@ -122,13 +146,13 @@ impl Body<'_, '_> {
         };
         let held = match array.kind {
             ExprKind::Place(_) => None,
-            _ => Some(self.hidden_local("array", array.ty.clone(), array.span)),
+            _ => held.or_else(|| Some(self.hidden_local("array", array.ty.clone(), array.span))),
         };
         let result = match &fold {
             Some((acc, _)) => *acc,
             None => self.hidden_local("result", ty.clone(), span),
         };
-        let each = ArrayLoop { method: kind, array, held, element, fold, body, result };
+        let each = ArrayLoop { method: kind, array, held, stages, element, fold, body, result };
         Some(mk(ExprKind::ArrayLoop(Box::new(each)), ty, span))
     }
 

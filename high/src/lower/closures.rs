@@ -9,13 +9,16 @@
 //! - `count`: `result = 0; for x in xs { if body { result = result + 1 } }`
 //! - `fold`: `acc = init; for x in xs { acc = body }`
 //!
-//! A computed array (not a place) is first held in a hidden local, which the loop borrows;
+//! A chain (`xs.filter(f).map(g).count(h)`) is one loop: each chained `filter` becomes
+//! `if f { } else { continue }` and each `map` a `let` of the next closure's element, before
+//! the last method's statements. A computed array (not a place) is first held in a hidden
+//! local, which the loop borrows;
 //! `fold`'s initial value is evaluated after the array, as written.
 
 use nagi_low::{BinaryOp, LocalId, ScalarType};
 
 use super::{FnCx, ScopeKind};
-use crate::tir::{ArrayLoop, Block, Builtin, Expr, ExprKind, LoopMethod, Place, Stmt, StmtKind, Ty};
+use crate::tir::{ArrayLoop, Block, Builtin, Expr, ExprKind, LocalKind, LoopMethod, Place, Stmt, StmtKind, Ty};
 
 impl FnCx<'_> {
     /// `each` into `dest`.
@@ -32,13 +35,11 @@ impl FnCx<'_> {
                 local(held, &each.array.ty)
             }
         };
-        let elem = match &each.array.ty {
-            Ty::Array(elem) => (**elem).clone(),
-            _ => return,
-        };
+        let elem = self.tir.locals[each.element].ty.clone();
         let element = local(each.element, &elem);
-        // The element itself, as a value the result owns.
-        let owned = if elem.is_copy() {
+        // The element itself, as a value the result owns: a `map`'s new value is moved.
+        let lent = self.tir.locals[each.element].kind == LocalKind::LoopVar;
+        let owned = if elem.is_copy() || !lent {
             element.clone()
         } else {
             Expr {
@@ -73,7 +74,19 @@ impl FnCx<'_> {
             let kind = ExprKind::Push { array: Place::Local(each.result), value: Box::new(value) };
             stmt(StmtKind::Expr(Expr { kind, ty: Ty::Unit, span }))
         };
-        let body = match each.method {
+        // The chained `map`s and `filter`s first, each handing the next its element.
+        let mut body = Vec::new();
+        for (i, stage) in each.stages.iter().enumerate() {
+            let next = each.stages.get(i + 1).map_or(each.element, |s| s.element);
+            if stage.method == LoopMethod::Filter {
+                let skip = Block { stmts: vec![stmt(StmtKind::Continue)] };
+                let cond = stage.body.clone();
+                body.push(stmt(StmtKind::If { cond, then_block: Block { stmts: Vec::new() }, else_block: Some(skip) }));
+            } else {
+                body.push(stmt(StmtKind::Let { local: next, value: stage.body.clone() }));
+            }
+        }
+        body.extend(match each.method {
             LoopMethod::Map => vec![push(each.body.clone())],
             LoopMethod::Filter => vec![when(vec![push(owned)], None)],
             LoopMethod::Any => vec![when(vec![set(bool_expr(true)), stmt(StmtKind::Break)], None)],
@@ -93,8 +106,9 @@ impl FnCx<'_> {
                 vec![when(vec![set(Expr { kind, ty: Ty::I64, span })], None)]
             }
             LoopMethod::Fold => vec![set(each.body.clone())],
-        };
-        stmts.push(stmt(StmtKind::ForEach { local: each.element, array, body: Block { stmts: body } }));
+        });
+        let first = each.stages.first().map_or(each.element, |s| s.element);
+        stmts.push(stmt(StmtKind::ForEach { local: first, array, body: Block { stmts: body } }));
         self.scoped(ScopeKind::Block, |cx| {
             let (last, lead) = stmts.split_last().expect("the loop");
             for s in lead {
