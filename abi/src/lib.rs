@@ -210,6 +210,7 @@ macro_rules! runtime_functions {
         // The array library (`cabi::arrays`): the array by pointer, then what the runtime needs to know of its elements (a kind, a size, a key offset).
         ArraySort = nagi_rt_array_sort(Ptr, I32) -> Void;
         ArraySortBy = nagi_rt_array_sort_by(Ptr, I64, I64, I32) -> Void;
+        ArraySortByKeys = nagi_rt_array_sort_by_keys(Ptr, I64, Ptr, I32) -> Void;
         ArrayReverse = nagi_rt_array_reverse(Ptr, I64) -> Void;
         ArrayContainsInt = nagi_rt_array_contains_int(Ptr, I32, I64) -> I32;
         ArrayContainsF64 = nagi_rt_array_contains_f64(Ptr, F64) -> I32;

@@ -26,7 +26,8 @@ use nagi_passes::{Pipeline, RunOptions};
 
 /// The Nagi functions the bench calls, in the order of docs/design.md §6 (`loop` is `loop_sum` in Nagi,
 /// where `loop` is a keyword).
-const KERNELS: [&str; 6] = ["integer_sum", "map_reduce", "filter_reduce", "branch", "float_sum", "loop_sum"];
+const KERNELS: [&str; 7] =
+    ["integer_sum", "map_reduce", "filter_reduce", "branch", "float_sum", "loop_sum", "closure_chain"];
 
 fn main() {
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));

@@ -1,4 +1,4 @@
-//! The six kernels of docs/design.md §6 ("CPU kernels"), their shared input and expected results.
+//! The seven kernels of docs/design.md §6 ("CPU kernels"), their shared input and expected results.
 //!
 //! Every variant (native, CPython, Node) is checked against [`EXPECTED`] before anything is
 //! timed; floats within [`FLOAT_TOLERANCE`].
@@ -26,12 +26,22 @@ pub enum Kernel {
     FloatSum,
     /// Σ over i in 0..N of i % 7
     Loop,
+    /// Σ (3x + 1) over x > 0, written with closures (`filter`, `map`, `fold`) in Nagi and as a
+    /// loop in the hand-written Rust
+    ClosureChain,
 }
 
 impl Kernel {
-    /// All six, in the order of docs/design.md §6.
-    pub const ALL: [Kernel; 6] =
-        [Kernel::IntegerSum, Kernel::MapReduce, Kernel::FilterReduce, Kernel::Branch, Kernel::FloatSum, Kernel::Loop];
+    /// All seven, in the order of docs/design.md §6.
+    pub const ALL: [Kernel; 7] = [
+        Kernel::IntegerSum,
+        Kernel::MapReduce,
+        Kernel::FilterReduce,
+        Kernel::Branch,
+        Kernel::FloatSum,
+        Kernel::Loop,
+        Kernel::ClosureChain,
+    ];
 
     /// The name used in docs/design.md, the results and the chart.
     pub fn name(self) -> &'static str {
@@ -42,6 +52,7 @@ impl Kernel {
             Kernel::Branch => "branch",
             Kernel::FloatSum => "float_sum",
             Kernel::Loop => "loop",
+            Kernel::ClosureChain => "closure_chain",
         }
     }
 
@@ -59,6 +70,7 @@ impl Kernel {
             Kernel::Branch => "Σ (x if x % 7 == 0 else -x)",
             Kernel::FloatSum => "Σ x/7 (f64)",
             Kernel::Loop => "Σ over i in 0..100000 of i % 7",
+            Kernel::ClosureChain => "Σ (3x + 1) over x > 0 (filter, map, fold)",
         }
     }
 }
@@ -98,13 +110,14 @@ impl fmt::Display for Value {
 }
 
 /// The expected results (docs/design.md §6), in [`Kernel::ALL`]'s order.
-pub const EXPECTED: [(Kernel, Value); 6] = [
+pub const EXPECTED: [(Kernel, Value); 7] = [
     (Kernel::IntegerSum, Value::Int(-3184)),
     (Kernel::MapReduce, Value::Int(90448)),
     (Kernel::FilterReduce, Value::Int(12461527)),
     (Kernel::Branch, Value::Int(2106)),
     (Kernel::FloatSum, Value::Float(-454.85714285709753)),
     (Kernel::Loop, Value::Int(299995)),
+    (Kernel::ClosureChain, Value::Int(37434527)),
 ];
 
 /// The expected result of `kernel`.

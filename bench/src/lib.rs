@@ -1,7 +1,7 @@
 //! Benchmarks: the CPU-kernel emitter comparison (issue 6), the HTTP bench of the users service,
 //! and the passes scaling bench.
 //!
-//! The kernel comparison runs the six kernels of docs/design.md §6 ("CPU kernels") in every variant —
+//! The kernel comparison runs the seven kernels of docs/design.md §6 ("CPU kernels") in every variant —
 //! hand-written Rust, `examples/kernels.nagi` through the Rust emitter and through the LLVM
 //! emitter at `-O2` and `-O3`, CPython and Node — on one input, checks every result, then
 //! times them. One command runs it all: `cargo run -p nagi-bench --release -- kernels` (see

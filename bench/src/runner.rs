@@ -329,7 +329,7 @@ fn render(
         out.push_str("**Quick run (`--quick`): a smoke test with tiny budgets, not a measurement.**\n\n");
     }
     out.push_str(
-        "Protocol: 100,000 elements prepared outside the timed region; every variant's six results \
+        "Protocol: 100,000 elements prepared outside the timed region; every variant's results \
          checked against docs/design.md §6 (floats within 1e-7) before any timing. Native variants: \
          criterion, 1 s warm-up, 2 s measurement, 20 samples; the figure is the median over the \
          samples of time per call. Node: 50 warm-up calls, then 7 repeats of 100 calls; CPython: 5 \

@@ -55,6 +55,12 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
                 call(cx, Rt::Row(func), &values)?
             }
             RuntimeFn::ArrayReverse => call(cx, Rt::Row(func), &[array.into(), size.into()])?,
+            RuntimeFn::ArraySortByKeys => {
+                let (keys, key) = self.array_arg(Some(arg(1)?))?;
+                let values: [BasicMetadataValueEnum; 4] =
+                    [array.into(), size.into(), keys.into(), kind(cx, &key)?.into()];
+                call(cx, Rt::Row(func), &values)?
+            }
             RuntimeFn::ArrayContains => self.contains(array, &elem, arg(1)?)?,
             RuntimeFn::ArraySlice => {
                 let dest = dest.ok_or_else(|| Error::internal("array.slice without a destination"))?;

@@ -209,6 +209,7 @@ pub(crate) fn row_function(func: RuntimeFn) -> Function {
         // elements (a kind, a size, a key offset), a bool returned as an i32.
         RuntimeFn::ArraySort => Function::ArraySort,
         RuntimeFn::ArraySortBy => Function::ArraySortBy,
+        RuntimeFn::ArraySortByKeys => Function::ArraySortByKeys,
         RuntimeFn::ArrayReverse => Function::ArrayReverse,
         RuntimeFn::ArrayContains => Function::ArrayContainsInt,
         RuntimeFn::ArraySlice => Function::ArraySlice,

@@ -621,6 +621,9 @@ impl Cx<'_> {
                 format!("nagi_runtime::arrays::sort_by({}.as_mut_slice(), |e| &e.{field})", a[0])
             }
             RuntimeFn::ArrayReverse => format!("nagi_runtime::arrays::reverse({}.as_mut_slice())", a[0]),
+            RuntimeFn::ArraySortByKeys => {
+                format!("nagi_runtime::arrays::sort_by_keys({}.as_mut_slice(), {}.as_slice())", a[0], a[1])
+            }
             RuntimeFn::ArrayContains => {
                 let value =
                     if self.is_string_ref(&args[1]) { format!("{}.as_str()", a[1]) } else { format!("&{}", a[1]) };

@@ -85,7 +85,7 @@
 //! | H429 | outbound calls (§9.10): a type argument that is not a class, arguments that are not a URL, a body (a class or a `String`), header lines and a timeout |
 //! | H430 | scheduled jobs (§9.11): a function that does not exist, takes other than nothing or the tick's `Time`, returns a value or is scheduled twice or named like a queue; a period that is not a whole number of milliseconds; an expression that is not five cron fields; a schedule outside the main file |
 //! | H431 | an outbound call that may come after a write of the same request, or a write while a task of the scope may be calling out (§9.10) |
-//! | H432 | closures (§6.6): a closure other than the argument of an array method that takes one, the wrong number of parameters, a written parameter type other than the one the method gives, a body of the wrong type |
+//! | H432 | closures (§6.6): a closure other than the argument of an array method that takes one (`map`, `filter`, `any`, `all`, `find`, `count`, `fold`, `sort_by_key`), the wrong number of parameters, a written parameter type other than the one the method gives |
 //! | H240 | test declared twice |
 //! | H501 | SQL rejected by the SQL checker (unknown table or column, syntax, result shape) |
 //! | H502 | SQL that is not a string literal |

@@ -602,6 +602,10 @@ impl Expr {
                     stack.push(value);
                 }
                 ExprKind::Reorder { array, .. } => array.push_indices(&mut stack),
+                ExprKind::SortByKeys { array, keys } => {
+                    array.push_indices(&mut stack);
+                    stack.push(keys);
+                }
                 ExprKind::MapNew => {}
                 ExprKind::MapLookup { map, key, .. } => stack.extend([&**map, &**key]),
                 ExprKind::MapInsert { map, key, value } => {
@@ -632,6 +636,7 @@ impl Expr {
             }
             ExprKind::Push { array, .. }
             | ExprKind::Reorder { array, .. }
+            | ExprKind::SortByKeys { array, .. }
             | ExprKind::MapInsert { map: array, .. }
             | ExprKind::MapRemove { map: array, .. } => found |= array.root() == local,
             _ => {}
@@ -663,6 +668,7 @@ impl Expr {
             ExprKind::Place(place) => roots.push(place.root()),
             ExprKind::Push { array, .. }
             | ExprKind::Reorder { array, .. }
+            | ExprKind::SortByKeys { array, .. }
             | ExprKind::MapInsert { map: array, .. }
             | ExprKind::MapRemove { map: array, .. } => roots.push(array.root()),
             _ => {}
@@ -846,6 +852,12 @@ pub enum ExprKind {
         row: nagi_low::RuntimeFn,
         array: Place,
         key: Option<FieldIdx>,
+    },
+    /// `xs.sort_by_key(fn(x) => key)`: `keys` (the `map` of the closure over `xs`, computed
+    /// first) then `array.sort_by_keys` of the mutable place `xs` by them.
+    SortByKeys {
+        array: Place,
+        keys: Box<Expr>,
     },
     /// `db.exec/query/query_one` with the SQL text (a literal the checker prepared against
     /// the declared tables), the statement's source position (`file:line`, which names it in

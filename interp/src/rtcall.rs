@@ -108,10 +108,17 @@ impl Machine<'_, '_> {
                     })
                     .collect::<Result<Vec<Value>, Stop>>()?;
                 let order = self.host.sorted_order(&keys).map_err(Stop::Trap)?;
-                let Value::Array(xs) = self.stack.read_mut(array)? else { return Err(fault("not an array")) };
-                let mut old: Vec<Option<Value>> = std::mem::take(xs).into_iter().map(Some).collect();
-                *xs = order.iter().map(|&i| old.get_mut(i).and_then(Option::take).unwrap_or(Value::Unset)).collect();
-                Ok(Value::Unit)
+                self.put_in_order(array, &order)
+            }
+            RuntimeFn::ArraySortByKeys => {
+                let Value::Array(keys) = self.stack.read(local_arg(arg(1)?)?)? else {
+                    return Err(fault("`rtcall array.sort_by_keys` takes its keys as an array"));
+                };
+                if keys.len() != len {
+                    return Err(Stop::Trap(format!("sort_by_keys: {} keys for {len} elements", keys.len())));
+                }
+                let order = self.host.sorted_order(&keys.clone()).map_err(Stop::Trap)?;
+                self.put_in_order(array, &order)
             }
             RuntimeFn::ArrayReverse => {
                 if let Value::Array(xs) = self.stack.read_mut(array)? {
@@ -135,6 +142,15 @@ impl Machine<'_, '_> {
             }
             other => Err(fault(format!("`rtcall {}` is not a row of the array library", other.name()))),
         }
+    }
+
+    /// Puts the elements of the array local `array` in `order` (position `i` gets the element
+    /// that stood at `order[i]`): the end of every sorting row.
+    fn put_in_order(&mut self, array: LocalId, order: &[usize]) -> Result<Value, Stop> {
+        let Value::Array(xs) = self.stack.read_mut(array)? else { return Err(fault("not an array")) };
+        let mut old: Vec<Option<Value>> = std::mem::take(xs).into_iter().map(Some).collect();
+        *xs = order.iter().map(|&i| old.get_mut(i).and_then(Option::take).unwrap_or(Value::Unset)).collect();
+        Ok(Value::Unit)
     }
 
     /// `http.fail`, `http.clear_failure`, `http.failure_status`, `http.take_failure` and

@@ -287,6 +287,8 @@ runtime_functions! {
         doc: "Sorts the array in place, stably and ascending.";
     ArraySortBy = "array.sort_by", generic: true, params: [ClassArrayMut, FieldKey], variadic: None, ret: Unit, async: false,
         doc: "Sorts an array of the class in place, stably and ascending by the field the constant index names.";
+    ArraySortByKeys = "array.sort_by_keys", generic: false, params: [ArrayMut, ComparableArrayRef], variadic: None, ret: Unit, async: false,
+        doc: "Sorts the array in place, stably and ascending by the key at the same index of the second array, which has as many elements (a trap otherwise).";
     ArrayReverse = "array.reverse", generic: false, params: [ArrayMut], variadic: None, ret: Unit, async: false,
         doc: "Reverses the order of the array's elements in place.";
     ArrayContains = "array.contains", generic: false, params: [ComparableArrayRef, Element], variadic: None, ret: Bool, async: false,
@@ -444,7 +446,7 @@ impl RuntimeFn {
             FmtI32 | FmtI64 | FmtF64 | FmtBool => RowGroup::Format,
             StrContains | StrStartsWith | StrEndsWith | StrFind | StrSplit | StrTrim | StrToLower | StrToUpper
             | StrReplace | StrJoin | StrSlice | StrParseI64 | StrParseF64 => RowGroup::Strings,
-            ArraySort | ArraySortBy | ArrayReverse | ArrayContains | ArraySlice => RowGroup::Arrays,
+            ArraySort | ArraySortBy | ArraySortByKeys | ArrayReverse | ArrayContains | ArraySlice => RowGroup::Arrays,
             JsonEncode | JsonDecode => RowGroup::Json,
             HttpFail | HttpClearFailure | HttpFailureStatus | HttpTakeFailure | HttpSetHeader => RowGroup::Http,
             TestSelected | TestFailed | TestAssertFailed => RowGroup::Test,
@@ -599,7 +601,7 @@ mod tests {
 
     #[test]
     fn every_variant_spelling_parses_back_to_it() {
-        assert_eq!(RuntimeFn::all().count(), 74);
+        assert_eq!(RuntimeFn::all().count(), 75);
         for (i, row) in RUNTIME_FUNCTIONS.iter().enumerate() {
             assert_eq!(row.func as usize, i, "row {} is out of variant order", row.name);
             assert_eq!(RuntimeFn::from_name(row.name), Some(row.func), "{}", row.name);

@@ -4,7 +4,8 @@
 //! stability shows), `reverse` of arrays of any element, `contains`, and `slice` with ranges in
 //! and out of range (out of range traps). A reordered array is usually printed element by
 //! element, so a wrong order shows in the output. The closure methods (`map`, `filter`,
-//! `any`, `all`, `count`, `find`, `fold`) run over array locals with bodies of any expression
+//! `any`, `all`, `count`, `find`, `fold`, and `sort_by_key` with a computed key) run over array
+//! locals with bodies of any expression
 //! the generator writes, the element and the function's locals among them.
 
 use arbitrary::Result;
@@ -15,12 +16,35 @@ impl Gen<'_, '_> {
     /// A statement of the array library: an array reordered in place and printed, a slice of
     /// one kept in a new local, or a loop over a slice.
     pub(super) fn array_stmt(&mut self, depth: u32) -> Result<()> {
-        match self.u.int_in_range(0..=6)? {
+        match self.u.int_in_range(0..=7)? {
             5 | 6 => self.closure_stmt(),
+            7 => self.sort_by_key(),
             0..=2 => self.reorder(),
             4 if depth < 3 => self.slice_loop(depth),
             _ => self.slice_local(),
         }
+    }
+
+    /// `sort_by_key` of an array local that may change here, by a key of `i64`, `f64` or
+    /// `String` computed from the element and the function's locals, then the elements printed:
+    /// a wrong order, or an unstable one among equal keys, shows.
+    fn sort_by_key(&mut self) -> Result<()> {
+        let iterating = self.iterating.clone();
+        let array = match self.pick_var(|v| v.array && v.mutable && !iterating.contains(&v.name))? {
+            Some(array) => array,
+            None => self.sortable_array()?,
+        };
+        let key = *self.u.choose(&[Ty::I64, Ty::I64, Ty::F64, Ty::Str])?;
+        let x = self.fresh("x");
+        self.iterating.push(array.name.clone());
+        self.scopes.push(vec![Var { name: x.clone(), ty: array.ty, mutable: false, array: false }]);
+        self.loops += 1;
+        let body = self.expr(key, 2);
+        self.loops -= 1;
+        self.scopes.pop();
+        self.iterating.pop();
+        self.line(&format!("{}.sort_by_key(fn({x}) => {})", array.name, body?));
+        self.print_elements(&array)
     }
 
     /// `sort`, `sort_by` or `reverse` of an array local that may change here (not iterated,
@@ -206,8 +230,10 @@ impl Gen<'_, '_> {
         match method {
             "map" | "filter" => {
                 let name = self.fresh("ys");
-                self.line(&format!("let {name} = {xs}.{method}({closure})"));
                 let ty = if method == "map" { body_ty } else { array.ty };
+                // Written, so that a `map` of integer literals is of the element type intended.
+                let element = self.ty_text(ty)?;
+                self.line(&format!("let {name}: [{element}] = {xs}.{method}({closure})"));
                 let var = Var { name, ty, mutable: false, array: true };
                 self.declare(var.clone());
                 if self.u.ratio(1, 2)? {

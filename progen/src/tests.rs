@@ -44,7 +44,17 @@ fn caught_failures_are_generated() {
 #[test]
 fn closures_are_generated() {
     let texts: Vec<String> = (0..300).map(|seed| from_seed(seed, 4096)).collect();
-    for method in [".map(fn(", ".filter(fn(", ".any(fn(", ".all(fn(", ".count(fn(", ".find(fn(", ".fold(", ")).fold("] {
+    for method in [
+        ".map(fn(",
+        ".filter(fn(",
+        ".any(fn(",
+        ".all(fn(",
+        ".count(fn(",
+        ".find(fn(",
+        ".fold(",
+        ")).fold(",
+        ".sort_by_key(fn(",
+    ] {
         assert!(texts.iter().any(|t| t.contains(method)), "no program of the first 300 calls `{method}`");
     }
 }

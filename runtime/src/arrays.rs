@@ -126,6 +126,30 @@ pub fn sort_by<T, K: Ordered + ?Sized>(xs: &mut [T], key: impl Fn(&T) -> &K) {
     xs.sort_by(|a, b| key(a).order(key(b)));
 }
 
+/// Sorts `xs` in place, stably and ascending by `keys[i]` for the element at `i`
+/// (`posts.sort_by_key(fn(p) => p.views)`, the keys computed first); traps unless there are as
+/// many keys as elements.
+pub fn sort_by_keys<T, K: Ordered>(xs: &mut [T], keys: &[K]) {
+    if keys.len() != xs.len() {
+        crate::trap(&format!("sort_by_keys: {} keys for {} elements", keys.len(), xs.len()));
+    }
+    let order = sorted_order(&keys.iter().collect::<Vec<_>>());
+    apply_order(xs, &order);
+}
+
+/// Puts `xs` into the order `order` gives (position `i` gets the element that stood at
+/// `order[i]`), in place by swaps: the element bound for `i` is followed from where it stood
+/// through the swaps already made.
+pub fn apply_order<T>(xs: &mut [T], order: &[usize]) {
+    for i in 0..order.len() {
+        let mut from = order[i];
+        while from < i {
+            from = order[from];
+        }
+        xs.swap(i, from);
+    }
+}
+
 /// The order in which the elements whose keys are `keys` stand once sorted stably: position
 /// `i` of the result is the index of the element that goes to `i`. For arrays whose elements
 /// only the caller can move (the LLVM path's, which are bytes here).
@@ -168,6 +192,44 @@ pub fn slice<T: Clone>(xs: &[T], start: i64, end: i64) -> Vec<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn apply_order_moves_each_element_where_the_order_says() {
+        // Every permutation of five elements, against the order applied by copying.
+        fn permutations(n: usize) -> Vec<Vec<usize>> {
+            if n == 0 {
+                return vec![Vec::new()];
+            }
+            let mut all = Vec::new();
+            for rest in permutations(n - 1) {
+                for at in 0..n {
+                    let mut p = rest.clone();
+                    p.insert(at, n - 1);
+                    all.push(p);
+                }
+            }
+            all
+        }
+        let all = permutations(5);
+        assert_eq!(all.len(), 120);
+        for order in all {
+            let mut xs: Vec<String> = (0..5).map(|i| format!("e{i}")).collect();
+            let expected: Vec<String> = order.iter().map(|&i| xs[i].clone()).collect();
+            apply_order(&mut xs, &order);
+            assert_eq!(xs, expected, "order {order:?}");
+        }
+    }
+
+    #[test]
+    fn sort_by_keys_is_stable_and_follows_the_keys() {
+        let mut words = vec!["pear", "fig", "apple", "kiwi"];
+        let keys: Vec<i64> = words.iter().map(|w| w.len() as i64).collect();
+        sort_by_keys(&mut words, &keys);
+        assert_eq!(words, ["fig", "pear", "kiwi", "apple"]);
+        let mut xs = vec![1, 2, 3];
+        sort_by_keys(&mut xs, &[f64::NAN, -0.0, 0.0]);
+        assert_eq!(xs, [2, 3, 1]);
+    }
 
     #[test]
     fn floats_sort_with_negative_zero_first_and_every_nan_last() {

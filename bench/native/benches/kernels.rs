@@ -105,7 +105,11 @@ fn main() {
                 }
             }
         }
-        eprintln!("nagi-bench: {} native variants × 6 kernels: results as expected", variants().len());
+        eprintln!(
+            "nagi-bench: {} native variants × {} kernels: results as expected",
+            variants().len(),
+            Kernel::ALL.len()
+        );
     }
     if args.time {
         let criterion_dir = out.with_file_name(format!("criterion-{}", args.level));

@@ -19,6 +19,7 @@ pub mod rust {
                 |i: &Input| Value::Int(opaque(program::branch, &i.ints)),
                 |i: &Input| Value::Float(opaque(program::float_sum, &i.floats)),
                 |i: &Input| Value::Int(opaque(program::loop_sum, i.n)),
+                |i: &Input| Value::Int(opaque(program::closure_chain, &i.ints)),
             ],
         }
     }
@@ -54,7 +55,7 @@ pub mod llvm {
     type FloatKernel = unsafe extern "C" fn(*const NagiArray<f64>) -> f64;
     type CountKernel = unsafe extern "C" fn(i64) -> i64;
 
-    /// Declares one optimization level's six symbols.
+    /// Declares one optimization level's seven symbols.
     macro_rules! kernels {
         ($($name:ident: $ty:ty => $ret:ty;)*) => {
             unsafe extern "C" {
@@ -73,12 +74,14 @@ pub mod llvm {
         nagi_o2_branch: *const NagiArray<i64> => i64;
         nagi_o2_float_sum: *const NagiArray<f64> => f64;
         nagi_o2_loop_sum: i64 => i64;
+        nagi_o2_closure_chain: *const NagiArray<i64> => i64;
         nagi_o3_integer_sum: *const NagiArray<i64> => i64;
         nagi_o3_map_reduce: *const NagiArray<i64> => i64;
         nagi_o3_filter_reduce: *const NagiArray<i64> => i64;
         nagi_o3_branch: *const NagiArray<i64> => i64;
         nagi_o3_float_sum: *const NagiArray<f64> => f64;
         nagi_o3_loop_sum: i64 => i64;
+        nagi_o3_closure_chain: *const NagiArray<i64> => i64;
     }
 
     /// Calls an integer kernel on `xs`.
@@ -120,6 +123,7 @@ pub mod llvm {
                 |i: &Input| Value::Int(ints(nagi_o2_branch, &i.ints)),
                 |i: &Input| Value::Float(floats(nagi_o2_float_sum, &i.floats)),
                 |i: &Input| Value::Int(count(nagi_o2_loop_sum, i.n)),
+                |i: &Input| Value::Int(ints(nagi_o2_closure_chain, &i.ints)),
             ],
         }
     }
@@ -135,6 +139,7 @@ pub mod llvm {
                 |i: &Input| Value::Int(ints(nagi_o3_branch, &i.ints)),
                 |i: &Input| Value::Float(floats(nagi_o3_float_sum, &i.floats)),
                 |i: &Input| Value::Int(count(nagi_o3_loop_sum, i.n)),
+                |i: &Input| Value::Int(ints(nagi_o3_closure_chain, &i.ints)),
             ],
         }
     }

@@ -37,6 +37,17 @@ pub fn loop_sum(n: i64) -> i64 {
     (0..n).map(|i| i % 7).sum()
 }
 
+/// Σ (3x + 1) over x > 0, as the loop a person writes (the closure chain's reference).
+pub fn closure_chain(xs: &[i64]) -> i64 {
+    let mut acc: i64 = 0;
+    for &x in xs {
+        if x > 0 {
+            acc = acc.wrapping_add(3i64.wrapping_mul(x).wrapping_add(1));
+        }
+    }
+    acc
+}
+
 /// The variant `rust`.
 pub fn variant() -> Variant {
     Variant {
@@ -48,6 +59,7 @@ pub fn variant() -> Variant {
             |i: &Input| Value::Int(opaque(branch, &i.ints)),
             |i: &Input| Value::Float(opaque(float_sum, &i.floats)),
             |i: &Input| Value::Int(opaque(loop_sum, i.n)),
+            |i: &Input| Value::Int(opaque(closure_chain, &i.ints)),
         ],
     }
 }

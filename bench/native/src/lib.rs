@@ -1,4 +1,4 @@
-//! The native variants of the CPU-kernel comparison, each a table of six callable kernels:
+//! The native variants of the CPU-kernel comparison, each a table of seven callable kernels:
 //!
 //! | variant | what runs |
 //! | --- | --- |
@@ -54,12 +54,12 @@ impl Default for Input {
 /// One kernel of one variant: takes its argument from the input, returns the result.
 pub type KernelFn = fn(&Input) -> Value;
 
-/// A variant: a name and its six kernels in [`Kernel::ALL`]'s order.
+/// A variant: a name and its seven kernels in [`Kernel::ALL`]'s order.
 pub struct Variant {
     /// `rust`, `nagi-rust`, `nagi-llvm-O2` or `nagi-llvm-O3`.
     pub name: &'static str,
     /// The kernels.
-    pub kernels: [KernelFn; 6],
+    pub kernels: [KernelFn; 7],
 }
 
 impl Variant {

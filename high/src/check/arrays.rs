@@ -16,7 +16,7 @@ use super::{Body, H204, H211, error};
 use crate::tir::{Expr, ExprKind, Ty};
 
 /// Whether the array library orders and compares values of `ty`.
-fn is_ordered(ty: &Ty) -> bool {
+pub(super) fn is_ordered(ty: &Ty) -> bool {
     matches!(ty, Ty::I32 | Ty::I64 | Ty::F64 | Ty::String)
 }
 

@@ -417,9 +417,10 @@ impl Body<'_, '_> {
                     || args.first().is_some_and(|a| matches!(a.kind, ast::ExprKind::Closure { .. })) =>
             {
                 let kind = LoopMethod::from_name(&method.name).expect("a closure method");
-                self.closure_method(receiver, method, kind, args, span)
+                self.closure_method(receiver, method, kind, args, hint, span)
             }
             "sort" | "sort_by" | "reverse" => self.reorder(receiver, method, args, span),
+            "sort_by_key" => self.sort_by_key(receiver, method, args, span),
             "new" if matches!(&receiver.kind, ast::ExprKind::Name(n) if n.name == "Map") => {
                 self.map_new(args, hint, span)
             }

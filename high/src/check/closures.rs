@@ -11,20 +11,26 @@
 //! result of `map` or `filter` takes over its loop as a stage ([`crate::tir::Stage`]), so a
 //! chain runs element by element with no array between its methods.
 
+use nagi_low::RuntimeFn;
 use nagi_syntax::ast::{self, Ident, Span};
 
+use super::arrays::is_ordered;
 use super::expr::mk;
-use super::{Body, H432, a_or_an, error, plural};
+use super::stmt::Mutation;
+use super::{Body, H211, H432, a_or_an, error, plural};
 use crate::tir::{ArrayLoop, Expr, ExprKind, LocalKind, LoopMethod, Stage, Ty};
 
 impl Body<'_, '_> {
-    /// `receiver.method(…, fn(…) => body)` for a closure method of arrays.
+    /// `receiver.method(…, fn(…) => body)` for a closure method of arrays; `hint` is the type
+    /// the context expects of the result, which types `map`'s body (`let ys: [i32] =
+    /// xs.map(fn(x) => 0)`) and `fold`'s initial value as it types a literal.
     pub(super) fn closure_method(
         &mut self,
         receiver: &ast::Expr,
         method: &Ident,
         kind: LoopMethod,
         args: &[ast::Expr],
+        hint: Option<&Ty>,
         span: Span,
     ) -> Option<Expr> {
         let name = method.name.as_str();
@@ -33,16 +39,10 @@ impl Body<'_, '_> {
         if !self.arity(name, wanted, args, span) {
             return None;
         }
-        let init = if kind == LoopMethod::Fold { self.infer_value(&args[0], None) } else { None };
-        let ast::ExprKind::Closure { params, body } = &args[wanted - 1].kind else {
-            let example =
-                if kind == LoopMethod::Fold { "fold(0, fn(acc, x) => acc + x)" } else { "filter(fn(x) => x > 0)" };
-            self.report(
-                error(H432, args[wanted - 1].span, format!("`{name}` takes a closure"), "not a closure")
-                    .note(format!("write a closure, `xs.{example}`")),
-            );
-            return None;
-        };
+        let init = if kind == LoopMethod::Fold { self.infer_value(&args[0], hint) } else { None };
+        let example =
+            if kind == LoopMethod::Fold { "fold(0, fn(acc, x) => acc + x)" } else { "filter(fn(x) => x > 0)" };
+        let (params, body) = self.closure_arg(&args[wanted - 1], name, example)?;
         let array = array?;
         let Ty::Array(elem) = array.ty.clone() else {
             return self.no_such_method(&array.ty, method, "arrays");
@@ -66,44 +66,12 @@ impl Body<'_, '_> {
             return None;
         }
         let expected: Vec<Ty> = acc_ty.iter().cloned().chain(std::iter::once(elem.clone())).collect();
-        if params.len() != expected.len() {
-            let names = if kind == LoopMethod::Fold {
-                "`fn(acc, x)`: the accumulator, then the element"
-            } else {
-                "`fn(x)`, the element"
-            };
-            self.report(
-                error(
-                    H432,
-                    args[wanted - 1].span,
-                    format!(
-                        "the closure of `{name}` takes {}, not {}",
-                        plural(expected.len(), "parameter"),
-                        params.len()
-                    ),
-                    "wrong number of parameters",
-                )
-                .note(format!("write {names}")),
-            );
-            return None;
-        }
-        for (param, ty) in params.iter().zip(&expected) {
-            let Some(written) = &param.ty else { continue };
-            let resolved = self.items.resolve_ty(written, self.diags)?;
-            if resolved != *ty {
-                let (found, given) = (self.ty_name(&resolved), self.ty_name(ty));
-                self.report(
-                    error(
-                        H432,
-                        written.span,
-                        format!("this parameter is `{given}`, not `{found}`"),
-                        format!("`{name}` gives {} `{given}`", a_or_an(&given)),
-                    )
-                    .note("leave the type out: the method gives it"),
-                );
-                return None;
-            }
-        }
+        let names = if kind == LoopMethod::Fold {
+            "`fn(acc, x)`: the accumulator, then the element"
+        } else {
+            "`fn(x)`, the element"
+        };
+        self.closure_params(params, &expected, name, names, args[wanted - 1].span)?;
         // The closure's body: a scope of its own, inside a loop over the array's elements.
         let guarded = self.guard_iterated(Some(&array));
         self.open_scope();
@@ -126,7 +94,13 @@ impl Body<'_, '_> {
         };
         self.loop_depth += 1;
         let checked = match kind {
-            LoopMethod::Map => self.infer_value(body, None),
+            LoopMethod::Map => {
+                let elem_hint = match hint {
+                    Some(Ty::Array(elem)) => Some(&**elem),
+                    _ => None,
+                };
+                self.infer_value(body, elem_hint)
+            }
             LoopMethod::Fold => self.check_expr(body, acc_ty.as_ref().expect("fold has an accumulator")),
             _ => self.check_expr(body, &Ty::Bool),
         };
@@ -156,12 +130,132 @@ impl Body<'_, '_> {
         Some(mk(ExprKind::ArrayLoop(Box::new(each)), ty, span))
     }
 
+    /// The parameters and body of the closure `arg`, the argument of `name` (H432 when it is not
+    /// one; `example` shows how it is written).
+    fn closure_arg<'a>(
+        &mut self,
+        arg: &'a ast::Expr,
+        name: &str,
+        example: &str,
+    ) -> Option<(&'a [ast::ClosureParam], &'a ast::Expr)> {
+        if let ast::ExprKind::Closure { params, body } = &arg.kind {
+            return Some((params, body));
+        }
+        self.report(
+            error(H432, arg.span, format!("`{name}` takes a closure"), "not a closure")
+                .note(format!("write a closure, `xs.{example}`")),
+        );
+        None
+    }
+
+    /// Checks a closure's parameters against the types its method gives (`names` words them):
+    /// their number, and each written type (H432).
+    fn closure_params(
+        &mut self,
+        params: &[ast::ClosureParam],
+        expected: &[Ty],
+        name: &str,
+        names: &str,
+        span: Span,
+    ) -> Option<()> {
+        if params.len() != expected.len() {
+            self.report(
+                error(
+                    H432,
+                    span,
+                    format!(
+                        "the closure of `{name}` takes {}, not {}",
+                        plural(expected.len(), "parameter"),
+                        params.len()
+                    ),
+                    "wrong number of parameters",
+                )
+                .note(format!("write {names}")),
+            );
+            return None;
+        }
+        for (param, ty) in params.iter().zip(expected) {
+            let Some(written) = &param.ty else { continue };
+            let resolved = self.items.resolve_ty(written, self.diags)?;
+            if resolved != *ty {
+                let (found, given) = (self.ty_name(&resolved), self.ty_name(ty));
+                self.report(
+                    error(
+                        H432,
+                        written.span,
+                        format!("this parameter is `{given}`, not `{found}`"),
+                        format!("`{name}` gives {} `{given}`", a_or_an(&given)),
+                    )
+                    .note("leave the type out: the method gives it"),
+                );
+                return None;
+            }
+        }
+        Some(())
+    }
+
+    /// `xs.sort_by_key(fn(x) => key)` on a mutable array place: the keys computed first (the
+    /// closure's `map` over `xs`, of a type the library orders), then `xs` sorted stably by them.
+    pub(super) fn sort_by_key(
+        &mut self,
+        receiver: &ast::Expr,
+        method: &Ident,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Option<Expr> {
+        let target = self.mutable_receiver(receiver, "sort_by_key");
+        if !self.arity("sort_by_key", 1, args, span) {
+            return None;
+        }
+        let (params, body) = self.closure_arg(&args[0], "sort_by_key", "sort_by_key(fn(p) => p.views)")?;
+        let (place, ty) = target?;
+        let Ty::Array(elem) = ty.clone() else {
+            return self.no_such_method(&ty, method, "arrays");
+        };
+        self.closure_params(params, &[(*elem).clone()], "sort_by_key", "`fn(x)`, the element", args[0].span)?;
+        let array = mk(ExprKind::Place(place.clone()), ty, receiver.span);
+        let guarded = self.guard_iterated(Some(&array));
+        self.open_scope();
+        let element = self.declare(&params[0].name, Some(*elem), false, LocalKind::LoopVar);
+        self.loop_depth += 1;
+        let key = self.infer_value(body, None);
+        self.loop_depth -= 1;
+        self.close_scope();
+        if guarded {
+            self.iterating.pop();
+        }
+        let key = key?;
+        if !is_ordered(&key.ty) {
+            let found = self.ty_name(&key.ty);
+            self.report(
+                error(H211, key.span, format!("cannot sort by `{found}`"), "not ordered")
+                    .note("`sort_by_key` orders by a key of type i32, i64, f64 or String"),
+            );
+            return None;
+        }
+        let keys_ty = Ty::Array(Box::new(key.ty.clone()));
+        let result = self.hidden_local("keys", keys_ty.clone(), span);
+        let keys = ArrayLoop {
+            method: LoopMethod::Map,
+            array,
+            held: None,
+            stages: Vec::new(),
+            element,
+            fold: None,
+            body: key,
+            result,
+        };
+        let keys = mk(ExprKind::ArrayLoop(Box::new(keys)), keys_ty, span);
+        let mutable = self.check_mutation(&place, receiver.span, Mutation::Reorder(RuntimeFn::ArraySortByKeys));
+        mutable.then(|| mk(ExprKind::SortByKeys { array: place, keys: Box::new(keys) }, Ty::Unit, span))
+    }
+
     /// A closure anywhere but as the argument of a closure method.
     pub(super) fn stray_closure(&mut self, span: Span) -> Option<Expr> {
         self.report(
             error(H432, span, "a closure is only an argument of an array method", "not an argument of one").note(
-                "closures are given to `map`, `filter`, `any`, `all`, `find`, `count` and `fold`; for anything else, \
-                 write a function",
+                "closures are given to `map`, `filter`, `any`, `all`, `find`, `count`, `fold` and `sort_by_key`; for \
+                 anything else, write a function",
             ),
         );
         None

@@ -567,7 +567,10 @@ fn has_effect(e: &ast::Expr) -> bool {
     match &e.kind {
         ast::ExprKind::Call { callee, .. } => !matches!(callee.name.as_str(), "min" | "max" | "abs" | "to_string"),
         ast::ExprKind::MethodCall { method, .. } => {
-            matches!(method.name.as_str(), "push" | "sort" | "sort_by" | "reverse" | "insert" | "remove")
+            matches!(
+                method.name.as_str(),
+                "push" | "sort" | "sort_by" | "sort_by_key" | "reverse" | "insert" | "remove"
+            )
         }
         ast::ExprKind::Db { .. } | ast::ExprKind::Http { .. } => true,
         ast::ExprKind::Try(inner) | ast::ExprKind::TryOption(inner) | ast::ExprKind::Catch(inner) => {

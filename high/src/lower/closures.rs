@@ -9,8 +9,8 @@
 //! - `count`: `result = 0; for x in xs { if body { result = result + 1 } }`
 //! - `fold`: `acc = init; for x in xs { acc = body }`
 //!
-//! A chain (`xs.filter(f).map(g).count(h)`) is one loop: each chained `filter` becomes
-//! `if f { } else { continue }` and each `map` a `let` of the next closure's element, before
+//! A chain (`xs.filter(f).map(g).count(h)`) is one loop: each chained `filter` becomes an
+//! `if f { … }` around the rest and each `map` a `let` of the next closure's element, around
 //! the last method's statements. A computed array (not a place) is first held in a hidden
 //! local, which the loop borrows;
 //! `fold`'s initial value is evaluated after the array, as written.
@@ -74,18 +74,10 @@ impl FnCx<'_> {
             let kind = ExprKind::Push { array: Place::Local(each.result), value: Box::new(value) };
             stmt(StmtKind::Expr(Expr { kind, ty: Ty::Unit, span }))
         };
-        // The chained `map`s and `filter`s first, each handing the next its element.
+        // The last method's statements, inside the chained `map`s and `filter`s, each handing
+        // the next its element: a `filter` holds the rest in its `if` (the shape LLVM's loop
+        // vectorizer if-converts; a `continue` out of the middle of the body it does not).
         let mut body = Vec::new();
-        for (i, stage) in each.stages.iter().enumerate() {
-            let next = each.stages.get(i + 1).map_or(each.element, |s| s.element);
-            if stage.method == LoopMethod::Filter {
-                let skip = Block { stmts: vec![stmt(StmtKind::Continue)] };
-                let cond = stage.body.clone();
-                body.push(stmt(StmtKind::If { cond, then_block: Block { stmts: Vec::new() }, else_block: Some(skip) }));
-            } else {
-                body.push(stmt(StmtKind::Let { local: next, value: stage.body.clone() }));
-            }
-        }
         body.extend(match each.method {
             LoopMethod::Map => vec![push(each.body.clone())],
             LoopMethod::Filter => vec![when(vec![push(owned)], None)],
@@ -107,6 +99,17 @@ impl FnCx<'_> {
             }
             LoopMethod::Fold => vec![set(each.body.clone())],
         });
+        for (i, stage) in each.stages.iter().enumerate().rev() {
+            let rest = std::mem::take(&mut body);
+            if stage.method == LoopMethod::Filter {
+                let cond = stage.body.clone();
+                body.push(stmt(StmtKind::If { cond, then_block: Block { stmts: rest }, else_block: None }));
+            } else {
+                let next = each.stages.get(i + 1).map_or(each.element, |s| s.element);
+                body.push(stmt(StmtKind::Let { local: next, value: stage.body.clone() }));
+                body.extend(rest);
+            }
+        }
         let first = each.stages.first().map_or(each.element, |s| s.element);
         stmts.push(stmt(StmtKind::ForEach { local: first, array, body: Block { stmts: body } }));
         self.scoped(ScopeKind::Block, |cx| {

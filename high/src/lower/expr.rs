@@ -51,6 +51,13 @@ impl FnCx<'_> {
                 args.extend(key.map(|k| Operand::Const(Constant::I64(k as i64))));
                 self.runtime_call(*row, None, args, class);
             }
+            ExprKind::SortByKeys { array, keys } => {
+                // The keys first, while the array is only read; then it is sorted by them.
+                let keys = self.borrow_arg(keys);
+                let array = self.borrow_mut_arg(array, expr.span);
+                let args = vec![Operand::Local(array), Operand::Local(keys)];
+                self.runtime_call(RuntimeFn::ArraySortByKeys, None, args, None);
+            }
             _ => {
                 let dest = self.temp(Type::Unit);
                 self.eval_into(expr, dest);
@@ -414,7 +421,7 @@ impl FnCx<'_> {
             ExprKind::MapNew | ExprKind::MapLookup { .. } | ExprKind::MapInsert { .. } | ExprKind::MapRemove { .. } => {
                 self.map_expr(expr, dest)
             }
-            ExprKind::Push { .. } | ExprKind::Reorder { .. } | ExprKind::Send(_) => {
+            ExprKind::Push { .. } | ExprKind::Reorder { .. } | ExprKind::SortByKeys { .. } | ExprKind::Send(_) => {
                 self.eval_unit(expr);
                 self.emit(OpKind::Const { dest, value: Constant::Unit });
             }

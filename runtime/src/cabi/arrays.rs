@@ -83,6 +83,34 @@ unsafe fn sort_keyed(array: *mut RawArray, size: usize, offset: usize, kind: i32
     unsafe { permute(array, size, &order) }
 }
 
+/// `array.sort_by_keys`: sorts the array of `size`-byte elements at `array` in place, stably and
+/// ascending by the element at the same index of the array of `kind` keys at `keys`; traps
+/// unless both have as many elements.
+///
+/// # Safety
+/// `array` points to an array of emitted code whose elements are `size` bytes, `keys` to one
+/// whose elements are of `kind`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nagi_rt_array_sort_by_keys(
+    array: *mut RawArray,
+    size: usize,
+    keys: *const RawArray,
+    kind: i32,
+) {
+    // SAFETY: forwarded from the caller.
+    let (array, keys) = unsafe { (&*array, &*keys) };
+    if keys.len != array.len {
+        fail(format!("sort_by_keys: {} keys for {} elements", keys.len, array.len));
+    }
+    let step = kind_size(kind);
+    // SAFETY: the keys' buffer holds `len` values of `kind`.
+    let keys: Vec<Key> = (0..keys.len).map(|i| unsafe { key(keys.ptr.add(i * step), kind) }).collect();
+    let order = arrays::sorted_order(&keys.iter().collect::<Vec<_>>());
+    drop(keys);
+    // SAFETY: `order` is a permutation of the indexes.
+    unsafe { permute(array, size, &order) }
+}
+
 /// `array.sort`: sorts the array of `kind` elements at `array` in place, stably and ascending.
 ///
 /// # Safety
