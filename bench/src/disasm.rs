@@ -30,6 +30,9 @@ pub struct Function {
     pub symbol: String,
     /// The instructions, one per line, as objdump prints them (without addresses).
     pub instructions: Vec<String>,
+    /// Another symbol at the same address, when the linker folded two functions of identical
+    /// code into one (objdump then lists the code under that name only).
+    pub same_code_as: Option<String>,
 }
 
 impl Function {
@@ -102,11 +105,16 @@ pub fn disassemble(exe: &Path) -> Result<Vec<Function>, String> {
     // `ADDRESS TYPE NAME`, where a demangled name may contain spaces.
     let mut names: HashMap<u64, String> = HashMap::new();
     let mut symbols: Vec<String> = Vec::new();
+    // Every name at each address: identical functions folded into one share it.
+    let mut aliases: HashMap<u64, Vec<String>> = HashMap::new();
+    let mut address_of: HashMap<String, u64> = HashMap::new();
     for line in nm.lines() {
         let mut parts = line.splitn(3, ' ');
         let (Some(address), Some(_), Some(name)) = (parts.next(), parts.next(), parts.next()) else { continue };
         if let Ok(address) = u64::from_str_radix(address, 16) {
             names.entry(address).or_insert_with(|| name.to_string());
+            aliases.entry(address).or_default().push(name.to_string());
+            address_of.insert(name.to_string(), address);
         }
         symbols.push(name.to_string());
     }
@@ -118,8 +126,23 @@ pub fn disassemble(exe: &Path) -> Result<Vec<Function>, String> {
             if !symbols.contains(&symbol) {
                 return Err(format!("no symbol `{symbol}` for {variant} {kernel} in {}", exe.display()));
             }
-            let dump = tool("objdump", &["-d", "-C", "--no-show-raw-insn", &format!("--disassemble={symbol}")], exe)?;
-            out.push(Function { variant, kernel, symbol, instructions: instructions(&dump, &got) });
+            let listing = |name: &str| -> Result<Vec<String>, String> {
+                let dump = tool("objdump", &["-d", "-C", "--no-show-raw-insn", &format!("--disassemble={name}")], exe)?;
+                Ok(instructions(&dump, &got))
+            };
+            let mut code = listing(&symbol)?;
+            let mut same_code_as = None;
+            if code.is_empty() {
+                let others = address_of.get(&symbol).and_then(|a| aliases.get(a)).cloned().unwrap_or_default();
+                for other in others.iter().filter(|o| **o != symbol) {
+                    code = listing(other)?;
+                    if !code.is_empty() {
+                        same_code_as = Some(other.clone());
+                        break;
+                    }
+                }
+            }
+            out.push(Function { variant, kernel, symbol, instructions: code, same_code_as });
         }
     }
     Ok(out)
@@ -254,7 +277,11 @@ pub fn summary(functions: &[Function]) -> String {
 pub fn write_listings(functions: &[Function], dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     for f in functions {
-        let text = format!("# {} {} ({})\n{}\n", f.variant, f.kernel, f.symbol, f.instructions.join("\n"));
+        let folded = match &f.same_code_as {
+            Some(other) => format!("\n# the same code as {other}: the linker folded the two into one"),
+            None => String::new(),
+        };
+        let text = format!("# {} {} ({}){folded}\n{}\n", f.variant, f.kernel, f.symbol, f.instructions.join("\n"));
         std::fs::write(dir.join(format!("{}-{}.s", f.variant, f.kernel)), text)?;
     }
     Ok(())
@@ -270,6 +297,7 @@ mod tests {
             variant: "rust",
             kernel: Kernel::IntegerSum,
             symbol: "s".into(),
+            same_code_as: None,
             instructions: vec![
                 "vpaddq %ymm0,%ymm1,%ymm1".into(),
                 "paddq %xmm2,%xmm3".into(),
@@ -308,7 +336,13 @@ mod tests {
                 "jne 978a0 <f+0x30>"
             ]
         );
-        let f = Function { variant: "nagi-rust", kernel: Kernel::Branch, symbol: "f".into(), instructions: listing };
+        let f = Function {
+            variant: "nagi-rust",
+            kernel: Kernel::Branch,
+            symbol: "f".into(),
+            instructions: listing,
+            same_code_as: None,
+        };
         assert_eq!(f.call_targets(), ["nagi_runtime::ops::rem_i64"]);
     }
 }

@@ -738,6 +738,7 @@ impl Rewriter<'_> {
             }
             ExprKind::Closure { params, body } => {
                 for param in params.iter_mut() {
+                    self.binding(&param.name);
                     if let Some(ty) = &mut param.ty {
                         self.ty(ty);
                     }

@@ -138,15 +138,21 @@ pub fn sort_by_keys<T, K: Ordered>(xs: &mut [T], keys: &[K]) {
 }
 
 /// Puts `xs` into the order `order` gives (position `i` gets the element that stood at
-/// `order[i]`), in place by swaps: the element bound for `i` is followed from where it stood
-/// through the swaps already made.
+/// `order[i]`), in place by swaps along each cycle of the permutation: linear time, each
+/// element moved once.
 pub fn apply_order<T>(xs: &mut [T], order: &[usize]) {
-    for i in 0..order.len() {
-        let mut from = order[i];
-        while from < i {
-            from = order[from];
+    let mut placed = vec![false; order.len()];
+    for start in 0..order.len() {
+        let mut i = start;
+        while !placed[i] {
+            placed[i] = true;
+            let from = order[i];
+            if from == start {
+                break;
+            }
+            xs.swap(i, from);
+            i = from;
         }
-        xs.swap(i, from);
     }
 }
 

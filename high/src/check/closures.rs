@@ -33,13 +33,43 @@ impl Body<'_, '_> {
         hint: Option<&Ty>,
         span: Span,
     ) -> Option<Expr> {
-        let name = method.name.as_str();
         let wanted = if kind == LoopMethod::Fold { 2 } else { 1 };
         let array = self.infer_value(receiver, None);
-        if !self.arity(name, wanted, args, span) {
+        if !self.arity(&method.name, wanted, args, span) {
             return None;
         }
+        // The array is read before the rest is evaluated (`fold`'s initial value, the closure),
+        // so none of it may change the array (H406), as in a `for` loop over it.
+        let source = array.as_ref().map(|a| match &a.kind {
+            ExprKind::ArrayLoop(inner) if matches!(inner.method, LoopMethod::Map | LoopMethod::Filter) => &inner.array,
+            _ => a,
+        });
+        let guarded = self.guard_iterated(source);
+        let checked = self.closure_method_guarded(array, method, kind, args, hint, span);
+        if guarded {
+            self.iterating.pop();
+        }
+        checked
+    }
+
+    /// [`Body::closure_method`] once the array is checked and guarded.
+    fn closure_method_guarded(
+        &mut self,
+        array: Option<Expr>,
+        method: &Ident,
+        kind: LoopMethod,
+        args: &[ast::Expr],
+        hint: Option<&Ty>,
+        span: Span,
+    ) -> Option<Expr> {
+        let name = method.name.as_str();
+        let wanted = if kind == LoopMethod::Fold { 2 } else { 1 };
         let init = if kind == LoopMethod::Fold { self.infer_value(&args[0], hint) } else { None };
+        if let Some(init) = &init
+            && !self.not_a_task(&init.ty, init.span, "the accumulator of `fold`")
+        {
+            return None;
+        }
         let example =
             if kind == LoopMethod::Fold { "fold(0, fn(acc, x) => acc + x)" } else { "filter(fn(x) => x > 0)" };
         let (params, body) = self.closure_arg(&args[wanted - 1], name, example)?;
@@ -73,7 +103,6 @@ impl Body<'_, '_> {
         };
         self.closure_params(params, &expected, name, names, args[wanted - 1].span)?;
         // The closure's body: a scope of its own, inside a loop over the array's elements.
-        let guarded = self.guard_iterated(Some(&array));
         self.open_scope();
         let fold = match (kind, init) {
             (LoopMethod::Fold, Some(init)) => {
@@ -84,9 +113,11 @@ impl Body<'_, '_> {
         };
         let param = &params[wanted - 1].name;
         let element = match (same_element, stages.last()) {
+            // The filter's element again, under this closure's name: a local of its own (for
+            // the IDE's renames), which lowering binds to the filter's.
             (Some(local), _) => {
-                self.scopes.last_mut().expect("the closure's scope").push((param.name.clone(), local));
-                local
+                let kind = self.locals[local].kind;
+                self.declare(param, Some(elem.clone()), false, kind)
             }
             // A `map`'s new value, owned by the element it becomes.
             (None, Some(_)) => self.declare(param, Some(elem.clone()), false, LocalKind::Binding),
@@ -106,10 +137,10 @@ impl Body<'_, '_> {
         };
         self.loop_depth -= 1;
         self.close_scope();
-        if guarded {
-            self.iterating.pop();
-        }
         let body = checked?;
+        if kind == LoopMethod::Map && !self.not_a_task(&body.ty, body.span, "put in an array") {
+            return None;
+        }
         let ty = match kind {
             LoopMethod::Map => Ty::Array(Box::new(body.ty.clone())),
             LoopMethod::Filter => Ty::Array(Box::new(elem.clone())),

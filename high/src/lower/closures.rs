@@ -110,8 +110,18 @@ impl FnCx<'_> {
                 body.extend(rest);
             }
         }
+        // After a `filter`, the next closure's parameter is the same element: one Low local.
+        for (i, stage) in each.stages.iter().enumerate() {
+            if stage.method == LoopMethod::Filter {
+                let next = each.stages.get(i + 1).map_or(each.element, |s| s.element);
+                self.bindings[next] = self.bindings[stage.element];
+            }
+        }
         let first = each.stages.first().map_or(each.element, |s| s.element);
         stmts.push(stmt(StmtKind::ForEach { local: first, array, body: Block { stmts: body } }));
+        // The statements are built here and freed after: marks on their expressions must not
+        // outlive them.
+        let marks = self.pinned.snapshot();
         self.scoped(ScopeKind::Block, |cx| {
             let (last, lead) = stmts.split_last().expect("the loop");
             for s in lead {
@@ -123,5 +133,6 @@ impl FnCx<'_> {
             cx.closure_loops.pop();
             cx.eval_into(&result, dest);
         });
+        self.pinned.restore(marks);
     }
 }

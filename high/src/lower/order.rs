@@ -29,6 +29,16 @@ impl Pinned {
     pub(super) fn contains(&self, expr: &Expr) -> bool {
         self.0.contains(&(expr as *const Expr))
     }
+
+    /// The marks made so far, to be put back with [`Pinned::restore`] once expressions that
+    /// lowering built itself (and frees after) are lowered: their addresses may be reused.
+    pub(super) fn snapshot(&self) -> HashSet<*const Expr> {
+        self.0.clone()
+    }
+
+    pub(super) fn restore(&mut self, marks: HashSet<*const Expr>) {
+        self.0 = marks;
+    }
 }
 
 impl FnCx<'_> {
