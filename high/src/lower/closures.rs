@@ -101,20 +101,15 @@ impl FnCx<'_> {
         });
         for (i, stage) in each.stages.iter().enumerate().rev() {
             let rest = std::mem::take(&mut body);
+            let next = each.stages.get(i + 1).map_or(each.element, |s| s.element);
             if stage.method == LoopMethod::Filter {
+                // After a `filter`, the next closure's parameter is the same element: one Low local.
+                self.bindings[next] = self.bindings[stage.element];
                 let cond = stage.body.clone();
                 body.push(stmt(StmtKind::If { cond, then_block: Block { stmts: rest }, else_block: None }));
             } else {
-                let next = each.stages.get(i + 1).map_or(each.element, |s| s.element);
                 body.push(stmt(StmtKind::Let { local: next, value: stage.body.clone() }));
                 body.extend(rest);
-            }
-        }
-        // After a `filter`, the next closure's parameter is the same element: one Low local.
-        for (i, stage) in each.stages.iter().enumerate() {
-            if stage.method == LoopMethod::Filter {
-                let next = each.stages.get(i + 1).map_or(each.element, |s| s.element);
-                self.bindings[next] = self.bindings[stage.element];
             }
         }
         let first = each.stages.first().map_or(each.element, |s| s.element);

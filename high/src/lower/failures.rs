@@ -102,10 +102,8 @@ impl FnCx<'_> {
             if !cx.f.locals[outcome].ty.is_copy() {
                 cx.emit(OpKind::Drop { local: outcome });
             }
-            let status = cx.temp(Type::I64);
-            cx.runtime_call(RuntimeFn::HttpFailureStatus, Some(status), Vec::new(), None);
-            let message = cx.temp(Type::String);
-            cx.runtime_call(RuntimeFn::HttpTakeFailure, Some(message), Vec::new(), None);
+            // The message moves into the `Failure` at once, so no scope needs to own it.
+            let (status, message) = cx.take_failure_aside();
             let class = cx.shared.types.classes[failure];
             let value = cx.temp(Type::Class(class));
             let fields = vec![Operand::Local(status), Operand::Local(message)];
@@ -131,8 +129,8 @@ impl FnCx<'_> {
         })
     }
 
-    /// The recorded failure's status and message, taken into locals that no scope owns (the
-    /// caller records it again and drops the message).
+    /// The recorded failure's status and message, taken into locals that no scope owns: the
+    /// caller moves the message on (`catch`) or records it again and drops it (leaving).
     fn take_failure_aside(&mut self) -> (LocalId, LocalId) {
         let status = self.unowned_local(Type::I64);
         self.runtime_call(RuntimeFn::HttpFailureStatus, Some(status), Vec::new(), None);
