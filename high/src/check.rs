@@ -86,6 +86,7 @@
 //! | H430 | scheduled jobs (§9.11): a function that does not exist, takes other than nothing or the tick's `Time`, returns a value or is scheduled twice or named like a queue; a period that is not a whole number of milliseconds; an expression that is not five cron fields; a schedule outside the main file |
 //! | H431 | an outbound call that may come after a write of the same request, or a write while a task of the scope may be calling out (§9.10) |
 //! | H432 | closures (§6.6): a closure other than the argument of an array method that takes one (`map`, `filter`, `any`, `all`, `find`, `count`, `fold`, `sort_by_key`), the wrong number of parameters, a written parameter type other than the one the method gives |
+//! | H433 | generics (§3.7): a type argument without a capability its parameter requires (the argument and the capability named), a type parameter a call does not determine, an unknown capability, a capability on a class's parameter, a generic class without its type arguments or with the wrong number of them, instances nested too deeply |
 //! | H240 | test declared twice |
 //! | H501 | SQL rejected by the SQL checker (unknown table or column, syntax, result shape) |
 //! | H502 | SQL that is not a string literal |
@@ -101,6 +102,7 @@ mod configs;
 mod enums;
 mod expr;
 mod failures;
+mod generics;
 mod items;
 mod maps;
 mod outbound;
@@ -160,19 +162,39 @@ pub fn check(
 ) -> Result<tir::Program, Vec<Diagnostic>> {
     let mut diags = Vec::new();
     let items = items::collect(file, &mut diags);
-    let classes = items.tir_classes(true);
+    let classes = items.tir_classes();
     let mut sql: SqlCheck = match (&classes, items.schema_ok) {
         (Some(classes), true) => make_sql(classes, &items.tables),
         _ => no_sql_check(&[], &[]),
     };
     let sql_enabled = classes.is_some() && items.schema_ok;
 
+    // Each generic function's body once, over its type parameters as written: what it may do
+    // with their values is settled here, and its instances are checked only if it passed.
+    let mut failed_templates = vec![false; items.generic_fns.len()];
+    for (k, failed) in failed_templates.iter_mut().enumerate() {
+        let before = diags.len();
+        items.checking_template.set(true);
+        let own = items.generic_fns[k].params.iter().map(|p| p.ty()).collect();
+        if let Some(idx) = items.fn_instance(k, own) {
+            check_function(&items, idx, &mut diags, sql.as_mut(), sql_enabled, locate);
+        }
+        items.checking_template.set(false);
+        *failed = diags.len() > before;
+    }
+    // The program's functions, then the instances they make (which may make more), in order.
     let mut functions = Vec::with_capacity(items.fns.len());
     let mut effects = Vec::with_capacity(items.fns.len());
-    for idx in 0..items.fns.len() {
-        let (function, effect) = check_function(&items, idx, &mut diags, sql.as_mut(), sql_enabled, locate);
+    let mut idx = 0;
+    while idx < items.fn_count() {
+        let (function, effect) = if items.fn_template(idx).is_some_and(|k| failed_templates[k]) {
+            unchecked_instance(&items, idx)
+        } else {
+            check_function(&items, idx, &mut diags, sql.as_mut(), sql_enabled, locate)
+        };
         functions.push(function);
         effects.push(effect);
+        idx += 1;
     }
 
     let uses_db = propagate(&effects, |e| e.db_use.is_some());
@@ -208,7 +230,7 @@ pub fn check(
     }
     Ok(tir::Program {
         // Again: a `catch` in a body may have used the class `Failure` since.
-        classes: items.tir_classes(false).unwrap_or_default(),
+        classes: items.tir_classes().unwrap_or_default(),
         enums: items.tir_enums().unwrap_or_default(),
         tables: items.tables.clone(),
         routes: items.routes.clone(),
@@ -236,6 +258,7 @@ pub fn no_sql_check(_classes: &[tir::Class], _tables: &[tir::Table]) -> SqlCheck
 }
 
 /// What a function body does that matters across functions.
+#[derive(Default)]
 struct Effects {
     /// Where the body first uses the database directly (an operation or a transaction).
     db_use: Option<Span>,
@@ -281,7 +304,7 @@ fn propagate(effects: &[Effects], seed: impl Fn(&Effects) -> bool) -> Vec<bool> 
 fn check_spawns(items: &Items, effects: &[Effects], uses_db: &[bool], is_async: &[bool], diags: &mut Vec<Diagnostic>) {
     for effect in effects {
         for &(func, span, blocking) in &effect.spawns {
-            let name = &items.fns[func].name;
+            let name = items.fn_info(func).name.clone();
             if uses_db.get(func) == Some(&true) {
                 diags.push(
                     error(H416, span, format!("`{name}` uses the database, so it cannot run as a task"), "a task")
@@ -297,7 +320,7 @@ fn check_spawns(items: &Items, effects: &[Effects], uses_db: &[bool], is_async: 
         // A deferred call runs inside a drop, which cannot wait (the database waits too).
         for &(func, span) in &effect.defers {
             if is_async.get(func) == Some(&true) || uses_db.get(func) == Some(&true) {
-                let name = &items.fns[func].name;
+                let name = items.fn_info(func).name.clone();
                 diags.push(error(H425, span, format!("`{name}` waits, so it cannot be deferred"), "waits").note(
                     "a deferred call runs when its block is left or its task is cancelled, and cannot wait for \
                      the database, tasks, actors or `sleep` then",
@@ -322,7 +345,7 @@ fn check_actors(items: &Items, effects: &[Effects], is_async: &[bool], diags: &m
                 .db_use
                 .or(effect.suspends)
                 .or_else(|| effect.calls.iter().find(|(c, _)| is_async.get(*c) == Some(&true)).map(|(_, span)| *span));
-            let info = &items.fns[func];
+            let info = items.fn_info(func);
             let what = if func == actor.init {
                 format!("the state of actor `{}`", items.classes[actor.class].name)
             } else {
@@ -350,7 +373,7 @@ fn check_main(items: &Items, effects: &[Effects], uses_db: &[bool], diags: &mut 
                 .note("the database is available to routes, tests and the functions they call"),
         );
     } else if let Some((callee, span)) = effect.calls.iter().find(|(c, _)| uses_db.get(*c) == Some(&true)) {
-        let name = &items.fns[*callee].name;
+        let name = items.fn_info(*callee).name.clone();
         diags.push(
             error(
                 H409,
@@ -419,7 +442,43 @@ fn check_function(
     sql_enabled: bool,
     locate: &dyn Fn(Span) -> String,
 ) -> (tir::Function, Effects) {
-    let info = &items.fns[idx];
+    let info = items.fn_info(idx);
+    let (env, depth) = items.fn_env(idx);
+    let saved_depth = items.checking_depth.replace(depth);
+    let out = items.with_type_env(env, || check_body(items, idx, &info, diags, sql, sql_enabled, locate));
+    items.checking_depth.set(saved_depth);
+    out
+}
+
+/// An instance of a generic function whose template failed to check: its body is not
+/// checked again (the program has errors already), and a placeholder keeps the indexes.
+fn unchecked_instance(items: &Items, idx: FnIdx) -> (tir::Function, Effects) {
+    let info = items.fn_info(idx);
+    let function = tir::Function {
+        name: info.name.clone(),
+        params: Vec::new(),
+        defaults: Vec::new(),
+        ret: Ty::Unit,
+        locals: Vec::new(),
+        body: tir::Block { stmts: Vec::new() },
+        is_async: false,
+        is_route: false,
+        fails: false,
+        span: info.span,
+    };
+    (function, Effects::default())
+}
+
+/// Checks function `idx`'s body, its type parameters bound.
+fn check_body(
+    items: &Items,
+    idx: FnIdx,
+    info: &items::FnInfo,
+    diags: &mut Vec<Diagnostic>,
+    sql: &mut dyn FnMut(&SqlRequest) -> Result<(), String>,
+    sql_enabled: bool,
+    locate: &dyn Fn(Span) -> String,
+) -> (tir::Function, Effects) {
     let mut body = Body {
         items,
         fn_idx: idx,
@@ -435,15 +494,7 @@ fn check_function(
         transaction_loop_depth: None,
         iterating: Vec::new(),
         ret: info.ret.clone(),
-        effects: Effects {
-            db_use: None,
-            calls: Vec::new(),
-            fails_at: None,
-            suspends: None,
-            calls_out: None,
-            spawns: Vec::new(),
-            defers: Vec::new(),
-        },
+        effects: Effects::default(),
         prelude: Vec::new(),
         try_depth: 0,
         scope_depth: 0,
@@ -653,6 +704,7 @@ const H429: &str = "H429";
 const H430: &str = "H430";
 const H431: &str = "H431";
 const H432: &str = "H432";
+const H433: &str = "H433";
 const H240: &str = "H240";
 const H501: &str = "H501";
 const H502: &str = "H502";

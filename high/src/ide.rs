@@ -220,5 +220,6 @@ pub fn ty_name(program: &Program, ty: &Ty) -> String {
             None => program.enums[*e].name.clone(),
         },
         Ty::Task(inner) => format!("Task<{}>", ty_name(program, inner)),
+        Ty::Param(name, _) => name.clone(),
     }
 }

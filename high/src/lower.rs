@@ -178,6 +178,9 @@ impl Types<'_> {
             Ty::Enum(e) => Type::Enum(self.enums[*e]),
             Ty::Task(t) => Type::Task(Box::new(self.low(t))),
             Ty::Actor(c) => Type::Actor(self.classes[*c]),
+            Ty::Param(name, _) => {
+                unreachable!("type parameter `{name}` in a checked program: only instances reach one")
+            }
         }
     }
 

@@ -600,34 +600,41 @@ impl Rewriter<'_> {
 
     fn ty(&mut self, ty: &mut TypeExpr) {
         match &mut ty.kind {
-            TypeExprKind::Named(name) => {
-                let resolved = match name.split_once('.') {
-                    Some((alias, item)) => match self.module(alias) {
-                        Some(target) => {
-                            let ident = Ident { name: item.to_string(), span: ty.span };
-                            self.qualified(target, &ident, TYPES)
-                        }
-                        None => {
-                            self.diags.push(error(
-                                "H230",
-                                ty.span,
-                                format!("`{alias}` is not an imported module"),
-                                "unknown module",
-                            ));
-                            None
-                        }
-                    },
-                    None => self.unqualified(name, TYPES),
-                };
-                if let Some(resolved) = resolved {
-                    *name = resolved;
-                }
+            TypeExprKind::Named(name) => self.type_name(name, ty.span),
+            TypeExprKind::Generic(name, args) => {
+                self.type_name(name, ty.span);
+                args.iter_mut().for_each(|a| self.ty(a));
             }
             TypeExprKind::Array(inner) | TypeExprKind::Option(inner) | TypeExprKind::Result(inner) => self.ty(inner),
             TypeExprKind::Map(key, value) => {
                 self.ty(key);
                 self.ty(value);
             }
+        }
+    }
+
+    /// Qualifies a written type name (`Account`, `accounts.Account`) with the module it names.
+    fn type_name(&mut self, name: &mut String, span: ast::Span) {
+        let resolved = match name.split_once('.') {
+            Some((alias, item)) => match self.module(alias) {
+                Some(target) => {
+                    let ident = Ident { name: item.to_string(), span };
+                    self.qualified(target, &ident, TYPES)
+                }
+                None => {
+                    self.diags.push(error(
+                        "H230",
+                        span,
+                        format!("`{alias}` is not an imported module"),
+                        "unknown module",
+                    ));
+                    None
+                }
+            },
+            None => self.unqualified(name, TYPES),
+        };
+        if let Some(resolved) = resolved {
+            *name = resolved;
         }
     }
 

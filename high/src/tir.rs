@@ -225,6 +225,35 @@ pub enum Ty {
     Task(Box<Ty>),
     /// A handle of an actor whose state is the class (the actor's name as a type).
     Actor(ClassIdx),
+    /// A type parameter of the generic function being checked, by name, with the capabilities
+    /// its type arguments have. Only the checker sees it: a generic body is checked once with
+    /// its parameters as written and then once per instance with them replaced, and only the
+    /// instances reach a [`Program`] (docs/language.md §3.7).
+    Param(String, Bounds),
+}
+
+/// The capabilities a type parameter requires of its type arguments (`T: ord + text`), a set
+/// of the [`Bounds`] constants.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Bounds(pub u8);
+
+impl Bounds {
+    /// `==` and `!=`.
+    pub const EQ: Bounds = Bounds(1);
+    /// `<`, `<=`, `>`, `>=` (and equality).
+    pub const ORD: Bounds = Bounds(2 | 1);
+    /// `to_string` and interpolation.
+    pub const TEXT: Bounds = Bounds(4);
+    /// Copied rather than moved.
+    pub const COPY: Bounds = Bounds(8);
+    /// The capabilities as written, with the name each is written as.
+    pub const NAMES: [(&'static str, Bounds); 4] =
+        [("eq", Bounds::EQ), ("ord", Bounds::ORD), ("text", Bounds::TEXT), ("copy", Bounds::COPY)];
+
+    /// Whether every capability of `other` is in this set.
+    pub fn has(self, other: Bounds) -> bool {
+        self.0 & other.0 == other.0
+    }
 }
 
 impl Ty {
@@ -234,6 +263,7 @@ impl Ty {
         match self {
             Ty::I32 | Ty::I64 | Ty::F64 | Ty::Bool | Ty::Unit | Ty::Time | Ty::Duration | Ty::Uuid => true,
             Ty::Option(inner) => inner.is_copy(),
+            Ty::Param(_, bounds) => bounds.has(Bounds::COPY),
             Ty::String
             | Ty::Secret
             | Ty::Array(_)

@@ -176,12 +176,14 @@ pub struct TestDecl {
     pub span: Span,
 }
 
-/// `[pub] class Name { field: Type … }`
+/// `[pub] class Name[<T, …>] { field: Type … }`
 #[derive(Clone, Debug, PartialEq)]
 pub struct ClassDecl {
     pub name: Ident,
     /// Written `pub`: other modules may use it.
     pub public: bool,
+    /// The type parameters of a generic class (`class Page<T>`), in order; empty otherwise.
+    pub type_params: Vec<TypeParam>,
     pub fields: Vec<FieldDecl>,
     pub span: Span,
 }
@@ -230,12 +232,14 @@ pub struct RouteDecl {
     pub span: Span,
 }
 
-/// `fn name(params) [fails] -> T { body }`
+/// `fn name[<T: bound, …>](params) [fails] -> T { body }`
 #[derive(Clone, Debug, PartialEq)]
 pub struct FnDecl {
     pub name: Ident,
     /// Written `pub`: other modules may call it.
     pub public: bool,
+    /// The type parameters of a generic function, in order; empty otherwise.
+    pub type_params: Vec<TypeParam>,
     pub params: Vec<Param>,
     /// Written `fails`: the function may stop with `fail(status, message)`, and its callers
     /// must mark calls of it with `try`.
@@ -266,6 +270,14 @@ pub struct StrLit {
     pub span: Span,
 }
 
+/// A type parameter as declared: `T`, or `T: ord + text` with the capabilities its type
+/// arguments must have (docs/language.md §3.7).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TypeParam {
+    pub name: Ident,
+    pub bounds: Vec<Ident>,
+}
+
 /// A type as written.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TypeExpr {
@@ -287,6 +299,9 @@ pub enum TypeExprKind {
     Map(Box<TypeExpr>, Box<TypeExpr>),
     /// `Result<T>`, the type of `catch f()` when `f` gives a `T`.
     Result(Box<TypeExpr>),
+    /// An instance of a generic class: `Page<User>`, or one of another module
+    /// (`paging.Page<User>`, the name one string).
+    Generic(String, Vec<TypeExpr>),
 }
 
 /// A closure's parameter: its name and, optionally, its type (otherwise the one its method

@@ -719,7 +719,7 @@ impl Lexer<'_> {
             ('/', Some(b'=')) => two(Tok::SlashAssign),
             ('%', Some(b'=')) => two(Tok::PercentAssign),
             ('!', Some(b'=')) => two(Tok::NotEq),
-            ('<', _) if self.after_db_op() || self.after_map() => {
+            ('<', _) if self.after_db_op() || self.opens_type_args(start) => {
                 self.type_args += 1;
                 one(Tok::TypeArgsOpen)
             }
@@ -752,11 +752,21 @@ impl Lexer<'_> {
         Ok(())
     }
 
-    /// Whether the last token is the type name `Map` or `Result`, whose `<` opens its type
-    /// arguments (`Map<String, i64>`, `Result<Post>`): these are built-in types, never values to
-    /// compare.
-    fn after_map(&self) -> bool {
-        matches!(self.out.last(), Some((_, Tok::Ident(name), _)) if name == "Map" || name == "Result")
+    /// Whether the `<` at `at` opens type parameters or arguments rather than comparing: after
+    /// the name of a declared function or class (`fn first<T>`, `class Page<T>`), after `Map`
+    /// and `Result`, and after any other capitalised name when what follows reads as a list of
+    /// types closed by its `>` (`Page<User>`, `Page<[Post]>`). A value compared with `<` is a
+    /// lower-case name or an expression, so `a < b` is never read as types.
+    fn opens_type_args(&self, at: usize) -> bool {
+        let n = self.out.len();
+        let Some((_, Tok::Ident(name), _)) = self.out.last() else { return false };
+        if n >= 2 && matches!(self.out[n - 2].1, Tok::Fn | Tok::Class | Tok::Enum) {
+            return true;
+        }
+        if name == "Map" || name == "Result" {
+            return true;
+        }
+        name.starts_with(|c: char| c.is_ascii_uppercase()) && type_list_follows(&self.bytes[at + 1..])
     }
 
     /// Whether the last tokens are `db . name` or `http . name`, so a `<` opens type arguments.
@@ -767,6 +777,27 @@ impl Lexer<'_> {
             && matches!(self.out[n - 2].1, Tok::Dot)
             && matches!(self.out[n - 1].1, Tok::Ident(_))
     }
+}
+
+/// Whether `rest` (what follows a `<`) is a list of types closed by a matching `>`: names,
+/// dots, commas, brackets, `?`, nested `<…>` and spaces only, on one line.
+fn type_list_follows(rest: &[u8]) -> bool {
+    let mut depth = 1;
+    for &b in rest {
+        match b {
+            b'<' => depth += 1,
+            b'>' => {
+                depth -= 1;
+                if depth == 0 {
+                    return true;
+                }
+            }
+            b'_' | b'.' | b',' | b'[' | b']' | b'?' | b' ' => {}
+            b if b.is_ascii_alphanumeric() => {}
+            _ => return false,
+        }
+    }
+    false
 }
 
 /// `text` after any whitespace and whole `//` comment lines at its start, so that an `else`

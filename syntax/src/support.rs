@@ -3,7 +3,7 @@
 
 use crate::ast::{
     ActorDecl, ActorMember, Block, ConfigDecl, ConfigField, Expr, ExprKind, FnDecl, Ident, Item, PatternKind,
-    QueueDecl, QueueMember, Span, Stmt, StmtKind, SupervisorDecl, SupervisorMember,
+    QueueDecl, QueueMember, Span, Stmt, StmtKind, SupervisorDecl, SupervisorMember, TypeExpr, TypeExprKind,
 };
 use crate::lexer::LexError;
 
@@ -48,6 +48,28 @@ pub fn check_word(word: &Ident, expected: &str) -> Result<(), LexError> {
         return Ok(());
     }
     Err(LexError { message: format!("expected `{expected}`, found `{}`", word.name), span: word.span })
+}
+
+/// A type with type arguments: `Map<K, V>`, `Result<T>`, or an instance of a generic class
+/// (`Page<User>`); the built-in ones must have their number of arguments.
+pub fn generic_type(name: String, mut args: Vec<TypeExpr>, span: Span) -> Result<TypeExpr, LexError> {
+    let expected = match name.as_str() {
+        "Map" => 2,
+        "Result" => 1,
+        _ if args.is_empty() => return Err(LexError { message: format!("`{name}<>` needs a type argument"), span }),
+        _ => return Ok(TypeExpr { kind: TypeExprKind::Generic(name, args), span }),
+    };
+    if args.len() != expected {
+        let message = format!("`{name}` takes {expected} type argument{}", if expected == 1 { "" } else { "s" });
+        return Err(LexError { message, span });
+    }
+    let kind = if expected == 2 {
+        let value = args.pop().expect("two arguments");
+        TypeExprKind::Map(Box::new(args.pop().expect("two arguments")), Box::new(value))
+    } else {
+        TypeExprKind::Result(Box::new(args.pop().expect("one argument")))
+    };
+    Ok(TypeExpr { kind, span })
 }
 
 /// The pattern a lone name is: `_` is the wildcard, any other name a variant.

@@ -16,6 +16,7 @@ fn ty(t: &TypeExpr) -> String {
         TypeExprKind::Option(inner) => format!("{}?", ty(inner)),
         TypeExprKind::Map(k, v) => format!("Map<{}, {}>", ty(k), ty(v)),
         TypeExprKind::Result(ok) => format!("Result<{}>", ty(ok)),
+        TypeExprKind::Generic(name, args) => format!("{name}<{}>", args.iter().map(ty).collect::<Vec<_>>().join(", ")),
     }
 }
 
@@ -408,8 +409,9 @@ print(a < b)";
         "{var m: Map<String, Map<i64, [f64]>> = (.new() Map); let n: Map<i64, String?> = (.new() Map); \
          for k, v in m {(call print k)}; (call print (< a b))}"
     );
-    let e = parse_err("fn main() { let x: Set<i64, i64> = y }");
-    assert!(e.message.contains("expected"), "{}", e.message);
+    // Any capitalised type takes type arguments (a generic class's instance); `Map` takes two.
+    let e = parse_err("fn main() { let x: Map<i64> = y }");
+    assert!(e.message.contains("takes 2 type arguments"), "{}", e.message);
 }
 
 #[test]
@@ -847,4 +849,28 @@ fn a_closure_body_reaches_as_far_right_as_it_can() {
     );
     // Nested: the inner closure ends at the `)` of its own call.
     assert_eq!(expr("xs.map(fn(x) => ys.any(fn(y) => y == x))"), "(.map() xs (fn [x] (.any() ys (fn [y] (== y x)))))");
+}
+
+#[test]
+fn type_parameters_and_arguments_parse_where_types_are_and_nowhere_else() {
+    let file = parse("fn largest<T: ord + copy, U>(xs: [T], p: paging.Page<[U]>) -> Map<String, Pair<T, U?>> {\n}\n")
+        .expect("parses");
+    let f = only_fn(&file);
+    let params: Vec<String> = f
+        .type_params
+        .iter()
+        .map(|p| format!("{}:{}", p.name.name, p.bounds.iter().map(|b| b.name.as_str()).collect::<Vec<_>>().join("+")))
+        .collect();
+    assert_eq!(params, ["T:ord+copy", "U:"]);
+    assert_eq!(ty(&f.params[1].ty), "paging.Page<[U]>");
+    assert_eq!(ty(f.ret.as_ref().expect("a result")), "Map<String, Pair<T, U?>>");
+    let file = parse("class Page<T> {\n    items: [T]\n}\n").expect("parses");
+    let Item::Class(c) = &file.items[0] else { panic!("a class") };
+    assert_eq!(c.type_params.len(), 1);
+    // A capitalised name before `<` opens type arguments only when a list of types and its `>`
+    // follow; comparisons stay comparisons.
+    assert_eq!(expr("a < B"), "(< a B)");
+    assert_eq!(expr("Limit < n && m > 2"), "(&& (< Limit n) (> m 2))");
+    // The built-in generic types keep their number of arguments.
+    assert!(parse("fn f(m: Map<String>) {\n}\n").is_err());
 }

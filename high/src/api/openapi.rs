@@ -253,7 +253,8 @@ pub(crate) fn schema(program: &Program, ty: &Ty, used: &mut Vec<Ty>) -> Value {
             json!({"$ref": format!("#/components/schemas/{}", type_name(program, ty))})
         }
         // Neither can be a route's parameter, body or result (the checker refuses them).
-        Ty::Task(_) | Ty::Actor(_) => json!({}),
+        // A type parameter never reaches a checked program (only instances do).
+        Ty::Task(_) | Ty::Actor(_) | Ty::Param(..) => json!({}),
     }
 }
 

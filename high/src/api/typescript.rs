@@ -270,7 +270,8 @@ fn ts_type(program: &Program, ty: &Ty, used: &mut Vec<Ty>) -> String {
             used.push(ty.clone());
             type_name(program, ty)
         }
-        Ty::Task(_) | Ty::Actor(_) => "unknown".into(),
+        // A type parameter never reaches a checked program (only instances do).
+        Ty::Task(_) | Ty::Actor(_) | Ty::Param(..) => "unknown".into(),
     }
 }
 

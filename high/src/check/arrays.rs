@@ -75,7 +75,7 @@ impl Body<'_, '_> {
             );
             return None;
         };
-        let field_ty = self.items.classes[*class].fields[idx].ty.clone()?;
+        let field_ty = self.items.class_at(*class)?.fields[idx].ty.clone()?;
         if !is_ordered(&field_ty) {
             let found = self.ty_name(&field_ty);
             self.report(

@@ -2,6 +2,8 @@
 //! builtin functions and methods, and the database operations with their compile-time SQL
 //! checks.
 
+use std::borrow::Cow;
+
 use nagi_low::RuntimeFn;
 use nagi_syntax::ast::{self, Ident, Span};
 
@@ -12,7 +14,7 @@ use super::{
     Body, H202, H211, H301, H302, H307, H315, H402, H410, H427, H501, H502, H503, H504, H505, SqlRequest, a_or_an,
     error, plural,
 };
-use crate::tir::{Builtin, ClassIdx, DbOp, Expr, ExprKind, LoopMethod, ParamMode, Place, Ty};
+use crate::tir::{Bounds, Builtin, ClassIdx, DbOp, Expr, ExprKind, LoopMethod, ParamMode, Place, Ty};
 
 /// A method of the string library: the runtime row it is, the receiver's type, the other
 /// parameters' types and the result's.
@@ -163,7 +165,7 @@ impl Body<'_, '_> {
             }
             _ => match LIBRARY_FNS.iter().find(|(n, _)| *n == name) {
                 Some(&(_, row)) => self.function_row_call(name, row, args, span),
-                None => self.program_call(callee, args, span),
+                None => self.program_call(callee, args, hint, span),
             },
         }
     }
@@ -172,6 +174,11 @@ impl Body<'_, '_> {
     /// a secret as `***`; any other type is reported (H302) as something `what` cannot take.
     fn textual(&mut self, value: Expr, what: &str) -> Option<Expr> {
         let value = self.as_text(value);
+        if let Ty::Param(_, bounds) = &value.ty
+            && bounds.has(Bounds::TEXT)
+        {
+            return Some(self.template_value(Ty::String, value.span));
+        }
         if value.ty.scalar().is_none() && value.ty != Ty::String {
             let found = self.ty_name(&value.ty);
             self.report(
@@ -241,7 +248,7 @@ impl Body<'_, '_> {
         if !self.arity(name, data.params.len(), args, span) {
             return None;
         }
-        if row == RuntimeFn::TimeSetClock && self.items.fns[self.fn_idx].test.is_none() {
+        if row == RuntimeFn::TimeSetClock && self.items.fn_info(self.fn_idx).test.is_none() {
             self.report(
                 error(H427, span, "`set_clock` is only for tests", "outside a test")
                     .note("a test fixes the clock so that what depends on `now()` is the same on every run"),
@@ -262,38 +269,50 @@ impl Body<'_, '_> {
         Some(mk(ExprKind::Builtin { builtin: Builtin::Runtime(row), args }, row_ty(data.ret), span))
     }
 
-    fn program_call(&mut self, callee: &Ident, args: &[ast::Expr], span: Span) -> Option<Expr> {
+    /// A call of a program function, or of a generic one (`generics.rs` infers its type
+    /// arguments from the arguments, in order, and the expected type, and calls the instance).
+    fn program_call(&mut self, callee: &Ident, args: &[ast::Expr], hint: Option<&Ty>, span: Span) -> Option<Expr> {
         let items = self.items;
-        let Some(&func) = items.fn_by_name.get(&callee.name) else {
-            let mut d = error(H202, callee.span, format!("unknown function `{}`", callee.name), "not found");
-            if self.lookup(&callee.name).is_some() {
-                d = d.note(format!("`{}` is a variable, not a function", callee.name));
-            }
-            self.report(d);
-            return None;
+        let (plain, info) = match items.fn_by_name.get(&callee.name) {
+            Some(&func) => (Some(func), items.fn_info(func)),
+            None => match items.generic_fn_by_name.get(&callee.name) {
+                Some(&k) => (None, Cow::Borrowed(&items.generic_fns[k].info)),
+                None => {
+                    let mut d = error(H202, callee.span, format!("unknown function `{}`", callee.name), "not found");
+                    if self.lookup(&callee.name).is_some() {
+                        d = d.note(format!("`{}` is a variable, not a function", callee.name));
+                    }
+                    self.report(d);
+                    return None;
+                }
+            },
         };
-        let info = &items.fns[func];
         if !self.arity(&callee.name, info.params.len(), args, span) {
             return None;
         }
-        self.effects.calls.push((func, span));
         if info.fails {
             self.failing_call(&callee.name, span);
         }
+        let template = plain.is_none().then(|| items.generic_fn_by_name[&callee.name]);
+        let mut env = self.type_arg_slots(template, info.ret.as_ref(), hint);
         let mut out = Vec::with_capacity(args.len());
         let mut ok = true;
         // Places passed by reference, to check that an `inout` argument overlaps no other.
         let mut borrowed: Vec<(Place, bool, Span)> = Vec::new();
         for (arg, param) in args.iter().zip(&info.params) {
-            let value = match param.mode {
-                ParamMode::Inout => self.inout_arg(arg, param.ty.as_ref(), &callee.name),
-                ParamMode::Borrowed | ParamMode::Owned => match &param.ty {
-                    Some(ty) => self.check_expr(arg, ty),
-                    None => {
-                        self.infer(arg, None);
-                        None
+            let value = match &param.ty {
+                Some(ty) if self.unbound(ty, &env) => self.inferred_arg(arg, param.mode, ty, &mut env, &callee.name),
+                Some(ty) => {
+                    let ty = self.bind(ty, &env);
+                    match param.mode {
+                        ParamMode::Inout => self.inout_arg(arg, Some(&ty), &callee.name),
+                        ParamMode::Borrowed | ParamMode::Owned => self.check_expr(arg, &ty),
                     }
-                },
+                }
+                None => {
+                    self.infer(arg, None);
+                    None
+                }
             };
             let Some(value) = value else {
                 ok = false;
@@ -324,12 +343,21 @@ impl Body<'_, '_> {
                 ok = false;
             }
         }
-        let ret = info.ret.clone()?;
-        ok.then(|| mk(ExprKind::Call { func, args: out }, ret, span))
+        let ret = self.bind(info.ret.as_ref()?, &env);
+        if !ok {
+            return None;
+        }
+        let func = match (plain, template) {
+            (Some(func), _) => func,
+            (None, Some(k)) => self.instance_for_call(k, &env, callee, span)?,
+            (None, None) => return None,
+        };
+        self.effects.calls.push((func, span));
+        Some(mk(ExprKind::Call { func, args: out }, ret, span))
     }
 
     /// An argument for an `inout` parameter: a mutable place of exactly the parameter's type.
-    fn inout_arg(&mut self, arg: &ast::Expr, ty: Option<&Ty>, callee: &str) -> Option<Expr> {
+    pub(super) fn inout_arg(&mut self, arg: &ast::Expr, ty: Option<&Ty>, callee: &str) -> Option<Expr> {
         let (place, found) = match self.place_expr(arg) {
             Ok(p) => p,
             Err(NotPlace::Reported) => return None,
@@ -644,7 +672,9 @@ impl Body<'_, '_> {
         let sql = sql.as_str();
         if self.sql_enabled {
             let result_fields = class.map(|c| {
-                self.items.classes[c]
+                self.items
+                    .class_at(c)
+                    .expect("a class")
                     .fields
                     .iter()
                     .map(|f| (f.name.clone(), f.ty.clone().unwrap_or(Ty::Unit)))
@@ -676,8 +706,8 @@ impl Body<'_, '_> {
     fn expand_star(&mut self, sql: &str, op: DbOp, class: Option<ClassIdx>, span: Span) -> Option<String> {
         let stars = crate::sql_text::result_stars(sql);
         let Some(first) = stars.first() else { return Some(sql.to_string()) };
-        let fields: Option<Vec<String>> =
-            class.map(|c| self.items.classes[c].fields.iter().map(|f| format!("\"{}\"", f.name)).collect());
+        let fields: Option<Vec<String>> = class
+            .and_then(|c| Some(self.items.class_at(c)?.fields.iter().map(|f| format!("\"{}\"", f.name)).collect()));
         match (&fields, stars.as_slice()) {
             (Some(fields), [star]) if star.alone && op != DbOp::Exec => {
                 let offset = star.offset;
@@ -745,7 +775,8 @@ impl Body<'_, '_> {
         };
         let items = self.items;
         let mut ok = true;
-        for field in &items.classes[idx].fields {
+        let Some(info) = items.class_at(idx) else { return None };
+        for field in &info.fields {
             match &field.ty {
                 Some(ty) if !is_sql_value(ty) => {
                     self.report(error(
@@ -753,7 +784,7 @@ impl Body<'_, '_> {
                         span,
                         format!(
                             "rows cannot be decoded into `{}`: field `{}` has type `{}`, which no SQL column holds",
-                            items.classes[idx].name,
+                            items.ty_name(&Ty::Class(idx)),
                             field.name,
                             self.ty_name(ty)
                         ),

@@ -7,7 +7,7 @@ use nagi_syntax::ast::{self, BinaryOp, Span, UnaryOp};
 use super::{
     Body, H201, H203, H204, H214, H215, H301, H302, H303, H304, H305, H306, H308, H312, H313, H418, a_or_an, error,
 };
-use crate::tir::{Expr, ExprKind, Place, Ty};
+use crate::tir::{Bounds, ClassIdx, Expr, ExprKind, Place, Ty};
 
 /// Why an expression did not yield a place.
 pub(super) enum NotPlace {
@@ -111,7 +111,7 @@ impl Body<'_, '_> {
                 Some(mk(ExprKind::Place(place), ty, span))
             }
             ast::ExprKind::Array(elems) => self.array_literal(elems, base, span),
-            ast::ExprKind::ClassLit { class, fields } => self.class_literal(class, fields, span),
+            ast::ExprKind::ClassLit { class, fields } => self.class_literal(class, fields, hint, span),
             ast::ExprKind::Unary { op, operand } => self.unary(*op, operand, base, span),
             ast::ExprKind::Binary { op, lhs, rhs } => self.binary(*op, lhs, rhs, base, span),
             ast::ExprKind::Cast { expr, ty } => self.cast(expr, ty, span),
@@ -178,7 +178,11 @@ impl Body<'_, '_> {
                             );
                             return Err(NotPlace::Reported);
                         };
-                        let field_ty = self.items.classes[*class].fields[idx].ty.clone().ok_or(NotPlace::Reported)?;
+                        let field_ty = self
+                            .items
+                            .class_at(*class)
+                            .and_then(|c| c.fields[idx].ty.clone())
+                            .ok_or(NotPlace::Reported)?;
                         Ok((Place::Field(Box::new(base), idx), field_ty))
                     }
                     other => {
@@ -323,14 +327,22 @@ impl Body<'_, '_> {
         ok.then(|| mk(ExprKind::Array(items), Ty::Array(Box::new(elem_ty)), span))
     }
 
-    fn class_literal(&mut self, class: &ast::Ident, fields: &[(ast::Ident, ast::Expr)], span: Span) -> Option<Expr> {
+    fn class_literal(
+        &mut self,
+        class: &ast::Ident,
+        fields: &[(ast::Ident, ast::Expr)],
+        hint: Option<&Ty>,
+        span: Span,
+    ) -> Option<Expr> {
         let items = self.items;
+        if let Some(&template) = items.generic_class_by_name.get(&class.name) {
+            return self.generic_class_literal(template, class, fields, hint, span);
+        }
         let Some(idx) = items.class_named(&class.name) else {
             self.report(error(H203, class.span, format!("unknown class `{}`", class.name), "no class of this name"));
             return None;
         };
-        let info = &items.classes[idx];
-        if let Some(actor) = info.actor
+        if let Some(actor) = items.class_at(idx).and_then(|c| c.actor)
             && items.actors[actor].init != self.fn_idx
         {
             self.report(
@@ -339,17 +351,46 @@ impl Body<'_, '_> {
             );
             return None;
         }
+        self.class_literal_of(idx, class, fields, span)
+    }
+
+    /// A literal of the class at `idx`, each value checked against its field's type.
+    pub(super) fn class_literal_of(
+        &mut self,
+        idx: ClassIdx,
+        class: &ast::Ident,
+        fields: &[(ast::Ident, ast::Expr)],
+        span: Span,
+    ) -> Option<Expr> {
+        self.class_literal_checked(idx, class, fields, None, span)
+    }
+
+    /// A literal of the class at `idx`; `checked` holds the values already checked (those of
+    /// a generic class's literal, which decided its instance), in the order written.
+    pub(super) fn class_literal_checked(
+        &mut self,
+        idx: ClassIdx,
+        class: &ast::Ident,
+        fields: &[(ast::Ident, ast::Expr)],
+        checked: Option<Vec<Option<Expr>>>,
+        span: Span,
+    ) -> Option<Expr> {
+        let items = self.items;
+        let info = items.class_at(idx)?.into_owned();
+        let class_name = items.ty_name(&Ty::Class(idx));
+        let mut checked = checked.map(|c| c.into_iter());
         // Values stay in the order written: that is the order they are evaluated in.
         let mut written: Vec<(usize, Option<Expr>)> = Vec::with_capacity(fields.len());
         let mut given = vec![false; info.fields.len()];
         let mut ok = true;
         for (name, value) in fields {
+            let done = checked.as_mut().map(|c| c.next().flatten());
             let Some(fi) = items.field_index(idx, &name.name) else {
                 self.report(
                     error(
                         H204,
                         name.span,
-                        format!("class `{}` has no field `{}`", info.name, name.name),
+                        format!("class `{class_name}` has no field `{}`", name.name),
                         "unknown field",
                     )
                     .note(items.field_list(idx)),
@@ -367,9 +408,11 @@ impl Body<'_, '_> {
                 ok = false;
                 continue;
             }
-            match &info.fields[fi].ty {
-                Some(ty) => written.push((fi, self.check_expr(value, ty))),
-                None => ok = false,
+            match (&info.fields[fi].ty, done) {
+                (Some(ty), None) => written.push((fi, self.check_expr(value, ty))),
+                (Some(_), Some(None)) => written.push((fi, None)),
+                (Some(ty), Some(Some(value))) => written.push((fi, self.coerce(value, ty))),
+                (None, _) => ok = false,
             }
         }
         let missing: Vec<String> =
@@ -381,7 +424,7 @@ impl Body<'_, '_> {
                 error(
                     H215,
                     class.span,
-                    format!("missing {noun} {list} in this `{}` literal", info.name),
+                    format!("missing {noun} {list} in this `{class_name}` literal"),
                     format!("{list} not given"),
                 )
                 .note("a class literal gives every field exactly once"),
@@ -562,6 +605,7 @@ impl Body<'_, '_> {
                         })
                     }
                     ty if ty.scalar().is_some() => self.scalar_binary(op, l, r, span),
+                    Ty::Param(_, bounds) if bounds.has(Bounds::EQ) => Some(self.template_value(Ty::Bool, span)),
                     ty => {
                         let allowed = "i32, i64, f64, bool, String, Time, Duration and Uuid";
                         let mut d = self.not_applicable_diag(symbol, ty, span, allowed);
@@ -578,6 +622,11 @@ impl Body<'_, '_> {
                     Ok(pair) => pair,
                     Err(checked) => return checked,
                 };
+                if let Ty::Param(_, bounds) = &l.ty
+                    && bounds.has(Bounds::ORD)
+                {
+                    return Some(self.template_value(Ty::Bool, span));
+                }
                 if !is_number(&l.ty) {
                     return self.not_applicable(symbol, &l.ty, span, "i32, i64, f64, Time and Duration");
                 }
@@ -617,8 +666,14 @@ impl Body<'_, '_> {
 
     fn not_applicable_diag(&self, symbol: &str, ty: &Ty, span: Span, allowed: &str) -> nagi_low::Diagnostic {
         let name = self.ty_name(ty);
-        error(H302, span, format!("cannot apply `{symbol}` to `{name}`"), format!("`{name}` operands"))
-            .note(format!("`{symbol}` works on {allowed}"))
+        let d = error(H302, span, format!("cannot apply `{symbol}` to `{name}`"), format!("`{name}` operands"))
+            .note(format!("`{symbol}` works on {allowed}"));
+        match ty {
+            Ty::Param(..) => d.note(format!(
+                "`{name}` is a type parameter: a capability on it (`{name}: eq`, `{name}: ord`) allows the comparisons"
+            )),
+            _ => d,
+        }
     }
 
     /// Reports an operator applied to a type it does not support.

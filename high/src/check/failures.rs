@@ -70,7 +70,7 @@ impl Body<'_, '_> {
             );
             return false;
         }
-        let info = &self.items.fns[self.fn_idx];
+        let info = self.items.fn_info(self.fn_idx);
         if !info.fails {
             let name = info.name.clone();
             let note = if name == "main" {
@@ -124,7 +124,7 @@ impl Body<'_, '_> {
         }
         let name = self.check_expr(&args[0], &Ty::String);
         let value = self.check_expr(&args[1], &Ty::String);
-        if self.items.fns[self.fn_idx].route.is_none() {
+        if self.items.fn_info(self.fn_idx).route.is_none() {
             self.report(
                 error(H415, span, format!("{} cannot set a response header", self.display_name), "not a route handler")
                     .note("`set_header` belongs in the route handler; return the value to it instead"),

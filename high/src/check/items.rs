@@ -9,12 +9,13 @@ use nagi_syntax::ast::{self, Ident, Item, SourceFile, Span, TypeExpr, TypeExprKi
 
 use super::{
     H203, H204, H205, H206, H207, H208, H210, H212, H220, H221, H222, H223, H224, H225, H226, H227, H240, H303, H309,
-    H310, H311, H320, error,
+    H310, H311, H320, H417, H433, error,
 };
 use crate::tir::{self, ClassIdx, EnumIdx, FnIdx, Literal, ParamMode, Ty};
 
 mod actors;
 mod configs;
+pub(super) mod generics;
 mod queues;
 pub(super) mod results;
 mod routes;
@@ -40,7 +41,7 @@ pub(super) fn builtin_fn_names() -> impl Iterator<Item = &'static str> {
 }
 
 /// The written names of the built-in types.
-const BUILTIN_TYPES: [&str; 10] =
+pub(super) const BUILTIN_TYPES: [&str; 10] =
     ["i32", "i64", "f64", "bool", "String", "Time", "Duration", "Uuid", results::RESULT, results::FAILURE];
 
 /// A class with its fields' types resolved where possible.
@@ -79,6 +80,7 @@ pub(super) struct VariantInfo {
 }
 
 /// A parameter of a function or route handler.
+#[derive(Clone)]
 pub(super) struct ParamInfo {
     pub name: Ident,
     pub ty: Option<Ty>,
@@ -86,6 +88,7 @@ pub(super) struct ParamInfo {
 }
 
 /// A function or route handler's signature, and its body to check later.
+#[derive(Clone)]
 pub(super) struct FnInfo<'f> {
     /// The Low name: as written for `fn`, derived from method and path for a route.
     pub name: String,
@@ -129,9 +132,23 @@ pub(super) struct Items<'f> {
     /// The `Result<T>` made so far, with their `T`: enum `enums.len() + k` is the `k`-th
     /// (`results.rs`).
     pub results: RefCell<Vec<(Ty, EnumInfo)>>,
-    /// The built-in class `Failure`, the last class, and whether the program uses it.
-    pub failure: ClassIdx,
-    pub failure_used: Cell<bool>,
+    /// The abstract `Result<T>` (`generics.rs`): enum `ABSTRACT + k` is the `k`-th.
+    pub abstract_results: RefCell<Vec<(Ty, EnumInfo)>>,
+    /// The built-in class `Failure`, made when the program first names it.
+    pub failure: Cell<Option<ClassIdx>>,
+    /// Generic functions and classes by name (templates, which are not in `fns` or
+    /// `classes`), and the instances made so far (`generics.rs`).
+    pub generic_fns: Vec<generics::GenericFn<'f>>,
+    pub generic_fn_by_name: HashMap<String, usize>,
+    pub generic_classes: Vec<generics::GenericClass>,
+    pub generic_class_by_name: HashMap<String, usize>,
+    pub instances: RefCell<generics::Instances<'f>>,
+    /// The type parameters in scope and what they resolve to.
+    pub type_env: RefCell<Vec<(String, Ty)>>,
+    /// Whether a template is being checked: what it makes is abstract.
+    pub checking_template: Cell<bool>,
+    /// How many instances made the function being checked (0 for a declared one).
+    pub checking_depth: Cell<u32>,
     pub tables: Vec<tir::Table>,
     pub routes: Vec<tir::Route>,
     pub fns: Vec<FnInfo<'f>>,
@@ -168,8 +185,16 @@ pub(super) fn collect<'f>(file: &'f SourceFile, diags: &mut Vec<Diagnostic>) -> 
         enums: Vec::new(),
         enum_by_name: HashMap::new(),
         results: RefCell::new(Vec::new()),
-        failure: 0,
-        failure_used: Cell::new(false),
+        abstract_results: RefCell::new(Vec::new()),
+        failure: Cell::new(None),
+        generic_fns: Vec::new(),
+        generic_fn_by_name: HashMap::new(),
+        generic_classes: Vec::new(),
+        generic_class_by_name: HashMap::new(),
+        instances: RefCell::new(generics::Instances::default()),
+        type_env: RefCell::new(Vec::new()),
+        checking_template: Cell::new(false),
+        checking_depth: Cell::new(0),
         tables: Vec::new(),
         routes: Vec::new(),
         fns: Vec::new(),
@@ -187,8 +212,11 @@ pub(super) fn collect<'f>(file: &'f SourceFile, diags: &mut Vec<Diagnostic>) -> 
         schedules: Vec::new(),
     };
     let schema_start = diags.len();
-    let class_decls: Vec<&ast::ClassDecl> =
-        file.items.iter().filter_map(|i| if let Item::Class(c) = i { Some(c) } else { None }).collect();
+    let (generic_decls, class_decls): (Vec<&ast::ClassDecl>, Vec<&ast::ClassDecl>) = file
+        .items
+        .iter()
+        .filter_map(|i| if let Item::Class(c) = i { Some(c) } else { None })
+        .partition(|c| !c.type_params.is_empty());
     // Names first, so a field may name a class declared further down.
     let enum_decls: Vec<&ast::EnumDecl> =
         file.items.iter().filter_map(|i| if let Item::Enum(e) = i { Some(e) } else { None }).collect();
@@ -201,14 +229,19 @@ pub(super) fn collect<'f>(file: &'f SourceFile, diags: &mut Vec<Diagnostic>) -> 
     for decl in &enum_decls {
         items.declare_enum(decl, diags);
     }
+    for decl in &generic_decls {
+        items.declare_generic_class(decl, diags);
+    }
     if let Some(queue) = file.items.iter().find_map(|i| if let Item::Queue(q) = i { Some(q) } else { None }) {
         items.declare_dead_letter(queue, diags);
     }
     // An actor's state is a class named as the actor, declared after the written classes.
     let states: Vec<ClassIdx> = actor_decls.iter().map(|decl| items.declare_actor(decl, diags)).collect();
-    items.declare_failure();
     for (idx, decl) in class_decls.iter().enumerate() {
         items.classes[idx].fields = items.resolve_fields(&decl.fields, &decl.name.name, diags);
+    }
+    for decl in &generic_decls {
+        items.resolve_generic_fields(decl, diags);
     }
     for (decl, &class) in actor_decls.iter().zip(&states) {
         items.classes[class].fields = items.resolve_fields(&decl.fields, &decl.name.name, diags);
@@ -227,6 +260,7 @@ pub(super) fn collect<'f>(file: &'f SourceFile, diags: &mut Vec<Diagnostic>) -> 
 
     for item in &file.items {
         match item {
+            Item::Function(f) if !f.type_params.is_empty() => items.collect_generic_fn(f, diags),
             Item::Function(f) => items.collect_fn(f, diags),
             Item::Route(r) => items.collect_route(r, diags),
             Item::Test(t) => items.collect_test(t, diags),
@@ -259,15 +293,14 @@ pub(super) fn collect<'f>(file: &'f SourceFile, diags: &mut Vec<Diagnostic>) -> 
 }
 
 impl<'f> Items<'f> {
-    /// The classes as TIR, if every field type resolved: all of them (`every`, for the SQL
-    /// checker, which may be asked about any class before the bodies are checked), or the
-    /// program's (`Failure` only when it is used).
-    pub fn tir_classes(&self, every: bool) -> Option<Vec<tir::Class>> {
+    /// The classes as TIR, if every field type resolved: the declared ones, then those made so
+    /// far (`Failure`, generic classes' instances) in the order they were made.
+    pub fn tir_classes(&self) -> Option<Vec<tir::Class>> {
+        let made = self.instances.borrow();
         self.classes
             .iter()
-            .enumerate()
-            .filter(|(idx, _)| every || self.keeps_class(*idx))
-            .map(|(_, c)| {
+            .chain(made.classes.iter().map(|m| &m.info))
+            .map(|c| {
                 let fields = c
                     .fields
                     .iter()
@@ -337,13 +370,14 @@ impl<'f> Items<'f> {
             Ty::Array(inner) => format!("[{}]", self.ty_name(inner)),
             Ty::Option(inner) => format!("{}?", self.ty_name(inner)),
             Ty::Map(k, v) => format!("Map<{}, {}>", self.ty_name(k), self.ty_name(v)),
-            Ty::Class(idx) => self.classes.get(*idx).map_or_else(|| "<class>".into(), |c| c.name.clone()),
+            Ty::Class(idx) => self.class_display_name(*idx),
             Ty::Enum(idx) => match self.result_of(*idx) {
                 Some(ok) => format!("Result<{}>", self.ty_name(&ok)),
                 None => self.enums.get(*idx).map_or_else(|| "<enum>".into(), |e| e.name.clone()),
             },
             Ty::Task(inner) => format!("Task<{}>", self.ty_name(inner)),
             Ty::Actor(idx) => self.classes.get(*idx).map_or_else(|| "<actor>".into(), |c| c.name.clone()),
+            Ty::Param(name, _) => name.clone(),
         }
     }
 
@@ -360,9 +394,20 @@ impl<'f> Items<'f> {
                 "Duration" => Some(Ty::Duration),
                 "Uuid" => Some(Ty::Uuid),
                 _ => {
+                    if let Some(ty) = self.type_param_named(name) {
+                        return Some(ty);
+                    }
+                    if self.generic_class_by_name.contains_key(name) {
+                        diags.push(
+                            error(H433, ty.span, format!("`{name}` needs its type arguments"), "no `<…>`")
+                                .note(format!("write the types it holds, as in `{name}<i64>`")),
+                        );
+                        return None;
+                    }
                     if let Some(idx) = self.class_named(name) {
                         // An actor's name, as a type, is its handle's.
-                        return Some(if self.classes[idx].actor.is_some() { Ty::Actor(idx) } else { Ty::Class(idx) });
+                        let actor = self.class_at(idx).is_some_and(|c| c.actor.is_some());
+                        return Some(if actor { Ty::Actor(idx) } else { Ty::Class(idx) });
                     }
                     if let Some(idx) = self.enum_by_name.get(name) {
                         return Some(Ty::Enum(*idx));
@@ -406,6 +451,7 @@ impl<'f> Items<'f> {
                 Some(Ty::Map(Box::new(k), Box::new(v?)))
             }
             TypeExprKind::Result(ok) => Some(Ty::Enum(self.result_enum(&self.resolve_ty(ok, diags)?))),
+            TypeExprKind::Generic(name, args) => self.resolve_instance(name, args, ty.span, diags),
             TypeExprKind::Option(inner) => {
                 let resolved = self.resolve_ty(inner, diags)?;
                 if matches!(resolved, Ty::Option(_)) {
@@ -420,19 +466,54 @@ impl<'f> Items<'f> {
         }
     }
 
+    /// `Page<User>`: the instance of a generic class, its arguments resolved.
+    fn resolve_instance(&self, name: &str, args: &[TypeExpr], span: Span, diags: &mut Vec<Diagnostic>) -> Option<Ty> {
+        let Some(&template) = self.generic_class_by_name.get(name) else {
+            let what = if self.class_named(name).is_some() || self.enum_by_name.contains_key(name) {
+                format!("`{name}` is not generic")
+            } else {
+                format!("unknown generic type `{name}`")
+            };
+            diags.push(error(H203, span, what, "takes no type arguments"));
+            return None;
+        };
+        let args: Vec<Option<Ty>> = args.iter().map(|a| self.resolve_ty(a, diags)).collect();
+        let args = args.into_iter().collect::<Option<Vec<Ty>>>()?;
+        let expected = self.generic_classes[template].params.len();
+        if args.len() != expected {
+            diags.push(error(
+                H433,
+                span,
+                format!(
+                    "`{name}` takes {expected} type argument{}, not {}",
+                    if expected == 1 { "" } else { "s" },
+                    args.len()
+                ),
+                "wrong number of type arguments",
+            ));
+            return None;
+        }
+        if let Some(arg) = args.iter().find(|a| matches!(a, Ty::Task(_))) {
+            diags.push(error(H417, span, format!("a class cannot hold `{}`", self.ty_name(arg)), "a task handle"));
+            return None;
+        }
+        Some(Ty::Class(self.class_instance(template, args)))
+    }
+
     /// The index of `class`'s field `name`.
     pub fn field_index(&self, class: ClassIdx, name: &str) -> Option<usize> {
-        self.classes.get(class)?.fields.iter().position(|f| f.name == name)
+        self.class_at(class)?.fields.iter().position(|f| f.name == name)
     }
 
     /// "`id`, `name`, `age`": a class's fields for notes.
     pub fn field_list(&self, class: ClassIdx) -> String {
-        let Some(class) = self.classes.get(class) else { return String::new() };
-        if class.fields.is_empty() {
-            return format!("`{}` has no fields", class.name);
+        let Some(info) = self.class_at(class) else { return String::new() };
+        let name = self.class_display_name(class);
+        if info.fields.is_empty() {
+            return format!("`{name}` has no fields");
         }
-        let names: Vec<String> = class.fields.iter().map(|f| format!("`{}`", f.name)).collect();
-        format!("the fields of `{}` are {}", class.name, names.join(", "))
+        let names: Vec<String> = info.fields.iter().map(|f| format!("`{}`", f.name)).collect();
+        format!("the fields of `{name}` are {}", names.join(", "))
     }
 
     /// Declares the class `name` (an actor's state too), reporting a clash of names.
@@ -612,7 +693,8 @@ impl<'f> Items<'f> {
             return;
         };
         let mut ok = true;
-        for field in &self.classes[class].fields {
+        let Some(info) = self.class_at(class) else { return };
+        for field in &info.fields {
             if let Some(ty) = &field.ty
                 && !is_sql_value(ty)
             {
@@ -646,7 +728,7 @@ impl<'f> Items<'f> {
             );
             return;
         };
-        match &self.classes[class].fields[key].ty {
+        match &info.fields[key].ty {
             Some(Ty::I32 | Ty::I64 | Ty::String | Ty::Uuid) | None => {}
             Some(other) => {
                 ok = false;
@@ -679,7 +761,7 @@ impl<'f> Items<'f> {
                 format!("`{name}` is a builtin function and cannot be redeclared"),
                 "builtin name",
             ));
-        } else if self.fn_by_name.contains_key(name) {
+        } else if self.fn_by_name.contains_key(name) || self.generic_fn_by_name.contains_key(name) {
             diags.push(error(
                 H207,
                 decl.name.span,

@@ -248,7 +248,7 @@ impl Body<'_, '_> {
                 let base = self.hoist_indices(*base, rhs);
                 let items = self.items;
                 let is_inout = |func: usize, arg: usize| {
-                    items.fns[func].params.get(arg).is_some_and(|p| p.mode == ParamMode::Inout)
+                    items.fn_info(func).params.get(arg).is_some_and(|p| p.mode == ParamMode::Inout)
                 };
                 let changes = index.has_call() || index.roots().into_iter().any(|root| rhs.may_write(root, &is_inout));
                 if !changes {
@@ -379,7 +379,7 @@ impl Body<'_, '_> {
             Place::Field(base, f) => {
                 let (text, ty) = self.place_text_ty(base);
                 let field = match ty {
-                    Some(Ty::Class(c)) => self.items.classes.get(c).and_then(|c| c.fields.get(*f)),
+                    Some(Ty::Class(c)) => self.items.class_at(c).and_then(|c| c.fields.get(*f).cloned()),
                     _ => None,
                 };
                 match field {

@@ -41,7 +41,7 @@ impl Body<'_, '_> {
         }
         if let ast::ExprKind::Call { callee, .. } = &call.kind
             && let Some(&func) = self.items.fn_by_name.get(&callee.name)
-            && self.items.fns[func].fails
+            && self.items.fn_info(func).fails
         {
             self.report(
                 error(H417, call.span, format!("`{}` can fail, so it cannot run as a task", callee.name), "can fail")
@@ -57,7 +57,7 @@ impl Body<'_, '_> {
             );
             return None;
         };
-        let info = &self.items.fns[func];
+        let info = self.items.fn_info(func);
         if info.params.iter().any(|p| p.mode == ParamMode::Inout) {
             let name = info.name.clone();
             self.report(
@@ -92,7 +92,7 @@ impl Body<'_, '_> {
             return None;
         };
         if let Some(&func) = self.items.fn_by_name.get(&callee.name)
-            && self.items.fns[func].fails
+            && self.items.fn_info(func).fails
         {
             self.report(
                 error(H425, call.span, format!("`{}` can fail, so it cannot be deferred", callee.name), "can fail")
@@ -105,7 +105,7 @@ impl Body<'_, '_> {
             not_a_call(self, call.span);
             return None;
         };
-        let info = &self.items.fns[func];
+        let info = self.items.fn_info(func);
         if info.params.iter().any(|p| p.mode == ParamMode::Inout) {
             let name = info.name.clone();
             self.report(

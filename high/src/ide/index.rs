@@ -278,6 +278,8 @@ impl<'p> Builder<'p> {
                 self.ty(k);
                 self.ty(v);
             }
+            // The template of a generic class is no class of the program (its instances are).
+            ast::TypeExprKind::Generic(_, args) => args.iter().for_each(|a| self.ty(a)),
         }
     }
 

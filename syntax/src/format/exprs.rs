@@ -239,5 +239,8 @@ fn type_text(ty: &TypeExpr) -> String {
         TypeExprKind::Option(inner) => format!("{}?", type_text(inner)),
         TypeExprKind::Map(k, v) => format!("Map<{}, {}>", type_text(k), type_text(v)),
         TypeExprKind::Result(ok) => format!("Result<{}>", type_text(ok)),
+        TypeExprKind::Generic(name, args) => {
+            format!("{name}<{}>", args.iter().map(type_text).collect::<Vec<_>>().join(", "))
+        }
     }
 }

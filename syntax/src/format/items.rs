@@ -52,7 +52,7 @@ impl Printer<'_> {
     fn item(&mut self, item: &Item) -> Doc {
         match item {
             Item::Class(d) => {
-                let head = text(format!("{}class {} ", public(d.public), d.name.name));
+                let head = text(format!("{}class {}{} ", public(d.public), d.name.name, type_params(&d.type_params)));
                 let spans: Vec<Span> = d.fields.iter().map(field_span).collect();
                 let body = self.braced(&spans, d.span.end as usize - 1, &mut |p, i| p.field(&d.fields[i]));
                 concat(vec![head, body])
@@ -115,7 +115,7 @@ impl Printer<'_> {
 
     /// `[pub] fn name(params) [fails] [-> T] { body }`.
     fn function(&mut self, d: &FnDecl) -> Doc {
-        let head = text(format!("{}fn {}", public(d.public), d.name.name));
+        let head = text(format!("{}fn {}{}", public(d.public), d.name.name, type_params(&d.type_params)));
         let fails = if d.fails { text(" fails") } else { Doc::Nil };
         concat(vec![head, self.params(&d.params), fails, self.ret(&d.ret), text(" "), self.block(&d.body)])
     }
@@ -351,6 +351,24 @@ impl Printer<'_> {
 }
 
 /// `pub ` or nothing.
+/// `<T, U: ord + text>`, or nothing for no type parameters.
+fn type_params(params: &[TypeParam]) -> String {
+    if params.is_empty() {
+        return String::new();
+    }
+    let each: Vec<String> = params
+        .iter()
+        .map(|p| match p.bounds.as_slice() {
+            [] => p.name.name.clone(),
+            bounds => {
+                let names: Vec<&str> = bounds.iter().map(|b| b.name.as_str()).collect();
+                format!("{}: {}", p.name.name, names.join(" + "))
+            }
+        })
+        .collect();
+    format!("<{}>", each.join(", "))
+}
+
 fn public(yes: bool) -> &'static str {
     if yes { "pub " } else { "" }
 }

@@ -7,6 +7,7 @@ use std::borrow::Cow;
 
 use nagi_syntax::ast::Span;
 
+use super::generics::{ABSTRACT, MadeClass};
 use super::{ClassInfo, EnumInfo, FieldInfo, Items, VariantInfo};
 use crate::tir::{ClassIdx, EnumIdx, Ty};
 
@@ -16,65 +17,71 @@ pub(in crate::check) const FAILURE: &str = "Failure";
 pub(in crate::check) const RESULT: &str = "Result";
 
 impl Items<'_> {
-    /// Declares the class `Failure`, after every other class so that dropping it from a
-    /// program that does not use it moves no other class.
-    pub(super) fn declare_failure(&mut self) {
-        let idx = self.classes.len();
+    /// The class `Failure`, made the first time the program names it (so a program that does
+    /// not use it has no such class).
+    pub(in crate::check) fn failure_class(&self) -> ClassIdx {
+        if let Some(idx) = self.failure.get() {
+            return idx;
+        }
         let field = |name: &str, ty: Ty| FieldInfo { name: name.into(), ty: Some(ty) };
-        self.classes.push(ClassInfo {
+        let info = ClassInfo {
             name: FAILURE.into(),
             name_span: Span::default(),
             span: Span::default(),
             fields: vec![field("status", Ty::I64), field("message", Ty::String)],
             actor: None,
-        });
-        self.class_by_name.insert(FAILURE.into(), idx);
-        self.failure = idx;
+        };
+        let mut instances = self.instances.borrow_mut();
+        instances.classes.push(MadeClass { template: None, args: Vec::new(), info });
+        let idx = self.classes.len() + instances.classes.len() - 1;
+        self.failure.set(Some(idx));
+        idx
     }
 
-    /// The class `Failure`, counted as used by the program.
-    pub(in crate::check) fn failure_class(&self) -> ClassIdx {
-        self.failure_used.set(true);
-        self.failure
-    }
-
-    /// The class named `name`, the class `Failure` then counted as used: every lookup of a
-    /// class by name goes through here.
+    /// The class named `name` (a declared one, or `Failure`): every lookup of a class by name
+    /// goes through here.
     pub(in crate::check) fn class_named(&self, name: &str) -> Option<ClassIdx> {
-        let idx = *self.class_by_name.get(name)?;
-        if idx == self.failure {
-            self.failure_used.set(true);
+        if name == FAILURE {
+            return Some(self.failure_class());
         }
-        Some(idx)
-    }
-
-    /// Whether the program's TIR keeps the class `Failure` (only a program that uses it).
-    pub(super) fn keeps_class(&self, idx: ClassIdx) -> bool {
-        idx != self.failure || self.failure_used.get()
+        self.class_by_name.get(name).copied()
     }
 
     /// The enum `Result<ok>` (`ok` is `Ty::Unit` for a call without a result, whose `Ok`
     /// carries nothing), made on first use.
     pub(in crate::check) fn result_enum(&self, ok: &Ty) -> EnumIdx {
         let failure = self.failure_class();
+        let abstract_ = self.checking_template.get() || self.has_param(ok);
+        if abstract_ {
+            return self.abstract_result(ok, failure);
+        }
         if let Some(k) = self.results.borrow().iter().position(|(t, _)| t == ok) {
             return self.enums.len() + k;
         }
         // No borrow held: the name reads the `Result` that `ok` may hold.
-        let name = format!("{RESULT}.{}", self.low_type_name(ok));
-        let payload = (*ok != Ty::Unit).then(|| Some(ok.clone()));
-        let variants = vec![
-            VariantInfo { name: "Ok".into(), payload },
-            VariantInfo { name: "Failed".into(), payload: Some(Some(Ty::Class(failure))) },
-        ];
-        let info = EnumInfo { name, name_span: Span::default(), span: Span::default(), variants };
+        let info = result_info(format!("{RESULT}.{}", self.low_type_name(ok)), ok, failure);
         let mut results = self.results.borrow_mut();
         results.push((ok.clone(), info));
         self.enums.len() + results.len() - 1
     }
 
+    /// A `Result<T>` made while a template's body is checked (or of a `T` that mentions a type
+    /// parameter), which never reaches the program.
+    fn abstract_result(&self, ok: &Ty, failure: ClassIdx) -> EnumIdx {
+        if let Some(k) = self.abstract_results.borrow().iter().position(|(t, _)| t == ok) {
+            return ABSTRACT + k;
+        }
+        let info = result_info(format!("{RESULT}.{}", self.low_type_name(ok)), ok, failure);
+        let mut results = self.abstract_results.borrow_mut();
+        results.push((ok.clone(), info));
+        ABSTRACT + results.len() - 1
+    }
+
     /// The declared enum or `Result<T>` at `idx`.
     pub(in crate::check) fn enum_at(&self, idx: EnumIdx) -> Option<Cow<'_, EnumInfo>> {
+        if let Some(k) = idx.checked_sub(ABSTRACT) {
+            return self.abstract_results.borrow().get(k).map(|(_, info)| Cow::Owned(info.clone()));
+        }
         match self.enums.get(idx) {
             Some(info) => Some(Cow::Borrowed(info)),
             None => self.results.borrow().get(idx - self.enums.len()).map(|(_, info)| Cow::Owned(info.clone())),
@@ -88,20 +95,34 @@ impl Items<'_> {
 
     /// `T` of the enum at `idx` when it is a `Result<T>`.
     pub(in crate::check) fn result_of(&self, idx: EnumIdx) -> Option<Ty> {
+        if let Some(k) = idx.checked_sub(ABSTRACT) {
+            return self.abstract_results.borrow().get(k).map(|(ok, _)| ok.clone());
+        }
         let k = idx.checked_sub(self.enums.len())?;
         self.results.borrow().get(k).map(|(ok, _)| ok.clone())
     }
 
     /// A type's name in Low, where an instance's name is its parts joined by dots
     /// (`Result.Array.Post` for `Result<[Post]>`): Low names are dotted words.
-    fn low_type_name(&self, ty: &Ty) -> String {
+    pub(super) fn low_type_name(&self, ty: &Ty) -> String {
         match ty {
             Ty::Array(inner) => format!("Array.{}", self.low_type_name(inner)),
             Ty::Option(inner) => format!("Option.{}", self.low_type_name(inner)),
             Ty::Map(k, v) => format!("Map.{}.{}", self.low_type_name(k), self.low_type_name(v)),
             Ty::Task(inner) => format!("Task.{}", self.low_type_name(inner)),
             Ty::Enum(idx) => self.enum_at(*idx).map_or_else(|| "enum".into(), |e| e.name.clone()),
+            Ty::Class(idx) => self.class_at(*idx).map_or_else(|| "class".into(), |c| c.name.clone()),
             other => self.ty_name(other),
         }
     }
+}
+
+/// The enum `Result<ok>` named `name`: `Ok(ok)` (no payload for unit) or `Failed(Failure)`.
+fn result_info(name: String, ok: &Ty, failure: ClassIdx) -> EnumInfo {
+    let payload = (*ok != Ty::Unit).then(|| Some(ok.clone()));
+    let variants = vec![
+        VariantInfo { name: "Ok".into(), payload },
+        VariantInfo { name: "Failed".into(), payload: Some(Some(Ty::Class(failure))) },
+    ];
+    EnumInfo { name, name_span: Span::default(), span: Span::default(), variants }
 }

@@ -92,7 +92,7 @@ impl Items<'_> {
                 diags.push(error(H206, name.span, format!("child `{}` is declared twice", name.name), "again"));
                 continue;
             }
-            let actor = self.class_named(&ty.name).and_then(|c| self.classes[c].actor);
+            let actor = self.class_named(&ty.name).and_then(|c| self.class_at(c)?.actor);
             let child = match (actor, self.supervisor_by_name.get(&ty.name)) {
                 (Some(actor), _) => SupervisedChild::Actor(actor),
                 (None, Some(&nested)) => {

@@ -1,0 +1,228 @@
+//! Calls of generic functions and literals of generic classes (docs/language.md §3.7): the
+//! type arguments are inferred — from the expected type first, then from the arguments in
+//! order — their capabilities checked against the parameters' bounds, and the instance used.
+
+use nagi_syntax::ast::{self, Ident, Span};
+
+use super::expr::mk;
+use super::items::generics::{bounds_list, bounds_written};
+use super::{Body, H301, H433, error};
+use crate::tir::{Expr, ExprKind, FnIdx, ParamMode, Ty};
+
+/// The type parameters of a generic callee and what the call has bound them to so far.
+pub(super) type Slots = Vec<(String, Option<Ty>)>;
+
+impl Body<'_, '_> {
+    /// The type parameters of generic function `template` (none for a plain function), bound
+    /// from the expected type where the result decides them (`let p: Page<User> = empty()`).
+    pub(super) fn type_arg_slots(&self, template: Option<usize>, ret: Option<&Ty>, hint: Option<&Ty>) -> Slots {
+        let Some(k) = template else { return Vec::new() };
+        let slots: Slots = self.items.generic_fns[k].params.iter().map(|p| (p.name.clone(), None)).collect();
+        if let (Some(ret), Some(hint)) = (ret, hint) {
+            let mut trial = slots.clone();
+            if self.items.unify(ret, hint, &mut trial) {
+                return trial;
+            }
+        }
+        slots
+    }
+
+    /// Whether `ty` (a callee's parameter type) names a type parameter not bound yet.
+    pub(super) fn unbound(&self, ty: &Ty, slots: &Slots) -> bool {
+        let items = self.items;
+        match ty {
+            Ty::Param(name, _) => slots.iter().any(|(n, t)| n == name && t.is_none()),
+            Ty::Array(inner) | Ty::Option(inner) | Ty::Task(inner) => self.unbound(inner, slots),
+            Ty::Map(k, v) => self.unbound(k, slots) || self.unbound(v, slots),
+            Ty::Class(c) => {
+                items.class_generic(*c).is_some_and(|(_, args)| args.iter().any(|a| self.unbound(a, slots)))
+            }
+            Ty::Enum(e) => items.result_of(*e).is_some_and(|ok| self.unbound(&ok, slots)),
+            _ => false,
+        }
+    }
+
+    /// `ty` with the bound type parameters of `slots` replaced.
+    pub(super) fn bind(&self, ty: &Ty, slots: &Slots) -> Ty {
+        if slots.is_empty() {
+            return ty.clone();
+        }
+        let env: Vec<(String, Ty)> = slots.iter().filter_map(|(n, t)| Some((n.clone(), t.clone()?))).collect();
+        self.items.subst(ty, &env)
+    }
+
+    /// An argument whose parameter type names a type parameter not bound yet: its own type
+    /// binds it.
+    pub(super) fn inferred_arg(
+        &mut self,
+        arg: &ast::Expr,
+        mode: ParamMode,
+        pattern: &Ty,
+        slots: &mut Slots,
+        callee: &str,
+    ) -> Option<Expr> {
+        let value = match mode {
+            ParamMode::Inout => {
+                let (_, found) = self.place_expr(arg).ok()?;
+                if !self.items.unify(pattern, &found, slots) {
+                    return self.arg_mismatch(pattern, &found, slots, arg.span, callee);
+                }
+                return self.inout_arg(arg, Some(&found), callee);
+            }
+            ParamMode::Borrowed | ParamMode::Owned => self.infer_value(arg, None)?,
+        };
+        if !self.items.unify(pattern, &value.ty, slots) {
+            return self.arg_mismatch(pattern, &value.ty, slots, arg.span, callee);
+        }
+        let want = self.bind(pattern, slots);
+        self.coerce(value, &want)
+    }
+
+    fn arg_mismatch(&mut self, pattern: &Ty, found: &Ty, slots: &Slots, span: Span, callee: &str) -> Option<Expr> {
+        let (want, have) = (self.ty_name(&self.bind(pattern, slots)), self.ty_name(found));
+        self.report(error(
+            H301,
+            span,
+            format!("mismatched types: `{callee}` expects `{want}` here, found `{have}`"),
+            format!("this is `{have}`"),
+        ));
+        None
+    }
+
+    /// The instance of generic function `template` the call's bindings choose, once every type
+    /// parameter is bound and has the capabilities its bounds require.
+    pub(super) fn instance_for_call(
+        &mut self,
+        template: usize,
+        slots: &Slots,
+        callee: &Ident,
+        span: Span,
+    ) -> Option<FnIdx> {
+        let items = self.items;
+        let generic = &items.generic_fns[template];
+        let mut args = Vec::with_capacity(slots.len());
+        let mut ok = true;
+        for ((name, bound), param) in slots.iter().zip(&generic.params) {
+            let Some(ty) = bound else {
+                self.report(
+                    error(
+                        H433,
+                        span,
+                        format!("the call does not say what `{name}` of `{}` is", callee.name),
+                        "cannot infer",
+                    )
+                    .note(format!("give the result a type (`let x: … = {}(…)`)", callee.name)),
+                );
+                ok = false;
+                continue;
+            };
+            let missing = items.missing_bounds(ty, param.bounds);
+            if missing.0 != 0 {
+                let found = self.ty_name(ty);
+                self.report(
+                    error(
+                        H433,
+                        span,
+                        format!(
+                            "`{found}` is not {}, which `{name}` of `{}` requires",
+                            bounds_list(missing),
+                            callee.name
+                        ),
+                        format!("`{name}` is `{found}` here"),
+                    )
+                    .note(format!(
+                        "`{}` declares `{name}: {}`",
+                        callee.name,
+                        bounds_written(param.bounds)
+                    )),
+                );
+                ok = false;
+            }
+            args.push(ty.clone());
+        }
+        if !ok {
+            return None;
+        }
+        let instance = items.fn_instance(template, args);
+        if instance.is_none() {
+            self.report(
+                error(H433, span, format!("the instances of `{}` nest too deeply", callee.name), "instantiated here")
+                    .note("a generic function that calls itself with a larger type argument would never end"),
+            );
+        }
+        instance
+    }
+
+    /// `Page { … }` of a generic class: the instance the expected type names, or the one the
+    /// field values decide (each value checked once, against its field's type where that
+    /// type is known).
+    pub(super) fn generic_class_literal(
+        &mut self,
+        template: usize,
+        class: &Ident,
+        fields: &[(Ident, ast::Expr)],
+        hint: Option<&Ty>,
+        span: Span,
+    ) -> Option<Expr> {
+        let items = self.items;
+        let generic = &items.generic_classes[template];
+        if let Some(Ty::Class(c)) = hint
+            && items.class_generic(*c).is_some_and(|(t, _)| t == template)
+        {
+            return self.class_literal_of(*c, class, fields, span);
+        }
+        let mut slots: Slots = generic.params.iter().map(|p| (p.name.clone(), None)).collect();
+        let mut values = Vec::with_capacity(fields.len());
+        for (name, value) in fields {
+            let pattern = generic.info.fields.iter().find(|f| f.name == name.name).and_then(|f| f.ty.clone());
+            let checked = match &pattern {
+                Some(ty) if !self.unbound(ty, &slots) => self.check_expr(value, &self.bind(ty, &slots)),
+                Some(ty) => {
+                    let v = self.infer_value(value, None);
+                    match v {
+                        Some(v) if self.items.unify(ty, &v.ty, &mut slots) => Some(v),
+                        Some(v) => {
+                            let want = self.bind(ty, &slots);
+                            self.mismatch(&want, &v);
+                            None
+                        }
+                        None => None,
+                    }
+                }
+                None => self.infer(value, None),
+            };
+            values.push(checked);
+        }
+        let mut args = Vec::with_capacity(slots.len());
+        for (name, bound) in &slots {
+            match bound {
+                Some(ty) => args.push(ty.clone()),
+                None => {
+                    self.report(
+                        error(
+                            H433,
+                            span,
+                            format!("the literal does not say what `{name}` of `{}` is", class.name),
+                            "cannot infer",
+                        )
+                        .note(format!("give it a type: `let x: {}<…> = {} {{ … }}`", class.name, class.name)),
+                    );
+                    return None;
+                }
+            }
+        }
+        let idx = items.class_instance(template, args);
+        self.class_literal_checked(idx, class, fields, Some(values), span)
+    }
+
+    /// A value standing for an operation on a type parameter's values (`a == b` of `T: eq`),
+    /// in a template's body: that body's TIR is only checked, never lowered (each instance's
+    /// is, with the operation its type has).
+    pub(super) fn template_value(&self, ty: Ty, span: Span) -> Expr {
+        let kind = match &ty {
+            Ty::Bool => ExprKind::Bool(false),
+            _ => ExprKind::Str(String::new()),
+        };
+        mk(kind, ty, span)
+    }
+}
