@@ -45,6 +45,7 @@ const SERVICES: &[&str] = &[
     "tests/fixtures/calc.nagi",
     "tests/fixtures/context.nagi",
     "tests/fixtures/ledger.nagi",
+    "golden/high/generic_service.nagi",
 ];
 
 /// One request of the transcript.

@@ -212,9 +212,17 @@ fn a_scripted_session_on_the_blog_example() {
     );
     let found = references["result"].as_array().unwrap();
     assert!(found.iter().any(|l| l["uri"] == uri("posts.nagi") && l["range"]["start"] == position), "{references}");
-    // The declaration, and the two class literals that set it (posts.nagi's `write`, blog.nagi's
-    // `PUT /posts/{id}`); `draft.title` is another class's field.
-    assert_eq!(found.len(), 3, "{references}");
+    // The declaration, the two class literals that set it (posts.nagi's `write`, blog.nagi's
+    // `PUT /posts/{id}`) and the read in `by_author`'s closure (`p.title`); `draft.title` is
+    // another class's field.
+    assert_eq!(found.len(), 4, "{references}");
+    let posts_text = text("posts.nagi");
+    assert!(
+        found
+            .iter()
+            .any(|l| l["uri"] == uri("posts.nagi") && l["range"]["start"] == at(&posts_text, "p.title.clone()", 2)),
+        "{references}"
+    );
     let blog_text = text("blog.nagi");
     assert!(
         found

@@ -564,6 +564,21 @@ fn the_blog_example_serves_its_walkthrough(backend: Backend, engine: Engine) {
     assert_eq!(titles(send("GET", "/posts?q=5%25%25", None, "")), Vec::<String>::new());
     assert_eq!(titles(send("GET", "/posts?q=by&limit=5", None, "")), ["Second"]);
     assert_eq!(detail(send("GET", "/posts?limit=0", None, "")), (422, "limit is 1 to 100".into()));
+    // An account's posts as a `Page<Summary>` (a generic class's instance), longest first.
+    assert_eq!(
+        send("POST", "/posts", Some("secret-ann"), r#"{"title":"Long","body":"one two three four five six"}"#).0,
+        201
+    );
+    assert_eq!(
+        send("GET", "/accounts/1/posts?limit=1", None, ""),
+        (200, serde_json::json!({"items": [{"id": 3, "title": "Long", "words": 6}], "next": 1}))
+    );
+    assert_eq!(
+        send("GET", "/accounts/1/posts?offset=1", None, ""),
+        (200, serde_json::json!({"items": [{"id": 1, "title": "Hello world", "words": 4}], "next": null}))
+    );
+    assert_eq!(detail(send("GET", "/accounts/1/posts?offset=-1", None, "")), (422, "offset is not negative".into()));
+    assert_eq!(send("DELETE", "/posts/3", Some("secret-ann"), "").0, 204);
     // Comments, then the author deletes the post and its comments.
     assert_eq!(send("POST", "/posts/1/comments", Some("secret-bob"), r#"{"text":"nice"}"#).0, 201);
     assert_eq!(send("GET", "/posts/1/comments", None, "").1.as_array().map(Vec::len), Some(1));

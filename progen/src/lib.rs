@@ -20,7 +20,7 @@
 //! `match` on them with copied and borrowed bindings, `|`, `_`, qualified and unqualified
 //! patterns in any order, `match` on integers (edge literals), strings and booleans, and
 //! `break`/`continue` inside arms in loops. Every arm prints, so a wrong branch shows in the
-//! output. Then (`failures.rs`, `testing.rs`, `arrays.rs`, `maps.rs`, `times.rs`, `modules.rs`): generated functions of
+//! output. Then (`failures.rs`, `testing.rs`, `arrays.rs`, `maps.rs`, `times.rs`, `generics.rs`, `modules.rs`): generated functions of
 //! random parameters and bodies, half of them declared `fails` and failing on a computed
 //! condition with a literal, computed or out-of-range status, called with `try` (of a call, of
 //! a parenthesized operation, as a statement) and left early with `return`; `test` blocks with
@@ -30,7 +30,8 @@
 //! (`insert` over repeating keys, `get`, `remove`, `contains`, `len`, clones and
 //! `for k, v in m`, printed in order); times (`times.rs`: `parse_time` of edge texts, `Duration`
 //! literals of every unit, `+`, `-`, comparisons, scaling, both text forms, traps at the ends of
-//! the range; the clock is never read; `parse_uuid` of UUID texts in several forms); a configuration (`knobs.rs`: `config Knobs` with a
+//! the range; the clock is never read; `parse_uuid` of UUID texts in several forms); generic
+//! functions and a generic class of the prelude called on every element type (`generics.rs`); a configuration (`knobs.rs`: `config Knobs` with a
 //! default for every value, read in expressions of the main file); and, in a
 //! third of the programs, a module `lib` holding the prelude, functions and a test, used
 //! qualified and through `import lib.{…}`. Traps (division by zero, an index or a slice out of
@@ -45,6 +46,7 @@ use arbitrary::{Result, Unstructured};
 
 mod arrays;
 mod failures;
+mod generics;
 mod knobs;
 mod maps;
 mod matching;
@@ -382,7 +384,7 @@ impl Gen<'_, '_> {
         if self.may_wait() && self.u.ratio(1, 8)? {
             return self.wait_stmt(depth);
         }
-        let choice = self.u.int_in_range(0..=22)?;
+        let choice = self.u.int_in_range(0..=23)?;
         match choice {
             0..=2 => self.declare_scalar(),
             3 => self.declare_array(),
@@ -404,6 +406,7 @@ impl Gen<'_, '_> {
             21 => self.map_stmt(),
             22 if self.u.ratio(1, 3)? => self.uuid_stmt(),
             22 => self.time_stmt(),
+            23 => self.generic_stmt(),
             _ => self.print_expr(),
         }
     }

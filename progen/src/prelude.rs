@@ -9,7 +9,9 @@
 /// helpers `match` on a borrowed parameter (`tok_score`, `tok_text`, `light_code`,
 /// `light_name`, `item_value`, `item_of`), make a variant from an integer (`tok_of`), change an
 /// `inout` enum inside an arm (`tok_bump`), and return, `break` and `continue` from a `match`
-/// inside a loop (`first_word`).
+/// inside a loop (`first_word`); and the generic class `Duo<T>` and generic functions
+/// (`generics.rs`): `pick`, `bigger` (`T: ord + copy`), `same` (`T: eq`), `shown` (`T: text`),
+/// `duo`, `swapped` (a `Duo<T>` in and out) and `first_or`.
 pub(super) const PRELUDE: &str = "class P {
     a: i64
     b: f64
@@ -202,6 +204,48 @@ fn item_of(t: Tok) -> Item {
     }
 }
 
+
+class Duo<T> {
+    first: T
+    second: T
+}
+
+fn pick<T>(c: bool, a: T, b: T) -> T {
+    if c {
+        return a.clone()
+    }
+    return b.clone()
+}
+
+fn bigger<T: ord + copy>(a: T, b: T) -> T {
+    if a > b {
+        return a
+    }
+    return b
+}
+
+fn same<T: eq>(a: T, b: T) -> bool {
+    return a == b
+}
+
+fn shown<T: text>(x: T) -> String {
+    return \"<{x}>\"
+}
+
+fn duo<T>(a: T, b: T) -> Duo<T> {
+    return Duo { first: a.clone(), second: b.clone() }
+}
+
+fn swapped<T>(d: Duo<T>) -> Duo<T> {
+    return Duo { first: d.second.clone(), second: d.first.clone() }
+}
+
+fn first_or<T>(xs: [T], fallback: T) -> T {
+    if xs.len() > 0 {
+        return xs[0].clone()
+    }
+    return fallback.clone()
+}
 ";
 
 /// The prelude of a program generated with `config`: [`PRELUDE`], and the helpers that wait
@@ -220,7 +264,7 @@ pub(super) fn items(config: &super::Config) -> Vec<&'static str> {
     let waits = if config.waits { super::waits::PRELUDE } else { "" };
     let names = PRELUDE.lines().chain(waits.lines()).filter_map(|line| {
         let rest = line.strip_prefix("class ").or(line.strip_prefix("enum ")).or(line.strip_prefix("fn "))?;
-        rest.split([' ', '(']).next()
+        rest.split([' ', '(', '<']).next()
     });
     names.collect()
 }

@@ -384,3 +384,16 @@ fn recursive_waits_and_self_spawning_tasks_are_generated() {
     });
     assert!(in_loop, "no program of the first 300 (waits) waits inside a loop");
 }
+
+/// Every generic function of the prelude is called in the first 300 programs, and the class
+/// `Duo<T>` made.
+#[test]
+fn generic_calls_are_generated() {
+    let texts: Vec<String> = (0..300).map(|seed| from_seed(seed, 4096)).collect();
+    for call in ["pick(", "bigger(", "same(", "shown(", "duo(", "swapped(", "first_or("] {
+        let called = texts
+            .iter()
+            .any(|t| t.lines().any(|l| !l.starts_with("fn ") && !l.starts_with("pub fn ") && l.contains(call)));
+        assert!(called, "no program of the first 300 calls `{call}`");
+    }
+}
