@@ -177,9 +177,10 @@ fn nagic_test_runs_the_blog_tests(backend: Backend) {
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(out.status.success(), "{backend:?}: {stdout}{}", stderr(&out));
     for line in [
-        "running 6 tests",
+        "running 8 tests",
         "test \"opening an account, then authenticating with its token\" ... ok",
-        "test result: ok. 6 passed; 0 failed",
+        "test \"a window holds its items and says where the next begins\" ... ok",
+        "test result: ok. 8 passed; 0 failed",
     ] {
         assert!(stdout.lines().any(|l| l == line), "{backend:?}: no line {line:?} in:\n{stdout}");
     }
