@@ -1,5 +1,5 @@
 //! `nagic lsp` (issue 35) in a scripted session over stdio, as an editor drives it (JSON-RPC
-//! with LSP's framing, no editor): the blog example (five modules) opened, a type error
+//! with LSP's framing, no editor): the blog example (six modules) opened, a type error
 //! introduced and its diagnostic checked by range, hover on a field, go to definition across
 //! modules, completion after `post.`, rename of a function across modules, document symbols,
 //! formatting, a malformed message answered with a parse error, and shutdown then exit with
