@@ -188,12 +188,14 @@ pub struct ClassDecl {
     pub span: Span,
 }
 
-/// `enum Name { Variant, Variant(Type), … }`
+/// `enum Name[<T, …>] { Variant, Variant(Type), … }`
 #[derive(Clone, Debug, PartialEq)]
 pub struct EnumDecl {
     pub name: Ident,
     /// Written `pub`: other modules may use it.
     pub public: bool,
+    /// The type parameters of a generic enum (`enum Tree<T>`), in order; empty otherwise.
+    pub type_params: Vec<TypeParam>,
     pub variants: Vec<VariantDecl>,
     pub span: Span,
 }

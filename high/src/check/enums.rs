@@ -4,7 +4,6 @@
 use nagi_syntax::ast::{self, Span};
 
 use super::expr::mk;
-use super::items::results::RESULT;
 use super::{Body, H301, H303, H307, H316, H317, H318, H319, error, plural};
 use crate::tir::{EnumIdx, ExprKind, LocalKind, MatchArm, Pattern, Place, StmtKind, Ty};
 
@@ -288,7 +287,7 @@ impl Body<'_, '_> {
     ) -> Option<(Pattern, Option<(&'p ast::Ident, Option<Ty>)>)> {
         let name = self.items.ty_name(&Ty::Enum(e));
         // A `Result<T>`'s variants are written `Result.Ok(…)` whatever its `T`.
-        let written_name = if self.items.result_of(e).is_some() { RESULT.to_string() } else { name.clone() };
+        let written_name = self.items.enum_written_name(e);
         if let Some(written) = enum_name
             && written.name != written_name
         {

@@ -82,6 +82,12 @@ impl Body<'_, '_> {
             ast::ExprKind::Field { object, field } if let Some(e) = self.enum_named(object) => {
                 self.variant_value(e, field, None, span)
             }
+            ast::ExprKind::Field { object, field } if let Some(t) = self.generic_enum_named(object) => {
+                self.generic_variant(t, field, None, hint, span)
+            }
+            ast::ExprKind::MethodCall { receiver, method, args } if let Some(t) = self.generic_enum_named(receiver) => {
+                self.generic_variant(t, method, Some(args), hint, span)
+            }
             ast::ExprKind::Field { object, field } if let Some(name) = self.config_named(object) => {
                 self.config_read(&name, field, span)
             }

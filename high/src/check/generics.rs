@@ -37,7 +37,10 @@ impl Body<'_, '_> {
             Ty::Class(c) => {
                 items.class_generic(*c).is_some_and(|(_, args)| args.iter().any(|a| self.unbound(a, slots)))
             }
-            Ty::Enum(e) => items.result_of(*e).is_some_and(|ok| self.unbound(&ok, slots)),
+            Ty::Enum(e) => {
+                items.result_of(*e).is_some_and(|ok| self.unbound(&ok, slots))
+                    || items.enum_generic(*e).is_some_and(|(_, args)| args.iter().any(|a| self.unbound(a, slots)))
+            }
             _ => false,
         }
     }
@@ -213,6 +216,92 @@ impl Body<'_, '_> {
         }
         let idx = items.class_instance(template, args);
         self.class_literal_checked(idx, class, fields, Some(values), span)
+    }
+
+    /// The generic enum a name refers to, when it is written as a value (`Tree` in
+    /// `Tree.Leaf(1)`) and no local of that name hides it.
+    pub(super) fn generic_enum_named(&self, e: &ast::Expr) -> Option<usize> {
+        let ast::ExprKind::Name(id) = &e.kind else { return None };
+        if self.lookup(&id.name).is_some() {
+            return None;
+        }
+        self.items.generic_enum_by_name.get(&id.name).copied()
+    }
+
+    /// `Tree.Leaf(1)` of a generic enum: the instance the expected type names, or the one the
+    /// payload decides (a variant without one needs the expected type).
+    pub(super) fn generic_variant(
+        &mut self,
+        template: usize,
+        variant: &Ident,
+        args: Option<&[ast::Expr]>,
+        hint: Option<&Ty>,
+        span: Span,
+    ) -> Option<Expr> {
+        let items = self.items;
+        let generic = &items.generic_enums[template];
+        if let Some(Ty::Enum(e)) = hint
+            && items.enum_generic(*e).is_some_and(|(t, _)| t == template)
+        {
+            return self.variant_value(*e, variant, args, span);
+        }
+        let mut slots: Slots = generic.params.iter().map(|p| (p.name.clone(), None)).collect();
+        let payload = generic.info.variants.iter().find(|v| v.name == variant.name).map(|v| v.payload.clone());
+        let (pattern, arg) = match (payload, args) {
+            (Some(Some(Some(pattern))), Some([arg])) => (pattern, arg),
+            (Some(None), None) => {
+                let name = &generic.info.name;
+                self.report(
+                    error(
+                        H433,
+                        span,
+                        format!("`{name}.{}` does not say what its enum holds", variant.name),
+                        "cannot infer",
+                    )
+                    .note(format!("give it a type: `let x: {name}<…> = …`")),
+                );
+                return None;
+            }
+            _ => {
+                // The enum's own message for an unknown variant or a wrong number of values.
+                let own: Vec<Ty> = generic.params.iter().map(|p| p.ty()).collect();
+                let probe = items.enum_instance(template, own);
+                return self.variant_value(probe, variant, args, span);
+            }
+        };
+        let value = self.infer_value(arg, None)?;
+        if !items.unify(&pattern, &value.ty, &mut slots) {
+            let want = self.bind(&pattern, &slots);
+            self.mismatch(&want, &value);
+            return None;
+        }
+        let mut bound = Vec::with_capacity(slots.len());
+        for (name, ty) in &slots {
+            match ty {
+                Some(ty) => bound.push(ty.clone()),
+                None => {
+                    self.report(
+                        error(
+                            H433,
+                            span,
+                            format!("`{}.{}` does not say what `{name}` is", generic.info.name, variant.name),
+                            "cannot infer",
+                        )
+                        .note(format!("give it a type: `let x: {}<…> = …`", generic.info.name)),
+                    );
+                    return None;
+                }
+            }
+        }
+        let idx = items.enum_instance(template, bound);
+        let index = items.variant_index(idx, &variant.name)?;
+        let ty = items.enum_at(idx)?.variants[index as usize].payload.clone()??;
+        let payload = self.coerce(value, &ty)?;
+        Some(mk(
+            ExprKind::Variant { enum_idx: idx, variant: index, payload: Some(Box::new(payload)) },
+            Ty::Enum(idx),
+            span,
+        ))
     }
 
     /// A value standing for an operation on a type parameter's values (`a == b` of `T: eq`),

@@ -129,11 +129,11 @@ pub(super) struct Items<'f> {
     pub enums: Vec<EnumInfo>,
     /// Enums by name; classes and enums share one namespace.
     pub enum_by_name: HashMap<String, EnumIdx>,
-    /// The `Result<T>` made so far, with their `T`: enum `enums.len() + k` is the `k`-th
-    /// (`results.rs`).
-    pub results: RefCell<Vec<(Ty, EnumInfo)>>,
-    /// The abstract `Result<T>` (`generics.rs`): enum `ABSTRACT + k` is the `k`-th.
-    pub abstract_results: RefCell<Vec<(Ty, EnumInfo)>>,
+    /// The enums made on first use, `Result<T>` (`results.rs`) and generic enums' instances
+    /// (`generics.rs`): enum `enums.len() + k` is the `k`-th; the abstract ones (`generics.rs`)
+    /// are enum `ABSTRACT + k`.
+    pub made_enums: RefCell<Vec<generics::MadeEnum>>,
+    pub abstract_enums: RefCell<Vec<generics::MadeEnum>>,
     /// The built-in class `Failure`, made when the program first names it.
     pub failure: Cell<Option<ClassIdx>>,
     /// Generic functions and classes by name (templates, which are not in `fns` or
@@ -142,6 +142,8 @@ pub(super) struct Items<'f> {
     pub generic_fn_by_name: HashMap<String, usize>,
     pub generic_classes: Vec<generics::GenericClass>,
     pub generic_class_by_name: HashMap<String, usize>,
+    pub generic_enums: Vec<generics::GenericEnum>,
+    pub generic_enum_by_name: HashMap<String, usize>,
     pub instances: RefCell<generics::Instances<'f>>,
     /// The type parameters in scope and what they resolve to.
     pub type_env: RefCell<Vec<(String, Ty)>>,
@@ -184,13 +186,15 @@ pub(super) fn collect<'f>(file: &'f SourceFile, diags: &mut Vec<Diagnostic>) -> 
         class_by_name: HashMap::new(),
         enums: Vec::new(),
         enum_by_name: HashMap::new(),
-        results: RefCell::new(Vec::new()),
-        abstract_results: RefCell::new(Vec::new()),
+        made_enums: RefCell::new(Vec::new()),
+        abstract_enums: RefCell::new(Vec::new()),
         failure: Cell::new(None),
         generic_fns: Vec::new(),
         generic_fn_by_name: HashMap::new(),
         generic_classes: Vec::new(),
         generic_class_by_name: HashMap::new(),
+        generic_enums: Vec::new(),
+        generic_enum_by_name: HashMap::new(),
         instances: RefCell::new(generics::Instances::default()),
         type_env: RefCell::new(Vec::new()),
         checking_template: Cell::new(false),
@@ -218,8 +222,11 @@ pub(super) fn collect<'f>(file: &'f SourceFile, diags: &mut Vec<Diagnostic>) -> 
         .filter_map(|i| if let Item::Class(c) = i { Some(c) } else { None })
         .partition(|c| !c.type_params.is_empty());
     // Names first, so a field may name a class declared further down.
-    let enum_decls: Vec<&ast::EnumDecl> =
-        file.items.iter().filter_map(|i| if let Item::Enum(e) = i { Some(e) } else { None }).collect();
+    let (generic_enum_decls, enum_decls): (Vec<&ast::EnumDecl>, Vec<&ast::EnumDecl>) = file
+        .items
+        .iter()
+        .filter_map(|i| if let Item::Enum(e) = i { Some(e) } else { None })
+        .partition(|e| !e.type_params.is_empty());
     // Names first, so a field or payload may name a type declared further down.
     let actor_decls: Vec<&ast::ActorDecl> =
         file.items.iter().filter_map(|i| if let Item::Actor(a) = i { Some(a) } else { None }).collect();
@@ -232,6 +239,9 @@ pub(super) fn collect<'f>(file: &'f SourceFile, diags: &mut Vec<Diagnostic>) -> 
     for decl in &generic_decls {
         items.declare_generic_class(decl, diags);
     }
+    for decl in &generic_enum_decls {
+        items.declare_generic_enum(decl, diags);
+    }
     if let Some(queue) = file.items.iter().find_map(|i| if let Item::Queue(q) = i { Some(q) } else { None }) {
         items.declare_dead_letter(queue, diags);
     }
@@ -243,6 +253,10 @@ pub(super) fn collect<'f>(file: &'f SourceFile, diags: &mut Vec<Diagnostic>) -> 
     for decl in &generic_decls {
         items.resolve_generic_fields(decl, diags);
     }
+    for decl in &generic_enum_decls {
+        items.resolve_generic_variants(decl, diags);
+    }
+    items.refresh_instances();
     for (decl, &class) in actor_decls.iter().zip(&states) {
         items.classes[class].fields = items.resolve_fields(&decl.fields, &decl.name.name, diags);
     }
@@ -311,13 +325,14 @@ impl<'f> Items<'f> {
             .collect()
     }
 
-    /// The enums as TIR, if every payload type resolved.
+    /// The enums as TIR, if every payload type resolved: the declared ones, then those made so
+    /// far (`Result<T>`, generic enums' instances) in the order they were made.
     pub fn tir_enums(&self) -> Option<Vec<tir::Enum>> {
-        let results = self.results.borrow();
+        let made = self.made_enums.borrow();
         self.enums
             .iter()
             .map(|e| (e, None))
-            .chain(results.iter().map(|(ok, info)| (info, Some(ok.clone()))))
+            .chain(made.iter().map(|m| (&m.info, m.result_of.clone())))
             .map(|(e, result_of)| {
                 let variants = e
                     .variants
@@ -371,10 +386,7 @@ impl<'f> Items<'f> {
             Ty::Option(inner) => format!("{}?", self.ty_name(inner)),
             Ty::Map(k, v) => format!("Map<{}, {}>", self.ty_name(k), self.ty_name(v)),
             Ty::Class(idx) => self.class_display_name(*idx),
-            Ty::Enum(idx) => match self.result_of(*idx) {
-                Some(ok) => format!("Result<{}>", self.ty_name(&ok)),
-                None => self.enums.get(*idx).map_or_else(|| "<enum>".into(), |e| e.name.clone()),
-            },
+            Ty::Enum(idx) => self.enum_display_name(*idx),
             Ty::Task(inner) => format!("Task<{}>", self.ty_name(inner)),
             Ty::Actor(idx) => self.classes.get(*idx).map_or_else(|| "<actor>".into(), |c| c.name.clone()),
             Ty::Param(name, _) => name.clone(),
@@ -397,7 +409,7 @@ impl<'f> Items<'f> {
                     if let Some(ty) = self.type_param_named(name) {
                         return Some(ty);
                     }
-                    if self.generic_class_by_name.contains_key(name) {
+                    if self.generic_class_by_name.contains_key(name) || self.generic_enum_by_name.contains_key(name) {
                         diags.push(
                             error(H433, ty.span, format!("`{name}` needs its type arguments"), "no `<…>`")
                                 .note(format!("write the types it holds, as in `{name}<i64>`")),
@@ -468,6 +480,14 @@ impl<'f> Items<'f> {
 
     /// `Page<User>`: the instance of a generic class, its arguments resolved.
     fn resolve_instance(&self, name: &str, args: &[TypeExpr], span: Span, diags: &mut Vec<Diagnostic>) -> Option<Ty> {
+        if let Some(&template) = self.generic_enum_by_name.get(name) {
+            let args: Vec<Option<Ty>> = args.iter().map(|a| self.resolve_ty(a, diags)).collect();
+            let args = args.into_iter().collect::<Option<Vec<Ty>>>()?;
+            if !self.type_arg_count(name, self.generic_enums[template].params.len(), &args, span, diags) {
+                return None;
+            }
+            return Some(Ty::Enum(self.enum_instance(template, args)));
+        }
         let Some(&template) = self.generic_class_by_name.get(name) else {
             let what = if self.class_named(name).is_some() || self.enum_by_name.contains_key(name) {
                 format!("`{name}` is not generic")
@@ -479,25 +499,33 @@ impl<'f> Items<'f> {
         };
         let args: Vec<Option<Ty>> = args.iter().map(|a| self.resolve_ty(a, diags)).collect();
         let args = args.into_iter().collect::<Option<Vec<Ty>>>()?;
-        let expected = self.generic_classes[template].params.len();
-        if args.len() != expected {
-            diags.push(error(
-                H433,
-                span,
-                format!(
-                    "`{name}` takes {expected} type argument{}, not {}",
-                    if expected == 1 { "" } else { "s" },
-                    args.len()
-                ),
-                "wrong number of type arguments",
-            ));
-            return None;
-        }
-        if let Some(arg) = args.iter().find(|a| matches!(a, Ty::Task(_))) {
-            diags.push(error(H417, span, format!("a class cannot hold `{}`", self.ty_name(arg)), "a task handle"));
+        if !self.type_arg_count(name, self.generic_classes[template].params.len(), &args, span, diags) {
             return None;
         }
         Some(Ty::Class(self.class_instance(template, args)))
+    }
+
+    /// Whether a generic type has its number of type arguments, none of them a task handle
+    /// (which no class or enum may hold).
+    fn type_arg_count(
+        &self,
+        name: &str,
+        expected: usize,
+        args: &[Ty],
+        span: Span,
+        diags: &mut Vec<Diagnostic>,
+    ) -> bool {
+        if args.len() != expected {
+            let plural = if expected == 1 { "" } else { "s" };
+            let message = format!("`{name}` takes {expected} type argument{plural}, not {}", args.len());
+            diags.push(error(H433, span, message, "wrong number of type arguments"));
+            return false;
+        }
+        if let Some(arg) = args.iter().find(|a| matches!(a, Ty::Task(_))) {
+            diags.push(error(H417, span, format!("`{name}` cannot hold `{}`", self.ty_name(arg)), "a task handle"));
+            return false;
+        }
+        true
     }
 
     /// The index of `class`'s field `name`.
@@ -619,40 +647,61 @@ impl<'f> Items<'f> {
     }
 
     /// A class or enum that holds itself (directly or through options, classes or enums, but
-    /// not through an array) would be infinitely large.
+    /// not through an array) would be infinitely large: the declared ones are checked here.
     fn check_self_containment(&self, diags: &mut Vec<Diagnostic>) {
-        // Nodes: classes first, then enums.
-        let n = self.classes.len();
-        fn embedded(ty: &Ty, n: usize) -> Option<usize> {
+        let declared = (0..self.classes.len()).map(Ty::Class).chain((0..self.enums.len()).map(Ty::Enum));
+        self.report_self_containment(declared.collect(), diags);
+    }
+
+    /// The same for the generic classes' and enums' instances the program made (once every
+    /// body is checked); each template is reported once.
+    pub(super) fn check_made_containment(&self, diags: &mut Vec<Diagnostic>) {
+        let made_classes = self.instances.borrow().classes.len();
+        let classes = (0..made_classes).map(|k| self.classes.len() + k).filter(|&c| self.class_generic(c).is_some());
+        let made_enums = self.made_enums.borrow().len();
+        let enums = (0..made_enums).map(|k| self.enums.len() + k).filter(|&e| self.enum_generic(e).is_some());
+        self.report_self_containment(classes.map(Ty::Class).chain(enums.map(Ty::Enum)).collect(), diags);
+    }
+
+    /// Reports each of `nodes` (classes and enums) that holds itself, once per declaration.
+    fn report_self_containment(&self, nodes: Vec<Ty>, diags: &mut Vec<Diagnostic>) {
+        fn embedded(ty: &Ty) -> Option<Ty> {
             match ty {
-                Ty::Class(c) => Some(*c),
-                Ty::Enum(e) => Some(n + *e),
-                Ty::Option(inner) => embedded(inner, n),
+                Ty::Class(_) | Ty::Enum(_) => Some(ty.clone()),
+                Ty::Option(inner) => embedded(inner),
                 _ => None,
             }
         }
-        let held = |node: usize| -> Vec<usize> {
-            if node < n {
-                self.classes[node].fields.iter().filter_map(|f| embedded(f.ty.as_ref()?, n)).collect()
-            } else {
-                let Some(data) = self.enum_at(node - n) else { return Vec::new() };
-                let payloads = data.variants.iter().filter_map(|v| v.payload.clone().flatten());
-                payloads.filter_map(|ty| embedded(&ty, n)).collect()
+        let held = |node: &Ty| -> Vec<Ty> {
+            match node {
+                Ty::Class(c) => self.class_at(*c).map_or_else(Vec::new, |info| {
+                    info.fields.iter().filter_map(|f| embedded(f.ty.as_ref()?)).collect()
+                }),
+                Ty::Enum(e) => {
+                    let Some(data) = self.enum_at(*e) else { return Vec::new() };
+                    let payloads = data.variants.iter().filter_map(|v| v.payload.clone().flatten());
+                    payloads.filter_map(|ty| embedded(&ty)).collect()
+                }
+                _ => Vec::new(),
             }
         };
-        let count = n + self.enum_count();
+        let mut reported: HashSet<(u32, u32)> = HashSet::new();
         // A `Result<T>` holding itself is reported at the class or enum that closes the cycle.
-        for node in 0..n + self.enums.len() {
-            let mut seen = vec![false; count];
-            let mut stack = held(node);
+        for node in nodes {
+            let mut seen: HashSet<Ty> = HashSet::new();
+            let mut stack = held(&node);
             while let Some(c) = stack.pop() {
                 if c == node {
-                    let (what, name, span) = if node < n {
-                        ("class", self.classes[node].name.clone(), self.classes[node].name_span)
-                    } else {
-                        let data = self.enum_at(node - n).expect("an enum");
-                        ("enum", self.ty_name(&Ty::Enum(node - n)), data.name_span)
+                    let (what, span) = match node {
+                        Ty::Class(c) => ("class", self.class_at(c).map(|i| i.name_span)),
+                        Ty::Enum(e) => ("enum", self.enum_at(e).map(|i| i.name_span)),
+                        _ => ("type", None),
                     };
+                    let span = span.unwrap_or_default();
+                    if !reported.insert((span.start, span.end)) {
+                        break;
+                    }
+                    let name = self.ty_name(&node);
                     diags.push(
                         error(
                             H311,
@@ -664,10 +713,9 @@ impl<'f> Items<'f> {
                     );
                     break;
                 }
-                if std::mem::replace(&mut seen[c], true) {
-                    continue;
+                if seen.insert(c.clone()) {
+                    stack.extend(held(&c));
                 }
-                stack.extend(held(c));
             }
         }
     }

@@ -58,7 +58,7 @@ impl Printer<'_> {
                 concat(vec![head, body])
             }
             Item::Enum(d) => {
-                let head = text(format!("{}enum {} ", public(d.public), d.name.name));
+                let head = text(format!("{}enum {}{} ", public(d.public), d.name.name, type_params(&d.type_params)));
                 let spans: Vec<Span> = d.variants.iter().map(variant_span).collect();
                 let body = self.braced(&spans, d.span.end as usize - 1, &mut |p, i| {
                     let v = &d.variants[i];

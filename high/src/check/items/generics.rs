@@ -13,9 +13,9 @@ use std::borrow::Cow;
 use nagi_low::Diagnostic;
 use nagi_syntax::ast;
 
-use super::{ClassInfo, FieldInfo, FnInfo, Items};
+use super::{ClassInfo, EnumInfo, FieldInfo, FnInfo, Items, VariantInfo};
 use crate::check::{H205, H207, H433, error};
-use crate::tir::{Bounds, ClassIdx, FnIdx, Ty};
+use crate::tir::{Bounds, ClassIdx, EnumIdx, FnIdx, Ty};
 
 /// The first index of an abstract instance (a function or class made while a template's body
 /// is checked), far above any program's own.
@@ -48,6 +48,20 @@ pub(in crate::check) struct GenericFn<'f> {
 pub(in crate::check) struct GenericClass {
     pub info: ClassInfo,
     pub params: Vec<TypeParamInfo>,
+}
+
+/// A generic enum: its variants over its type parameters.
+pub(in crate::check) struct GenericEnum {
+    pub info: EnumInfo,
+    pub params: Vec<TypeParamInfo>,
+}
+
+/// An enum made on first use: a `Result<T>` (`result_of`, `results.rs`) or an instance of a
+/// generic enum (`generic`: its template and type arguments).
+pub(in crate::check) struct MadeEnum {
+    pub result_of: Option<Ty>,
+    pub generic: Option<(usize, Vec<Ty>)>,
+    pub info: EnumInfo,
 }
 
 /// An instance of a generic function.
@@ -133,6 +147,7 @@ impl<'f> Items<'f> {
             || self.class_by_name.contains_key(name)
             || self.enum_by_name.contains_key(name)
             || self.generic_class_by_name.contains_key(name)
+            || self.generic_enum_by_name.contains_key(name)
     }
 
     /// Runs `f` with the type parameters bound as `env` (`T` resolving to its type).
@@ -283,6 +298,156 @@ impl<'f> Items<'f> {
         idx
     }
 
+    /// The template and type arguments of the enum at `idx`, when it is a generic enum's
+    /// instance.
+    pub(in crate::check) fn enum_generic(&self, idx: EnumIdx) -> Option<(usize, Vec<Ty>)> {
+        self.made_enum(idx, |m| m.generic.clone()).flatten()
+    }
+
+    /// The instance of generic enum `template` for `args`, made on first use.
+    pub(in crate::check) fn enum_instance(&self, template: usize, args: Vec<Ty>) -> EnumIdx {
+        let abstract_ = self.checking_template.get() || args.iter().any(|a| self.has_param(a));
+        let key = Some((template, args.clone()));
+        if let Some(idx) = self.find_enum(abstract_, |m| m.generic == key) {
+            return idx;
+        }
+        let generic = &self.generic_enums[template];
+        // Made with no variants first, so a payload naming the instance itself finds it.
+        let mut info = generic.info.clone();
+        info.variants.clear();
+        let idx = self.push_enum(abstract_, MadeEnum { result_of: None, generic: key, info });
+        let env: Vec<(String, Ty)> = generic.params.iter().map(|p| p.name.clone()).zip(args.iter().cloned()).collect();
+        let names: Vec<String> = args.iter().map(|a| self.low_type_name(a)).collect();
+        let name = format!("{}.{}", generic.info.name, names.join("."));
+        let variants: Vec<VariantInfo> = generic
+            .info
+            .variants
+            .iter()
+            .map(|v| VariantInfo {
+                name: v.name.clone(),
+                payload: v.payload.as_ref().map(|p| p.as_ref().map(|t| self.subst(t, &env))),
+            })
+            .collect();
+        let list = if abstract_ { &self.abstract_enums } else { &self.made_enums };
+        let base = if abstract_ { ABSTRACT } else { self.enums.len() };
+        let mut list = list.borrow_mut();
+        let made = &mut list[idx - base];
+        made.info.name = name;
+        made.info.variants = variants;
+        idx
+    }
+
+    /// Declares a generic enum (its name; the variants come once every type is known).
+    pub(super) fn declare_generic_enum(&mut self, decl: &ast::EnumDecl, diags: &mut Vec<Diagnostic>) {
+        let name = &decl.name.name;
+        if self.names_type(name) {
+            diags.push(error(H205, decl.name.span, format!("type `{name}` is declared twice"), "declared again here"));
+            return;
+        }
+        let params = self.type_params(&decl.type_params, false, diags);
+        let info = EnumInfo { name: name.clone(), name_span: decl.name.span, span: decl.span, variants: Vec::new() };
+        self.generic_enum_by_name.insert(name.clone(), self.generic_enums.len());
+        self.generic_enums.push(GenericEnum { info, params });
+    }
+
+    /// Resolves the variants of the generic enum declared as `decl`.
+    pub(super) fn resolve_generic_variants(&mut self, decl: &ast::EnumDecl, diags: &mut Vec<Diagnostic>) {
+        let Some(&k) = self.generic_enum_by_name.get(&decl.name.name) else { return };
+        if self.generic_enums[k].info.span != decl.span {
+            return;
+        }
+        let env = self.generic_enums[k].params.iter().map(|p| (p.name.clone(), p.ty())).collect();
+        self.checking_template.set(true);
+        let variants = self.with_type_env(env, || self.resolve_variants(decl, diags));
+        self.checking_template.set(false);
+        self.generic_enums[k].info.variants = variants;
+    }
+
+    /// Fills the instances made while the templates' own fields and variants were resolved
+    /// (`Tree<T>` inside `enum Tree<T>`), which were made before those were known.
+    pub(super) fn refresh_instances(&self) {
+        let classes: Vec<(usize, Vec<Ty>)> = {
+            let instances = self.instances.borrow();
+            instances
+                .classes
+                .iter()
+                .chain(&instances.abstract_classes)
+                .filter_map(|m| Some((m.template?, m.args.clone())))
+                .collect()
+        };
+        for (template, args) in classes {
+            let env = self.env_of(&self.generic_classes[template].params, &args);
+            let fields: Vec<FieldInfo> = self.generic_classes[template]
+                .info
+                .fields
+                .iter()
+                .map(|f| FieldInfo { name: f.name.clone(), ty: f.ty.as_ref().map(|t| self.subst(t, &env)) })
+                .collect();
+            let mut instances = self.instances.borrow_mut();
+            let instances = &mut *instances;
+            let key = Some(template);
+            for made in instances.classes.iter_mut().chain(instances.abstract_classes.iter_mut()) {
+                if made.template == key && made.args == args {
+                    made.info.fields = fields.clone();
+                }
+            }
+        }
+        let enums: Vec<(usize, Vec<Ty>)> = {
+            let (made, abstract_) = (self.made_enums.borrow(), self.abstract_enums.borrow());
+            made.iter().chain(abstract_.iter()).filter_map(|m| m.generic.clone()).collect()
+        };
+        for (template, args) in enums {
+            let env = self.env_of(&self.generic_enums[template].params, &args);
+            let variants: Vec<VariantInfo> = self.generic_enums[template]
+                .info
+                .variants
+                .iter()
+                .map(|v| VariantInfo {
+                    name: v.name.clone(),
+                    payload: v.payload.as_ref().map(|p| p.as_ref().map(|t| self.subst(t, &env))),
+                })
+                .collect();
+            let key = Some((template, args));
+            for list in [&self.made_enums, &self.abstract_enums] {
+                for made in list.borrow_mut().iter_mut().filter(|m| m.generic == key) {
+                    made.info.variants = variants.clone();
+                }
+            }
+        }
+    }
+
+    /// The bindings of `params` to `args`.
+    fn env_of(&self, params: &[TypeParamInfo], args: &[Ty]) -> Vec<(String, Ty)> {
+        params.iter().map(|p| p.name.clone()).zip(args.iter().cloned()).collect()
+    }
+
+    /// The written name of an enum: `Tree<i64>` for an instance, `Result<T>` for a result.
+    pub(super) fn enum_display_name(&self, idx: EnumIdx) -> String {
+        if let Some(ok) = self.result_of(idx) {
+            return format!("Result<{}>", self.ty_name(&ok));
+        }
+        match (self.enum_generic(idx), self.enum_at(idx)) {
+            (Some((template, args)), _) => {
+                let args: Vec<String> = args.iter().map(|a| self.ty_name(a)).collect();
+                format!("{}<{}>", self.generic_enums[template].info.name, args.join(", "))
+            }
+            (None, Some(info)) => info.name.clone(),
+            (None, None) => "<enum>".into(),
+        }
+    }
+
+    /// The name a pattern writes the enum at `idx` by: `Result` for any `Result<T>`, a
+    /// generic enum's own name for its instances.
+    pub(in crate::check) fn enum_written_name(&self, idx: EnumIdx) -> String {
+        if self.result_of(idx).is_some() {
+            return super::results::RESULT.to_string();
+        }
+        match self.enum_generic(idx) {
+            Some((template, _)) => self.generic_enums[template].info.name.clone(),
+            None => self.ty_name(&Ty::Enum(idx)),
+        }
+    }
+
     /// Whether `ty` mentions a type parameter (directly or through an abstract instance).
     pub(in crate::check) fn has_param(&self, ty: &Ty) -> bool {
         match ty {
@@ -290,7 +455,7 @@ impl<'f> Items<'f> {
             Ty::Array(inner) | Ty::Option(inner) | Ty::Task(inner) => self.has_param(inner),
             Ty::Map(k, v) => self.has_param(k) || self.has_param(v),
             Ty::Class(c) => *c >= ABSTRACT,
-            Ty::Enum(e) => self.result_of(*e).is_some_and(|ok| self.has_param(&ok)),
+            Ty::Enum(e) => *e >= ABSTRACT,
             _ => false,
         }
     }
@@ -309,9 +474,12 @@ impl<'f> Items<'f> {
                 }
                 None => ty.clone(),
             },
-            Ty::Enum(e) => match self.result_of(*e) {
-                Some(ok) if self.has_param(&ok) => Ty::Enum(self.result_enum(&self.subst(&ok, env))),
-                _ => ty.clone(),
+            Ty::Enum(e) if *e >= ABSTRACT => match (self.result_of(*e), self.enum_generic(*e)) {
+                (Some(ok), _) => Ty::Enum(self.result_enum(&self.subst(&ok, env))),
+                (None, Some((template, args))) => {
+                    Ty::Enum(self.enum_instance(template, args.iter().map(|a| self.subst(a, env)).collect()))
+                }
+                (None, None) => ty.clone(),
             },
             _ => ty.clone(),
         }
@@ -337,15 +505,20 @@ impl<'f> Items<'f> {
             }
             (Ty::Option(p), a) => self.unify(p, a, env),
             (Ty::Map(pk, pv), Ty::Map(ak, av)) => self.unify(pk, ak, env) && self.unify(pv, av, env),
-            (Ty::Class(p), Ty::Class(a)) if p != a => match (self.class_generic(*p), self.class_generic(*a)) {
+            (Ty::Class(p), Ty::Class(a)) => match (self.class_generic(*p), self.class_generic(*a)) {
                 (Some((pt, pargs)), Some((at, aargs))) if pt == at => {
                     pargs.iter().zip(&aargs).all(|(p, a)| self.unify(p, a, env))
                 }
-                _ => false,
+                _ => p == a,
             },
-            (Ty::Enum(p), Ty::Enum(a)) if p != a => match (self.result_of(*p), self.result_of(*a)) {
+            (Ty::Enum(p), Ty::Enum(a)) => match (self.result_of(*p), self.result_of(*a)) {
                 (Some(p), Some(a)) => self.unify(&p, &a, env),
-                _ => false,
+                _ => match (self.enum_generic(*p), self.enum_generic(*a)) {
+                    (Some((pt, pargs)), Some((at, aargs))) if pt == at => {
+                        pargs.iter().zip(&aargs).all(|(p, a)| self.unify(p, a, env))
+                    }
+                    _ => p == a,
+                },
             },
             _ => pattern == actual,
         }

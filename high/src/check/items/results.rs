@@ -7,7 +7,7 @@ use std::borrow::Cow;
 
 use nagi_syntax::ast::Span;
 
-use super::generics::{ABSTRACT, MadeClass};
+use super::generics::{ABSTRACT, MadeClass, MadeEnum};
 use super::{ClassInfo, EnumInfo, FieldInfo, Items, VariantInfo};
 use crate::tir::{ClassIdx, EnumIdx, Ty};
 
@@ -52,54 +52,49 @@ impl Items<'_> {
     pub(in crate::check) fn result_enum(&self, ok: &Ty) -> EnumIdx {
         let failure = self.failure_class();
         let abstract_ = self.checking_template.get() || self.has_param(ok);
-        if abstract_ {
-            return self.abstract_result(ok, failure);
-        }
-        if let Some(k) = self.results.borrow().iter().position(|(t, _)| t == ok) {
-            return self.enums.len() + k;
+        if let Some(idx) = self.find_enum(abstract_, |m| m.result_of.as_ref() == Some(ok)) {
+            return idx;
         }
         // No borrow held: the name reads the `Result` that `ok` may hold.
         let info = result_info(format!("{RESULT}.{}", self.low_type_name(ok)), ok, failure);
-        let mut results = self.results.borrow_mut();
-        results.push((ok.clone(), info));
-        self.enums.len() + results.len() - 1
+        self.push_enum(abstract_, MadeEnum { result_of: Some(ok.clone()), generic: None, info })
     }
 
-    /// A `Result<T>` made while a template's body is checked (or of a `T` that mentions a type
-    /// parameter), which never reaches the program.
-    fn abstract_result(&self, ok: &Ty, failure: ClassIdx) -> EnumIdx {
-        if let Some(k) = self.abstract_results.borrow().iter().position(|(t, _)| t == ok) {
-            return ABSTRACT + k;
+    /// The made enum (abstract or not) that `found` picks, if there is one.
+    pub(super) fn find_enum(&self, abstract_: bool, found: impl Fn(&MadeEnum) -> bool) -> Option<EnumIdx> {
+        let (list, base) =
+            if abstract_ { (&self.abstract_enums, ABSTRACT) } else { (&self.made_enums, self.enums.len()) };
+        list.borrow().iter().position(found).map(|k| base + k)
+    }
+
+    /// Adds a made enum (to the abstract ones when `abstract_`): its index.
+    pub(super) fn push_enum(&self, abstract_: bool, made: MadeEnum) -> EnumIdx {
+        let (list, base) =
+            if abstract_ { (&self.abstract_enums, ABSTRACT) } else { (&self.made_enums, self.enums.len()) };
+        let mut list = list.borrow_mut();
+        list.push(made);
+        base + list.len() - 1
+    }
+
+    /// The made enum at `idx` (a `Result<T>` or a generic enum's instance), through `f`.
+    pub(super) fn made_enum<R>(&self, idx: EnumIdx, f: impl FnOnce(&MadeEnum) -> R) -> Option<R> {
+        match idx.checked_sub(ABSTRACT) {
+            Some(k) => self.abstract_enums.borrow().get(k).map(f),
+            None => self.made_enums.borrow().get(idx.checked_sub(self.enums.len())?).map(f),
         }
-        let info = result_info(format!("{RESULT}.{}", self.low_type_name(ok)), ok, failure);
-        let mut results = self.abstract_results.borrow_mut();
-        results.push((ok.clone(), info));
-        ABSTRACT + results.len() - 1
     }
 
-    /// The declared enum or `Result<T>` at `idx`.
+    /// The enum at `idx`: declared, made (`Result<T>`, an instance) or abstract.
     pub(in crate::check) fn enum_at(&self, idx: EnumIdx) -> Option<Cow<'_, EnumInfo>> {
-        if let Some(k) = idx.checked_sub(ABSTRACT) {
-            return self.abstract_results.borrow().get(k).map(|(_, info)| Cow::Owned(info.clone()));
-        }
         match self.enums.get(idx) {
             Some(info) => Some(Cow::Borrowed(info)),
-            None => self.results.borrow().get(idx - self.enums.len()).map(|(_, info)| Cow::Owned(info.clone())),
+            None => self.made_enum(idx, |m| Cow::Owned(m.info.clone())),
         }
-    }
-
-    /// How many enums there are, the `Result<T>` made so far included.
-    pub(super) fn enum_count(&self) -> usize {
-        self.enums.len() + self.results.borrow().len()
     }
 
     /// `T` of the enum at `idx` when it is a `Result<T>`.
     pub(in crate::check) fn result_of(&self, idx: EnumIdx) -> Option<Ty> {
-        if let Some(k) = idx.checked_sub(ABSTRACT) {
-            return self.abstract_results.borrow().get(k).map(|(ok, _)| ok.clone());
-        }
-        let k = idx.checked_sub(self.enums.len())?;
-        self.results.borrow().get(k).map(|(ok, _)| ok.clone())
+        self.made_enum(idx, |m| m.result_of.clone()).flatten()
     }
 
     /// A type's name in Low, where an instance's name is its parts joined by dots
