@@ -198,6 +198,7 @@ pub fn check(
     }
 
     items.check_made_containment(&mut diags);
+    items.report_endless(&mut diags);
     let uses_db = propagate(&effects, |e| e.db_use.is_some());
     let is_async = propagate(&effects, |e| e.db_use.is_some() || e.suspends.is_some());
     check_main(&items, &effects, &uses_db, &mut diags);

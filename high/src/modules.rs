@@ -394,7 +394,8 @@ impl Program {
                 }
             }
             let unit_items = std::mem::take(&mut self.units[u].ast.items);
-            let mut rewriter = Rewriter { program: self, tables: &tables, unit: u, diags: Vec::new() };
+            let mut rewriter =
+                Rewriter { program: self, tables: &tables, unit: u, diags: Vec::new(), type_params: Vec::new() };
             for mut item in unit_items {
                 if rewriter.item(&mut item) {
                     items.push(item);
@@ -439,6 +440,9 @@ struct Rewriter<'p> {
     tables: &'p [HashMap<String, (Kind, bool)>],
     unit: usize,
     diags: Vec<Diagnostic>,
+    /// The type parameters of the item being rewritten, which name no item and stay as
+    /// written (`T` of `fn first<T>`, even where the module has an item `T`).
+    type_params: Vec<String>,
 }
 
 impl Rewriter<'_> {
@@ -490,6 +494,13 @@ impl Rewriter<'_> {
 
     /// Rewrites an item; `false` drops it (an import, which has done its work).
     fn item(&mut self, item: &mut Item) -> bool {
+        let params = match item {
+            Item::Function(f) => &f.type_params,
+            Item::Class(c) => &c.type_params,
+            Item::Enum(e) => &e.type_params,
+            _ => &Vec::new(),
+        };
+        self.type_params = params.iter().map(|p| p.name.name.clone()).collect();
         match item {
             Item::Import(_) => return false,
             Item::Test(t) => self.block(&mut t.body),
@@ -631,6 +642,7 @@ impl Rewriter<'_> {
                     None
                 }
             },
+            None if self.type_params.contains(name) => None,
             None => self.unqualified(name, TYPES),
         };
         if let Some(resolved) = resolved {

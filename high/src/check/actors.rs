@@ -26,7 +26,7 @@ impl Body<'_, '_> {
             return None;
         }
         let class = self.items.class_named(&id.name)?;
-        self.items.classes[class].actor
+        self.items.class_at(class)?.actor
     }
 
     /// Whether `e` is a variable holding an actor handle, or a supervised actor.

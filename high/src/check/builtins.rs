@@ -375,19 +375,26 @@ impl Body<'_, '_> {
                 return None;
             }
         };
-        let mutable = self.check_mutation(&place, arg.span, Mutation::Inout);
+        self.inout_place(place, found, ty, arg.span)
+    }
+
+    /// The `inout` argument at `place` (of type `found`, written at `span`): mutable, and of
+    /// exactly the parameter's type `ty`.
+    pub(super) fn inout_place(&mut self, place: Place, found: Ty, ty: Option<&Ty>, span: Span) -> Option<Expr> {
+        let arg_span = span;
+        let mutable = self.check_mutation(&place, arg_span, Mutation::Inout);
         let ty = ty?;
         if found != *ty {
             let (want, have) = (self.ty_name(ty), self.ty_name(&found));
             self.report(error(
                 H301,
-                arg.span,
+                arg_span,
                 format!("mismatched types: the `inout` parameter is `{want}`, found `{have}`"),
                 format!("this is `{have}`"),
             ));
             return None;
         }
-        mutable.then(|| mk(ExprKind::Place(place), found, arg.span))
+        mutable.then(|| mk(ExprKind::Place(place), found, arg_span))
     }
 
     /// `receiver.method(args)`: `len`, `push` or `clone`.

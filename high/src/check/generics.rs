@@ -4,9 +4,10 @@
 
 use nagi_syntax::ast::{self, Ident, Span};
 
-use super::expr::mk;
+use super::expr::{NotPlace, mk};
 use super::items::generics::{bounds_list, bounds_written};
-use super::{Body, H301, H433, error};
+use super::items::{actor_stored, holds_actor};
+use super::{Body, H301, H417, H433, error};
 use crate::tir::{Expr, ExprKind, FnIdx, ParamMode, Ty};
 
 /// The type parameters of a generic callee and what the call has bound them to so far.
@@ -19,6 +20,12 @@ impl Body<'_, '_> {
         let Some(k) = template else { return Vec::new() };
         let slots: Slots = self.items.generic_fns[k].params.iter().map(|p| (p.name.clone(), None)).collect();
         if let (Some(ret), Some(hint)) = (ret, hint) {
+            // A `T` result where a `U?` is expected is a `U` made an option (as anywhere).
+            let hint = match (ret, hint) {
+                (Ty::Option(_), _) => hint,
+                (_, Ty::Option(inner)) => inner,
+                _ => hint,
+            };
             let mut trial = slots.clone();
             if self.items.unify(ret, hint, &mut trial) {
                 return trial;
@@ -66,11 +73,18 @@ impl Body<'_, '_> {
     ) -> Option<Expr> {
         let value = match mode {
             ParamMode::Inout => {
-                let (_, found) = self.place_expr(arg).ok()?;
+                // The place's type binds the parameters; the argument must then be exactly the
+                // parameter's type (no `T` for a `T?`), which `inout_arg` checks and reports.
+                let (place, found) = match self.place_expr(arg) {
+                    Ok(p) => p,
+                    Err(NotPlace::Reported) => return None,
+                    Err(NotPlace::Value) => return self.inout_arg(arg, None, callee),
+                };
                 if !self.items.unify(pattern, &found, slots) {
                     return self.arg_mismatch(pattern, &found, slots, arg.span, callee);
                 }
-                return self.inout_arg(arg, Some(&found), callee);
+                let want = self.bind(pattern, slots);
+                return self.inout_place(place, found, Some(&want), arg.span);
             }
             ParamMode::Borrowed | ParamMode::Owned => self.infer_value(arg, None)?,
         };
@@ -143,7 +157,7 @@ impl Body<'_, '_> {
             }
             args.push(ty.clone());
         }
-        if !ok {
+        if !ok || !self.type_args_allowed(&args, false, span) {
             return None;
         }
         let instance = items.fn_instance(template, args);
@@ -169,6 +183,10 @@ impl Body<'_, '_> {
     ) -> Option<Expr> {
         let items = self.items;
         let generic = &items.generic_classes[template];
+        let hint = match hint {
+            Some(Ty::Option(inner)) => Some(&**inner),
+            other => other,
+        };
         if let Some(Ty::Class(c)) = hint
             && items.class_generic(*c).is_some_and(|(t, _)| t == template)
         {
@@ -214,6 +232,9 @@ impl Body<'_, '_> {
                 }
             }
         }
+        if !self.type_args_allowed(&args, true, span) {
+            return None;
+        }
         let idx = items.class_instance(template, args);
         self.class_literal_checked(idx, class, fields, Some(values), span)
     }
@@ -240,6 +261,10 @@ impl Body<'_, '_> {
     ) -> Option<Expr> {
         let items = self.items;
         let generic = &items.generic_enums[template];
+        let hint = match hint {
+            Some(Ty::Option(inner)) => Some(&**inner),
+            other => other,
+        };
         if let Some(Ty::Enum(e)) = hint
             && items.enum_generic(*e).is_some_and(|(t, _)| t == template)
         {
@@ -293,6 +318,9 @@ impl Body<'_, '_> {
                 }
             }
         }
+        if !self.type_args_allowed(&bound, true, span) {
+            return None;
+        }
         let idx = items.enum_instance(template, bound);
         let index = items.variant_index(idx, &variant.name)?;
         let ty = items.enum_at(idx)?.variants[index as usize].payload.clone()??;
@@ -302,6 +330,35 @@ impl Body<'_, '_> {
             Ty::Enum(idx),
             span,
         ))
+    }
+
+    /// Whether `args` may be the type arguments of a class or enum (`holder`) or of a function:
+    /// no task handle anywhere (a task is only a `let` in its `scope`), and no actor handle in
+    /// a class or enum (which no field or payload holds).
+    fn type_args_allowed(&mut self, args: &[Ty], holder: bool, span: Span) -> bool {
+        fn has_task(ty: &Ty) -> bool {
+            match ty {
+                Ty::Task(_) => true,
+                Ty::Array(t) | Ty::Option(t) => has_task(t),
+                Ty::Map(k, v) => has_task(k) || has_task(v),
+                _ => false,
+            }
+        }
+        for arg in args {
+            if has_task(arg) {
+                let name = self.ty_name(arg);
+                self.report(
+                    error(H417, span, format!("a type argument cannot be `{name}`"), "a task handle")
+                        .note("a task's handle stays in the `let` of its `scope` until it is joined"),
+                );
+                return false;
+            }
+            if holder && holds_actor(arg) {
+                self.report(actor_stored(span, "a generic class or enum"));
+                return false;
+            }
+        }
+        true
     }
 
     /// A value standing for an operation on a type parameter's values (`a == b` of `T: eq`),

@@ -23,7 +23,7 @@ mod schedules;
 mod supervisors;
 
 pub(super) use actors::ActorInfo;
-use actors::{actor_stored, holds_actor};
+pub(super) use actors::{actor_stored, holds_actor};
 pub(super) use supervisors::SupervisorInfo;
 
 /// The builtin functions other than the runtime rows of `builtins::LIBRARY_FNS`; user
@@ -151,6 +151,10 @@ pub(super) struct Items<'f> {
     pub checking_template: Cell<bool>,
     /// How many instances made the function being checked (0 for a declared one).
     pub checking_depth: Cell<u32>,
+    /// How deeply the class or enum instances being made nest, and the template found to
+    /// nest without end (`generics.rs`).
+    pub making_depth: Cell<u32>,
+    pub endless: RefCell<Option<(String, Span, bool)>>,
     pub tables: Vec<tir::Table>,
     pub routes: Vec<tir::Route>,
     pub fns: Vec<FnInfo<'f>>,
@@ -199,6 +203,8 @@ pub(super) fn collect<'f>(file: &'f SourceFile, diags: &mut Vec<Diagnostic>) -> 
         type_env: RefCell::new(Vec::new()),
         checking_template: Cell::new(false),
         checking_depth: Cell::new(0),
+        making_depth: Cell::new(0),
+        endless: RefCell::new(None),
         tables: Vec::new(),
         routes: Vec::new(),
         fns: Vec::new(),
@@ -257,6 +263,7 @@ pub(super) fn collect<'f>(file: &'f SourceFile, diags: &mut Vec<Diagnostic>) -> 
         items.resolve_generic_variants(decl, diags);
     }
     items.refresh_instances();
+    items.report_endless(diags);
     for (decl, &class) in actor_decls.iter().zip(&states) {
         items.classes[class].fields = items.resolve_fields(&decl.fields, &decl.name.name, diags);
     }
@@ -466,6 +473,11 @@ impl<'f> Items<'f> {
             TypeExprKind::Generic(name, args) => self.resolve_instance(name, args, ty.span, diags),
             TypeExprKind::Option(inner) => {
                 let resolved = self.resolve_ty(inner, diags)?;
+                // `T?` where a type parameter `T` is an option type is that type (§3.7).
+                let parameter = matches!(&inner.kind, TypeExprKind::Named(n) if self.type_param_named(n).is_some());
+                if parameter && matches!(resolved, Ty::Option(_)) {
+                    return Some(resolved);
+                }
                 if matches!(resolved, Ty::Option(_)) {
                     diags.push(
                         error(H309, ty.span, "an option of an option is not a type", "`T??` is not allowed")

@@ -40,8 +40,7 @@ impl Body<'_, '_> {
             return None;
         }
         if let ast::ExprKind::Call { callee, .. } = &call.kind
-            && let Some(&func) = self.items.fn_by_name.get(&callee.name)
-            && self.items.fn_info(func).fails
+            && self.items.declared_fails(&callee.name)
         {
             self.report(
                 error(H417, call.span, format!("`{}` can fail, so it cannot run as a task", callee.name), "can fail")
@@ -91,9 +90,7 @@ impl Body<'_, '_> {
             not_a_call(self, call.span);
             return None;
         };
-        if let Some(&func) = self.items.fn_by_name.get(&callee.name)
-            && self.items.fn_info(func).fails
-        {
+        if self.items.declared_fails(&callee.name) {
             self.report(
                 error(H425, call.span, format!("`{}` can fail, so it cannot be deferred", callee.name), "can fail")
                     .note("a deferred call has nobody to pass a failure on to; defer a function that handles it"),

@@ -522,3 +522,69 @@ fn try_covers_the_methods_after_its_call_and_a_field_of_the_result_is_h312() {
         "cannot read a field of a temporary",
     );
 }
+
+#[test]
+fn generic_instances_are_ordinary_functions_and_classes() {
+    let p = ok(r#"
+class Box<T> { value: T }
+fn unbox<T>(b: Box<T>) -> T { return b.value.clone() }
+fn again<T>(b: Box<T>) -> T? {
+    let v = unbox(b)
+    return v
+}
+fn largest<T: ord + copy>(xs: [T], start: T) -> T {
+    var best = start
+    for x in xs { if x > best { best = x } }
+    return best
+}
+fn first<T>(xs: [T]) -> T? {
+    var out: T? = none
+    if xs.len() > 0 { out = xs[0].clone() }
+    return out
+}
+fn main() {
+    if let v = again(Box { value: 4 }) { print(v) }
+    let best: i64? = largest([3, 9, 4], 0)
+    let xs: [i64?] = [none, 3]
+    let f = first(xs)
+    let t = largest([now()], now())
+}
+"#);
+    let names: Vec<&str> = p.functions.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["main", "again.i64", "largest.i64", "first.Option.i64", "largest.Time", "unbox.i64"]);
+    assert_eq!(p.classes.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["Box.i64"]);
+    // `T?` of `T = i64?` is `i64?`: there is no option of an option.
+    assert_eq!(function(&p, "first.Option.i64").ret, Ty::Option(Box::new(Ty::I64)));
+    // The template's own failure-free body, a class with `Failure` in it and `Failure.start()`
+    // are checked without a panic.
+    ok("class Report { failure: Failure }\nfn main() { print(1) }");
+    fails("fn main() { Failure.start() }", "H201", "unknown variable `Failure`");
+}
+
+#[test]
+fn generic_rules_have_their_diagnostics() {
+    fails(
+        "fn clear<T>(inout x: T?) { x = none }\nfn main() {\n    var n = 5\n    clear(n)\n}",
+        "H301",
+        "the `inout` parameter is `i64?`, found `i64`",
+    );
+    fails(
+        "fn grow<T>(inout xs: [T], x: T) { xs.push(x.clone()) }\nfn main() { grow([1], 2) }",
+        "H410",
+        "must be a variable",
+    );
+    fails(
+        "fn keep<T>(x: T) -> i64 { return 1 }\nfn work() -> i64 { return 2 }\nfn main() {\n    scope {\n        let t = spawn work()\n        print(keep(t))\n    }\n}",
+        "H417",
+        "a type argument cannot be `Task<i64>`",
+    );
+    fails(
+        "class Tree<T> {\n    value: T\n    kids: [Tree<[T]>]\n}\nfn main() { print(1) }",
+        "H433",
+        "ever larger type arguments",
+    );
+    fails("fn empty<T>() -> [T] { return [] }\nfn main() { let e = empty() }", "H433", "does not say what `T`");
+    fails("fn f<T: big>(x: T) {}\nfn main() { f(1) }", "H433", "unknown capability `big`");
+    fails("class Page<T> { items: [T] }\nfn main() { let p: Page = none }", "H433", "needs its type arguments");
+    fails("fn f<T>(x: T) fails {}\nfn main() {\n    scope {\n        spawn f(1)\n    }\n}", "H417", "can fail");
+}

@@ -125,7 +125,7 @@ impl<'f> Items<'f> {
 }
 
 /// Whether `ty` holds an actor handle anywhere.
-pub(super) fn holds_actor(ty: &Ty) -> bool {
+pub(in crate::check) fn holds_actor(ty: &Ty) -> bool {
     match ty {
         Ty::Actor(_) => true,
         Ty::Array(t) | Ty::Option(t) | Ty::Task(t) => holds_actor(t),

@@ -150,6 +150,15 @@ impl<'f> Items<'f> {
             || self.generic_enum_by_name.contains_key(name)
     }
 
+    /// Whether the function called `name` (plain or generic) is declared `fails`.
+    pub(in crate::check) fn declared_fails(&self, name: &str) -> bool {
+        match (self.fn_by_name.get(name), self.generic_fn_by_name.get(name)) {
+            (Some(&func), _) => self.fn_info(func).fails,
+            (None, Some(&k)) => self.generic_fns[k].info.fails,
+            (None, None) => false,
+        }
+    }
+
     /// Runs `f` with the type parameters bound as `env` (`T` resolving to its type).
     pub(in crate::check) fn with_type_env<R>(&self, env: Vec<(String, Ty)>, f: impl FnOnce() -> R) -> R {
         let saved = self.type_env.replace(env);
@@ -242,8 +251,12 @@ impl<'f> Items<'f> {
         let generic = &self.generic_fns[template];
         let env: Vec<(String, Ty)> = generic.params.iter().map(|p| p.name.clone()).zip(args.iter().cloned()).collect();
         let mut info = generic.info.clone();
-        let names: Vec<String> = args.iter().map(|a| self.low_type_name(a)).collect();
-        info.name = format!("{}.{}", info.name, names.join("."));
+        // An abstract instance is named as written (its messages are the template's); a real
+        // one by its type arguments too.
+        if !abstract_ {
+            let names: Vec<String> = args.iter().map(|a| self.low_type_name(a)).collect();
+            info.name = format!("{}.{}", info.name, names.join("."));
+        }
         for param in &mut info.params {
             param.ty = param.ty.as_ref().map(|t| self.subst(t, &env));
         }
@@ -282,12 +295,14 @@ impl<'f> Items<'f> {
         };
         let names: Vec<String> = args.iter().map(|a| self.low_type_name(a)).collect();
         let name = format!("{}.{}", generic.info.name, names.join("."));
-        let fields: Vec<FieldInfo> = generic
-            .info
-            .fields
-            .iter()
-            .map(|f| FieldInfo { name: f.name.clone(), ty: f.ty.as_ref().map(|t| self.subst(t, &env)) })
-            .collect();
+        let fields: Vec<FieldInfo> = self.nested(&generic.info, || {
+            generic
+                .info
+                .fields
+                .iter()
+                .map(|f| FieldInfo { name: f.name.clone(), ty: f.ty.as_ref().map(|t| self.subst(t, &env)) })
+                .collect()
+        });
         let mut instances = self.instances.borrow_mut();
         let made = match idx.checked_sub(ABSTRACT) {
             Some(k) => &mut instances.abstract_classes[k],
@@ -319,15 +334,24 @@ impl<'f> Items<'f> {
         let env: Vec<(String, Ty)> = generic.params.iter().map(|p| p.name.clone()).zip(args.iter().cloned()).collect();
         let names: Vec<String> = args.iter().map(|a| self.low_type_name(a)).collect();
         let name = format!("{}.{}", generic.info.name, names.join("."));
-        let variants: Vec<VariantInfo> = generic
-            .info
-            .variants
-            .iter()
-            .map(|v| VariantInfo {
-                name: v.name.clone(),
-                payload: v.payload.as_ref().map(|p| p.as_ref().map(|t| self.subst(t, &env))),
-            })
-            .collect();
+        let enum_span = ClassInfo {
+            name: generic.info.name.clone(),
+            name_span: generic.info.name_span,
+            span: generic.info.span,
+            fields: Vec::new(),
+            actor: None,
+        };
+        let variants: Vec<VariantInfo> = self.nested(&enum_span, || {
+            generic
+                .info
+                .variants
+                .iter()
+                .map(|v| VariantInfo {
+                    name: v.name.clone(),
+                    payload: v.payload.as_ref().map(|p| p.as_ref().map(|t| self.subst(t, &env))),
+                })
+                .collect()
+        });
         let list = if abstract_ { &self.abstract_enums } else { &self.made_enums };
         let base = if abstract_ { ABSTRACT } else { self.enums.len() };
         let mut list = list.borrow_mut();
@@ -335,6 +359,41 @@ impl<'f> Items<'f> {
         made.info.name = name;
         made.info.variants = variants;
         idx
+    }
+
+    /// Runs `make` (the types of an instance of the template `of`) one level deeper in the
+    /// instances that make instances; past [`MAX_DEPTH`] levels it gives nothing and records
+    /// the template, whose types would grow for ever (`class Tree<T> { kids: [Tree<[T]>] }`).
+    fn nested<R: Default>(&self, of: &ClassInfo, make: impl FnOnce() -> R) -> R {
+        let depth = self.making_depth.get();
+        if depth > 2 * MAX_DEPTH {
+            self.endless.borrow_mut().get_or_insert((of.name.clone(), of.name_span, false));
+            return R::default();
+        }
+        self.making_depth.set(depth + 1);
+        let out = make();
+        self.making_depth.set(depth);
+        out
+    }
+
+    /// Reports a template whose instances would hold ever larger instances of itself.
+    pub(in crate::check) fn report_endless(&self, diags: &mut Vec<Diagnostic>) {
+        let mut endless = self.endless.borrow_mut();
+        if let Some((name, span, reported)) = endless.as_mut()
+            && !*reported
+        {
+            *reported = true;
+            let (name, span) = (name.clone(), *span);
+            diags.push(
+                error(
+                    H433,
+                    span,
+                    format!("`{name}` holds instances of itself with ever larger type arguments"),
+                    "endless",
+                )
+                .note("an instance of a generic type may hold only instances that are no larger"),
+            );
+        }
     }
 
     /// Declares a generic enum (its name; the variants come once every type is known).
@@ -465,7 +524,11 @@ impl<'f> Items<'f> {
         match ty {
             Ty::Param(name, _) => env.iter().find(|(n, _)| n == name).map_or_else(|| ty.clone(), |(_, t)| t.clone()),
             Ty::Array(inner) => Ty::Array(Box::new(self.subst(inner, env))),
-            Ty::Option(inner) => Ty::Option(Box::new(self.subst(inner, env))),
+            // `T?` of an option type is that type (as in Kotlin): there is no `T??`.
+            Ty::Option(inner) => match self.subst(inner, env) {
+                option @ Ty::Option(_) => option,
+                other => Ty::Option(Box::new(other)),
+            },
             Ty::Task(inner) => Ty::Task(Box::new(self.subst(inner, env))),
             Ty::Map(k, v) => Ty::Map(Box::new(self.subst(k, env)), Box::new(self.subst(v, env))),
             Ty::Class(c) if *c >= ABSTRACT => match self.class_generic(*c) {
@@ -637,12 +700,12 @@ impl<'f> Items<'f> {
 
 /// Whether `==` applies to values of `ty` (the checker's rule for the operator).
 pub(in crate::check) fn is_equatable(ty: &Ty) -> bool {
-    matches!(ty, Ty::String | Ty::Uuid) || ty.scalar().is_some()
+    matches!(ty, Ty::String | Ty::Uuid | Ty::Time | Ty::Duration) || ty.scalar().is_some()
 }
 
 /// Whether `<` applies to values of `ty`.
 pub(in crate::check) fn is_ordered(ty: &Ty) -> bool {
-    crate::check::expr::is_number(ty)
+    crate::check::expr::is_number(ty) || matches!(ty, Ty::Time | Ty::Duration)
 }
 
 /// Whether `to_string` and interpolation take values of `ty`.
