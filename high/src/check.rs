@@ -85,7 +85,7 @@
 //! | H429 | outbound calls (§9.10): a type argument that is not a class, arguments that are not a URL, a body (a class or a `String`), header lines and a timeout |
 //! | H430 | scheduled jobs (§9.11): a function that does not exist, takes other than nothing or the tick's `Time`, returns a value or is scheduled twice or named like a queue; a period that is not a whole number of milliseconds; an expression that is not five cron fields; a schedule outside the main file |
 //! | H431 | an outbound call that may come after a write of the same request, or a write while a task of the scope may be calling out (§9.10) |
-//! | H432 | closures (§6.6): a closure other than the argument of an array method that takes one (`map`, `filter`, `any`, `all`, `find`, `count`, `fold`, `sort_by_key`), the wrong number of parameters, a written parameter type other than the one the method gives |
+//! | H432 | closures (§6.6): a closure other than the argument of an array method that takes one (`map`, `filter`, `any`, `all`, `find`, `count`, `fold`, `sort_by_key`) or of a function-typed parameter, the wrong number of parameters, a written parameter type other than the one the method or function type gives, a function type other than a function parameter's, a function parameter used as a value or called from a closure, a passed function of another type or one that can fail |
 //! | H433 | generics (§3.7): a type argument without a capability its parameter requires (the argument and the capability named), a type parameter a call does not determine, an unknown capability, a capability on a class's parameter, a generic class without its type arguments or with the wrong number of them, instances nested too deeply |
 //! | H240 | test declared twice |
 //! | H501 | SQL rejected by the SQL checker (unknown table or column, syntax, result shape) |
@@ -104,6 +104,7 @@ mod expr;
 mod failures;
 mod generics;
 mod items;
+mod lifted;
 mod maps;
 mod outbound;
 mod queues;
@@ -176,7 +177,7 @@ pub fn check(
         let before = diags.len();
         items.checking_template.set(true);
         let own = items.generic_fns[k].params.iter().map(|p| p.ty()).collect();
-        if let Some(idx) = items.fn_instance(k, own) {
+        if let Some(idx) = items.fn_instance(k, own, Vec::new()) {
             check_function(&items, idx, &mut diags, sql.as_mut(), sql_enabled, locate);
         }
         items.checking_template.set(false);
@@ -428,6 +429,12 @@ struct Body<'a, 'f> {
     scope_depth: usize,
     /// Calls of failing functions checked so far, so a `try` can tell whether it covers one.
     failing_calls: usize,
+    /// The function-typed parameters of an instance: each name, the function its calls call
+    /// and the locals holding that function's captures.
+    fn_params: Vec<(String, FnIdx, Vec<LocalIdx>)>,
+    /// How many closures' bodies are being checked where they are written, to find what they
+    /// capture (`generics.rs`), around the expression being checked.
+    closure_depth: u32,
     /// The span of the call a `try?` or `catch` is checking: its failure is handled there.
     catching: Option<Span>,
     /// Whether that call itself turned out to be a failing one (a failing call among its
@@ -503,16 +510,29 @@ fn check_body(
         failing_calls: 0,
         catching: None,
         caught: false,
+        fn_params: Vec::new(),
+        closure_depth: 0,
     };
     let mut params = Vec::with_capacity(info.params.len());
     for param in &info.params {
         let mutable = param.mode == ParamMode::Inout;
         params.push(body.declare(&param.name, param.ty.clone(), mutable, LocalKind::Param(param.mode)));
     }
-    let block = body.stmts(info.body);
+    body.fn_params = items
+        .fn_params(idx)
+        .into_iter()
+        .map(|p| (p.name, p.lifted, p.captures.iter().map(|&i| params[i]).collect()))
+        .collect();
     let ret = info.ret.clone().unwrap_or(Ty::Unit);
-    if info.ret.as_ref().is_some_and(|t| *t != Ty::Unit) && !stmt::block_returns(info.body) {
-        let end = info.body.span.end;
+    let (block, written) = match &info.body {
+        items::FnBody::Block(block) => (body.stmts(block), Some(*block)),
+        items::FnBody::Closure(closure) => (body.closure_body(closure, &ret), None),
+    };
+    if let Some(written) = written
+        && info.ret.as_ref().is_some_and(|t| *t != Ty::Unit)
+        && !stmt::block_returns(written)
+    {
+        let end = written.span.end;
         let closing = Span { start: end.saturating_sub(1), end };
         let ty = items.ty_name(&ret);
         body.diags.push(

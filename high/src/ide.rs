@@ -221,5 +221,9 @@ pub fn ty_name(program: &Program, ty: &Ty) -> String {
         },
         Ty::Task(inner) => format!("Task<{}>", ty_name(program, inner)),
         Ty::Param(name, _) => name.clone(),
+        Ty::Fn(params, ret) => {
+            let params: Vec<String> = params.iter().map(|p| ty_name(program, p)).collect();
+            format!("fn({}) -> {}", params.join(", "), ty_name(program, ret))
+        }
     }
 }

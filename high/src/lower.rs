@@ -181,6 +181,7 @@ impl Types<'_> {
             Ty::Param(name, _) => {
                 unreachable!("type parameter `{name}` in a checked program: only instances reach one")
             }
+            Ty::Fn(..) => unreachable!("a function type in a checked program: only instances reach one"),
         }
     }
 

@@ -621,6 +621,12 @@ impl Rewriter<'_> {
                 self.ty(key);
                 self.ty(value);
             }
+            TypeExprKind::Fn(params, ret) => {
+                params.iter_mut().for_each(|p| self.ty(p));
+                if let Some(ret) = ret {
+                    self.ty(ret);
+                }
+            }
         }
     }
 
@@ -763,6 +769,18 @@ impl Rewriter<'_> {
                     }
                 }
                 self.expr(body);
+            }
+            ExprKind::BlockClosure { params, ret, body } => {
+                for param in params.iter_mut() {
+                    self.binding(&param.name);
+                    if let Some(ty) = &mut param.ty {
+                        self.ty(ty);
+                    }
+                }
+                if let Some(ret) = ret {
+                    self.ty(ret);
+                }
+                self.block(body);
             }
             ExprKind::ClassLit { class, fields } => {
                 for (_, value) in fields.iter_mut() {

@@ -230,6 +230,10 @@ pub enum Ty {
     /// its parameters as written and then once per instance with them replaced, and only the
     /// instances reach a [`Program`] (docs/language.md §3.7).
     Param(String, Bounds),
+    /// A function-typed parameter's type, `fn(T, U) -> R` (`R` unit for none). Only the checker
+    /// sees it: each call passes a closure or a function, and the callee's instance for it calls
+    /// that function directly (docs/language.md §6.6).
+    Fn(Vec<Ty>, Box<Ty>),
 }
 
 /// The capabilities a type parameter requires of its type arguments (`T: ord + text`), a set
@@ -271,7 +275,8 @@ impl Ty {
             | Ty::Class(_)
             | Ty::Enum(_)
             | Ty::Task(_)
-            | Ty::Actor(_) => false,
+            | Ty::Actor(_)
+            | Ty::Fn(..) => false,
         }
     }
 

@@ -304,6 +304,9 @@ pub enum TypeExprKind {
     /// An instance of a generic class: `Page<User>`, or one of another module
     /// (`paging.Page<User>`, the name one string).
     Generic(String, Vec<TypeExpr>),
+    /// `fn(T, U) -> R` (no `-> R` for a function without a result): the type of a function's
+    /// parameter that takes a closure, and nothing else's.
+    Fn(Vec<TypeExpr>, Option<Box<TypeExpr>>),
 }
 
 /// A closure's parameter: its name and, optionally, its type (otherwise the one its method
@@ -512,6 +515,13 @@ pub enum ExprKind {
     Closure {
         params: Vec<ClosureParam>,
         body: Box<Expr>,
+    },
+    /// `fn(x: i64) -> bool { statements }`: a closure with a block for its body, the argument
+    /// of a function-typed parameter (§6.6).
+    BlockClosure {
+        params: Vec<ClosureParam>,
+        ret: Option<TypeExpr>,
+        body: Block,
     },
     /// `catch e`: `e`'s failing call gives a `Result<T>`, `Ok(value)` or `Failed(failure)`,
     /// instead of passing its failure on.

@@ -17,6 +17,10 @@ fn ty(t: &TypeExpr) -> String {
         TypeExprKind::Map(k, v) => format!("Map<{}, {}>", ty(k), ty(v)),
         TypeExprKind::Result(ok) => format!("Result<{}>", ty(ok)),
         TypeExprKind::Generic(name, args) => format!("{name}<{}>", args.iter().map(ty).collect::<Vec<_>>().join(", ")),
+        TypeExprKind::Fn(params, ret) => {
+            let ret = ret.as_ref().map_or(String::new(), |r| format!(" -> {}", ty(r)));
+            format!("fn({}){ret}", params.iter().map(ty).collect::<Vec<_>>().join(", "))
+        }
     }
 }
 
@@ -63,15 +67,10 @@ fn sx(e: &Expr) -> String {
         ExprKind::SpawnBlocking(inner) => format!("(spawn_blocking {})", sx(inner)),
         ExprKind::TryOption(inner) => format!("(try? {})", sx(inner)),
         ExprKind::Catch(inner) => format!("(catch {})", sx(inner)),
-        ExprKind::Closure { params, body } => {
-            let params: Vec<String> = params
-                .iter()
-                .map(|p| match &p.ty {
-                    Some(t) => format!("{}: {}", p.name.name, ty(t)),
-                    None => p.name.name.clone(),
-                })
-                .collect();
-            format!("(fn [{}] {})", params.join(" "), sx(body))
+        ExprKind::Closure { params, body } => format!("(fn [{}] {})", closure_params(params), sx(body)),
+        ExprKind::BlockClosure { params, ret, body } => {
+            let ret = ret.as_ref().map_or(String::new(), |r| format!(" -> {}", ty(r)));
+            format!("(fn [{}]{ret} {})", closure_params(params), block(body))
         }
         ExprKind::Send(inner) => format!("(send {})", sx(inner)),
         ExprKind::Db { op, class, args } => {
@@ -83,6 +82,17 @@ fn sx(e: &Expr) -> String {
             format!("(http.{}{class}{})", method.name, list(args))
         }
     }
+}
+
+fn closure_params(params: &[ClosureParam]) -> String {
+    let params: Vec<String> = params
+        .iter()
+        .map(|p| match &p.ty {
+            Some(t) => format!("{}: {}", p.name.name, ty(t)),
+            None => p.name.name.clone(),
+        })
+        .collect();
+    params.join(" ")
 }
 
 fn block(b: &Block) -> String {
@@ -873,4 +883,19 @@ fn type_parameters_and_arguments_parse_where_types_are_and_nowhere_else() {
     assert_eq!(expr("Limit < n && m > 2"), "(&& (< Limit n) (> m 2))");
     // The built-in generic types keep their number of arguments.
     assert!(parse("fn f(m: Map<String>) {\n}\n").is_err());
+}
+
+#[test]
+fn function_types_are_parameter_types_and_closures_take_blocks() {
+    let file = parse("fn apply(xs: [i64], keep: fn(i64, String) -> bool?, visit: fn(i64)) {\n}\n").expect("parses");
+    let f = only_fn(&file);
+    assert_eq!(ty(&f.params[1].ty), "fn(i64, String) -> bool?");
+    assert_eq!(ty(&f.params[2].ty), "fn(i64)");
+    assert_eq!(
+        expr("apply(xs, fn(x: i64) -> bool {\n    return x > 1\n})"),
+        "(call apply xs (fn [x: i64] -> bool {return (> x 1)}))"
+    );
+    assert_eq!(expr("each(xs, fn(x) {\n    print(x)\n})"), "(call each xs (fn [x] {(call print x)}))");
+    // A function type is a parameter's type only: not a local's.
+    assert!(parse("fn main() {\n    let f: fn(i64) = g\n}\n").is_err());
 }

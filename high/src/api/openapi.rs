@@ -254,7 +254,7 @@ pub(crate) fn schema(program: &Program, ty: &Ty, used: &mut Vec<Ty>) -> Value {
         }
         // Neither can be a route's parameter, body or result (the checker refuses them).
         // A type parameter never reaches a checked program (only instances do).
-        Ty::Task(_) | Ty::Actor(_) | Ty::Param(..) => json!({}),
+        Ty::Task(_) | Ty::Actor(_) | Ty::Param(..) | Ty::Fn(..) => json!({}),
     }
 }
 

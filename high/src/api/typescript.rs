@@ -271,7 +271,7 @@ fn ts_type(program: &Program, ty: &Ty, used: &mut Vec<Ty>) -> String {
             type_name(program, ty)
         }
         // A type parameter never reaches a checked program (only instances do).
-        Ty::Task(_) | Ty::Actor(_) | Ty::Param(..) => "unknown".into(),
+        Ty::Task(_) | Ty::Actor(_) | Ty::Param(..) | Ty::Fn(..) => "unknown".into(),
     }
 }
 

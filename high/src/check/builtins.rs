@@ -272,6 +272,9 @@ impl Body<'_, '_> {
     /// A call of a program function, or of a generic one (`generics.rs` infers its type
     /// arguments from the arguments, in order, and the expected type, and calls the instance).
     fn program_call(&mut self, callee: &Ident, args: &[ast::Expr], hint: Option<&Ty>, span: Span) -> Option<Expr> {
+        if let Some(call) = self.function_param_call(callee, args, span) {
+            return call;
+        }
         let items = self.items;
         let (plain, info) = match items.fn_by_name.get(&callee.name) {
             Some(&func) => (Some(func), items.fn_info(func)),
@@ -297,9 +300,23 @@ impl Body<'_, '_> {
         let mut env = self.type_arg_slots(template, info.ret.as_ref(), hint);
         let mut out = Vec::with_capacity(args.len());
         let mut ok = true;
+        // What function-typed parameters are given, and the values of their captures, which
+        // the instance takes after the other arguments.
+        let mut closures = Vec::new();
+        let mut captured = Vec::new();
         // Places passed by reference, to check that an `inout` argument overlaps no other.
         let mut borrowed: Vec<(Place, bool, Span)> = Vec::new();
         for (arg, param) in args.iter().zip(&info.params) {
+            if let Some(Ty::Fn(params, ret)) = &param.ty {
+                match self.closure_for_param(arg, params, ret, &mut env, &callee.name) {
+                    Some((closure, values)) => {
+                        closures.push(closure);
+                        captured.extend(values);
+                    }
+                    None => ok = false,
+                }
+                continue;
+            }
             let value = match &param.ty {
                 Some(ty) if self.unbound(ty, &env) => self.inferred_arg(arg, param.mode, ty, &mut env, &callee.name),
                 Some(ty) => {
@@ -326,6 +343,14 @@ impl Body<'_, '_> {
             }
             out.push(value);
         }
+        for value in captured {
+            if let ExprKind::Place(place) = &value.kind
+                && !value.ty.is_copy()
+            {
+                borrowed.push((place.clone(), false, value.span));
+            }
+            out.push(value);
+        }
         for (j, (later, later_inout, later_span)) in borrowed.iter().enumerate() {
             let clash = borrowed[..j]
                 .iter()
@@ -349,7 +374,7 @@ impl Body<'_, '_> {
         }
         let func = match (plain, template) {
             (Some(func), _) => func,
-            (None, Some(k)) => self.instance_for_call(k, &env, callee, span)?,
+            (None, Some(k)) => self.instance_for_call(k, &env, closures, callee, span)?,
             (None, None) => return None,
         };
         self.effects.calls.push((func, span));

@@ -172,6 +172,13 @@ impl Body<'_, '_> {
         if let ast::ExprKind::Closure { params, body } = &arg.kind {
             return Some((params, body));
         }
+        if let ast::ExprKind::BlockClosure { .. } = &arg.kind {
+            self.report(
+                error(H432, arg.span, format!("`{name}` takes a closure of one expression"), "a block closure")
+                    .note(format!("write `xs.{example}`; a closure with a block is for a function's parameter")),
+            );
+            return None;
+        }
         self.report(
             error(H432, arg.span, format!("`{name}` takes a closure"), "not a closure")
                 .note(format!("write a closure, `xs.{example}`")),
@@ -284,9 +291,15 @@ impl Body<'_, '_> {
     /// A closure anywhere but as the argument of a closure method.
     pub(super) fn stray_closure(&mut self, span: Span) -> Option<Expr> {
         self.report(
-            error(H432, span, "a closure is only an argument of an array method", "not an argument of one").note(
-                "closures are given to `map`, `filter`, `any`, `all`, `find`, `count`, `fold` and `sort_by_key`; for \
-                 anything else, write a function",
+            error(
+                H432,
+                span,
+                "a closure is only an argument of an array method or a function-typed parameter",
+                "not an argument of one",
+            )
+            .note(
+                "closures are given to `map`, `filter`, `any`, `all`, `find`, `count`, `fold` and `sort_by_key`, and \
+                 to a function's parameter of a type `fn(T) -> R`; for anything else, write a function",
             ),
         );
         None

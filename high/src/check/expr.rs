@@ -5,7 +5,8 @@ use nagi_low::{BinaryOp as LowBinary, ScalarType, UnaryOp as LowUnary};
 use nagi_syntax::ast::{self, BinaryOp, Span, UnaryOp};
 
 use super::{
-    Body, H201, H203, H204, H214, H215, H301, H302, H303, H304, H305, H306, H308, H312, H313, H418, a_or_an, error,
+    Body, H201, H203, H204, H214, H215, H301, H302, H303, H304, H305, H306, H308, H312, H313, H418, H432, a_or_an,
+    error,
 };
 use crate::tir::{Bounds, ClassIdx, Expr, ExprKind, Place, Ty};
 
@@ -132,7 +133,7 @@ impl Body<'_, '_> {
             ast::ExprKind::SpawnBlocking(call) => self.spawn(call, true, span),
             ast::ExprKind::TryOption(call) => self.try_option(call, span),
             ast::ExprKind::Catch(call) => self.catch(call, span),
-            ast::ExprKind::Closure { .. } => self.stray_closure(span),
+            ast::ExprKind::Closure { .. } | ast::ExprKind::BlockClosure { .. } => self.stray_closure(span),
             ast::ExprKind::Send(message) => self.send(message, span),
         }
     }
@@ -162,6 +163,21 @@ impl Body<'_, '_> {
                     return Err(NotPlace::Reported);
                 };
                 if self.poisoned[local] {
+                    return Err(NotPlace::Reported);
+                }
+                if matches!(self.locals[local].ty, Ty::Fn(..)) {
+                    self.report(
+                        error(
+                            H432,
+                            id.span,
+                            format!("`{}` is a function parameter, not a value", id.name),
+                            "used as a value",
+                        )
+                        .note(format!(
+                            "call it, `{}(…)`, or pass it on by its name to a function that takes one",
+                            id.name
+                        )),
+                    );
                     return Err(NotPlace::Reported);
                 }
                 Ok((Place::Local(local), self.locals[local].ty.clone()))

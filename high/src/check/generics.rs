@@ -5,7 +5,7 @@
 use nagi_syntax::ast::{self, Ident, Span};
 
 use super::expr::{NotPlace, mk};
-use super::items::generics::{bounds_list, bounds_written};
+use super::items::generics::{ClosureArg, bounds_list, bounds_written};
 use super::items::{actor_stored, holds_actor};
 use super::{Body, H301, H417, H433, error};
 use crate::tir::{Expr, ExprKind, FnIdx, ParamMode, Ty};
@@ -112,6 +112,7 @@ impl Body<'_, '_> {
         &mut self,
         template: usize,
         slots: &Slots,
+        closures: Vec<ClosureArg>,
         callee: &Ident,
         span: Span,
     ) -> Option<FnIdx> {
@@ -160,7 +161,7 @@ impl Body<'_, '_> {
         if !ok || !self.type_args_allowed(&args, false, span) {
             return None;
         }
-        let instance = items.fn_instance(template, args);
+        let instance = items.fn_instance(template, args, closures);
         if instance.is_none() {
             self.report(
                 error(H433, span, format!("the instances of `{}` nest too deeply", callee.name), "instantiated here")

@@ -9,7 +9,7 @@ use nagi_syntax::ast::{self, Ident, Item, SourceFile, Span, TypeExpr, TypeExprKi
 
 use super::{
     H203, H204, H205, H206, H207, H208, H210, H212, H220, H221, H222, H223, H224, H225, H226, H227, H240, H303, H309,
-    H310, H311, H320, H417, H433, error,
+    H310, H311, H320, H417, H432, H433, error,
 };
 use crate::tir::{self, ClassIdx, EnumIdx, FnIdx, Literal, ParamMode, Ty};
 
@@ -87,6 +87,16 @@ pub(super) struct ParamInfo {
     pub mode: ParamMode,
 }
 
+/// What a function's body is: written in the file, or a closure's lifted to a function of its
+/// own (`generics.rs`), held by its call's checker.
+#[derive(Clone)]
+pub(super) enum FnBody<'f> {
+    Block(&'f ast::Block),
+    /// A closure expression (`fn(x) => …` or `fn(x) -> T { … }`): its parameters are the
+    /// function's first ones, its captures the rest.
+    Closure(std::rc::Rc<ast::Expr>),
+}
+
 /// A function or route handler's signature, and its body to check later.
 #[derive(Clone)]
 pub(super) struct FnInfo<'f> {
@@ -96,7 +106,7 @@ pub(super) struct FnInfo<'f> {
     /// `None` when the written result type failed to resolve.
     pub ret: Option<Ty>,
     pub defaults: Vec<(usize, Literal)>,
-    pub body: &'f ast::Block,
+    pub body: FnBody<'f>,
     pub span: Span,
     /// For a route: its method (as written) and path, for messages.
     pub route: Option<(String, String)>,
@@ -111,6 +121,9 @@ pub(super) struct FnInfo<'f> {
 impl FnInfo<'_> {
     /// How messages name the function: `` `f` `` or `` route `GET /users` ``.
     pub fn display_name(&self) -> String {
+        if matches!(self.body, FnBody::Closure(_)) {
+            return "a closure passed to a function".to_string();
+        }
         if let Some(queue) = &self.queue {
             return format!("the handler of queue `{queue}`");
         }
@@ -154,6 +167,10 @@ pub(super) struct Items<'f> {
     /// How deeply the class or enum instances being made nest, and the template found to
     /// nest without end (`generics.rs`).
     pub making_depth: Cell<u32>,
+    /// Whether a function type may be resolved: while a function's parameters are.
+    pub fn_types_allowed: Cell<bool>,
+    /// How many closures each function (by its Low name) has lifted so far, for their names.
+    pub closure_counts: RefCell<HashMap<String, usize>>,
     pub endless: RefCell<Option<(String, Span, bool)>>,
     pub tables: Vec<tir::Table>,
     pub routes: Vec<tir::Route>,
@@ -204,6 +221,8 @@ pub(super) fn collect<'f>(file: &'f SourceFile, diags: &mut Vec<Diagnostic>) -> 
         checking_template: Cell::new(false),
         checking_depth: Cell::new(0),
         making_depth: Cell::new(0),
+        fn_types_allowed: Cell::new(false),
+        closure_counts: RefCell::new(HashMap::new()),
         endless: RefCell::new(None),
         tables: Vec::new(),
         routes: Vec::new(),
@@ -281,7 +300,7 @@ pub(super) fn collect<'f>(file: &'f SourceFile, diags: &mut Vec<Diagnostic>) -> 
 
     for item in &file.items {
         match item {
-            Item::Function(f) if !f.type_params.is_empty() => items.collect_generic_fn(f, diags),
+            Item::Function(f) if !f.type_params.is_empty() || takes_closure(f) => items.collect_generic_fn(f, diags),
             Item::Function(f) => items.collect_fn(f, diags),
             Item::Route(r) => items.collect_route(r, diags),
             Item::Test(t) => items.collect_test(t, diags),
@@ -397,6 +416,13 @@ impl<'f> Items<'f> {
             Ty::Task(inner) => format!("Task<{}>", self.ty_name(inner)),
             Ty::Actor(idx) => self.classes.get(*idx).map_or_else(|| "<actor>".into(), |c| c.name.clone()),
             Ty::Param(name, _) => name.clone(),
+            Ty::Fn(params, ret) => {
+                let params: Vec<String> = params.iter().map(|p| self.ty_name(p)).collect();
+                match **ret {
+                    Ty::Unit => format!("fn({})", params.join(", ")),
+                    ref ret => format!("fn({}) -> {}", params.join(", "), self.ty_name(ret)),
+                }
+            }
         }
     }
 
@@ -471,6 +497,28 @@ impl<'f> Items<'f> {
             }
             TypeExprKind::Result(ok) => Some(Ty::Enum(self.result_enum(&self.resolve_ty(ok, diags)?))),
             TypeExprKind::Generic(name, args) => self.resolve_instance(name, args, ty.span, diags),
+            TypeExprKind::Fn(params, ret) => {
+                if !self.fn_types_allowed.get() {
+                    diags.push(
+                        error(
+                            H432,
+                            ty.span,
+                            "a function type is only the type of a function's parameter",
+                            "not allowed here",
+                        )
+                        .note(
+                            "a route's, a handler's or a job's parameter takes values; call the function in the body",
+                        ),
+                    );
+                    return None;
+                }
+                let params: Vec<Option<Ty>> = params.iter().map(|p| self.resolve_ty(p, diags)).collect();
+                let ret = match ret {
+                    Some(ret) => self.resolve_ty(ret, diags)?,
+                    None => Ty::Unit,
+                };
+                Some(Ty::Fn(params.into_iter().collect::<Option<Vec<Ty>>>()?, Box::new(ret)))
+            }
             TypeExprKind::Option(inner) => {
                 let resolved = self.resolve_ty(inner, diags)?;
                 // `T?` where a type parameter `T` is an option type is that type (§3.7).
@@ -854,7 +902,7 @@ impl<'f> Items<'f> {
             params,
             ret,
             defaults: Vec::new(),
-            body: &decl.body,
+            body: FnBody::Block(&decl.body),
             span: decl.span,
             route: None,
             fails: decl.fails,
@@ -877,7 +925,7 @@ impl<'f> Items<'f> {
             params: Vec::new(),
             ret: Some(Ty::Unit),
             defaults: Vec::new(),
-            body: &decl.body,
+            body: FnBody::Block(&decl.body),
             span: decl.span,
             route: None,
             // A test may `try` failing functions: a failure ends it as failed.
@@ -911,6 +959,12 @@ impl<'f> Items<'f> {
         }
         out
     }
+}
+
+/// Whether a function has a function-typed parameter, which makes it a template: each call
+/// gets an instance for the closure it passes.
+fn takes_closure(f: &ast::FnDecl) -> bool {
+    f.params.iter().any(|p| matches!(p.ty.kind, TypeExprKind::Fn(..)))
 }
 
 /// The mode of a parameter of a plain function (or an actor's handler): borrowed, or `inout`;

@@ -280,6 +280,12 @@ impl<'p> Builder<'p> {
             }
             // The template of a generic class is no class of the program (its instances are).
             ast::TypeExprKind::Generic(_, args) => args.iter().for_each(|a| self.ty(a)),
+            ast::TypeExprKind::Fn(params, ret) => {
+                params.iter().for_each(|p| self.ty(p));
+                if let Some(ret) = ret {
+                    self.ty(ret);
+                }
+            }
         }
     }
 
@@ -383,6 +389,18 @@ impl<'p> Builder<'p> {
                     self.define_local(&param.name);
                 }
                 self.expr(body);
+            }
+            BlockClosure { params, ret, body } => {
+                for param in params {
+                    if let Some(ty) = &param.ty {
+                        self.ty(ty);
+                    }
+                    self.define_local(&param.name);
+                }
+                if let Some(ret) = ret {
+                    self.ty(ret);
+                }
+                self.block(body);
             }
             Name(ident) => {
                 for t in &typed {

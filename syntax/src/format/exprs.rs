@@ -11,7 +11,7 @@ use crate::ast::*;
 /// How tightly an expression binds, loosest first (the grammar's tiers).
 fn precedence(e: &Expr) -> u8 {
     match &e.kind {
-        ExprKind::Closure { .. } => 0,
+        ExprKind::Closure { .. } | ExprKind::BlockClosure { .. } => 0,
         ExprKind::Binary { op, .. } => binary_precedence(*op),
         ExprKind::Cast { .. } => 10,
         ExprKind::Unary { .. }
@@ -106,19 +106,19 @@ impl Printer<'_> {
             ExprKind::Bool(b) => text(b.to_string()),
             ExprKind::None => text("none"),
             ExprKind::Closure { params, body } => {
-                let mut parts = vec![text("fn(")];
-                for (i, param) in params.iter().enumerate() {
-                    if i > 0 {
-                        parts.push(text(", "));
-                    }
-                    parts.push(text(param.name.name.clone()));
-                    if let Some(ty) = &param.ty {
-                        parts.push(text(": "));
-                        parts.push(self.ty(ty));
-                    }
-                }
-                parts.push(text(") => "));
+                let mut parts = self.closure_params(params);
+                parts.push(text(" => "));
                 parts.push(self.expr(body, 0));
+                concat(parts)
+            }
+            ExprKind::BlockClosure { params, ret, body } => {
+                let mut parts = self.closure_params(params);
+                if let Some(ret) = ret {
+                    parts.push(text(" -> "));
+                    parts.push(self.ty(ret));
+                }
+                parts.push(text(" "));
+                parts.push(self.block(body));
                 concat(parts)
             }
             ExprKind::Name(name) => text(name.name.clone()),
@@ -232,6 +232,25 @@ impl Printer<'_> {
     }
 }
 
+impl Printer<'_> {
+    /// `fn(a, b: T)`: a closure's parameters.
+    fn closure_params(&mut self, params: &[ClosureParam]) -> Vec<Doc> {
+        let mut parts = vec![text("fn(")];
+        for (i, param) in params.iter().enumerate() {
+            if i > 0 {
+                parts.push(text(", "));
+            }
+            parts.push(text(param.name.name.clone()));
+            if let Some(ty) = &param.ty {
+                parts.push(text(": "));
+                parts.push(self.ty(ty));
+            }
+        }
+        parts.push(text(")"));
+        parts
+    }
+}
+
 fn type_text(ty: &TypeExpr) -> String {
     match &ty.kind {
         TypeExprKind::Named(name) => name.clone(),
@@ -239,6 +258,11 @@ fn type_text(ty: &TypeExpr) -> String {
         TypeExprKind::Option(inner) => format!("{}?", type_text(inner)),
         TypeExprKind::Map(k, v) => format!("Map<{}, {}>", type_text(k), type_text(v)),
         TypeExprKind::Result(ok) => format!("Result<{}>", type_text(ok)),
+        TypeExprKind::Fn(params, ret) => {
+            let params: Vec<String> = params.iter().map(type_text).collect();
+            let ret = ret.as_ref().map_or(String::new(), |r| format!(" -> {}", type_text(r)));
+            format!("fn({}){ret}", params.join(", "))
+        }
         TypeExprKind::Generic(name, args) => {
             format!("{name}<{}>", args.iter().map(type_text).collect::<Vec<_>>().join(", "))
         }

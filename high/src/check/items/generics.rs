@@ -13,9 +13,9 @@ use std::borrow::Cow;
 use nagi_low::Diagnostic;
 use nagi_syntax::ast;
 
-use super::{ClassInfo, EnumInfo, FieldInfo, FnInfo, Items, VariantInfo};
+use super::{ClassInfo, EnumInfo, FieldInfo, FnBody, FnInfo, Items, ParamInfo, VariantInfo};
 use crate::check::{H205, H207, H433, error};
-use crate::tir::{Bounds, ClassIdx, EnumIdx, FnIdx, Ty};
+use crate::tir::{Bounds, ClassIdx, EnumIdx, FnIdx, ParamMode, Ty};
 
 /// The first index of an abstract instance (a function or class made while a template's body
 /// is checked), far above any program's own.
@@ -66,13 +66,35 @@ pub(in crate::check) struct MadeEnum {
 
 /// An instance of a generic function.
 pub(in crate::check) struct FnInstance<'f> {
-    pub template: usize,
+    /// The generic function it is an instance of; `None` for a closure lifted to a function.
+    pub template: Option<usize>,
     pub args: Vec<Ty>,
+    /// The function each function-typed parameter calls, in order (part of the key).
+    pub closures: Vec<FnIdx>,
+    /// For each function-typed parameter: its name, the function it calls and which of the
+    /// instance's parameters are that function's captures (passed after its own arguments).
+    pub fn_params: Vec<FnParam>,
     pub info: FnInfo<'f>,
     /// The type parameters' bindings its body is checked with.
     pub env: Vec<(String, Ty)>,
     /// How many instances made it: 1 for one a program's own function uses.
     pub depth: u32,
+}
+
+/// A function-typed parameter of an instance: the function its calls call, and the positions
+/// of the instance's parameters that hold that function's captures.
+#[derive(Clone, Debug)]
+pub(in crate::check) struct FnParam {
+    pub name: String,
+    pub lifted: FnIdx,
+    pub captures: Vec<usize>,
+}
+
+/// What a call passes for a function-typed parameter: the function (a lifted closure or a
+/// program function) and the values it captures, by name and type.
+pub(in crate::check) struct ClosureArg {
+    pub lifted: FnIdx,
+    pub captures: Vec<(String, Ty)>,
 }
 
 /// A class made on first use: an instance of a generic class (`template` and `args`), or the
@@ -227,20 +249,29 @@ impl<'f> Items<'f> {
     pub(in crate::check) fn fn_template(&self, idx: FnIdx) -> Option<usize> {
         let instances = self.instances.borrow();
         match idx.checked_sub(ABSTRACT) {
-            Some(k) => instances.abstract_fns.get(k).map(|i| i.template),
-            None => instances.fns.get(idx.checked_sub(self.fns.len())?).map(|i| i.template),
+            Some(k) => instances.abstract_fns.get(k)?.template,
+            None => instances.fns.get(idx.checked_sub(self.fns.len())?)?.template,
         }
     }
 
-    /// The instance of generic function `template` for `args`, made on first use; `None` when
-    /// instances would nest deeper than [`MAX_DEPTH`].
-    pub(in crate::check) fn fn_instance(&self, template: usize, args: Vec<Ty>) -> Option<FnIdx> {
+    /// The instance of generic function `template` for `args` and, for its function-typed
+    /// parameters, `closures`, made on first use; `None` when instances would nest deeper than
+    /// [`MAX_DEPTH`]. The instance has no function-typed parameters: each is bound to its
+    /// closure's function, whose captures become parameters after the others.
+    pub(in crate::check) fn fn_instance(
+        &self,
+        template: usize,
+        args: Vec<Ty>,
+        closures: Vec<ClosureArg>,
+    ) -> Option<FnIdx> {
         let abstract_ = self.checking_template.get() || args.iter().any(|a| self.has_param(a));
+        let lifted: Vec<FnIdx> = closures.iter().map(|c| c.lifted).collect();
         {
             let instances = self.instances.borrow();
             let (list, base) =
                 if abstract_ { (&instances.abstract_fns, ABSTRACT) } else { (&instances.fns, self.fns.len()) };
-            if let Some(k) = list.iter().position(|i| i.template == template && i.args == args) {
+            let same = |i: &FnInstance| i.template == Some(template) && i.args == args && i.closures == lifted;
+            if let Some(k) = list.iter().position(same) {
                 return Some(base + k);
             }
         }
@@ -252,24 +283,82 @@ impl<'f> Items<'f> {
         let env: Vec<(String, Ty)> = generic.params.iter().map(|p| p.name.clone()).zip(args.iter().cloned()).collect();
         let mut info = generic.info.clone();
         // An abstract instance is named as written (its messages are the template's); a real
-        // one by its type arguments too.
+        // one by its type arguments and closures too.
         if !abstract_ {
-            let names: Vec<String> = args.iter().map(|a| self.low_type_name(a)).collect();
+            let mut names: Vec<String> = args.iter().map(|a| self.low_type_name(a)).collect();
+            names.extend(lifted.iter().map(|&f| self.fn_info(f).name.clone()));
             info.name = format!("{}.{}", info.name, names.join("."));
         }
         for param in &mut info.params {
             param.ty = param.ty.as_ref().map(|t| self.subst(t, &env));
         }
         info.ret = info.ret.as_ref().map(|t| self.subst(t, &env));
-        let instance = FnInstance { template, args, info, env, depth };
+        let mut fn_params = Vec::new();
+        if !closures.is_empty() {
+            let (fns, others): (Vec<ParamInfo>, Vec<ParamInfo>) =
+                info.params.drain(..).partition(|p| matches!(p.ty, Some(Ty::Fn(..))));
+            info.params = others;
+            for (param, closure) in fns.iter().zip(closures) {
+                let mut captures = Vec::new();
+                for (name, ty) in closure.captures {
+                    captures.push(info.params.len());
+                    let ident = ast::Ident { name: format!("{}_{name}", param.name.name), span: param.name.span };
+                    info.params.push(ParamInfo { name: ident, ty: Some(ty), mode: ParamMode::Borrowed });
+                }
+                fn_params.push(FnParam { name: param.name.name.clone(), lifted: closure.lifted, captures });
+            }
+        }
+        let instance = FnInstance { template: Some(template), args, closures: lifted, fn_params, info, env, depth };
+        Some(self.push_fn(abstract_, instance))
+    }
+
+    /// A closure lifted to a function of its own (`info`), checked later with the type
+    /// parameters of where it was written (`env`).
+    pub(in crate::check) fn lift_closure(&self, info: FnInfo<'f>) -> FnIdx {
+        let abstract_ = self.checking_template.get();
+        let env = self.type_env.borrow().clone();
+        let depth = self.checking_depth.get() + 1;
+        let instance = FnInstance {
+            template: None,
+            args: Vec::new(),
+            closures: Vec::new(),
+            fn_params: Vec::new(),
+            info,
+            env,
+            depth,
+        };
+        self.push_fn(abstract_, instance)
+    }
+
+    /// The next name of a closure lifted from the function named `enclosing`:
+    /// `main.closure1`, `main.closure2`, ….
+    pub(in crate::check) fn closure_name(&self, enclosing: &str) -> String {
+        let mut counts = self.closure_counts.borrow_mut();
+        let n = counts.entry(enclosing.to_string()).or_insert(0);
+        *n += 1;
+        format!("{enclosing}.closure{n}")
+    }
+
+    /// Adds a function instance (to the abstract ones when `abstract_`): its index.
+    fn push_fn(&self, abstract_: bool, instance: FnInstance<'f>) -> FnIdx {
         let mut instances = self.instances.borrow_mut();
         if abstract_ {
             instances.abstract_fns.push(instance);
-            Some(ABSTRACT + instances.abstract_fns.len() - 1)
+            ABSTRACT + instances.abstract_fns.len() - 1
         } else {
             instances.fns.push(instance);
-            Some(self.fns.len() + instances.fns.len() - 1)
+            self.fns.len() + instances.fns.len() - 1
         }
+    }
+
+    /// The function-typed parameters of function `idx`'s instance and what they call.
+    pub(in crate::check) fn fn_params(&self, idx: FnIdx) -> Vec<FnParam> {
+        let instances = self.instances.borrow();
+        let instance = match idx.checked_sub(ABSTRACT) {
+            Some(k) => instances.abstract_fns.get(k),
+            None => idx.checked_sub(self.fns.len()).and_then(|k| instances.fns.get(k)),
+        };
+        instance.map_or_else(Vec::new, |i| i.fn_params.clone())
     }
 
     /// The instance of generic class `template` for `args`, made on first use.
@@ -632,7 +721,9 @@ impl<'f> Items<'f> {
         let env = params.iter().map(|p| (p.name.clone(), p.ty())).collect();
         self.checking_template.set(true);
         let (fn_params, ret) = self.with_type_env(env, || {
+            self.fn_types_allowed.set(true);
             let fn_params = self.collect_params(&decl.params, diags, super::plain_param_mode);
+            self.fn_types_allowed.set(false);
             let ret = decl.ret.as_ref().map_or(Some(Ty::Unit), |t| self.resolve_ty(t, diags));
             (fn_params, ret)
         });
@@ -642,7 +733,7 @@ impl<'f> Items<'f> {
             params: fn_params,
             ret,
             defaults: Vec::new(),
-            body: &decl.body,
+            body: FnBody::Block(&decl.body),
             span: decl.span,
             route: None,
             fails: decl.fails,

@@ -103,7 +103,7 @@ impl<'f> Items<'f> {
             params,
             ret: Some(Ty::Unit),
             defaults: Vec::new(),
-            body: &handler.body,
+            body: FnBody::Block(&handler.body),
             span: handler.span,
             route: None,
             // Like a route handler, a queue's handler may always fail: its attempt then fails.

@@ -121,7 +121,7 @@ impl<'f> Items<'f> {
             params,
             ret,
             defaults,
-            body: &decl.body,
+            body: FnBody::Block(&decl.body),
             span: decl.span,
             route: Some((decl.method.name.clone(), decl.path.value.clone())),
             fails: true,
