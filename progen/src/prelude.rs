@@ -11,7 +11,8 @@
 /// `inout` enum inside an arm (`tok_bump`), and return, `break` and `continue` from a `match`
 /// inside a loop (`first_word`); and the generic class `Duo<T>` and generic functions
 /// (`generics.rs`): `pick`, `bigger` (`T: ord + copy`), `same` (`T: eq`), `shown` (`T: text`),
-/// `duo`, `swapped` (a `Duo<T>` in and out) and `first_or`.
+/// `duo`, `swapped` (a `Duo<T>` in and out) and `first_or`; the generic enum `Slot<T>` and
+/// `slot_or`; and functions with function-typed parameters, `count_if` and `map_each`.
 pub(super) const PRELUDE: &str = "class P {
     a: i64
     b: f64
@@ -245,6 +246,36 @@ fn first_or<T>(xs: [T], fallback: T) -> T {
         return xs[0].clone()
     }
     return fallback.clone()
+}
+
+enum Slot<T> {
+    Full(T)
+    Vacant
+}
+
+fn slot_or<T>(s: Slot<T>, fallback: T) -> T {
+    match s {
+        Full(v) => { return v.clone() }
+        Vacant => { return fallback.clone() }
+    }
+}
+
+fn count_if(xs: [i64], keep: fn(i64) -> bool) -> i64 {
+    var n = 0
+    for x in xs {
+        if keep(x) {
+            n += 1
+        }
+    }
+    return n
+}
+
+fn map_each<T, U>(xs: [T], f: fn(T) -> U) -> [U] {
+    var out: [U] = []
+    for x in xs {
+        out.push(f(x))
+    }
+    return out
 }
 ";
 

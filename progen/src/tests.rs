@@ -44,19 +44,14 @@ fn caught_failures_are_generated() {
 #[test]
 fn closures_are_generated() {
     let texts: Vec<String> = (0..300).map(|seed| from_seed(seed, 4096)).collect();
-    for method in [
-        ".map(fn(",
-        ".filter(fn(",
-        ".any(fn(",
-        ".all(fn(",
-        ".count(fn(",
-        ".find(fn(",
-        ".fold(",
-        ")).fold(",
-        ".sort_by_key(fn(",
-    ] {
+    for method in
+        [".map(fn(", ".filter(fn(", ".any(fn(", ".all(fn(", ".count(fn(", ".find(fn(", ".fold(", ".sort_by_key(fn("]
+    {
         assert!(texts.iter().any(|t| t.contains(method)), "no program of the first 300 calls `{method}`");
     }
+    // A `filter` chained before `fold`, which then runs in the filter's loop.
+    let chained = |l: &str| l.find(".filter(fn(").is_some_and(|f| l[f..].contains(").fold("));
+    assert!(texts.iter().any(|t| t.lines().any(chained)), "no program of the first 300 chains `filter` before `fold`");
 }
 
 /// Every string-library method the generator writes appears in the first 300 programs,
@@ -390,7 +385,19 @@ fn recursive_waits_and_self_spawning_tasks_are_generated() {
 #[test]
 fn generic_calls_are_generated() {
     let texts: Vec<String> = (0..300).map(|seed| from_seed(seed, 4096)).collect();
-    for call in ["pick(", "bigger(", "same(", "shown(", "duo(", "swapped(", "first_or("] {
+    for call in [
+        "pick(",
+        "bigger(",
+        "same(",
+        "shown(",
+        "duo(",
+        "swapped(",
+        "first_or(",
+        "slot_or(",
+        "count_if(",
+        "map_each(",
+        "-> bool {",
+    ] {
         let called = texts
             .iter()
             .any(|t| t.lines().any(|l| !l.starts_with("fn ") && !l.starts_with("pub fn ") && l.contains(call)));
