@@ -177,8 +177,18 @@ pub fn check(
         let before = diags.len();
         items.checking_template.set(true);
         let own = items.generic_fns[k].params.iter().map(|p| p.ty()).collect();
+        let first = items.abstract_fn_count();
         if let Some(idx) = items.fn_instance(k, own, Vec::new()) {
             check_function(&items, idx, &mut diags, sql.as_mut(), sql_enabled, locate);
+        }
+        // The closures its body passes to functions, lifted (abstractly) and checked as theirs.
+        let mut next = first;
+        while next < items.abstract_fn_count() {
+            let idx = items::generics::ABSTRACT + next;
+            if items.fn_template(idx).is_none() {
+                check_function(&items, idx, &mut diags, sql.as_mut(), sql_enabled, locate);
+            }
+            next += 1;
         }
         items.checking_template.set(false);
         *failed = diags.len() > before;
@@ -513,20 +523,31 @@ fn check_body(
         fn_params: Vec::new(),
         closure_depth: 0,
     };
+    // An instance's captures of its closures are reached through `fn_params` only, by no name.
+    let fn_params = items.fn_params(idx);
+    let hidden: Vec<usize> = fn_params.iter().flat_map(|p| p.captures.iter().copied()).collect();
     let mut params = Vec::with_capacity(info.params.len());
-    for param in &info.params {
+    for (i, param) in info.params.iter().enumerate() {
         let mutable = param.mode == ParamMode::Inout;
-        params.push(body.declare(&param.name, param.ty.clone(), mutable, LocalKind::Param(param.mode)));
+        params.push(if hidden.contains(&i) {
+            body.hidden_param(param)
+        } else {
+            body.declare(&param.name, param.ty.clone(), mutable, LocalKind::Param(param.mode))
+        });
     }
-    body.fn_params = items
-        .fn_params(idx)
-        .into_iter()
-        .map(|p| (p.name, p.lifted, p.captures.iter().map(|&i| params[i]).collect()))
-        .collect();
+    body.fn_params =
+        fn_params.into_iter().map(|p| (p.name, p.lifted, p.captures.iter().map(|&i| params[i]).collect())).collect();
+    // A lifted closure's captures are in a scope around its own parameters, which its body
+    // may shadow as it could where the closure was written.
+    if let items::FnBody::Closure(_, captures) = &info.body {
+        let own = body.scopes[0].len() - captures;
+        let outer: Vec<(String, LocalIdx)> = body.scopes[0].drain(own..).collect();
+        body.scopes.insert(0, outer);
+    }
     let ret = info.ret.clone().unwrap_or(Ty::Unit);
     let (block, written) = match &info.body {
         items::FnBody::Block(block) => (body.stmts(block), Some(*block)),
-        items::FnBody::Closure(closure) => (body.closure_body(closure, &ret), None),
+        items::FnBody::Closure(closure, _) => (body.closure_body(closure, &ret), None),
     };
     if let Some(written) = written
         && info.ret.as_ref().is_some_and(|t| *t != Ty::Unit)
@@ -586,6 +607,16 @@ impl Body<'_, '_> {
     }
 
     /// A local the checker introduces, which no name refers to (it joins no scope).
+    /// A parameter no name refers to (an instance's capture of a closure's).
+    fn hidden_param(&mut self, param: &items::ParamInfo) -> LocalIdx {
+        let idx = self.locals.len();
+        self.poisoned.push(param.ty.is_none());
+        let ty = param.ty.clone().unwrap_or(Ty::Unit);
+        let kind = LocalKind::Param(param.mode);
+        self.locals.push(tir::Local { name: param.name.name.clone(), ty, mutable: false, kind, span: param.name.span });
+        idx
+    }
+
     fn hidden_local(&mut self, name: &str, ty: Ty, span: Span) -> LocalIdx {
         let idx = self.locals.len();
         self.poisoned.push(false);

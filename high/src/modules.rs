@@ -394,8 +394,14 @@ impl Program {
                 }
             }
             let unit_items = std::mem::take(&mut self.units[u].ast.items);
-            let mut rewriter =
-                Rewriter { program: self, tables: &tables, unit: u, diags: Vec::new(), type_params: Vec::new() };
+            let mut rewriter = Rewriter {
+                program: self,
+                tables: &tables,
+                unit: u,
+                diags: Vec::new(),
+                type_params: Vec::new(),
+                bound: std::collections::HashSet::new(),
+            };
             for mut item in unit_items {
                 if rewriter.item(&mut item) {
                     items.push(item);
@@ -443,6 +449,9 @@ struct Rewriter<'p> {
     /// The type parameters of the item being rewritten, which name no item and stay as
     /// written (`T` of `fn first<T>`, even where the module has an item `T`).
     type_params: Vec<String>,
+    /// The names the item being rewritten binds (parameters and locals): a bare name that is
+    /// none of them and names a function is that function, passed by its name.
+    bound: std::collections::HashSet<String>,
 }
 
 impl Rewriter<'_> {
@@ -501,6 +510,7 @@ impl Rewriter<'_> {
             _ => &Vec::new(),
         };
         self.type_params = params.iter().map(|p| p.name.name.clone()).collect();
+        self.bound.clear();
         match item {
             Item::Import(_) => return false,
             Item::Test(t) => self.block(&mut t.body),
@@ -596,6 +606,7 @@ impl Rewriter<'_> {
 
     /// A variable may not take the name of an imported module: `m.x` would be ambiguous.
     fn binding(&mut self, name: &Ident) {
+        self.bound.insert(name.name.clone());
         if self.module(&name.name).is_some() {
             self.diags.push(
                 error(
@@ -756,8 +767,15 @@ impl Rewriter<'_> {
             | ExprKind::Float(_)
             | ExprKind::Str(_)
             | ExprKind::Bool(_)
-            | ExprKind::None
-            | ExprKind::Name(_) => {}
+            | ExprKind::None => {}
+            // A function of this module or imported, passed by its name (`apply(xs, twice)`).
+            ExprKind::Name(id) => {
+                if !self.bound.contains(&id.name)
+                    && let Some(q) = self.unqualified(&id.name, &[Kind::Function])
+                {
+                    id.name = q;
+                }
+            }
             ExprKind::Array(items) | ExprKind::Interp { holes: items, .. } => {
                 items.iter_mut().for_each(|i| self.expr(i))
             }
@@ -843,6 +861,15 @@ impl Rewriter<'_> {
                 self.expr(receiver);
             }
             ExprKind::Field { object, field } => {
+                // A module's function passed by its name (`apply(xs, util.twice)`).
+                if let ExprKind::Name(alias) = &object.kind
+                    && let Some(target) = self.module(&alias.name)
+                    && self.tables[target].get(&field.name).is_some_and(|(k, _)| *k == Kind::Function)
+                    && let Some(q) = self.qualified(target, field, &[Kind::Function])
+                {
+                    e.kind = ExprKind::Name(Ident { name: q, span: e.span });
+                    return;
+                }
                 if let ExprKind::Name(alias) = &object.kind
                     && self.module(&alias.name).is_some()
                 {

@@ -343,10 +343,10 @@ impl Body<'_, '_> {
             }
             out.push(value);
         }
+        // A capture, even a copy, must not be what an `inout` argument of the call changes:
+        // the closure would read it while the callee writes it.
         for value in captured {
-            if let ExprKind::Place(place) = &value.kind
-                && !value.ty.is_copy()
-            {
+            if let ExprKind::Place(place) = &value.kind {
                 borrowed.push((place.clone(), false, value.span));
             }
             out.push(value);

@@ -75,7 +75,7 @@ impl Body<'_, '_> {
             let name = info.name.clone();
             let note = if name == "main" {
                 "`main` cannot fail; only route handlers and the functions they call answer with a failure".to_string()
-            } else if matches!(info.body, super::items::FnBody::Closure(_)) {
+            } else if matches!(info.body, super::items::FnBody::Closure(..)) {
                 "a closure's body cannot fail; handle the failure in it with `catch` or `try?`".to_string()
             } else {
                 format!("declare it `fn {name}(…) fails -> …` so that its callers see that it can fail")

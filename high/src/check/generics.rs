@@ -41,6 +41,7 @@ impl Body<'_, '_> {
             Ty::Param(name, _) => slots.iter().any(|(n, t)| n == name && t.is_none()),
             Ty::Array(inner) | Ty::Option(inner) | Ty::Task(inner) => self.unbound(inner, slots),
             Ty::Map(k, v) => self.unbound(k, slots) || self.unbound(v, slots),
+            Ty::Fn(params, ret) => params.iter().any(|p| self.unbound(p, slots)) || self.unbound(ret, slots),
             Ty::Class(c) => {
                 items.class_generic(*c).is_some_and(|(_, args)| args.iter().any(|a| self.unbound(a, slots)))
             }

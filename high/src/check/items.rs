@@ -92,9 +92,9 @@ pub(super) struct ParamInfo {
 #[derive(Clone)]
 pub(super) enum FnBody<'f> {
     Block(&'f ast::Block),
-    /// A closure expression (`fn(x) => …` or `fn(x) -> T { … }`): its parameters are the
-    /// function's first ones, its captures the rest.
-    Closure(std::rc::Rc<ast::Expr>),
+    /// A closure expression (`fn(x) => …` or `fn(x) -> T { … }`) and how many captures it
+    /// has: its parameters are the function's first ones, its captures the rest.
+    Closure(std::rc::Rc<ast::Expr>, usize),
 }
 
 /// A function or route handler's signature, and its body to check later.
@@ -121,7 +121,7 @@ pub(super) struct FnInfo<'f> {
 impl FnInfo<'_> {
     /// How messages name the function: `` `f` `` or `` route `GET /users` ``.
     pub fn display_name(&self) -> String {
-        if matches!(self.body, FnBody::Closure(_)) {
+        if matches!(self.body, FnBody::Closure(..)) {
             return "a closure passed to a function".to_string();
         }
         if let Some(queue) = &self.queue {

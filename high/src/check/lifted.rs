@@ -38,18 +38,7 @@ impl Body<'_, '_> {
     ) -> Option<Option<Expr>> {
         if let Some((_, lifted, captures)) = self.fn_params.iter().find(|(n, _, _)| *n == callee.name).cloned() {
             if self.closure_depth > 0 {
-                self.report(
-                    error(
-                        H432,
-                        callee.span,
-                        format!(
-                            "a closure cannot call `{}`, a function parameter of the function it is in",
-                            callee.name
-                        ),
-                        "called in a closure",
-                    )
-                    .note(format!("pass `{}` itself where a function is taken", callee.name)),
-                );
+                self.param_in_closure(callee);
                 return Some(None);
             }
             let info = self.items.fn_info(lifted).into_owned();
@@ -75,6 +64,10 @@ impl Body<'_, '_> {
         }
         let local = self.lookup(&callee.name)?;
         let Ty::Fn(params, ret) = self.locals[local].ty.clone() else { return None };
+        if self.closure_depth > 0 {
+            self.param_in_closure(callee);
+            return Some(None);
+        }
         if !self.arity(&callee.name, params.len(), args, span) {
             return Some(None);
         }
@@ -84,6 +77,23 @@ impl Body<'_, '_> {
         }
         // The template's body is only checked; each instance calls the function itself.
         Some(Some(self.template_value(*ret, span)))
+    }
+
+    /// Reports a function parameter of the enclosing function used in a closure passed to a
+    /// function (which is lifted to a function of its own, where the parameter is not).
+    fn param_in_closure(&mut self, name: &Ident) {
+        self.report(
+            error(
+                H432,
+                name.span,
+                format!(
+                    "a closure passed to a function cannot use `{}`, a function parameter of the function it is in",
+                    name.name
+                ),
+                "used in a closure",
+            )
+            .note(format!("pass `{}` itself where a function is taken", name.name)),
+        );
     }
 
     /// What a call passes for a function-typed parameter `fn(params) -> ret` (over the callee's
@@ -125,6 +135,12 @@ impl Body<'_, '_> {
         slots: &mut Slots,
         callee: &str,
     ) -> Option<(ClosureArg, Vec<Expr>)> {
+        let is_param = self.fn_params.iter().any(|(n, _, _)| *n == id.name)
+            || self.lookup(&id.name).is_some_and(|l| matches!(self.locals[l].ty, Ty::Fn(..)));
+        if is_param && self.closure_depth > 0 {
+            self.param_in_closure(id);
+            return None;
+        }
         if let Some((_, lifted, captures)) = self.fn_params.iter().find(|(n, _, _)| *n == id.name).cloned() {
             let info = self.items.fn_info(lifted).into_owned();
             let own: Vec<Ty> =
@@ -189,11 +205,13 @@ impl Body<'_, '_> {
         callee: &str,
     ) -> Option<()> {
         let pattern = Ty::Fn(params.to_vec(), Box::new(ret.clone()));
+        // Exactly the function type: no `T` for a `T?` (the instance calls it as declared).
         let fits = match found {
             Ty::Fn(ps, r) => {
                 ps.len() == params.len()
                     && params.iter().zip(ps).all(|(p, f)| self.items.unify(p, f, slots))
                     && self.items.unify(ret, r, slots)
+                    && self.bind(&pattern, slots) == *found
             }
             _ => false,
         };
@@ -248,7 +266,7 @@ impl Body<'_, '_> {
             let ty = match &param.ty {
                 Some(ty) => {
                     let ty = self.items.resolve_ty(ty, self.diags)?;
-                    if !self.items.unify(pattern, &ty, slots) {
+                    if !self.items.unify(pattern, &ty, slots) || self.bind(pattern, slots) != ty {
                         let want = self.ty_name(&self.bind(pattern, slots));
                         self.report(error(
                             H432,
@@ -283,7 +301,7 @@ impl Body<'_, '_> {
             None => Some(self.bind(ret, slots)),
         };
         let (found_ret, captured) = self.closure_captures(written, &tys, want_ret.as_ref(), &body)?;
-        if !self.items.unify(ret, &found_ret, slots) {
+        if !self.items.unify(ret, &found_ret, slots) || self.bind(ret, slots) != found_ret {
             let (want, have) = (self.ty_name(&self.bind(ret, slots)), self.ty_name(&found_ret));
             self.report(error(
                 H432,
@@ -313,6 +331,11 @@ impl Body<'_, '_> {
             values.push(self.local_read(local, arg.span));
             captures.push((name, ty));
         }
+        if self.closure_depth > 0 {
+            // Inside another closure's body checked for its captures: only the values matter;
+            // the closure is lifted when that body is checked as its own function.
+            return Some((ClosureArg { lifted: usize::MAX, captures }, values));
+        }
         let enclosing = self.items.fn_info(self.fn_idx).name.clone();
         let mut fn_params: Vec<ParamInfo> = written
             .iter()
@@ -329,7 +352,7 @@ impl Body<'_, '_> {
             params: fn_params,
             ret: Some(found_ret),
             defaults: Vec::new(),
-            body: FnBody::Closure(Rc::new(arg.clone())),
+            body: FnBody::Closure(Rc::new(arg.clone()), captures.len()),
             span: arg.span,
             route: None,
             fails: false,
@@ -357,8 +380,18 @@ impl Body<'_, '_> {
         for (param, ty) in written.iter().zip(tys) {
             self.declare(&param.name, Some(ty.clone()), false, LocalKind::Binding);
         }
+        // The body is checked as the lifted function will check it: none of the caller's
+        // loops, transaction, scopes, `try` or name around it, and its effects its own. What it
+        // makes (instances, lifted closures) is abstract: this check is only for captures.
         let saved_ret = std::mem::replace(&mut self.ret, want_ret.cloned());
         let saved_loops = std::mem::replace(&mut self.loop_depth, 0);
+        let saved_transaction = self.transaction_loop_depth.take();
+        let saved_scopes = std::mem::replace(&mut self.scope_depth, 0);
+        let saved_try = std::mem::replace(&mut self.try_depth, 0);
+        let saved_catching = (self.catching.take(), self.caught, self.failing_calls);
+        let saved_name = std::mem::replace(&mut self.display_name, "a closure passed to a function".to_string());
+        let saved_effects = std::mem::take(&mut self.effects);
+        let saved_template = self.items.checking_template.replace(true);
         self.closure_depth += 1;
         let mut roots = Vec::new();
         let found = match body {
@@ -380,8 +413,17 @@ impl Body<'_, '_> {
             }
         };
         self.closure_depth -= 1;
+        self.items.checking_template.set(saved_template);
+        self.effects = saved_effects;
+        self.display_name = saved_name;
+        (self.catching, self.caught, self.failing_calls) = saved_catching;
+        self.try_depth = saved_try;
+        self.scope_depth = saved_scopes;
+        self.transaction_loop_depth = saved_transaction;
         self.loop_depth = saved_loops;
         self.ret = saved_ret;
+        // A type the check made abstract (`Page<i64>` of a literal in the body) as the program's.
+        let found = if saved_template { found } else { found.map(|ty| self.items.subst(&ty, &[])) };
         self.close_scope();
         self.locals.truncate(locals_before);
         self.poisoned.truncate(locals_before);

@@ -588,3 +588,75 @@ fn generic_rules_have_their_diagnostics() {
     fails("class Page<T> { items: [T] }\nfn main() { let p: Page = none }", "H433", "needs its type arguments");
     fails("fn f<T>(x: T) fails {}\nfn main() {\n    scope {\n        spawn f(1)\n    }\n}", "H417", "can fail");
 }
+
+const COUNT_WHERE: &str = "fn count_where(xs: [i64], keep: fn(i64) -> bool) -> i64 {
+    var keep_n = 0
+    for x in xs { if keep(x) { keep_n += 1 } }
+    return keep_n
+}
+";
+
+#[test]
+fn closures_passed_to_functions_are_lifted_with_their_captures() {
+    let p = ok(&format!(
+        "{COUNT_WHERE}
+fn apply_all<T, U>(xs: [T], f: fn(T) -> U) -> [U] {{
+    var out: [U] = []
+    for x in xs {{ out.push(f(x)) }}
+    return out
+}}
+fn each(xs: [i64], visit: fn(i64)) {{
+    for x in xs {{ visit(x) }}
+}}
+fn main() {{
+    let n = 10
+    print(count_where([1, 20], fn(x) => x > n))
+    each([1], fn(x: i64) {{
+        print(n)
+        let n = x * 2
+        print(n)
+    }})
+    let ys = apply_all([1, 2], fn(x: i64) -> i64 {{ return x * n }})
+}}
+"
+    ));
+    let closure = function(&p, "main.closure1");
+    // The closure's parameter, then its capture.
+    let params: Vec<&str> = closure.params.iter().map(|&l| closure.locals[l].name.as_str()).collect();
+    assert_eq!(params, ["x", "n"]);
+    assert!(p.functions.iter().any(|f| f.name == "count_where.main.closure1"));
+    assert!(p.functions.iter().any(|f| f.name == "apply_all.i64.i64.main.closure3"));
+}
+
+#[test]
+fn function_parameters_have_their_rules() {
+    fails(
+        "fn bump_until(inout n: i64, done: fn() -> bool) {\n    while !done() { n += 1 }\n}\nfn main() {\n    var n = 0\n    bump_until(n, fn() => n >= 3)\n}",
+        "H410",
+        "passed twice",
+    );
+    fails(
+        &format!(
+            "{COUNT_WHERE}fn rows(rows: [[i64]], big: fn(i64) -> bool) -> i64 {{\n    return count_where([0], fn(i) => count_where(rows[i], big) > 0)\n}}\nfn main() {{ print(1) }}"
+        ),
+        "H432",
+        "cannot use `big`",
+    );
+    fails(
+        "fn ten(x: i64) -> i64 { return x * 10 }\nfn hit(pick: fn(i64) -> i64?) -> i64 { return 0 }\nfn main() { print(hit(ten)) }",
+        "H432",
+        "takes `fn(i64) -> i64?` here, and `ten` is `fn(i64) -> i64`",
+    );
+    fails(
+        "fn keep(t: fn(i64) -> bool) -> bool {\n    let s = t\n    return true\n}\nfn main() { print(1) }",
+        "H432",
+        "not a value",
+    );
+    fails("route GET \"/x\" (f: fn(i64)) -> i64 { return 1 }", "H432", "only the type of a function's parameter");
+    // A closure's error inside a template is reported by the template's check, once.
+    let diags = run(&format!(
+        "{COUNT_WHERE}fn outer(xs: [i64]) -> i64 {{\n    return count_where(xs, fn(y: i64) -> bool {{ if y > 1 {{ return true }} }})\n}}\nfn main() {{ print(1) }}"
+    ))
+    .expect_err("H403");
+    assert_eq!(diags.iter().filter(|d| d.code == "H403").count(), 1, "{diags:?}");
+}

@@ -351,6 +351,11 @@ impl<'f> Items<'f> {
         }
     }
 
+    /// How many abstract function instances there are so far.
+    pub(in crate::check) fn abstract_fn_count(&self) -> usize {
+        self.instances.borrow().abstract_fns.len()
+    }
+
     /// The function-typed parameters of function `idx`'s instance and what they call.
     pub(in crate::check) fn fn_params(&self, idx: FnIdx) -> Vec<FnParam> {
         let instances = self.instances.borrow();
@@ -604,6 +609,7 @@ impl<'f> Items<'f> {
             Ty::Map(k, v) => self.has_param(k) || self.has_param(v),
             Ty::Class(c) => *c >= ABSTRACT,
             Ty::Enum(e) => *e >= ABSTRACT,
+            Ty::Fn(params, ret) => params.iter().any(|p| self.has_param(p)) || self.has_param(ret),
             _ => false,
         }
     }
@@ -619,6 +625,9 @@ impl<'f> Items<'f> {
                 other => Ty::Option(Box::new(other)),
             },
             Ty::Task(inner) => Ty::Task(Box::new(self.subst(inner, env))),
+            Ty::Fn(params, ret) => {
+                Ty::Fn(params.iter().map(|p| self.subst(p, env)).collect(), Box::new(self.subst(ret, env)))
+            }
             Ty::Map(k, v) => Ty::Map(Box::new(self.subst(k, env)), Box::new(self.subst(v, env))),
             Ty::Class(c) if *c >= ABSTRACT => match self.class_generic(*c) {
                 Some((template, args)) => {
