@@ -439,6 +439,16 @@ impl Body<'_, '_> {
         Some((found?, captured))
     }
 
+    /// Whether local `local` is a capture of the closure whose lifted function is being
+    /// checked (its parameters after the closure's own).
+    pub(super) fn is_capture(&self, local: LocalIdx) -> bool {
+        let info = self.items.fn_info(self.fn_idx);
+        match info.body {
+            FnBody::Closure(_, captures) => (info.params.len() - captures..info.params.len()).contains(&local),
+            FnBody::Block(_) => false,
+        }
+    }
+
     /// A read of local `local`, as an argument.
     fn local_read(&self, local: LocalIdx, span: Span) -> Expr {
         mk(ExprKind::Place(Place::Local(local)), self.locals[local].ty.clone(), span)

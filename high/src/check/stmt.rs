@@ -297,8 +297,10 @@ impl Body<'_, '_> {
         let name = local.name.clone();
         if !local.mutable {
             let text = self.place_text(place);
+            let captured = self.is_capture(root);
             // Say what the root is: "not declared with `var`" would mislead for a parameter.
             let what = match local.kind {
+                _ if captured => "is a capture of the closure (read-only)",
                 LocalKind::Binding => "is not declared with `var`",
                 LocalKind::Param(ParamMode::Borrowed) => "is a read-only parameter",
                 LocalKind::Param(_) => "is a read-only route parameter",
@@ -317,6 +319,10 @@ impl Body<'_, '_> {
                 Mutation::Inout => format!("cannot pass `{text}` as an `inout` argument{because}"),
             };
             let note = match local.kind {
+                _ if captured => "a closure passed to a function borrows what it captures for the call; give the \
+                                  value back as the closure's result (or use `fold`) and assign it where the closure \
+                                  is written"
+                    .to_string(),
                 LocalKind::Binding => format!("declare it with `var {name}` to make it mutable"),
                 LocalKind::Param(ParamMode::Borrowed) => {
                     format!("parameters are read-only; declare it `inout {name}: …` to change the caller's value")
