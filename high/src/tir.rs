@@ -64,8 +64,12 @@ pub struct ArrayLoop {
     /// The `map`s and `filter`s chained before this method (`xs.filter(f).map(g).fold(…)`),
     /// which run in the same loop, element by element, in order.
     pub stages: Vec<Stage>,
-    /// The closure's element parameter, a loop variable (lent each element in turn).
+    /// The closure's element parameter, a loop variable (lent each element in turn); for a
+    /// map's method, the entry's value.
     pub element: LocalIdx,
+    /// For a map's method (`m.count(fn(k, v) => …)`): the closure's key parameter, the loop
+    /// then running over the map's entries in insertion order (`for k, v in m`).
+    pub key: Option<LocalIdx>,
     /// `fold`'s accumulator parameter (a mutable binding) and its initial value.
     pub fold: Option<(LocalIdx, Expr)>,
     /// The closure's body: the new element (`map`), whether the element counts (`filter`,

@@ -3,7 +3,8 @@
 //! short strings, so that keys repeat and an insert often replaces a value in place; read with
 //! `get` (copied or cloned into an option), `contains` and `len`; emptied in part by `remove`
 //! (the later entries move up); cloned; and printed entry by entry with `for k, v in m`, so a
-//! wrong order after a replacement or a removal shows in the output.
+//! wrong order after a replacement or a removal shows in the output; and the closure methods of
+//! maps (`count`, `any`, `all`, `filter`, `map`, `fold`) over the entries.
 
 use arbitrary::Result;
 
@@ -18,7 +19,8 @@ impl Gen<'_, '_> {
         let (key_text, value_text) = (self.ty_text(key)?, self.ty_text(value)?);
         self.line(&format!("var {m}: Map<{key_text}, {value_text}> = Map.new()"));
         for _ in 0..self.u.int_in_range(1..=7)? {
-            match self.u.int_in_range(0..=7)? {
+            match self.u.int_in_range(0..=8)? {
+                8 => self.map_closure(&m, key, value)?,
                 0..=3 => {
                     let (k, v) = (self.map_key(key)?, self.expr(value, 1)?);
                     self.line(&format!("{m}.insert({k}, {v})"));
@@ -41,6 +43,40 @@ impl Gen<'_, '_> {
         self.line(&format!("print({key_shown} + \": \" + {value_shown})"));
         self.indent -= 1;
         self.line("}");
+        Ok(())
+    }
+
+    /// One of the map's closure methods (`count`, `any`, `all`, `filter`, `map`, `fold`) over
+    /// its entries, its result printed (a new map entry by entry, in order).
+    fn map_closure(&mut self, m: &str, key: Ty, value: Ty) -> Result<()> {
+        let (k, v) = (self.fresh("k"), self.fresh("v"));
+        let key_shown = if key == Ty::Str { k.clone() } else { format!("to_string({k})") };
+        let value_shown = self.map_value_text(value, &v);
+        // A test of the entry: its key and its value as text, compared with a few texts.
+        let test = format!("({key_shown} + {value_shown}).len() > {}", self.u.int_in_range(0..=8)?);
+        match self.u.int_in_range(0..=5)? {
+            0 => self.line(&format!("print({m}.count(fn({k}, {v}) => {test}))")),
+            1 => self.line(&format!("print({m}.any(fn({k}, {v}) => {test}))")),
+            2 => self.line(&format!("print({m}.all(fn({k}, {v}) => {test}))")),
+            3 => {
+                let acc = self.fresh("acc");
+                self.line(&format!(
+                    "print({m}.fold(\"\", fn({acc}, {k}, {v}) => {acc} + {key_shown} + {value_shown}))"
+                ));
+            }
+            n => {
+                let method = if n == 4 { "filter" } else { "map" };
+                let body = if n == 4 { test } else { format!("{key_shown} + \"=\" + {value_shown}") };
+                let r = self.fresh("r");
+                self.line(&format!("let {r} = {m}.{method}(fn({k}, {v}) => {body})"));
+                let (k2, v2) = (self.fresh("k"), self.fresh("v"));
+                let shown = if n == 4 { self.map_value_text(value, &v2) } else { v2.clone() };
+                self.line(&format!("for {k2}, {v2} in {r} {{"));
+                self.line(&format!("    print({shown})"));
+                self.line("}");
+                let _ = k2;
+            }
+        }
         Ok(())
     }
 

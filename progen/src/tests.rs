@@ -244,6 +244,10 @@ fn maps_are_generated() {
         assert!(count > 0, "no program of the first 300 with a map has `{form}`");
     }
     assert!(texts.iter().any(|t| t.lines().any(|l| l.trim_start().starts_with("for k") && l.contains(", v"))));
+    // The closure methods of maps, each taking the key and the value.
+    for method in [".count(fn(k", ".any(fn(k", ".all(fn(k", ".filter(fn(k", ".map(fn(k", ".fold(\"\", fn(acc"] {
+        assert!(texts.iter().any(|t| t.contains(method)), "no program of the first 300 calls a map's `{method}`");
+    }
 }
 
 /// Every time operation the generator writes appears in the first 300 programs.

@@ -74,6 +74,10 @@ impl Body<'_, '_> {
             if kind == LoopMethod::Fold { "fold(0, fn(acc, x) => acc + x)" } else { "filter(fn(x) => x > 0)" };
         let (params, body) = self.closure_arg(&args[wanted - 1], name, example)?;
         let array = array?;
+        if let Ty::Map(key, value) = array.ty.clone() {
+            let closure = (params, body, args[wanted - 1].span);
+            return self.map_closure_method(array, method, kind, closure, init, hint, span, (*key, *value));
+        }
         let Ty::Array(elem) = array.ty.clone() else {
             return self.no_such_method(&array.ty, method, "arrays");
         };
@@ -157,7 +161,99 @@ impl Body<'_, '_> {
             Some((acc, _)) => *acc,
             None => self.hidden_local("result", ty.clone(), span),
         };
-        let each = ArrayLoop { method: kind, array, held, stages, element, fold, body, result };
+        let each = ArrayLoop { method: kind, array, held, stages, element, key: None, fold, body, result };
+        Some(mk(ExprKind::ArrayLoop(Box::new(each)), ty, span))
+    }
+
+    /// A closure method of a map, `m.count(fn(k, v) => …)`: `any`, `all`, `count`, `filter`
+    /// (a new map of the entries kept), `map` (a new map of the same keys and the closure's
+    /// values) and `fold(init, fn(acc, k, v) => …)`, each a loop over the entries in insertion
+    /// order, as `for k, v in m` runs.
+    #[allow(clippy::too_many_arguments)]
+    fn map_closure_method(
+        &mut self,
+        map: Expr,
+        method: &Ident,
+        kind: LoopMethod,
+        (params, body, closure_span): (&[ast::ClosureParam], &ast::Expr, Span),
+        init: Option<Expr>,
+        hint: Option<&Ty>,
+        span: Span,
+        (key_ty, value_ty): (Ty, Ty),
+    ) -> Option<Expr> {
+        let name = method.name.as_str();
+        if kind == LoopMethod::Find {
+            self.report(error(H211, method.span, "a map has no `find`", "not a map method").note(
+                "look a key up with `m.get(k)`, or keep the entries a test passes with `m.filter(fn(k, v) => …)`",
+            ));
+            return None;
+        }
+        let acc_ty = init.as_ref().map(|i| i.ty.clone());
+        if kind == LoopMethod::Fold && acc_ty.is_none() {
+            return None;
+        }
+        let expected: Vec<Ty> = acc_ty.iter().cloned().chain([key_ty.clone(), value_ty.clone()]).collect();
+        let names = if kind == LoopMethod::Fold {
+            "`fn(acc, k, v)`: the accumulator, then the key and the value"
+        } else {
+            "`fn(k, v)`: the key and the value"
+        };
+        self.closure_params(params, &expected, name, names, closure_span)?;
+        self.open_scope();
+        let fold = match (kind, init) {
+            (LoopMethod::Fold, Some(init)) => {
+                let acc = self.declare(&params[0].name, Some(init.ty.clone()), true, LocalKind::Binding);
+                Some((acc, init))
+            }
+            _ => None,
+        };
+        let first = usize::from(fold.is_some());
+        let key = self.declare(&params[first].name, Some(key_ty.clone()), false, LocalKind::LoopVar);
+        let element = self.declare(&params[first + 1].name, Some(value_ty.clone()), false, LocalKind::LoopVar);
+        self.loop_depth += 1;
+        let checked = match kind {
+            LoopMethod::Map => {
+                let value_hint = match hint {
+                    Some(Ty::Map(_, value)) => Some(&**value),
+                    _ => None,
+                };
+                self.infer_value(body, value_hint)
+            }
+            LoopMethod::Fold => self.check_expr(body, acc_ty.as_ref().expect("fold has an accumulator")),
+            _ => self.check_expr(body, &Ty::Bool),
+        };
+        self.loop_depth -= 1;
+        self.close_scope();
+        let body = checked?;
+        if kind == LoopMethod::Map && !self.not_a_task(&body.ty, body.span, "put in a map") {
+            return None;
+        }
+        let ty = match kind {
+            LoopMethod::Map => Ty::Map(Box::new(key_ty), Box::new(body.ty.clone())),
+            LoopMethod::Filter => Ty::Map(Box::new(key_ty), Box::new(value_ty)),
+            LoopMethod::Any | LoopMethod::All => Ty::Bool,
+            LoopMethod::Count => Ty::I64,
+            LoopMethod::Fold | LoopMethod::Find => acc_ty.unwrap_or(Ty::I64),
+        };
+        let held = match map.kind {
+            ExprKind::Place(_) => None,
+            _ => Some(self.hidden_local("map", map.ty.clone(), map.span)),
+        };
+        let result = match &fold {
+            Some((acc, _)) => *acc,
+            None => self.hidden_local("result", ty.clone(), span),
+        };
+        let each = ArrayLoop {
+            method: kind,
+            array: map,
+            held,
+            stages: Vec::new(),
+            element,
+            key: Some(key),
+            fold,
+            body,
+            result,
+        };
         Some(mk(ExprKind::ArrayLoop(Box::new(each)), ty, span))
     }
 
@@ -279,6 +375,7 @@ impl Body<'_, '_> {
             held: None,
             stages: Vec::new(),
             element,
+            key: None,
             fold: None,
             body: key,
             result,

@@ -14,6 +14,9 @@
 //! the last method's statements. A computed array (not a place) is first held in a hidden
 //! local, which the loop borrows;
 //! `fold`'s initial value is evaluated after the array, as written.
+//!
+//! A map's methods are the same loops over its entries (`for k, v in m`), `map` and `filter`
+//! inserting into a new map (`result.insert(k.clone(), …)`) where an array's push.
 
 use nagi_low::{BinaryOp, LocalId, ScalarType};
 
@@ -57,7 +60,23 @@ impl FnCx<'_> {
             stmt(StmtKind::If { cond, then_block, else_block })
         };
         let bool_expr = |b: bool| Expr { kind: ExprKind::Bool(b), ty: Ty::Bool, span };
+        // A map's `map` and `filter` build a map of the same keys, each the loop's key owned.
+        let key = each.key.map(|key| {
+            let ty = self.tir.locals[key].ty.clone();
+            let read = local(key, &ty);
+            if ty.is_copy() {
+                read
+            } else {
+                Expr { kind: ExprKind::Builtin { builtin: Builtin::Clone, args: vec![read] }, ty, span }
+            }
+        });
+        let insert = |key: Expr, value: Expr| {
+            let kind =
+                ExprKind::MapInsert { map: Place::Local(each.result), key: Box::new(key), value: Box::new(value) };
+            stmt(StmtKind::Expr(Expr { kind, ty: Ty::Unit, span }))
+        };
         let start = match each.method {
+            LoopMethod::Map | LoopMethod::Filter if key.is_some() => ExprKind::MapNew,
             LoopMethod::Map | LoopMethod::Filter => ExprKind::Array(Vec::new()),
             LoopMethod::Any => ExprKind::Bool(false),
             LoopMethod::All => ExprKind::Bool(true),
@@ -79,8 +98,14 @@ impl FnCx<'_> {
         // vectorizer if-converts; a `continue` out of the middle of the body it does not).
         let mut body = Vec::new();
         body.extend(match each.method {
-            LoopMethod::Map => vec![push(each.body.clone())],
-            LoopMethod::Filter => vec![when(vec![push(owned)], None)],
+            LoopMethod::Map => match &key {
+                Some(key) => vec![insert(key.clone(), each.body.clone())],
+                None => vec![push(each.body.clone())],
+            },
+            LoopMethod::Filter => match &key {
+                Some(key) => vec![when(vec![insert(key.clone(), owned)], None)],
+                None => vec![when(vec![push(owned)], None)],
+            },
             LoopMethod::Any => vec![when(vec![set(bool_expr(true)), stmt(StmtKind::Break)], None)],
             LoopMethod::All => vec![when(Vec::new(), Some(vec![set(bool_expr(false)), stmt(StmtKind::Break)]))],
             LoopMethod::Find => {
@@ -113,7 +138,10 @@ impl FnCx<'_> {
             }
         }
         let first = each.stages.first().map_or(each.element, |s| s.element);
-        stmts.push(stmt(StmtKind::ForEach { local: first, array, body: Block { stmts: body } }));
+        stmts.push(stmt(match each.key {
+            Some(key) => StmtKind::ForEntries { key, value: each.element, map: array, body: Block { stmts: body } },
+            None => StmtKind::ForEach { local: first, array, body: Block { stmts: body } },
+        }));
         // The statements are built here and freed after: marks on their expressions must not
         // outlive them.
         let marks = self.pinned.snapshot();
