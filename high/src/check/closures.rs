@@ -127,24 +127,11 @@ impl Body<'_, '_> {
             (None, Some(_)) => self.declare(param, Some(elem.clone()), false, LocalKind::Binding),
             (None, None) => self.declare(param, Some(elem.clone()), false, LocalKind::LoopVar),
         };
-        self.loop_depth += 1;
-        let checked = match kind {
-            LoopMethod::Map => {
-                let elem_hint = match hint {
-                    Some(Ty::Array(elem)) => Some(&**elem),
-                    _ => None,
-                };
-                self.infer_value(body, elem_hint)
-            }
-            LoopMethod::Fold => self.check_expr(body, acc_ty.as_ref().expect("fold has an accumulator")),
-            _ => self.check_expr(body, &Ty::Bool),
+        let elem_hint = match hint {
+            Some(Ty::Array(elem)) => Some(&**elem),
+            _ => None,
         };
-        self.loop_depth -= 1;
-        self.close_scope();
-        let body = checked?;
-        if kind == LoopMethod::Map && !self.not_a_task(&body.ty, body.span, "put in an array") {
-            return None;
-        }
+        let body = self.closure_loop_body(kind, body, elem_hint, acc_ty.as_ref(), "put in an array")?;
         let ty = match kind {
             LoopMethod::Map => Ty::Array(Box::new(body.ty.clone())),
             LoopMethod::Filter => Ty::Array(Box::new(elem.clone())),
@@ -210,24 +197,11 @@ impl Body<'_, '_> {
         let first = usize::from(fold.is_some());
         let key = self.declare(&params[first].name, Some(key_ty.clone()), false, LocalKind::LoopVar);
         let element = self.declare(&params[first + 1].name, Some(value_ty.clone()), false, LocalKind::LoopVar);
-        self.loop_depth += 1;
-        let checked = match kind {
-            LoopMethod::Map => {
-                let value_hint = match hint {
-                    Some(Ty::Map(_, value)) => Some(&**value),
-                    _ => None,
-                };
-                self.infer_value(body, value_hint)
-            }
-            LoopMethod::Fold => self.check_expr(body, acc_ty.as_ref().expect("fold has an accumulator")),
-            _ => self.check_expr(body, &Ty::Bool),
+        let value_hint = match hint {
+            Some(Ty::Map(_, value)) => Some(&**value),
+            _ => None,
         };
-        self.loop_depth -= 1;
-        self.close_scope();
-        let body = checked?;
-        if kind == LoopMethod::Map && !self.not_a_task(&body.ty, body.span, "put in a map") {
-            return None;
-        }
+        let body = self.closure_loop_body(kind, body, value_hint, acc_ty.as_ref(), "put in a map")?;
         let ty = match kind {
             LoopMethod::Map => Ty::Map(Box::new(key_ty), Box::new(body.ty.clone())),
             LoopMethod::Filter => Ty::Map(Box::new(key_ty), Box::new(value_ty)),
@@ -255,6 +229,32 @@ impl Body<'_, '_> {
             result,
         };
         Some(mk(ExprKind::ArrayLoop(Box::new(each)), ty, span))
+    }
+
+    /// A closure method's body, checked one loop deep in the closure's scope (which it closes):
+    /// a new element or value (`map`, typed by `hint`, never a task handle: `stored` words
+    /// where it goes), the next accumulator (`fold`), or a test.
+    fn closure_loop_body(
+        &mut self,
+        kind: LoopMethod,
+        body: &ast::Expr,
+        hint: Option<&Ty>,
+        acc_ty: Option<&Ty>,
+        stored: &str,
+    ) -> Option<Expr> {
+        self.loop_depth += 1;
+        let checked = match (kind, acc_ty) {
+            (LoopMethod::Map, _) => self.infer_value(body, hint),
+            (LoopMethod::Fold, Some(acc)) => self.check_expr(body, acc),
+            _ => self.check_expr(body, &Ty::Bool),
+        };
+        self.loop_depth -= 1;
+        self.close_scope();
+        let body = checked?;
+        if kind == LoopMethod::Map && !self.not_a_task(&body.ty, body.span, stored) {
+            return None;
+        }
+        Some(body)
     }
 
     /// The parameters and body of the closure `arg`, the argument of `name` (H432 when it is not

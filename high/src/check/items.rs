@@ -897,18 +897,7 @@ impl<'f> Items<'f> {
                 }
             }
         }
-        self.fns.push(FnInfo {
-            name: name.clone(),
-            params,
-            ret,
-            defaults: Vec::new(),
-            body: FnBody::Block(&decl.body),
-            span: decl.span,
-            route: None,
-            fails: decl.fails,
-            test: None,
-            queue: None,
-        });
+        self.fns.push(declared_fn(decl, params, ret));
     }
 
     /// A test: a function without parameters or result, named `test.N` (which no written name
@@ -958,6 +947,22 @@ impl<'f> Items<'f> {
             out.push(ParamInfo { name: param.name.clone(), ty, mode });
         }
         out
+    }
+}
+
+/// The signature of the plain function (or template) `decl`.
+fn declared_fn<'f>(decl: &'f ast::FnDecl, params: Vec<ParamInfo>, ret: Option<Ty>) -> FnInfo<'f> {
+    FnInfo {
+        name: decl.name.name.clone(),
+        params,
+        ret,
+        defaults: Vec::new(),
+        body: FnBody::Block(&decl.body),
+        span: decl.span,
+        route: None,
+        fails: decl.fails,
+        test: None,
+        queue: None,
     }
 }
 

@@ -13,7 +13,7 @@ use std::borrow::Cow;
 use nagi_low::Diagnostic;
 use nagi_syntax::ast;
 
-use super::{ClassInfo, EnumInfo, FieldInfo, FnBody, FnInfo, Items, ParamInfo, VariantInfo};
+use super::{ClassInfo, EnumInfo, FieldInfo, FnInfo, Items, ParamInfo, VariantInfo};
 use crate::check::{H205, H207, H433, error};
 use crate::tir::{Bounds, ClassIdx, EnumIdx, FnIdx, ParamMode, Ty};
 
@@ -179,6 +179,16 @@ impl<'f> Items<'f> {
             (None, Some(&k)) => self.generic_fns[k].info.fails,
             (None, None) => false,
         }
+    }
+
+    /// Runs `f` as inside a template with `params`: each bound to itself, and what it makes
+    /// abstract.
+    fn in_template<R>(&self, params: &[TypeParamInfo], f: impl FnOnce() -> R) -> R {
+        let env = params.iter().map(|p| (p.name.clone(), p.ty())).collect();
+        let saved = self.checking_template.replace(true);
+        let out = self.with_type_env(env, f);
+        self.checking_template.set(saved);
+        out
     }
 
     /// Runs `f` with the type parameters bound as `env` (`T` resolving to its type).
@@ -509,10 +519,8 @@ impl<'f> Items<'f> {
         if self.generic_enums[k].info.span != decl.span {
             return;
         }
-        let env = self.generic_enums[k].params.iter().map(|p| (p.name.clone(), p.ty())).collect();
-        self.checking_template.set(true);
-        let variants = self.with_type_env(env, || self.resolve_variants(decl, diags));
-        self.checking_template.set(false);
+        let params = self.generic_enums[k].params.clone();
+        let variants = self.in_template(&params, || self.resolve_variants(decl, diags));
         self.generic_enums[k].info.variants = variants;
     }
 
@@ -727,28 +735,14 @@ impl<'f> Items<'f> {
             return;
         }
         let params = self.type_params(&decl.type_params, true, diags);
-        let env = params.iter().map(|p| (p.name.clone(), p.ty())).collect();
-        self.checking_template.set(true);
-        let (fn_params, ret) = self.with_type_env(env, || {
+        let (fn_params, ret) = self.in_template(&params, || {
             self.fn_types_allowed.set(true);
             let fn_params = self.collect_params(&decl.params, diags, super::plain_param_mode);
             self.fn_types_allowed.set(false);
             let ret = decl.ret.as_ref().map_or(Some(Ty::Unit), |t| self.resolve_ty(t, diags));
             (fn_params, ret)
         });
-        self.checking_template.set(false);
-        let info = FnInfo {
-            name: name.clone(),
-            params: fn_params,
-            ret,
-            defaults: Vec::new(),
-            body: FnBody::Block(&decl.body),
-            span: decl.span,
-            route: None,
-            fails: decl.fails,
-            test: None,
-            queue: None,
-        };
+        let info = super::declared_fn(decl, fn_params, ret);
         self.generic_fn_by_name.insert(name.clone(), self.generic_fns.len());
         self.generic_fns.push(GenericFn { info, params });
     }
@@ -778,10 +772,8 @@ impl<'f> Items<'f> {
         if self.generic_classes[k].info.span != decl.span {
             return;
         }
-        let env = self.generic_classes[k].params.iter().map(|p| (p.name.clone(), p.ty())).collect();
-        self.checking_template.set(true);
-        let fields = self.with_type_env(env, || self.resolve_fields(&decl.fields, &decl.name.name, diags));
-        self.checking_template.set(false);
+        let params = self.generic_classes[k].params.clone();
+        let fields = self.in_template(&params, || self.resolve_fields(&decl.fields, &decl.name.name, diags));
         self.generic_classes[k].info.fields = fields;
     }
 
