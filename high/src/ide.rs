@@ -227,3 +227,24 @@ pub fn ty_name(program: &Program, ty: &Ty) -> String {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::analyze;
+
+    /// A generic function's body is one set of names whatever its instances: a local's
+    /// references are its uses in the body, once each, and its hover shows its first instance.
+    #[test]
+    fn a_generic_body_is_indexed_once() {
+        let text = "fn count_of<T: eq>(xs: [T], want: T) -> i64 {\n    var seen = 0\n    for x in xs {\n        if x == want {\n            seen += 1\n        }\n    }\n    return seen\n}\n\nfn main() {\n    print(count_of([1, 2, 1], 1))\n    print(count_of([\"a\"], \"b\"))\n}\n";
+        let analysis = analyze("main.nagi", text, &mut crate::modules::NoImports);
+        assert!(analysis.diagnostics.is_empty(), "{:?}", analysis.diagnostics);
+        let at = text.find("seen += 1").expect("the use");
+        let symbol = analysis.symbol_at(at).expect("a symbol").symbol;
+        let found: Vec<usize> = analysis.references(symbol).iter().map(|o| o.span.start as usize).collect();
+        let expected: Vec<usize> = text.match_indices("seen").map(|(i, _)| i).collect();
+        assert_eq!(found, expected);
+        let hover = analysis.hover(text.find("x == want").expect("the parameter") + 5).expect("a hover");
+        assert!(hover.contains("i64"), "{hover}");
+    }
+}

@@ -48,9 +48,18 @@ pub struct Index {
 
 /// Builds the index of `file` (the merged syntax tree) and `program` (its checked form).
 pub fn build(file: &ast::SourceFile, program: &Program, sources: &Sources) -> Index {
+    // The instances of a generic function share its body's spans: the first stands for them
+    // all, so a name in the body is one symbol (its first instance's).
+    let mut functions: HashMap<(u32, u32), FnIdx> = HashMap::new();
+    for (i, f) in program.functions.iter().enumerate() {
+        functions.entry((f.span.start, f.span.end)).or_insert(i);
+    }
     let mut exprs: HashMap<(u32, u32), Vec<&tir::Expr>> = HashMap::new();
     let mut types = Vec::new();
-    for function in &program.functions {
+    for (i, function) in program.functions.iter().enumerate() {
+        if functions.get(&(function.span.start, function.span.end)) != Some(&i) {
+            continue;
+        }
         function.body.walk_statements(&mut |_, roots| {
             for root in roots {
                 root.walk(&mut |e| {
@@ -60,7 +69,6 @@ pub fn build(file: &ast::SourceFile, program: &Program, sources: &Sources) -> In
             }
         });
     }
-    let functions = program.functions.iter().enumerate().map(|(i, f)| ((f.span.start, f.span.end), i)).collect();
     let mut builder = Builder { program, exprs, functions, sources, current: None, out: Vec::new() };
     for item in &file.items {
         builder.item(item);
