@@ -18,7 +18,7 @@ use super::arrays::is_ordered;
 use super::expr::mk;
 use super::stmt::Mutation;
 use super::{Body, H211, H432, a_or_an, error, plural};
-use crate::tir::{ArrayLoop, Expr, ExprKind, LocalKind, LoopMethod, Stage, Ty};
+use crate::tir::{ArrayLoop, Expr, ExprKind, LocalIdx, LocalKind, LoopMethod, Stage, Ty};
 
 impl Body<'_, '_> {
     /// `receiver.method(…, fn(…) => body)` for a closure method of arrays; `hint` is the type
@@ -108,13 +108,7 @@ impl Body<'_, '_> {
         self.closure_params(params, &expected, name, names, args[wanted - 1].span)?;
         // The closure's body: a scope of its own, inside a loop over the array's elements.
         self.open_scope();
-        let fold = match (kind, init) {
-            (LoopMethod::Fold, Some(init)) => {
-                let acc = self.declare(&params[0].name, Some(init.ty.clone()), true, LocalKind::Binding);
-                Some((acc, init))
-            }
-            _ => None,
-        };
+        let fold = self.fold_accumulator(kind, init, params);
         let param = &params[wanted - 1].name;
         let element = match (same_element, stages.last()) {
             // The filter's element again, under this closure's name: a local of its own (for
@@ -187,13 +181,7 @@ impl Body<'_, '_> {
         };
         self.closure_params(params, &expected, name, names, closure_span)?;
         self.open_scope();
-        let fold = match (kind, init) {
-            (LoopMethod::Fold, Some(init)) => {
-                let acc = self.declare(&params[0].name, Some(init.ty.clone()), true, LocalKind::Binding);
-                Some((acc, init))
-            }
-            _ => None,
-        };
+        let fold = self.fold_accumulator(kind, init, params);
         let first = usize::from(fold.is_some());
         let key = self.declare(&params[first].name, Some(key_ty.clone()), false, LocalKind::LoopVar);
         let element = self.declare(&params[first + 1].name, Some(value_ty.clone()), false, LocalKind::LoopVar);
@@ -229,6 +217,19 @@ impl Body<'_, '_> {
             result,
         };
         Some(mk(ExprKind::ArrayLoop(Box::new(each)), ty, span))
+    }
+
+    /// `fold`'s accumulator, the closure's first parameter (a mutable binding), with its
+    /// initial value; `None` for the other methods.
+    fn fold_accumulator(
+        &mut self,
+        kind: LoopMethod,
+        init: Option<Expr>,
+        params: &[ast::ClosureParam],
+    ) -> Option<(LocalIdx, Expr)> {
+        let init = init.filter(|_| kind == LoopMethod::Fold)?;
+        let acc = self.declare(&params[0].name, Some(init.ty.clone()), true, LocalKind::Binding);
+        Some((acc, init))
     }
 
     /// A closure method's body, checked one loop deep in the closure's scope (which it closes):
