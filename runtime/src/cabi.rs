@@ -214,6 +214,13 @@ pub fn live_buffers() -> i64 {
     counts.retired + counts.live.iter().map(|count| count.load(Ordering::Relaxed)).sum::<i64>()
 }
 
+/// The number of buffers this thread has handed to emitted code, less those it freed (tests
+/// that must not see other threads' buffers).
+#[cfg(test)]
+pub(crate) fn thread_buffers() -> i64 {
+    THREAD_COUNT.with(|count| count.0.load(Ordering::Relaxed))
+}
+
 /// Counts a buffer handed to emitted code.
 fn handed_over() {
     count(1);

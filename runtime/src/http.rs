@@ -106,13 +106,19 @@ impl Request {
         binding::decode_typed(&self.body).unwrap_or_else(|e| e.raise())
     }
 
-    /// Decodes the JSON body into a value of the type `shape` describes (the LLVM path's layout
-    /// descriptors), under exactly the binding rules of [`Request::json`]: the same checks in the
-    /// same order, and the same answers, detail included, as `json::<T>()` gives for the
-    /// equivalent derived class.
+    /// Decodes the JSON body into a value of the type `shape` describes (the interpreter's and
+    /// the outbound calls' layout shapes), under exactly the binding rules of [`Request::json`]:
+    /// the same checks in the same order, and the same answers, detail included, as
+    /// `json::<T>()` gives for the equivalent derived class.
     pub fn json_shaped<S: Shape>(&self, shape: S) -> shaped_json::Value {
-        binding::check_content_type(self.headers.get(header::CONTENT_TYPE)).unwrap_or_else(|e| e.raise());
-        binding::decode_shaped(&self.body, shape).unwrap_or_else(|e| e.raise())
+        binding::decode_shaped(self.json_body().unwrap_or_else(|e| e.raise()), shape).unwrap_or_else(|e| e.raise())
+    }
+
+    /// The body of a request that says it is JSON: 415 for a missing or non-JSON content type
+    /// (the first rule of [`Request::json`]; the LLVM path decodes the text itself).
+    pub(crate) fn json_body(&self) -> Result<&[u8], HttpError> {
+        binding::check_content_type(self.headers.get(header::CONTENT_TYPE))?;
+        Ok(&self.body)
     }
 
     /// The request method, e.g. `GET`.

@@ -587,8 +587,10 @@ impl<'de, S: Shape> Visitor<'de> for ClassVisitor<S> {
 
 /// What an identifier names: a class's field (a key of its object form) or an enum's variant.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Identifier {
+pub(crate) enum Identifier {
+    /// A class's field (a key of its object form).
     Field,
+    /// An enum's variant.
     Variant,
 }
 
@@ -603,7 +605,7 @@ impl Identifier {
 
 /// A class's key or an enum's variant name, decoded into its index as the derive's `__Field`
 /// is.
-struct FieldSeed<S>(S, Identifier);
+pub(crate) struct FieldSeed<S>(pub(crate) S, pub(crate) Identifier);
 
 impl<'de, S: Shape> DeserializeSeed<'de> for FieldSeed<S> {
     type Value = usize;
@@ -671,7 +673,7 @@ impl Expected for IdentifierIndex {
 ///
 /// Each distinct list is leaked once and kept for the process, so the memory is bounded by the
 /// classes the program decodes; only failing decodes ask for it.
-fn static_names<S: Shape>(shape: S) -> &'static [&'static str] {
+pub(crate) fn static_names<S: Shape>(shape: S) -> &'static [&'static str] {
     static INTERNED: Mutex<BTreeMap<Vec<String>, &'static [&'static str]>> = Mutex::new(BTreeMap::new());
     let names: Vec<String> = (0..shape.field_count()).map(|i| shape.field_name(i).to_owned()).collect();
     let mut interned = INTERNED.lock().unwrap_or_else(PoisonError::into_inner);

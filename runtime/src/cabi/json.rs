@@ -8,11 +8,15 @@
 //! `#[derive(Deserialize)] #[serde(deny_unknown_fields)]`: an object with each field once and
 //! no others (a missing `Option` field is `None`), or an array of the fields in order, and the
 //! scalar rules of serde's own impls (`i32` range-checked, no float for an integer, …).
-//! Decoding is [`crate::shaped_json::decode`], shared with the Low interpreter's host, walking the
-//! descriptors as a [`Shape`]: it builds a `Value` first, and memory is written only when the
-//! whole text decoded, so a failure leaks nothing.
+//! Decoding goes straight into the layout ([`Into`], in `decode.rs`), with the rules and errors
+//! of [`crate::shaped_json::Seed`], which the Low interpreter's host uses: a failed decode frees
+//! whatever it wrote, so it leaks nothing.
 
 use std::alloc::Layout;
+
+mod decode;
+
+pub(crate) use decode::{Into, decode_body, drop_value};
 
 use nagi_abi::type_kind;
 use serde::ser::{Serialize, Serializer};
@@ -430,7 +434,24 @@ pub unsafe extern "C" fn nagi_rt_json_decode(out: *mut u8, ptr: *const u8, len: 
     let ty = unsafe { &*ty };
     // SAFETY: `ptr` points to `len` readable bytes.
     let bytes = unsafe { super::bytes(ptr, len) };
-    let decoded = std::str::from_utf8(bytes).ok().and_then(|text| shaped_json::decode(text, ty.inner()));
-    // SAFETY: `out` is writable for the option.
-    unsafe { write(Value::Option(decoded.map(Box::new)), ty, out) }
+    // SAFETY: the payload lies inside the option at `out`, which is writable.
+    let payload = unsafe { out.add(ty.payload_offset) };
+    let decoded = std::str::from_utf8(bytes).is_ok_and(|text| {
+        use serde::de::DeserializeSeed;
+        let mut de = serde_json::Deserializer::from_str(text);
+        if (Into { ty: ty.inner(), dst: payload }).deserialize(&mut de).is_err() {
+            return false;
+        }
+        if de.end().is_err() {
+            // SAFETY: the payload was decoded just above and nothing else holds it.
+            unsafe { drop_value(payload, ty.inner()) };
+            return false;
+        }
+        true
+    });
+    // SAFETY: `out` is writable for the option; on success its payload is written.
+    unsafe {
+        std::ptr::write_bytes(out, 0, if decoded { ty.payload_offset } else { ty.size });
+        out.write(u8::from(decoded));
+    }
 }

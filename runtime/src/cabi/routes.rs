@@ -5,8 +5,8 @@
 //! from the handler's arguments, a `poll` that runs it until it waits or returns, and `drop` and
 //! `finish` that free an unfinished or a finished frame ([`super::frame`]). The runtime's handler
 //! for a route ([`handler`]) binds the request's parameters with the Rust path's own functions
-//! (`Request::path`, `query`, `query_opt`, and `json_shaped`, which applies the body rules of
-//! `Request::json`), starts the frame, polls it through the emitted `guarded_poll` (which turns a
+//! (`Request::path`, `query`, `query_opt`, the body rules of `Request::json` through `Request::json_body` and
+//! `json::decode_body`, which decodes straight into the argument block), starts the frame, polls it through the emitted `guarded_poll` (which turns a
 //! trap into a return value, see [`super::guard`]), and encodes the result as `http::reply` and
 //! `http::reply_option` do. The per-request wrapper runs this future exactly as it runs a Rust
 //! handler's, so both paths answer a request byte for byte alike.
@@ -196,27 +196,58 @@ impl Drop for RouteFuture {
     }
 }
 
-/// Binds every parameter of `desc` from `request`, then makes the frame. Binding fails by
-/// unwinding with its answer (400, 415, 422, …) before any emitted memory holds a value, so a
-/// failed binding leaks nothing.
+/// Binds every parameter of `desc` from `request` into a new argument block, then makes the
+/// frame. A JSON body is decoded straight into its place; other parameters are bound as values
+/// and written. Binding fails by unwinding with its answer (400, 415, 422, …); the block's
+/// guard then frees the parameters bound before it and the block, so a failed binding leaks
+/// nothing.
 fn start(desc: &RouteDesc, request: &Request) -> *mut u8 {
-    let values: Vec<Value> = desc.params().iter().map(|param| bind(request, param)).collect();
     let Ok(layout) = Layout::from_size_align(desc.args_size, desc.args_align.max(1)) else {
         panic!("a route's argument block has an invalid layout ({} bytes at {})", desc.args_size, desc.args_align)
     };
-    let args = super::allocate(layout);
-    for (value, param) in values.into_iter().zip(desc.params()) {
+    let mut block = Arguments { desc, args: super::allocate(layout), layout, bound: 0 };
+    for param in desc.params() {
         // SAFETY: the block holds the parameter's type at its offset, as the emitter laid it out.
-        unsafe { json::write(value, param.ty(), args.add(param.offset)) };
+        let at = unsafe { block.args.add(param.offset) };
+        if param.source == SOURCE_BODY {
+            let body = request.json_body().unwrap_or_else(|e| e.raise());
+            // SAFETY: as above.
+            unsafe { json::decode_body(body, param.ty(), at) }.unwrap_or_else(|e| e.raise());
+        } else {
+            let value = bind(request, param);
+            // SAFETY: as above.
+            unsafe { json::write(value, param.ty(), at) };
+        }
+        block.bound += 1;
     }
     // SAFETY: every parameter is written; `start` moves the values out, so the block is freed
-    // below without dropping anything.
-    let frame = unsafe { (desc.start)(args) };
-    // SAFETY: `args` was allocated above with this layout; freeing it through the ABI keeps the
-    // count of buffers emitted code owns exact.
-    unsafe { super::nagi_rt_free(args, layout.size(), layout.align()) };
+    // without dropping anything.
+    let frame = unsafe { (desc.start)(block.args) };
+    block.bound = 0;
+    drop(block);
     assert!(!frame.is_null(), "a route's start returned no frame");
     frame
+}
+
+/// A route's argument block while its parameters are bound: on drop, the first `bound`
+/// parameters are freed, then the block (through the ABI, which keeps the count of buffers
+/// emitted code owns exact).
+struct Arguments<'a> {
+    desc: &'a RouteDesc,
+    args: *mut u8,
+    layout: Layout,
+    bound: usize,
+}
+
+impl Drop for Arguments<'_> {
+    fn drop(&mut self) {
+        for param in &self.desc.params()[..self.bound] {
+            // SAFETY: the parameter was written at its offset and nothing else holds it.
+            unsafe { json::drop_value(self.args.add(param.offset), param.ty()) };
+        }
+        // SAFETY: `args` was allocated with this layout.
+        unsafe { super::nagi_rt_free(self.args, self.layout.size(), self.layout.align()) };
+    }
 }
 
 /// Where a path, query or header parameter comes from.

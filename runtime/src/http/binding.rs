@@ -32,11 +32,21 @@ pub(crate) fn class_name<T>() -> String {
 /// A JSON text decoded into a value of the type `shape` describes, under exactly the rules and
 /// with exactly the answers of [`decode_typed`] for the equivalent derived class.
 pub(crate) fn decode_shaped<S: Shape>(body: &[u8], shape: S) -> Result<shaped_json::Value, HttpError> {
-    decode_json(body, shape.class_name(), |deserializer| {
+    decode_seed(body, shape.class_name(), shaped_json::Seed(shape))
+}
+
+/// A JSON text decoded by `seed` (a value of the class named `class`) under the binding rules
+/// of [`decode_json`], the error's path found by `serde_path_to_error`: [`decode_shaped`]'s,
+/// and the LLVM path's decoding straight into emitted memory (`cabi::json`).
+pub(crate) fn decode_seed<T>(
+    body: &[u8],
+    class: &str,
+    seed: impl for<'de> serde::de::DeserializeSeed<'de, Value = T>,
+) -> Result<T, HttpError> {
+    decode_json(body, class, |deserializer| {
         let mut track = serde_path_to_error::Track::new();
         let wrapped = serde_path_to_error::Deserializer::new(deserializer, &mut track);
-        serde::de::DeserializeSeed::deserialize(shaped_json::Seed(shape), wrapped)
-            .map_err(|error| serde_path_to_error::Error::new(track.path(), error))
+        seed.deserialize(wrapped).map_err(|error| serde_path_to_error::Error::new(track.path(), error))
     })
 }
 
