@@ -70,20 +70,28 @@ pub fn table(records: &[Value]) -> String {
     let num = |r: Option<&Value>, key: &str| r.and_then(|r| r[key].as_f64());
     let f = |v: Option<f64>, digits: usize, unit: &str| v.map_or("—".to_string(), |v| format!("{v:.digits$}{unit}"));
     let mut rows = Vec::new();
-    let p = find(records, "pipelining", None);
-    let messages = p.and_then(|r| r["messages"].as_u64()).unwrap_or(0);
-    let kmsgs = |key: &str| f(num(p, key).map(|v| v / 1e3), 0, "k msg/s");
-    rows.push(format!(
-        "| {messages} messages, mailbox 64, 4 workers: 32 callers in flight / serial | {} (serial {}, callers {}) | ≥ 25× | 24.95× |",
-        f(num(p, "callers_ratio_median"), 2, "×"),
-        kmsgs("serial_msgs_per_s"),
-        kmsgs("callers_msgs_per_s"),
-    ));
-    rows.push(format!(
-        "| the same, one caller keeping a window of 32 calls in flight / serial | {} (window {}) | — | — |",
-        f(num(p, "window_ratio_median"), 2, "×"),
-        kmsgs("window_msgs_per_s"),
-    ));
+    // The caller on a worker (as a handler runs) is the measurement; outside the runtime (how
+    // the bench measured before) shows what a thread wake-up per call and answer costs.
+    for (caller, place) in [("worker", "a task on a worker"), ("outside", "outside the runtime (`block_on`)")] {
+        let p = records.iter().find(|r| r["experiment"] == "pipelining" && r["caller"] == caller);
+        let messages = p.and_then(|r| r["messages"].as_u64()).unwrap_or(0);
+        let kmsgs = |key: &str| f(num(p, key).map(|v| v / 1e3), 0, "k msg/s");
+        let goal = if caller == "worker" { ("≥ 25×", "24.95×") } else { ("—", "—") };
+        rows.push(format!(
+            "| {messages} messages, mailbox 64, 4 workers, caller {place}: 32 callers in flight / serial | {} (serial {}, callers {}) | {} | {} |",
+            f(num(p, "callers_ratio_median"), 2, "×"),
+            kmsgs("serial_msgs_per_s"),
+            kmsgs("callers_msgs_per_s"),
+            goal.0,
+            goal.1,
+        ));
+        rows.push(format!(
+            "| the same, one caller keeping a window of 32 calls in flight / serial | {} (window {}) | {} | — |",
+            f(num(p, "window_ratio_median"), 2, "×"),
+            kmsgs("window_msgs_per_s"),
+            goal.0,
+        ));
+    }
     let r = find(records, "restart_latency", None);
     rows.push(format!(
         "| supervisor restart, crash → new child's first poll, backoff 1 ms | median {} (p10 {}, p90 {}) | ≤ 1.5 ms | 1.951–2.137 ms |",
@@ -116,16 +124,19 @@ mod tests {
     #[test]
     fn the_table_shows_each_experiment_and_a_dash_for_a_missing_one() {
         let records = vec![
-            serde_json::json!({"experiment": "pipelining", "messages": 20000, "callers_ratio_median": 30.5,
-                "serial_msgs_per_s": 50000.0, "callers_msgs_per_s": 1525000.0}),
+            serde_json::json!({"experiment": "pipelining", "caller": "worker", "messages": 20000,
+                "callers_ratio_median": 30.5, "serial_msgs_per_s": 50000.0, "callers_msgs_per_s": 1525000.0}),
             serde_json::json!({"experiment": "parked_tasks", "tasks": 1000, "park_s": 0.002, "bytes_per_task": 400.0}),
         ];
         let table = table(&records);
-        assert!(table.contains("| 20000 messages, mailbox 64, 4 workers: 32 callers in flight / serial | 30.50× (serial 50k msg/s, callers 1525k msg/s) |"), "{table}");
+        assert!(table.contains("| 20000 messages, mailbox 64, 4 workers, caller a task on a worker: 32 callers in flight / serial | 30.50× (serial 50k msg/s, callers 1525k msg/s) | ≥ 25× |"), "{table}");
         assert!(
-            table.contains("| the same, one caller keeping a window of 32 calls in flight / serial | — (window —) |"),
+            table.contains(
+                "| the same, one caller keeping a window of 32 calls in flight / serial | — (window —) | ≥ 25× |"
+            ),
             "{table}"
         );
+        assert!(table.contains("| 0 messages, mailbox 64, 4 workers, caller outside the runtime (`block_on`): 32 callers in flight / serial | — (serial —, callers —) | — |"), "{table}");
         assert!(
             table.contains(
                 "| 1000 tasks parked at once (each polled before any finishes) | 2.0 ms to park, 400 B per task |"
@@ -136,6 +147,6 @@ mod tests {
             table.contains("| 10000 tasks parked at once (each polled before any finishes) | — to park, — per task |"),
             "{table}"
         );
-        assert_eq!(table.lines().count(), 9, "{table}");
+        assert_eq!(table.lines().count(), 11, "{table}");
     }
 }

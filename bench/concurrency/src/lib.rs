@@ -42,22 +42,45 @@ pub fn median(values: &mut [f64]) -> f64 {
     values.get(values.len() / 2).copied().unwrap_or(0.0)
 }
 
+/// Where the calling task of [`pipelining`] runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Caller {
+    /// A task spawned on a worker of the runtime, as a request's handler runs in a service: the
+    /// actor it wakes goes to the same worker's next slot, and its answer wakes the caller there.
+    Worker,
+    /// The thread that called `block_on`, outside the runtime's workers: every call and every
+    /// answer wakes a thread (how this bench measured before issue 39).
+    Outside,
+}
+
+impl Caller {
+    /// The record's name for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Caller::Worker => "worker",
+            Caller::Outside => "outside",
+        }
+    }
+}
+
 /// `messages` calls through one actor with a mailbox of `capacity` on `workers` workers, three
 /// ways, interleaved `rounds` times: serial (one caller, each call awaited before the next), a
 /// window (one caller keeping `in_flight` calls outstanding, issuing the next as each answer
 /// arrives), and callers (`in_flight` tasks, each calling serially: as many calls in flight).
-/// Panics when the actor did not count every message.
+/// The caller of the first two runs where `caller` says. Panics when the actor did not count
+/// every message.
 pub fn pipelining(
     messages: usize,
     capacity: usize,
     workers: usize,
     in_flight: usize,
     rounds: usize,
+    caller: Caller,
 ) -> serde_json::Value {
     let rt = runtime(workers);
     let (mut serial, mut window, mut callers) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..rounds {
-        let (s, w, c) = rt.block_on(async {
+        let round = async move {
             let actor = Actor::start("Counter", capacity, || 0_u64);
             let s = timed(serial_calls(&actor, messages)).await;
             let w = timed(window_calls(&actor, messages, in_flight)).await;
@@ -65,7 +88,11 @@ pub fn pipelining(
             let total = actor.call(|n| *n).await.expect("the counter answers");
             assert_eq!(total, 3 * messages as u64, "the counter saw every message");
             (s, w, c)
-        });
+        };
+        let (s, w, c) = match caller {
+            Caller::Worker => rt.block_on(async { tokio::spawn(round).await.expect("the round finishes") }),
+            Caller::Outside => rt.block_on(round),
+        };
         serial.push(s);
         window.push(w);
         callers.push(c);
@@ -77,8 +104,8 @@ pub fn pipelining(
     let ((window_ratio, window_ratios), (callers_ratio, callers_ratios)) = (ratio(&window), ratio(&callers));
     let (s, w, c) = (median(&mut serial), median(&mut window), median(&mut callers));
     json!({
-        "experiment": "pipelining", "messages": messages, "capacity": capacity, "workers": workers,
-        "in_flight": in_flight, "rounds": rounds, "serial_s": s, "window_s": w, "callers_s": c,
+        "experiment": "pipelining", "caller": caller.name(), "messages": messages, "capacity": capacity,
+        "workers": workers, "in_flight": in_flight, "rounds": rounds, "serial_s": s, "window_s": w, "callers_s": c,
         "serial_msgs_per_s": messages as f64 / s, "window_msgs_per_s": messages as f64 / w,
         "callers_msgs_per_s": messages as f64 / c,
         "window_ratio_median": window_ratio, "window_ratios": window_ratios,
@@ -263,9 +290,12 @@ mod tests {
 
     #[test]
     fn each_experiment_checks_its_counts_at_a_small_size() {
-        let record = pipelining(200, 8, 2, 4, 1);
-        assert_eq!(record["messages"], 200);
-        assert!(record["serial_s"].as_f64().unwrap() > 0.0);
+        for caller in [Caller::Worker, Caller::Outside] {
+            let record = pipelining(200, 8, 2, 4, 1, caller);
+            assert_eq!(record["messages"], 200);
+            assert_eq!(record["caller"], caller.name());
+            assert!(record["serial_s"].as_f64().unwrap() > 0.0);
+        }
         let record = parked_tasks(100, 2);
         assert_eq!(record["tasks"], 100);
         let record = live_actors(50, 8, 2);

@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use nagi_bench_concurrency::{live_actors, parked_tasks, pipelining, restart_latency};
+use nagi_bench_concurrency::{Caller, live_actors, parked_tasks, pipelining, restart_latency};
 
 const USAGE: &str = "usage: concurrency pipelining|restart|parked-1000|parked-10000|parked-100000|actors [--quick]";
 
@@ -16,7 +16,12 @@ fn main() -> ExitCode {
     std::panic::set_hook(Box::new(|_| {}));
     let scale = |n: usize| if quick { (n / 100).max(10) } else { n };
     let record = match args.first().map(String::as_str) {
-        Some("pipelining") => pipelining(scale(20_000), 64, 4, 32, if quick { 1 } else { 5 }),
+        // Both placements of the caller, each printed as a record of its own.
+        Some("pipelining") => {
+            let rounds = if quick { 1 } else { 5 };
+            println!("{}", pipelining(scale(20_000), 64, 4, 32, rounds, Caller::Outside));
+            pipelining(scale(20_000), 64, 4, 32, rounds, Caller::Worker)
+        }
         Some("restart") => restart_latency(scale(200), Duration::from_millis(1), 4),
         Some("parked-1000") => parked_tasks(scale(1_000), 4),
         Some("parked-10000") => parked_tasks(scale(10_000), 4),
