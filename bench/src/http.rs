@@ -21,6 +21,7 @@ pub mod client;
 pub mod instructions;
 pub mod otlp_sink;
 pub mod procfs;
+pub mod profile;
 pub mod report;
 pub mod server;
 pub mod sinks;

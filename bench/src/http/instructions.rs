@@ -13,6 +13,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs::File;
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -20,6 +21,7 @@ use serde_json::json;
 
 use super::cases::{self, Case};
 use super::client::Connection;
+use super::profile;
 use super::report::thousands;
 use super::server::{self, Server};
 use super::{Options, Setup, file_name};
@@ -47,20 +49,25 @@ pub(super) fn run(options: &Options, n: u64, setup: &mut Setup) -> Result<(), St
     let dir = setup.run_dir.join("callgrind");
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let mut counts = BTreeMap::new();
+    let mut profiles = BTreeMap::new();
     for case in &options.cases {
         for &name in &options.servers {
             eprintln!("nagi-bench: {name}, {} under callgrind ({n} requests)", case.title);
-            let total = count(setup, name, case, n)?;
+            let (total, out) = count(setup, name, case, n)?;
             let per_request = total as f64 / n as f64;
             counts.insert((case.name, name), per_request);
+            let components = profile::components(&out)?;
+            profiles.insert((case.name, name), components.clone());
             setup.records.push(json!({
                 "kind": "instructions", "server": name, "case": case.name, "requests": n,
-                "instructions": total, "per_request": per_request,
+                "instructions": total, "per_request": per_request, "components": components,
             }))?;
         }
     }
     let date = setup.date.clone();
-    super::publish(setup, options.reference, (BEGIN, END), &[], |_| render(&date, options, n, &counts))
+    super::publish(setup, options.reference, (BEGIN, END), &[], |_| {
+        render(&date, options, n, &counts) + &render_profiles(options, n, &profiles)
+    })
 }
 
 /// Checks that callgrind and its control are installed (before anything is built).
@@ -73,8 +80,9 @@ pub fn preflight() -> Result<(), String> {
     Ok(())
 }
 
-/// The instructions the server `name` executed for `n` requests of `case`.
-fn count(setup: &Setup, name: &'static str, case: &Case, n: u64) -> Result<u64, String> {
+/// The instructions the server `name` executed for `n` requests of `case`, and its callgrind
+/// profile.
+fn count(setup: &Setup, name: &'static str, case: &Case, n: u64) -> Result<(u64, PathBuf), String> {
     let stem = format!("{}-{}", file_name(name), case.name);
     let out = setup.run_dir.join("callgrind").join(format!("{stem}.out"));
     let db = setup.run_dir.join("callgrind").join(format!("{stem}.db"));
@@ -93,7 +101,8 @@ fn count(setup: &Setup, name: &'static str, case: &Case, n: u64) -> Result<u64, 
     measured?;
     // Callgrind writes its totals when the server exits.
     let text = std::fs::read_to_string(&out).map_err(|e| format!("{}: {e}", out.display()))?;
-    totals(&text).ok_or_else(|| format!("{}: no `totals:` line", out.display()))
+    let total = totals(&text).ok_or_else(|| format!("{}: no `totals:` line", out.display()))?;
+    Ok((total, out))
 }
 
 /// The check request, the warm-up, then `n` requests with instrumentation on.
@@ -196,6 +205,35 @@ fn render(date: &str, options: &Options, n: u64, counts: &BTreeMap<(&str, &str),
         }
     }
     out.push_str(&format!("\n\nThe ratios in parentheses are to `{first}`'s count.\n"));
+    out
+}
+
+/// Per case, where each server's instructions go: its components (see [`profile`]) per request.
+fn render_profiles(
+    options: &Options,
+    n: u64,
+    profiles: &BTreeMap<(&str, &str), BTreeMap<&'static str, u64>>,
+) -> String {
+    let mut out = String::from(
+        "\nWhere the instructions go (`profile.rs`: each function's own instructions, by the crate or \
+         library it belongs to), per request:\n",
+    );
+    for case in &options.cases {
+        let _ = write!(out, "\n{}:\n\n| component |", case.title);
+        for &server in &options.servers {
+            let _ = write!(out, " {server} |");
+        }
+        out.push_str("\n| --- |");
+        out.push_str(&" ---: |".repeat(options.servers.len()));
+        for component in profile::COMPONENTS {
+            let _ = write!(out, "\n| {component} |");
+            for &server in &options.servers {
+                let own = profiles.get(&(case.name, server)).and_then(|p| p.get(component)).copied().unwrap_or(0);
+                let _ = write!(out, " {} |", thousands(own as f64 / n as f64));
+            }
+        }
+        out.push('\n');
+    }
     out
 }
 
