@@ -19,6 +19,7 @@
 //! statements of every other request until it ends, so no request's statements run inside
 //! another's transaction (they share the one connection).
 
+mod micro;
 mod postgres;
 mod row;
 mod schema;
@@ -35,6 +36,8 @@ use rusqlite::ToSql;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use tokio::sync::{mpsc, oneshot};
 
+pub(crate) use micro::decode_rows;
+pub use micro::rows_of;
 pub(crate) use postgres::{Engine as PostgresEngine, Lease};
 pub use postgres::{is_postgres_url, redacted};
 pub(crate) use row::{Accessor, FieldOut, FieldRead, decode_fields};

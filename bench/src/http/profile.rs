@@ -73,7 +73,7 @@ fn function_line(line: &str) -> Option<(u64, &str)> {
 pub fn component(name: &str) -> &'static str {
     let path = owner(name);
     let c = |i: usize| COMPONENTS[i];
-    if name.starts_with("nagi.") || path.contains("::program::") || path.starts_with("nagi_http_baseline") {
+    if name.starts_with("nagi.") || path.contains("::program::") || path.starts_with("http_baseline") {
         return c(0);
     }
     if !path.contains("::") && !name.contains("::") {
@@ -202,7 +202,7 @@ mod tests {
     fn functions_go_to_their_components() {
         assert_eq!(component("nagi.poll.post_users"), COMPONENTS[0]);
         assert_eq!(component("users_bench::program::route_1::{{closure}}"), COMPONENTS[0]);
-        assert_eq!(component("nagi_http_baseline::create_user::{{closure}}"), COMPONENTS[0]);
+        assert_eq!(component("http_baseline::db::Columns::user"), COMPONENTS[0]);
         assert_eq!(component("httparse::parse_headers_iter_uninit"), COMPONENTS[1]);
         assert_eq!(
             component("<hyper::proto::h1::role::Server as hyper::proto::h1::Http1Transaction>::parse"),

@@ -21,6 +21,7 @@ use super::pending::{PendingOp, WriteOut, pending_changed, pending_done, pending
 use crate::db::{self, SqlValue};
 use crate::shaped_json::Kind;
 use rows::LayoutRows;
+pub use rows::rows_in_layout;
 
 /// A statement's argument list, filled by emitted code and consumed by the statement.
 pub struct SqlArgs(Vec<SqlValue>);

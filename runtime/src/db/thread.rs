@@ -202,7 +202,7 @@ impl<S: Shape + Send + 'static> RowSink for CollectValues<S> {
 
 /// Converts a rusqlite error into its kind by SQLite's result code: a lock held too long,
 /// a unique or primary-key violation, a full disk, or any other failure.
-fn db_error(error: rusqlite::Error) -> DbError {
+pub(super) fn db_error(error: rusqlite::Error) -> DbError {
     let kind = match &error {
         rusqlite::Error::SqliteFailure(failure, _) => match failure.code {
             ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => DbErrorKind::Busy,

@@ -80,6 +80,20 @@ impl LayoutRows {
     }
 }
 
+/// The rows of `sql` on `conn` decoded into the emitted layout of `class` as a query of the
+/// LLVM path decodes them, then freed: the LLVM path's half of `bench/micro`'s rows experiment
+/// (`crate::db::rows_of` is the Rust path's). Returns the number of rows; `per_row` resolves the
+/// column indices by name on every row, as there.
+pub fn rows_in_layout(
+    conn: &rusqlite::Connection,
+    sql: &str,
+    class: &'static TypeDesc,
+    per_row: bool,
+) -> Result<usize, crate::db::DbError> {
+    let mut rows = LayoutRows::new(class, 0, false);
+    crate::db::decode_rows(conn, sql, &mut rows, per_row)
+}
+
 impl RowSink for LayoutRows {
     fn class(&self) -> ClassKey {
         ClassKey::Shape(self.key)
