@@ -56,6 +56,7 @@ const DEPENDENCY_RULES: &[(&str, &[&str], &str)] = &[
     ),
     ("bench/http-baseline", &[], "the hand-written baseline uses no Nagi crate"),
     ("bench/concurrency", &["nagi-runtime"], "the concurrency bench calls the runtime"),
+    ("bench/micro", &["nagi-runtime", "nagi-abi"], "the micro-benchmarks call the runtime with layout descriptors"),
 ];
 
 /// The crates that do no IO (ARCHITECTURE.md, "Invariants").

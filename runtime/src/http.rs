@@ -106,8 +106,8 @@ impl Request {
         binding::decode_typed(&self.body).unwrap_or_else(|e| e.raise())
     }
 
-    /// Decodes the JSON body into a value of the type `shape` describes (the interpreter's and
-    /// the outbound calls' layout shapes), under exactly the binding rules of [`Request::json`]:
+    /// Decodes the JSON body into a value of the type `shape` describes (a value tree: the
+    /// interpreter's), under exactly the binding rules of [`Request::json`]:
     /// the same checks in the same order, and the same answers, detail included, as
     /// `json::<T>()` gives for the equivalent derived class.
     pub fn json_shaped<S: Shape>(&self, shape: S) -> shaped_json::Value {

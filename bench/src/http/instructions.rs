@@ -72,7 +72,7 @@ pub(super) fn run(options: &Options, n: u64, setup: &mut Setup) -> Result<(), St
 
 /// Checks that callgrind and its control are installed (before anything is built).
 pub fn preflight() -> Result<(), String> {
-    for tool in ["valgrind", "callgrind_control"] {
+    for tool in ["valgrind", "callgrind_control", "callgrind_annotate"] {
         if Command::new(tool).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_err() {
             return Err(format!("`{tool}` is not installed (Debian/Ubuntu: `apt-get install valgrind`)"));
         }

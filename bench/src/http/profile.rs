@@ -27,7 +27,7 @@ pub const COMPONENTS: [&str; 13] = [
     "Nagi runtime (other)",
     "allocator (malloc, free)",
     "memory copies (memcpy, memmove, memset)",
-    "libc (locks, clocks, system calls)",
+    "libc and compiler runtime (locks, clocks, system calls)",
     "Rust std",
     "other",
 ];
@@ -35,7 +35,7 @@ pub const COMPONENTS: [&str; 13] = [
 /// Each component's instructions in the profile at `out` (a callgrind output file).
 pub fn components(out: &Path) -> Result<BTreeMap<&'static str, u64>, String> {
     let annotated = Command::new("callgrind_annotate")
-        .args(["--threshold=100", "--inclusive=no"])
+        .args(["--threshold=100", "--inclusive=no", "--auto=no"])
         .arg(out)
         .output()
         .map_err(|e| format!("callgrind_annotate: {e}"))?;
@@ -94,9 +94,9 @@ pub fn component(name: &str) -> &'static str {
         "hyper" | "hyper_util" | "http" | "http_body" | "http_body_util" | "httparse" | "axum" | "axum_core"
         | "tower" | "tower_http" | "matchit" | "bytes" => c(1),
         "tokio" | "mio" | "atomic_waker" | "futures_util" | "futures_core" | "futures_channel" => c(2),
-        "serde" | "serde_json" | "serde_path_to_error" | "itoa" | "ryu" => c(3),
+        "serde" | "serde_core" | "serde_json" | "serde_path_to_error" | "itoa" | "ryu" => c(3),
         "rusqlite" | "hashlink" | "fallible_streaming_iterator" => c(4),
-        "tracing" | "tracing_core" | "tracing_subscriber" | "tracing_appender" | "sharded_slab" => c(6),
+        "tracing" | "tracing_core" | "tracing_subscriber" | "tracing_appender" | "sharded_slab" | "humantime" => c(6),
         "std" | "core" | "alloc" | "hashbrown" | "foldhash" => c(11),
         "__rustc" | "__rust_alloc" | "__rust_dealloc" | "__rust_realloc" => c(8),
         _ => c(12),
@@ -106,24 +106,29 @@ pub fn component(name: &str) -> &'static str {
 /// The path that decides a Rust function's crate: the type's for `<Type as Trait>::f` (the
 /// trait's when the type is a primitive or a reference to one), the function's own otherwise.
 fn owner(name: &str) -> &str {
-    let Some(inner) = name.strip_prefix('<') else { return name };
+    let inner = name.trim_start_matches('<');
+    if inner.len() == name.len() {
+        return name;
+    }
     let Some((ty, rest)) = inner.split_once(" as ") else { return inner };
     let ty = ty.trim_start_matches(['&', '*']).trim_start_matches("mut ").trim_start_matches("const ");
     let primitive = !ty.contains("::") || ty.starts_with('[') || ty.starts_with('(');
     if primitive { rest } else { ty }
 }
 
-/// The component of a C function: the allocator, memory copies, libc, or SQLite's.
+/// The component of a C function: the allocator, memory copies, the runtime's C ABI, SQLite's
+/// (by its prefixes, or a camel-case name as SQLite spells its own), or else libc and the
+/// compiler's runtime (lower-case names, or names beginning with `_`). A heuristic: the
+/// servers link no other C library, and glibc's and compiler-rt's names are lower case.
 fn c_function(name: &str) -> &'static str {
     let c = |i: usize| COMPONENTS[i];
-    let allocator = ["malloc", "free", "_int_malloc", "_int_free", "realloc", "_int_realloc", "calloc", "cfree"];
+    // `pthread_mutex_lock@@GLIBC_2.2.5`, `yy_reduce.constprop.0`: the symbol alone.
+    let name = name.split(['@', '.']).next().unwrap_or(name);
+    let allocator = ["malloc", "free", "realloc", "calloc", "cfree", "unlink_chunk", "alloc_perturb"];
     if allocator.contains(&name)
-        || name.starts_with("malloc_")
-        || name.starts_with("unlink_chunk")
-        || name.starts_with("tcache")
-        || name.starts_with("__libc_malloc")
-        || name.starts_with("__libc_free")
-        || name.starts_with("_int_")
+        || ["malloc_", "_int_", "tcache", "__libc_malloc", "__libc_free", "__libc_calloc", "__libc_realloc"]
+            .iter()
+            .any(|p| name.starts_with(p))
     {
         return c(8);
     }
@@ -136,62 +141,13 @@ fn c_function(name: &str) -> &'static str {
     if name.starts_with("nagi_rt_") {
         return if name.starts_with("nagi_rt_db_") || name.starts_with("nagi_rt_sql_") { c(4) } else { c(7) };
     }
-    let libc = [
-        "pthread",
-        "__pthread",
-        "clock_gettime",
-        "__clock_gettime",
-        "epoll",
-        "fcntl",
-        "__fcntl",
-        "pwrite",
-        "pread",
-        "read",
-        "write",
-        "__libc",
-        "__GI_",
-        "sched_yield",
-        "__ieee754",
-        "pow",
-        "_setjmp",
-        "__sigsetjmp",
-        "setjmp",
-        "longjmp",
-        "syscall",
-        "futex",
-        "__futex",
-        "send",
-        "recv",
-        "__send",
-        "__recv",
-        "memcmp",
-        "__memcmp",
-        "strlen",
-        "__strlen",
-        "strcmp",
-        "__strcmp",
-        "__lll",
-        "_dl_",
-        "__tls",
-        "getpid",
-        "gettimeofday",
-        "__vdso",
-        "fsync",
-        "fdatasync",
-        "lseek",
-        "open",
-        "close",
-        "stat",
-        "fstat",
-        "__fstat",
-        "__errno",
-        "localtime",
-        "__tz",
-    ];
-    if libc.iter().any(|p| name.starts_with(p)) {
-        return c(10);
+    let sqlite = ["sqlite3", "yy_", "pager", "pcache", "btree", "vdbe", "wal", "unix", "robust_", "posix"];
+    if sqlite.iter().any(|p| name.starts_with(p))
+        || (!name.starts_with('_') && name.bytes().any(|b| b.is_ascii_uppercase()))
+    {
+        return c(5);
     }
-    c(5)
+    c(10)
 }
 
 #[cfg(test)]
@@ -227,6 +183,17 @@ mod tests {
         assert_eq!(component("_int_free"), COMPONENTS[8]);
         assert_eq!(component("__memcpy_avx_unaligned_erms"), COMPONENTS[9]);
         assert_eq!(component("pthread_mutex_lock"), COMPONENTS[10]);
+        assert_eq!(component("pthread_mutex_lock@@GLIBC_2.2.5"), COMPONENTS[10]);
+        assert_eq!(component("__floattidf"), COMPONENTS[10]);
+        assert_eq!(component("readDbPage"), COMPONENTS[5]);
+        assert_eq!(component("pager_end_transaction"), COMPONENTS[5]);
+        assert_eq!(component("yy_reduce.constprop.0"), COMPONENTS[5]);
+        assert_eq!(component("alloc_perturb"), COMPONENTS[8]);
+        assert_eq!(component("serde_core::ser::Serializer::collect_seq"), COMPONENTS[3]);
+        assert_eq!(
+            component("<<std::io::Write::write_fmt::Adapter<T> as core::fmt::Write>::write_str"),
+            COMPONENTS[11]
+        );
         assert_eq!(component("core::fmt::write"), COMPONENTS[11]);
     }
 

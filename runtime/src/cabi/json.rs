@@ -6,8 +6,8 @@
 //! goes through `serde_json` with the fields as a map in declaration order (serde_json writes a
 //! struct and a map alike), non-finite floats become `null`; decoding mirrors
 //! `#[derive(Deserialize)] #[serde(deny_unknown_fields)]`: an object with each field once and
-//! no others (a missing `Option` field is `None`), or an array of the fields in order, and the
-//! scalar rules of serde's own impls (`i32` range-checked, no float for an integer, …).
+//! no others (a missing `Option` field is `None`; an array of the fields is refused, as the
+//! Rust path's `json::Objects` refuses it), and the scalar rules of serde's own impls (`i32` range-checked, no float for an integer, …).
 //! Decoding goes straight into the layout ([`Into`], in `decode.rs`), with the rules and errors
 //! of [`crate::shaped_json::Seed`], which the Low interpreter's host uses: a failed decode frees
 //! whatever it wrote, so it leaks nothing.

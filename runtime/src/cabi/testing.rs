@@ -64,11 +64,12 @@ pub(crate) fn array(elem: &'static TypeDesc) -> &'static TypeDesc {
     leak(TypeDesc { inner: elem, ..*plain(6, 24, 8) })
 }
 
-/// `Option<T>`.
+/// `Time` (microseconds).
 pub(crate) fn time() -> &'static TypeDesc {
     plain(nagi_abi::type_kind::TIME, 8, 8)
 }
 
+/// `Uuid` (its 16 bytes).
 pub(crate) fn uuid() -> &'static TypeDesc {
     plain(nagi_abi::type_kind::UUID, 16, 8)
 }
@@ -78,6 +79,7 @@ pub(crate) fn map_string(value: &'static TypeDesc) -> &'static TypeDesc {
     leak(TypeDesc { inner: value, ..*plain(nagi_abi::type_kind::MAP_STRING, 56, 8) })
 }
 
+/// `Option<T>`.
 pub(crate) fn option(inner: &'static TypeDesc) -> &'static TypeDesc {
     let align = inner.align.max(1);
     let payload_offset = round_up(1, align);

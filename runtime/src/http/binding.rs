@@ -2,8 +2,9 @@
 //!
 //! The same rules (but the content type's) decode the answer of an outbound call
 //! (`crate::outbound`). Decoding itself is generic: serde derive on the Rust path
-//! ([`decode_typed`]), a layout [`Shape`] on the LLVM path and in the interpreter
-//! ([`decode_shaped`]); the rules around it are plain code, compiled once into the runtime.
+//! ([`decode_typed`]), a layout [`Shape`] into a value tree in the interpreter and for outbound
+//! answers ([`decode_shaped`]), and any other seed ([`decode_seed`]: the LLVM path's, straight
+//! into emitted memory); the rules around it are plain code, compiled once into the runtime.
 
 use std::borrow::Cow;
 

@@ -1,6 +1,7 @@
-//! Decoding JSON straight into the emitted layout: a request body, an outbound answer or
-//! `json.decode<C>`'s text is read by serde into the memory emitted code reads, with no value
-//! tree in between (issue 39: the tree cost the LLVM path 5–8 % on JSON bodies).
+//! Decoding JSON straight into the emitted layout: a request body or `json.decode<C>`'s text is
+//! read by serde into the memory emitted code reads, with no value tree in between (issue 39: the
+//! tree cost the LLVM path 5–8 % on JSON bodies). An outbound call's answer, decoded by the rule
+//! it shares with the interpreter, still goes through the tree.
 //!
 //! [`Into`] accepts and rejects exactly what [`shaped_json::Seed`] does, with the same errors
 //! at the same points of the input (so `serde_path_to_error` finds the same paths): the scalar
@@ -63,7 +64,7 @@ impl<'de> DeserializeSeed<'de> for Into<'_> {
     }
 }
 
-/// Decodes a request body (or an answer) `body` into `dst`, a value of the type `ty` describes,
+/// Decodes a request body `body` into `dst`, a value of the type `ty` describes,
 /// under the binding rules and with the answers of `http::binding::decode_shaped`. On failure
 /// nothing written stays behind: not even a whole value followed by trailing bytes.
 ///
@@ -140,12 +141,16 @@ impl<'de> Visitor<'de> for OptionInto<'_> {
     }
 }
 
-/// `Vec<T>`'s visitor: the elements are decoded in place into a buffer that grows as serde's
-/// `Vec` does, freed with what it holds if an element fails.
+/// `Vec<T>`'s visitor: the elements are decoded into a buffer that grows as serde's `Vec` does
+/// (small ones on the stack first, large ones in place), freed with what it holds if an element
+/// fails.
 struct ArrayInto<'a> {
     elem: &'a TypeDesc,
     dst: *mut u8,
 }
+
+/// The largest element decoded on the stack before it moves into its array's buffer, in bytes.
+const SCRATCH_BYTES: usize = 64;
 
 /// An array's buffer while it is filled: dropped (elements and buffer freed) unless
 /// [`Filling::finish`] hands it over.
@@ -213,13 +218,28 @@ impl<'de> Visitor<'de> for ArrayInto<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let mut filling = Filling { elem: self.elem, array: RawArray { ptr: std::ptr::null_mut(), len: 0, cap: 0 } };
-        loop {
-            let slot = filling.next_slot();
-            if seq.next_element_seed(Into { ty: self.elem, dst: slot })?.is_none() {
-                break;
+        let elem = self.elem;
+        let mut filling = Filling { elem, array: RawArray { ptr: std::ptr::null_mut(), len: 0, cap: 0 } };
+        if elem.size <= SCRATCH_BYTES && elem.align <= 8 {
+            // A small element is decoded on the stack and moved into the buffer once it is
+            // whole, so the buffer grows only for elements that exist (an empty array
+            // allocates nothing).
+            let mut scratch = [0u64; SCRATCH_BYTES / 8];
+            while seq.next_element_seed(Into { ty: elem, dst: scratch.as_mut_ptr().cast() })?.is_some() {
+                let slot = filling.next_slot();
+                // SAFETY: both hold `elem.size` bytes; the element moves into the buffer, and the
+                // scratch is overwritten, never dropped.
+                unsafe { std::ptr::copy_nonoverlapping(scratch.as_ptr().cast::<u8>(), slot, elem.size) };
+                filling.array.len += 1;
             }
-            filling.array.len += 1;
+        } else {
+            loop {
+                let slot = filling.next_slot();
+                if seq.next_element_seed(Into { ty: elem, dst: slot })?.is_none() {
+                    break;
+                }
+                filling.array.len += 1;
+            }
         }
         let array = filling.finish();
         // SAFETY: `dst` is writable for an array.
