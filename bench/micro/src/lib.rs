@@ -63,23 +63,9 @@ struct UserLayout {
     age: i32,
 }
 
-const fn plain(kind: u64, size: usize, align: usize) -> TypeDesc {
-    TypeDesc {
-        kind,
-        size,
-        align,
-        inner: std::ptr::null(),
-        payload_offset: 0,
-        fields: std::ptr::null(),
-        field_count: 0,
-        name: std::ptr::null(),
-        name_len: 0,
-    }
-}
-
-static I64: TypeDesc = plain(type_kind::I64, 8, 8);
-static I32: TypeDesc = plain(type_kind::I32, 4, 4);
-static STRING: TypeDesc = plain(type_kind::STRING, 24, 8);
+static I64: TypeDesc = TypeDesc::plain(type_kind::I64, 8, 8);
+static I32: TypeDesc = TypeDesc::plain(type_kind::I32, 4, 4);
+static STRING: TypeDesc = TypeDesc::plain(type_kind::STRING, 24, 8);
 static USER_FIELDS: [FieldDesc; 3] = [
     FieldDesc { name: b"id".as_ptr(), name_len: 2, offset: 0, ty: &I64 },
     FieldDesc { name: b"name".as_ptr(), name_len: 4, offset: 8, ty: &STRING },
@@ -91,10 +77,11 @@ static USER: TypeDesc = TypeDesc {
     field_count: 3,
     name: b"User".as_ptr(),
     name_len: 4,
-    ..plain(type_kind::CLASS, 40, 8)
+    ..TypeDesc::plain(type_kind::CLASS, 40, 8)
 };
 /// `User?`, what `json.decode<User>` gives.
-static USER_OPTION: TypeDesc = TypeDesc { inner: &USER, payload_offset: 8, ..plain(type_kind::OPTION, 48, 8) };
+static USER_OPTION: TypeDesc =
+    TypeDesc { inner: &USER, payload_offset: 8, ..TypeDesc::plain(type_kind::OPTION, 48, 8) };
 
 /// The prototype's input.
 pub const TEXT: &str = r#"{"id":42,"name":"alice","age":18}"#;

@@ -78,6 +78,22 @@ pub struct FieldDesc {
 unsafe impl Sync for FieldDesc {}
 
 impl TypeDesc {
+    /// A descriptor of `kind`, `size` bytes aligned to `align`, with no element, payload or
+    /// fields: a scalar's, or the base a class's or option's descriptor is built on (`..`).
+    pub const fn plain(kind: u64, size: usize, align: usize) -> TypeDesc {
+        TypeDesc {
+            kind,
+            size,
+            align,
+            inner: std::ptr::null(),
+            payload_offset: 0,
+            fields: std::ptr::null(),
+            field_count: 0,
+            name: std::ptr::null(),
+            name_len: 0,
+        }
+    }
+
     /// What kind of type this describes (an unknown number counts as a class).
     pub(crate) fn kind(&self) -> Kind {
         match self.kind {
@@ -394,17 +410,7 @@ static STRING_DESC: TypeDesc = scalar_desc(5, size_of::<RawString>());
 
 /// A descriptor of a scalar or string type of `kind` and `size` bytes, 8-byte aligned.
 const fn scalar_desc(kind: u64, size: usize) -> TypeDesc {
-    TypeDesc {
-        kind,
-        size,
-        align: 8,
-        inner: std::ptr::null(),
-        payload_offset: 0,
-        fields: std::ptr::null(),
-        field_count: 0,
-        name: std::ptr::null(),
-        name_len: 0,
-    }
+    TypeDesc::plain(kind, size, 8)
 }
 
 /// Writes `items`, each of type `elem`, as an array (`RawArray` with a new buffer) at `dst`.

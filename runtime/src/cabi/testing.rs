@@ -3,8 +3,6 @@
 //! of the largest alignment; an option is a one-byte tag and then its payload). Every
 //! descriptor is leaked, as program constants live for the process.
 
-use std::ptr;
-
 use super::json::{FieldDesc, TypeDesc};
 
 fn leak(desc: TypeDesc) -> &'static TypeDesc {
@@ -12,17 +10,7 @@ fn leak(desc: TypeDesc) -> &'static TypeDesc {
 }
 
 fn plain(kind: u64, size: usize, align: usize) -> &'static TypeDesc {
-    leak(TypeDesc {
-        kind,
-        size,
-        align,
-        inner: ptr::null(),
-        payload_offset: 0,
-        fields: ptr::null(),
-        field_count: 0,
-        name: ptr::null(),
-        name_len: 0,
-    })
+    leak(TypeDesc::plain(kind, size, align))
 }
 
 fn round_up(n: usize, align: usize) -> usize {
