@@ -164,8 +164,9 @@ impl Dispatch {
         let trace = span.as_ref().map(crate::traces::Span::context);
         // The route that took the request, known once it is routed (a timeout keeps it).
         let mut taken: Option<&Endpoint> = None;
-        let routed = self.route(id, trace, path, request, &mut taken);
-        let answer = match tokio::time::timeout(self.timeout, routed).await {
+        // The route's future is built straight into the timeout's (a named local would be a
+        // second slot of the same size in this future).
+        let answer = match tokio::time::timeout(self.timeout, self.route(id, trace, path, request, &mut taken)).await {
             Ok(answer) => answer,
             Err(_) => {
                 crate::metrics::refused(crate::metrics::Refusal::Timeout);
