@@ -5,11 +5,10 @@
 //! query's `[C]` without a copy (or whose one element becomes the `C?` of `query_one`). No value
 //! tree and no per-row allocation beyond the row's own strings.
 
-use std::alloc::Layout;
 use std::any::Any;
 
-use super::super::json::{FieldDesc, TypeDesc};
-use super::super::{RawArray, RawString, allocate, into_raw, nagi_rt_free};
+use super::super::json::{FieldDesc, TypeDesc, drop_array, drop_value, grow_elements};
+use super::super::{RawArray, into_raw};
 use crate::db::{Accessor, ClassKey, FieldOut, FieldRead, Row, RowError, RowSink, decode_fields};
 use crate::shaped_json::Kind;
 
@@ -61,22 +60,9 @@ impl LayoutRows {
         if self.len < self.cap {
             return;
         }
-        let size = self.class.size;
-        let cap = (self.cap * 2).max(4);
-        let layout = |cap: usize| {
-            cap.checked_mul(size)
-                .and_then(|bytes| Layout::from_size_align(bytes, self.class.align).ok())
-                .unwrap_or_else(|| panic!("cannot hold {cap} rows of {size} bytes: capacity overflow"))
-        };
-        let grown = allocate(layout(cap));
-        if self.cap > 0 {
-            // SAFETY: both buffers hold at least `len` rows; the old one came from `allocate`.
-            unsafe {
-                std::ptr::copy_nonoverlapping(self.ptr, grown, self.len * size);
-                nagi_rt_free(self.ptr, self.cap * size, self.class.align);
-            }
-        }
-        (self.ptr, self.cap) = (grown, cap);
+        let mut rows = RawArray { ptr: self.ptr, len: self.len, cap: self.cap };
+        grow_elements(&mut rows, self.class);
+        (self.ptr, self.cap) = (rows.ptr, rows.cap);
     }
 }
 
@@ -120,8 +106,9 @@ impl RowSink for LayoutRows {
                 Ok(!self.first_only)
             }
             Err(error) => {
-                // SAFETY: the row is zeroed, then written field by field by `Fields`.
-                unsafe { drop_row(dst, self.class) };
+                // SAFETY: the row is zeroed, then written field by field by `Fields`; a field not
+                // reached yet is zero, which owns nothing.
+                unsafe { drop_value(dst, self.class) };
                 Err(error)
             }
         }
@@ -134,15 +121,8 @@ impl RowSink for LayoutRows {
 
 impl Drop for LayoutRows {
     fn drop(&mut self) {
-        let size = self.class.size;
-        for i in 0..self.len {
-            // SAFETY: rows `0..len` are whole rows of the class.
-            unsafe { drop_row(self.ptr.add(i * size), self.class) };
-        }
-        if self.cap > 0 {
-            // SAFETY: the buffer came from `allocate` with this layout.
-            unsafe { nagi_rt_free(self.ptr, self.cap * size, self.class.align) };
-        }
+        // SAFETY: rows `0..len` are whole rows of the class, in a buffer from `grow_elements`.
+        unsafe { drop_array(RawArray { ptr: self.ptr, len: self.len, cap: self.cap }, self.class) };
     }
 }
 
@@ -208,29 +188,5 @@ impl FieldOut<Slot> for Fields {
 
     fn uuid(&mut self, slot: &Slot, value: Option<[u8; 16]>) {
         self.put(slot, value);
-    }
-}
-
-/// Frees what one row of `class` at `row` owns: its strings, plain or optional.
-///
-/// # Safety
-/// `row` holds a row of the class written by [`Fields`] (or zeroed), not freed before.
-unsafe fn drop_row(row: *mut u8, class: &TypeDesc) {
-    for field in class.fields() {
-        // SAFETY: the field lies in the row, as its descriptor says.
-        unsafe {
-            let at = row.add(field.offset);
-            let string = match (field.ty().kind(), field.ty().kind() == Kind::Option) {
-                (Kind::String, _) => Some(at),
-                (Kind::Option, _) if field.ty().inner().kind() == Kind::String && at.read() & 1 != 0 => {
-                    Some(at.add(field.ty().payload_offset))
-                }
-                _ => None,
-            };
-            if let Some(at) = string {
-                let raw = at.cast::<RawString>().read();
-                nagi_rt_free(raw.ptr, raw.cap, 1);
-            }
-        }
     }
 }

@@ -167,20 +167,7 @@ impl Filling<'_> {
             return self.elem.align.max(1) as *mut u8;
         }
         if self.array.len == self.array.cap {
-            let cap = (self.array.cap * 2).max(4);
-            let layout = cap
-                .checked_mul(size)
-                .and_then(|bytes| std::alloc::Layout::from_size_align(bytes, self.elem.align).ok())
-                .unwrap_or_else(|| panic!("cannot allocate {cap} elements of {size} bytes: capacity overflow"));
-            let buffer = crate::cabi::allocate(layout);
-            // SAFETY: both buffers hold at least `len` elements; the old one is freed with the
-            // layout it was allocated with.
-            unsafe {
-                std::ptr::copy_nonoverlapping(self.array.ptr, buffer, self.array.len * size);
-                nagi_rt_free(self.array.ptr, self.array.cap * size, self.elem.align);
-            }
-            self.array.ptr = buffer;
-            self.array.cap = cap;
+            super::grow_elements(&mut self.array, self.elem);
         }
         // SAFETY: `len < cap`, so the slot lies in the buffer.
         unsafe { self.array.ptr.add(self.array.len * size) }
@@ -377,7 +364,7 @@ pub(crate) unsafe fn drop_value(at: *mut u8, ty: &TypeDesc) {
 ///
 /// # Safety
 /// `array` owns its buffer and elements, which nothing uses afterwards.
-unsafe fn drop_array(array: RawArray, elem: &TypeDesc) {
+pub(crate) unsafe fn drop_array(array: RawArray, elem: &TypeDesc) {
     for i in 0..array.len {
         // SAFETY: element `i` lies in the buffer and is initialized.
         unsafe { drop_value(array.ptr.add(i * elem.size), elem) }
