@@ -388,6 +388,20 @@ pub fn reply<T: Serialize>(status: u16, value: &T) -> Reply {
     Reply::json_bytes(status, crate::json::json_encode(value).into_bytes())
 }
 
+/// [`reply`] for a value that `encode` appends to a buffer as JSON (the LLVM path's results,
+/// written by `shaped_json::write`); an error traps, as [`reply`]'s does.
+pub(crate) fn reply_encoded(status: u16, encode: impl FnOnce(&mut Vec<u8>) -> Result<(), String>) -> Reply {
+    if status == 204 {
+        return Reply { status: StatusCode::NO_CONTENT, body: ReplyBody::Empty };
+    }
+    // serde_json::to_string's first capacity, so that both paths grow the body alike.
+    let mut body = Vec::with_capacity(128);
+    if let Err(message) = encode(&mut body) {
+        crate::trap(&message);
+    }
+    Reply::json_bytes(status, body)
+}
+
 /// Like [`reply`] for a `T?` result: `None` answers the failure the handler recorded with
 /// `fail` ([`crate::failure`]: its status, `{"error": the status's reason in lower case,
 /// "detail": the message}`), or, when it recorded none, 404 `{"error":"not found","detail":"GET
@@ -395,10 +409,16 @@ pub fn reply<T: Serialize>(status: u16, value: &T) -> Reply {
 pub fn reply_option<T: Serialize>(status: u16, value: &Option<T>) -> Reply {
     match value {
         Some(value) => reply(status, value),
-        None => match crate::failure::take() {
-            Some(failure) => Reply::failure(&failure),
-            None => Reply::not_found(),
-        },
+        None => reply_missing(),
+    }
+}
+
+/// The answer of a `T?` result that is `none`: the failure the handler recorded, or 404 (see
+/// [`reply_option`]).
+pub(crate) fn reply_missing() -> Reply {
+    match crate::failure::take() {
+        Some(failure) => Reply::failure(&failure),
+        None => Reply::not_found(),
     }
 }
 

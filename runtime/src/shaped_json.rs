@@ -3,10 +3,10 @@
 //! walks. One encoder and one decoder serve both, so they produce and accept exactly what the
 //! Rust path's serde derives do (docs/design.md §2.8), and cannot drift apart.
 //!
-//! Encoding goes through `serde_json` with a class's fields as a map in declaration order
-//! (serde_json writes a struct and a map alike); non-finite floats become `null`. The one encoder,
-//! [`Encode`], reads values through a [`View`]: a [`Value`] tree with its shape here, emitted
-//! memory with its layout descriptor in `cabi::json`. Decoding
+//! Encoding writes what serde_json writes for the derives, a class's fields as an object in
+//! declaration order; non-finite floats become `null`. The one encoder, [`write()`] (`write.rs`),
+//! reads values through a [`View`]: a [`Value`] tree with its shape here, emitted memory with its
+//! layout descriptor in `cabi::json`. Decoding
 //! mirrors `#[derive(Deserialize)] #[serde(deny_unknown_fields)]`: an object with each field
 //! once and no others (a missing `Option` field is `None`), or an array of the fields in order,
 //! and the scalar rules of serde's own impls (`i32` range-checked, no float for an integer, …).
@@ -23,7 +23,7 @@ use std::fmt;
 use std::sync::{Mutex, PoisonError};
 
 use serde::de::{self, DeserializeSeed, Deserializer, Expected, MapAccess, SeqAccess, Unexpected, Visitor};
-use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
+use serde::ser::{Serialize, Serializer};
 
 use crate::map::Key;
 
@@ -161,7 +161,11 @@ pub fn encode<S: Shape>(value: &Value, shape: S) -> Result<String, String> {
 
 /// Encodes what `view` sees as compact JSON text; errors as [`encode`]'s.
 pub fn encode_view<V: View>(view: V) -> Result<String, String> {
-    serde_json::to_string(&Encode(view)).map_err(|error| format!("cannot encode JSON: {error}"))
+    let mut out = Vec::with_capacity(128);
+    write(&view, &mut out)?;
+    // SAFETY: `write` appends only whole UTF-8 texts: ASCII punctuation, identifiers, and what
+    // serde_json writes for each scalar.
+    Ok(unsafe { String::from_utf8_unchecked(out) })
 }
 
 /// A scalar as the encoder writes it.
@@ -231,7 +235,7 @@ pub enum Node<V> {
 /// [`Value`] tree with its [`Shape`] (the interpreter's host) and emitted memory with its layout
 /// descriptor (`cabi::json`, the LLVM path) — and each is one of these, so how each kind of value
 /// is written (a class as an object in declaration order, an enum in serde's externally tagged
-/// form, an option as its payload or `null`, …) is decided once, in [`Encode`].
+/// form, an option as its payload or `null`, …) is decided once, in [`write()`].
 ///
 /// The parts of a composite value come as iterators, so that a view finds its array's buffer
 /// or its class's field table once per value rather than once per part (the LLVM path encodes
@@ -254,66 +258,6 @@ pub trait View: Sized {
     /// The fields of a class, name and value, in declaration order (only asked after
     /// [`Node::Class`]).
     fn fields(&self) -> impl Iterator<Item = (&str, Self)>;
-}
-
-/// What a [`View`] sees, as something serde can serialize: the one JSON encoder of values whose
-/// type is known at run time, matching the Rust path's serde derives.
-pub struct Encode<V>(pub V);
-
-impl<V: View> Serialize for Encode<V> {
-    fn serialize<Z: Serializer>(&self, s: Z) -> Result<Z::Ok, Z::Error> {
-        use serde::ser::Error;
-        let view = &self.0;
-        if let Some(scalar) = view.scalar() {
-            return scalar.serialize(s);
-        }
-        match view.node().map_err(Z::Error::custom)? {
-            Node::Array(len) => {
-                let mut seq = s.serialize_seq(Some(len))?;
-                for item in view.items() {
-                    seq.serialize_element(&Encode(item))?;
-                }
-                seq.end()
-            }
-            Node::Map(len) => {
-                let mut map = s.serialize_map(Some(len))?;
-                for (key, value) in view.entries() {
-                    match key {
-                        MapKey::I64(key) => map.serialize_entry(&key, &Encode(value))?,
-                        MapKey::Str(key) => map.serialize_entry(key, &Encode(value))?,
-                    }
-                }
-                map.end()
-            }
-            Node::Option(None) => s.serialize_none(),
-            Node::Option(Some(payload)) => s.serialize_some(&Encode(payload)),
-            Node::Class(len) => {
-                let mut map = s.serialize_map(Some(len))?;
-                for (name, field) in view.fields() {
-                    // Scalar fields, the common case, are written here rather than by a call
-                    // back into this function per field.
-                    match field.scalar() {
-                        Some(scalar) => map.serialize_entry(name, &scalar)?,
-                        None => map.serialize_entry(name, &Encode(field))?,
-                    }
-                }
-                map.end()
-            }
-            // The derive's `serialize_unit_variant` and `serialize_newtype_variant`, which
-            // serde_json writes as a string and as an object of one key.
-            Node::Variant(i, payload) => {
-                let shape = view.shape();
-                let name = shape.field_name(i);
-                if payload.shape().kind() == Kind::Unit {
-                    s.serialize_str(name)
-                } else {
-                    let mut map = s.serialize_map(Some(1))?;
-                    map.serialize_entry(name, &Encode(payload))?;
-                    map.end()
-                }
-            }
-        }
-    }
 }
 
 /// A [`Value`] seen through its [`Shape`].
@@ -685,6 +629,10 @@ pub(crate) fn static_names<S: Shape>(shape: S) -> &'static [&'static str] {
     interned.insert(names, leaked);
     leaked
 }
+
+mod write;
+
+pub use write::write;
 
 #[cfg(test)]
 mod tests;

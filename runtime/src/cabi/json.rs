@@ -19,10 +19,9 @@ mod decode;
 pub(crate) use decode::{Into, decode_body, drop_array, drop_value};
 
 use nagi_abi::type_kind;
-use serde::ser::{Serialize, Serializer};
 
 use super::{RawArray, RawString, into_raw};
-use crate::shaped_json::{self, Encode, Kind, MapKey, Node, Scalar, Shape, Value, View};
+use crate::shaped_json::{self, Kind, MapKey, Node, Scalar, Shape, Value, View};
 
 /// The layout of one Low type as the emitted code lays it out:
 /// `%nagi.TypeDesc = { i64 kind, i64 size, i64 align, %nagi.TypeDesc* inner, i64 payload_offset,
@@ -302,12 +301,6 @@ impl<'a> View for Typed<'a> {
     }
 }
 
-impl Serialize for Typed<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        Encode(*self).serialize(s)
-    }
-}
-
 /// The value at `value`, described by `ty`, as compact JSON; errors: serde's, as the message a
 /// failure reports. The message is made (and serde's error dropped) before the caller fails:
 /// `fail` may jump over the caller's frame, which must then hold nothing with a destructor.
@@ -325,7 +318,7 @@ pub(super) unsafe fn encode(value: *const u8, ty: &TypeDesc) -> Result<String, S
 /// # Safety
 /// `value` must hold a value laid out as `ty` describes.
 pub unsafe fn encode_into(value: *const u8, ty: &TypeDesc, out: &mut Vec<u8>) -> Result<(), String> {
-    serde_json::to_writer(out, &Typed { ptr: value, ty }).map_err(|error| format!("cannot encode JSON: {error}"))
+    shaped_json::write(&Typed { ptr: value, ty }, out)
 }
 
 /// Encodes the value at `value`, described by `ty`, as compact JSON into `out` (what

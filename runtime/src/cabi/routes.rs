@@ -23,7 +23,7 @@ use super::frame::{Frame, FrameFn, GuardedPollFn, PollFn, Polled};
 use super::json::{self, TypeDesc, Typed};
 use super::{items, static_text};
 use crate::http::{self, Handler, Reply, Request};
-use crate::shaped_json::{Kind, Value};
+use crate::shaped_json::{self, Kind, Value};
 
 /// `start`: moves the handler's arguments out of an argument block into a new frame, returns it.
 pub type StartFn = unsafe extern "C" fn(args: *mut u8) -> *mut u8;
@@ -319,12 +319,12 @@ unsafe fn reply(desc: &RouteDesc, frame: *mut u8) -> Reply {
     // SAFETY: the caller guarantees the result at `result_offset`, laid out as `ty` describes.
     unsafe {
         let at = frame.add(desc.result_offset);
-        if ty.kind() == Kind::Option {
-            let value = (at.read() & 1 != 0).then(|| Typed::new(at.add(ty.payload_offset), ty.inner()));
-            http::reply_option(status, &value)
-        } else {
-            http::reply(status, &Typed::new(at, ty))
-        }
+        let (at, ty) = match ty.kind() {
+            Kind::Option if at.read() & 1 == 0 => return http::reply_missing(),
+            Kind::Option => (at.add(ty.payload_offset), ty.inner()),
+            _ => (at, ty),
+        };
+        http::reply_encoded(status, |out| shaped_json::write(&Typed::new(at, ty), out))
     }
 }
 

@@ -337,3 +337,41 @@ fn enums_decode_and_encode_in_the_derives_externally_tagged_form() {
     ];
     assert_eq!(agree::<Account>(account, &texts), 2);
 }
+
+/// Strings are copied between quotes when serde_json would escape none of their bytes and
+/// written by serde_json otherwise (`write.rs`): both must give the derive's bytes, for short
+/// strings and long ones, with the byte to escape in a 32-byte block or in the tail after them.
+#[test]
+fn strings_are_written_as_serde_json_writes_them() {
+    let mut cities: Vec<String> = [
+        "",
+        "a",
+        "Zürich 日本 😀",
+        "\u{7f} del",
+        "tab\there",
+        "new\nline",
+        "quote\"",
+        "back\\slash",
+        "nul\u{0}",
+        "\u{1f}",
+    ]
+    .map(String::from)
+    .to_vec();
+    for escaped in ['"', '\\', '\n', '\u{1}', '\u{1f}'] {
+        // 4,100 bytes: 128 blocks of 32, then a tail of 4.
+        for at in [0, 31, 32, 63, 64, 70, 4095, 4096, 4099] {
+            let mut city: String = "x".repeat(4100);
+            city.replace_range(at..at + 1, &escaped.to_string());
+            cities.push(city);
+        }
+    }
+    cities.push("y".repeat(4096));
+    cities.push("é".repeat(1000));
+    let mut decoded = 0;
+    for city in &cities {
+        let text = serde_json::to_string(&Address { city: city.clone(), zip: Some(-3) }).expect("encodes");
+        assert!(matches!(shaped(&text, address()), Outcome::Decoded(ref again) if *again == text), "{city:?}");
+        decoded += agree::<Address>(address(), &[&text]);
+    }
+    assert_eq!(decoded, cities.len());
+}
