@@ -261,8 +261,9 @@ pub unsafe extern "C" fn nagi_rt_free(ptr: *mut u8, size: usize, align: usize) {
         return;
     }
     count(-1);
-    // SAFETY: the caller allocated `ptr` with this layout.
-    unsafe { alloc::dealloc(ptr, layout(size, align)) }
+    // SAFETY: the caller allocated `ptr` with this size and alignment, which `layout` accepted
+    // then, so they need no second check (a string or a row is freed for every one made).
+    unsafe { alloc::dealloc(ptr, Layout::from_size_align_unchecked(size, align)) }
 }
 
 /// Makes room for at least one more element in the array at `array` whose elements are

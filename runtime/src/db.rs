@@ -26,6 +26,7 @@ mod schema;
 mod thread;
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::fmt;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -564,18 +565,25 @@ fn settle<T>(outcome: Result<T, DbError>) -> T {
 /// A statement that returns rows (`SELECT`, `... RETURNING`) fails here (rusqlite's
 /// `ExecuteReturnedResults`, a 500); run it with [`query`] instead.
 pub async fn exec(sql: &str, args: Vec<SqlValue>) -> i64 {
-    run_exec(sql, args, false).await
+    run_exec(Cow::Borrowed(sql), args, false).await
 }
 
-/// [`exec`], or [`exec_commit`] when `commit`.
-async fn run_exec(sql: &str, args: Vec<SqlValue>, commit: bool) -> i64 {
-    let span = statement_span(sql);
+/// [`exec`], or [`exec_commit`] when `commit`, for SQL the caller has already copied (the LLVM
+/// path's statements, whose text lives in emitted memory): the SQLite thread takes it as it is.
+pub(crate) async fn exec_owned(sql: String, args: Vec<SqlValue>, commit: bool) -> i64 {
+    run_exec(Cow::Owned(sql), args, commit).await
+}
+
+/// [`exec`], or [`exec_commit`] when `commit`. The SQL is copied for the SQLite thread only when
+/// it is borrowed.
+async fn run_exec(sql: Cow<'_, str>, args: Vec<SqlValue>, commit: bool) -> i64 {
+    let span = statement_span(&sql);
     let changed = match target() {
         Target::Sqlite(thread) => {
-            let sql = sql.to_owned();
+            let sql = sql.into_owned();
             thread.submit(|reply| Op::Exec { sql, args, commit, reply }).await
         }
-        Target::Postgres(engine, place) => settle(engine.exec(&place, sql, &args, commit).await),
+        Target::Postgres(engine, place) => settle(engine.exec(&place, &sql, &args, commit).await),
     };
     span.map(Span::succeed);
     changed
@@ -594,30 +602,31 @@ fn statement_span(sql: &str) -> Option<Span> {
 /// the request's answer is 2xx exactly when this commits. A failed commit answers 500, as the
 /// wrapper's would. Outside a request it is [`exec`].
 pub async fn exec_commit(sql: &str, args: Vec<SqlValue>) -> i64 {
-    run_exec(sql, args, true).await
+    run_exec(Cow::Borrowed(sql), args, true).await
 }
 
 /// Runs a query with bound `args` and decodes every row into `T`.
 pub async fn query<T: FromRow>(sql: &str, args: Vec<SqlValue>) -> Vec<T> {
-    collect(run_query(sql, args, Box::new(thread::Collect::<T>::new(false))).await)
+    collect(run_query(Cow::Borrowed(sql), args, Box::new(thread::Collect::<T>::new(false))).await)
 }
 
 /// Runs a query with bound `args` and decodes its first row into `T`; `None` when there is no row.
 /// Rows after the first are not read.
 pub async fn query_one<T: FromRow>(sql: &str, args: Vec<SqlValue>) -> Option<T> {
-    collect::<T>(run_query(sql, args, Box::new(thread::Collect::<T>::new(true))).await).pop()
+    collect::<T>(run_query(Cow::Borrowed(sql), args, Box::new(thread::Collect::<T>::new(true))).await).pop()
 }
 
 /// The non-generic part of [`query`] and [`query_one`], so that generated code instantiates only
-/// the row decoder.
-pub(crate) async fn run_query(sql: &str, args: Vec<SqlValue>, sink: Box<dyn RowSink>) -> Box<dyn Any + Send> {
-    let span = statement_span(sql);
+/// the row decoder. The SQL is copied for the SQLite thread only when it is borrowed (the LLVM
+/// path passes its own copy).
+pub(crate) async fn run_query(sql: Cow<'_, str>, args: Vec<SqlValue>, sink: Box<dyn RowSink>) -> Box<dyn Any + Send> {
+    let span = statement_span(&sql);
     let (sink, hold): (Box<dyn RowSink>, Option<Hold>) = match target() {
         Target::Sqlite(thread) => {
-            let sql = sql.to_owned();
+            let sql = sql.into_owned();
             thread.submit(|reply| Op::Query { sql, args, sink, reply }).await
         }
-        Target::Postgres(engine, place) => settle(engine.query(&place, sql, &args, sink).await),
+        Target::Postgres(engine, place) => settle(engine.query(&place, &sql, &args, sink).await),
     };
     span.map(Span::succeed);
     // The rows are the request's until it ends; outside a request nothing is counted.
@@ -650,7 +659,7 @@ pub(crate) async fn query_shaped<S: Shape + Send + 'static>(
     first_only: bool,
 ) -> Vec<Value> {
     let sink = Box::new(thread::CollectValues::new(shape, key, first_only));
-    match run_query(sql, args, sink).await.downcast::<thread::CollectValues<S>>() {
+    match run_query(Cow::Borrowed(sql), args, sink).await.downcast::<thread::CollectValues<S>>() {
         Ok(collected) => collected.rows,
         Err(_) => unreachable!("the database thread returns the sink it was given"),
     }

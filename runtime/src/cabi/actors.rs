@@ -17,7 +17,7 @@ use nagi_abi::poll;
 
 use super::frame::{FrameFn, GuardedPollFn, PollFn};
 use super::guard;
-use super::pending::{PendingOp, WriteOut, pending_done, pending_write};
+use super::pending::{PendingOp, WriteOut, pending};
 use crate::actors::Actor;
 
 /// The alignment of every state and message block: enough for any Low type.
@@ -161,8 +161,8 @@ struct CallOutcome {
 }
 
 impl WriteOut for CallOutcome {
-    unsafe fn write_to(self: Box<Self>, out: *mut u8) {
-        let CallOutcome { reply, desc } = *self;
+    unsafe fn write_to(self, out: *mut u8) {
+        let CallOutcome { reply, desc } = self;
         // SAFETY: the caller vouches that `out` is an `Option<R>` of `option_size` bytes with
         // nothing owned in it: the tag is its first byte and the payload at `payload_offset`
         // (a none is all zero, as emitted options are).
@@ -268,7 +268,7 @@ pub unsafe extern "C" fn nagi_rt_actor_call(
 ) -> *mut PendingOp {
     // SAFETY: forwarded from the caller.
     let (actor, message, desc) = unsafe { message(actor, desc, block) };
-    pending_write(async move {
+    pending(async move {
         let reply = actor.call(move |state| message.run(state)).await;
         CallOutcome { reply, desc }
     })
@@ -288,7 +288,7 @@ pub unsafe extern "C" fn nagi_rt_actor_send(
 ) -> *mut PendingOp {
     // SAFETY: forwarded from the caller.
     let (actor, message, _) = unsafe { message(actor, desc, block) };
-    pending_done(async move {
+    pending(async move {
         actor.send(move |state| drop(message.run(state))).await;
     })
 }

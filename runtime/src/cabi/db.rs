@@ -17,7 +17,7 @@ mod rows;
 
 use super::guard::fail;
 use super::json::TypeDesc;
-use super::pending::{PendingOp, WriteOut, pending_changed, pending_done, pending_write};
+use super::pending::{PendingOp, WriteOut, pending};
 use crate::db::{self, SqlValue};
 use crate::shaped_json::Kind;
 use rows::LayoutRows;
@@ -125,7 +125,7 @@ unsafe fn statement(sql: *const u8, len: usize, args: *mut SqlArgs) -> (String, 
 pub unsafe extern "C" fn nagi_rt_db_exec(sql: *const u8, sql_len: usize, args: *mut SqlArgs) -> *mut PendingOp {
     // SAFETY: forwarded from the caller.
     let (sql, args) = unsafe { statement(sql, sql_len, args) };
-    pending_changed(async move { db::exec(&sql, args).await })
+    pending(db::exec_owned(sql, args, false))
 }
 
 /// Starts `db::exec_commit` (a request's last statement, committing its transaction with it)
@@ -137,7 +137,7 @@ pub unsafe extern "C" fn nagi_rt_db_exec(sql: *const u8, sql_len: usize, args: *
 pub unsafe extern "C" fn nagi_rt_db_exec_commit(sql: *const u8, sql_len: usize, args: *mut SqlArgs) -> *mut PendingOp {
     // SAFETY: forwarded from the caller.
     let (sql, args) = unsafe { statement(sql, sql_len, args) };
-    pending_changed(async move { db::exec_commit(&sql, args).await })
+    pending(db::exec_owned(sql, args, true))
 }
 
 /// Starts `db::query` (`one == 0`) or `db::query_one` (`one == 1`) with `args` (consumed),
@@ -183,9 +183,9 @@ pub(super) fn query_rows(
     one: bool,
 ) -> *mut PendingOp {
     let key = ptr::from_ref(class) as usize;
-    pending_write(async move {
+    pending(async move {
         let sink = Box::new(LayoutRows::new(class, key, one));
-        match db::run_query(&sql, args, sink).await.downcast::<LayoutRows>() {
+        match db::run_query(sql.into(), args, sink).await.downcast::<LayoutRows>() {
             Ok(rows) => QueryRows { rows, desc },
             Err(_) => unreachable!("the database thread returns the sink it was given"),
         }
@@ -195,19 +195,19 @@ pub(super) fn query_rows(
 /// Starts `db::begin`: an explicit transaction (a savepoint inside a request).
 #[unsafe(no_mangle)]
 pub extern "C" fn nagi_rt_db_begin() -> *mut PendingOp {
-    pending_done(db::begin())
+    pending(db::begin())
 }
 
 /// Starts `db::commit`.
 #[unsafe(no_mangle)]
 pub extern "C" fn nagi_rt_db_commit() -> *mut PendingOp {
-    pending_done(db::commit())
+    pending(db::commit())
 }
 
 /// Starts `db::rollback`.
 #[unsafe(no_mangle)]
 pub extern "C" fn nagi_rt_db_rollback() -> *mut PendingOp {
-    pending_done(db::rollback())
+    pending(db::rollback())
 }
 
 /// A query's rows, and the descriptor of what the operation's finish writes: the class (an
@@ -218,8 +218,8 @@ struct QueryRows {
 }
 
 impl WriteOut for QueryRows {
-    unsafe fn write_to(self: Box<Self>, out: *mut u8) {
-        let QueryRows { mut rows, desc } = *self;
+    unsafe fn write_to(self, out: *mut u8) {
+        let QueryRows { mut rows, desc } = self;
         // SAFETY (both arms): `out` is writable for the result, laid out as `desc` says.
         if desc.kind() == Kind::Option {
             unsafe {

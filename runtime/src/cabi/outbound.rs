@@ -4,7 +4,7 @@
 //! failure there, in the poll where the emitted function goes on to test it.
 
 use super::json::{TypeDesc, write};
-use super::pending::{WriteOut, pending_write};
+use super::pending::{WriteOut, pending};
 use super::strings::{read, read_all};
 use super::{RawArray, RawString};
 use crate::failure::Failure;
@@ -44,7 +44,7 @@ pub unsafe extern "C" fn nagi_rt_http_fetch(
     // SAFETY: forwarded from the caller.
     let call = unsafe { Call::new(read(method), read(url), read(body), lines, timeout_us) };
     let started = outbound::start(call);
-    pending_write(async move {
+    pending(async move {
         let (call, result) = started.await;
         Answer { call, result, desc }
     })
@@ -58,8 +58,8 @@ struct Answer {
 }
 
 impl WriteOut for Answer {
-    unsafe fn write_to(self: Box<Self>, out: *mut u8) {
-        let Answer { call, result, desc } = *self;
+    unsafe fn write_to(self, out: *mut u8) {
+        let Answer { call, result, desc } = self;
         let value = outbound::finish(&call, result, desc.inner());
         // SAFETY: `out` is writable for the option `desc` describes.
         unsafe { write(Value::Option(value.map(Box::new)), desc, out) }

@@ -1,8 +1,8 @@
 //! Pending operations: what an emitted frame awaits (a statement, a query, a joined task, the
 //! end of a scope, a sleep, an actor's reply, a pushed job), written once for all of them.
 //!
-//! Each operation is the Rust path's own future, boxed behind a pointer that emitted code holds
-//! in its frame. Emitted code polls it with [`nagi_rt_op_poll`] (passing on the `cx` its own poll
+//! Each operation is the Rust path's own future, held with its result in one heap block behind a
+//! pointer that emitted code holds in its frame. Emitted code polls it with [`nagi_rt_op_poll`] (passing on the `cx` its own poll
 //! was given) until it is ready, then takes its result with [`nagi_rt_op_finish`], or drops it
 //! unfinished with [`nagi_rt_op_drop`] when its frame is dropped. What a result is and how it is
 //! written out is the making module's ([`WriteOut`]); this file knows none of them.
@@ -18,61 +18,140 @@ use super::guard::fail;
 
 /// A running runtime operation (a statement, a join, the end of a scope, a sleep); emitted code
 /// holds it by pointer in its frame.
+///
+/// This is the header of one heap block, [`Op`], that holds the operation's future in place and
+/// then its result: one allocation per operation, where a boxed future and a boxed result behind
+/// a box of their own were three (two of `GET /users/1`'s eight extra allocations on the LLVM
+/// path, bench/README.md). The header's table knows the concrete type, so emitted code and this
+/// file's C functions hold a thin pointer.
+#[repr(C)]
 pub struct PendingOp {
-    state: OpState,
+    vtable: &'static OpVtable,
 }
 
-enum OpState {
-    /// The Rust path's future, not finished yet.
-    Running(Pin<Box<dyn Future<Output = Outcome> + Send>>),
+/// What the C functions below do with one type of operation.
+struct OpVtable {
+    /// [`nagi_rt_op_poll`]'s work.
+    poll: unsafe fn(op: *mut PendingOp, cx: &mut Context<'_>) -> i32,
+    /// [`nagi_rt_op_finish`]'s work: writes the result and frees the block.
+    finish: unsafe fn(op: *mut PendingOp, out: *mut u8),
+    /// [`nagi_rt_op_drop`]'s work: drops what the block holds and frees it.
+    drop: unsafe fn(op: *mut PendingOp),
+}
+
+/// One operation: the header, then its state. `repr(C)` keeps the header first, so a pointer to
+/// the block is a pointer to its [`PendingOp`].
+#[repr(C)]
+struct Op<F: Future> {
+    header: PendingOp,
+    state: State<F>,
+}
+
+enum State<F: Future> {
+    /// The future, not finished yet. It is polled in place and never moves: the block is on the
+    /// heap and freed only after the future has been dropped where it lies.
+    Running(F),
     /// Its result, until [`nagi_rt_op_finish`] writes it.
-    Ready(Outcome),
+    Ready(F::Output),
     /// It failed; the failure's payload is in the guard's failure slot, and the frame that holds
     /// the operation is dropped (with it) by its owner.
     Failed,
 }
 
-/// What a finished operation gives.
-enum Outcome {
-    /// `exec`: the number of changed rows.
-    Changed(i64),
-    /// `begin`, `commit`, `rollback`, the end of a scope, a sleep.
-    Done,
-    /// A result that writes itself out (a query's rows, a joined task's frame, an actor's reply).
-    Written(Box<dyn WriteOut>),
-}
-
 /// A result of a pending operation that knows how to write itself where emitted code wants it.
-pub(super) trait WriteOut: Send {
+pub(super) trait WriteOut: Send + 'static {
     /// Moves the result to `out`.
     ///
     /// # Safety
-    /// `out` is writable for the result's type and holds no owned value.
-    unsafe fn write_to(self: Box<Self>, out: *mut u8);
+    /// `out` is writable for the result's type and holds no owned value (`out` may be null for
+    /// a result of no size).
+    unsafe fn write_to(self, out: *mut u8);
 }
 
-/// A new pending operation running `future`.
-fn pending(future: impl Future<Output = Outcome> + Send + 'static) -> *mut PendingOp {
-    Box::into_raw(Box::new(PendingOp { state: OpState::Running(Box::pin(future)) }))
+/// `exec`'s number of changed rows, a pushed job's id.
+impl WriteOut for i64 {
+    unsafe fn write_to(self, out: *mut u8) {
+        // SAFETY: `out` is writable for an `i64`.
+        unsafe { out.cast::<i64>().write(self) }
+    }
 }
 
-/// A new pending operation that gives an `i64`, as `exec` gives its count (a pushed job's id,
-/// `cabi::queues`).
-pub(super) fn pending_changed(future: impl Future<Output = i64> + Send + 'static) -> *mut PendingOp {
-    pending(async move { Outcome::Changed(future.await) })
+/// `begin`, `commit`, `rollback`, the end of a scope, a sleep: nothing to write.
+impl WriteOut for () {
+    unsafe fn write_to(self, _: *mut u8) {}
 }
 
-/// A new pending operation that gives nothing: the end of a scope, a sleep (`cabi::tasks`).
-pub(super) fn pending_done(future: impl Future<Output = ()> + Send + 'static) -> *mut PendingOp {
-    pending(async move {
-        future.await;
-        Outcome::Done
-    })
+/// A new pending operation running `future`, whose result its finish writes out.
+pub(super) fn pending<F>(future: F) -> *mut PendingOp
+where
+    F: Future + Send + 'static,
+    F::Output: WriteOut,
+{
+    let op = Box::new(Op { header: PendingOp { vtable: &Op::<F>::VTABLE }, state: State::Running(future) });
+    Box::into_raw(op).cast()
 }
 
-/// A new pending operation whose result writes itself out.
-pub(super) fn pending_write<W: WriteOut + 'static>(future: impl Future<Output = W> + Send + 'static) -> *mut PendingOp {
-    pending(async move { Outcome::Written(Box::new(future.await)) })
+impl<F> Op<F>
+where
+    F: Future + Send + 'static,
+    F::Output: WriteOut,
+{
+    const VTABLE: OpVtable = OpVtable { poll: Self::poll, finish: Self::finish, drop: Self::drop };
+
+    /// # Safety
+    /// As [`nagi_rt_op_poll`], `op` being an `Op<F>`.
+    unsafe fn poll(op: *mut PendingOp, cx: &mut Context<'_>) -> i32 {
+        // SAFETY: the header's table is this type's, so the block is an `Op<F>`, lent for this call.
+        let op = unsafe { &mut *op.cast::<Op<F>>() };
+        let future = match &mut op.state {
+            State::Running(future) => future,
+            State::Ready(_) => return poll::READY,
+            State::Failed => return poll::FAILED,
+        };
+        // SAFETY: the future stays where it is until it is dropped in place (see `State::Running`).
+        let future = unsafe { Pin::new_unchecked(future) };
+        match panic::catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
+            Ok(Poll::Pending) => poll::PENDING,
+            Ok(Poll::Ready(result)) => {
+                op.state = State::Ready(result);
+                poll::READY
+            }
+            Err(payload) => {
+                op.state = State::Failed;
+                super::guard::store_failure(payload);
+                poll::FAILED
+            }
+        }
+    }
+
+    /// # Safety
+    /// As [`nagi_rt_op_finish`], `op` being an `Op<F>`.
+    unsafe fn finish(op: *mut PendingOp, out: *mut u8) {
+        // SAFETY: the block is an `Op<F>` from `pending`'s box; it is freed here.
+        let op = unsafe { Box::from_raw(op.cast::<Op<F>>()) };
+        let message = match &op.state {
+            State::Ready(_) => None,
+            State::Running(_) => Some("a database operation was finished before it was ready"),
+            State::Failed => Some("a database operation was finished after it failed"),
+        };
+        if let Some(message) = message {
+            // Dropped in place (a running future must not move), and before `fail`, which may
+            // jump over this frame.
+            drop(op);
+            fail(message.to_owned());
+        }
+        if let State::Ready(result) = op.state {
+            // SAFETY: forwarded from the caller.
+            unsafe { result.write_to(out) }
+        }
+    }
+
+    /// # Safety
+    /// As [`nagi_rt_op_drop`], `op` being an `Op<F>`.
+    unsafe fn drop(op: *mut PendingOp) {
+        // SAFETY: the block is an `Op<F>` from `pending`'s box, not used after this.
+        drop(unsafe { Box::from_raw(op.cast::<Op<F>>()) });
+    }
 }
 
 /// Polls an operation: 0 while it waits (the waker in `cx` is woken when to poll again), 1 once
@@ -88,26 +167,11 @@ pub(super) fn pending_write<W: WriteOut + 'static>(future: impl Future<Output = 
 /// runtime passed to the frame's poll, in that same poll.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nagi_rt_op_poll(op: *mut PendingOp, cx: *mut u8) -> i32 {
-    // SAFETY: `op` is a live operation that emitted code lends for this call.
-    let pending = unsafe { &mut *op };
-    let future = match &mut pending.state {
-        OpState::Running(future) => future,
-        OpState::Ready(_) => return poll::READY,
-        OpState::Failed => return poll::FAILED,
-    };
-    // SAFETY: `cx` is the runtime's `&mut Context` of the poll this call runs in.
-    let cx = unsafe { &mut *cx.cast::<Context<'_>>() };
-    match panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
-        Ok(Poll::Pending) => poll::PENDING,
-        Ok(Poll::Ready(outcome)) => {
-            pending.state = OpState::Ready(outcome);
-            poll::READY
-        }
-        Err(payload) => {
-            pending.state = OpState::Failed;
-            super::guard::store_failure(payload);
-            poll::FAILED
-        }
+    // SAFETY: `cx` is the runtime's `&mut Context` of the poll this call runs in; `op` is a live
+    // operation that emitted code lends for this call, polled as its table says.
+    unsafe {
+        let cx = &mut *cx.cast::<Context<'_>>();
+        ((*op).vtable.poll)(op, cx)
     }
 }
 
@@ -121,31 +185,8 @@ pub unsafe extern "C" fn nagi_rt_op_poll(op: *mut PendingOp, cx: *mut u8) -> i32
 /// holds no owned value (it is overwritten, not dropped).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nagi_rt_op_finish(op: *mut PendingOp, out: *mut u8) {
-    // SAFETY: `op` came from a `Box`; the box is freed at the end of this statement.
-    let PendingOp { state } = *unsafe { Box::from_raw(op) };
-    match state {
-        // SAFETY: forwarded from the caller.
-        OpState::Ready(outcome) => unsafe { write_outcome(outcome, out) },
-        OpState::Running(future) => {
-            drop(future);
-            fail("a database operation was finished before it was ready".to_owned())
-        }
-        OpState::Failed => fail("a database operation was finished after it failed".to_owned()),
-    }
-}
-
-/// Writes `outcome` at `out`.
-///
-/// # Safety
-/// As [`nagi_rt_op_finish`].
-unsafe fn write_outcome(outcome: Outcome, out: *mut u8) {
-    match outcome {
-        // SAFETY: `out` is writable for an `i64`.
-        Outcome::Changed(changed) => unsafe { out.cast::<i64>().write(changed) },
-        Outcome::Done => {}
-        // SAFETY: forwarded from the caller.
-        Outcome::Written(result) => unsafe { result.write_to(out) },
-    }
+    // SAFETY: forwarded from the caller; the table is the operation's own.
+    unsafe { ((*op).vtable.finish)(op, out) }
 }
 
 /// Drops an operation that will not be finished (its frame is dropped: the request was cancelled
@@ -155,6 +196,6 @@ unsafe fn write_outcome(outcome: Outcome, out: *mut u8) {
 /// `op` is a pending operation, not finished or dropped.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nagi_rt_op_drop(op: *mut PendingOp) {
-    // SAFETY: `op` came from a `Box` and is not used after this.
-    drop(unsafe { Box::from_raw(op) });
+    // SAFETY: forwarded from the caller; the table is the operation's own.
+    unsafe { ((*op).vtable.drop)(op) }
 }

@@ -6,7 +6,7 @@
 
 use super::frame::GuardedPollFn;
 use super::json::TypeDesc;
-use super::pending::{PendingOp, pending_changed};
+use super::pending::{PendingOp, pending};
 use super::routes::{self, RouteDesc};
 use super::static_text;
 use crate::queues::{self, Queue};
@@ -90,7 +90,7 @@ pub unsafe extern "C" fn nagi_rt_queue_push(
     let (name, ty) = unsafe { (static_text(name, name_len), &*ty) };
     // SAFETY: forwarded from the caller.
     match unsafe { super::json::encode(job, ty) } {
-        Ok(payload) => pending_changed(async move { queues::push(name, payload, delay_ms).await }),
+        Ok(payload) => pending(async move { queues::push(name, payload, delay_ms).await }),
         Err(message) => super::fail(message),
     }
 }
@@ -123,5 +123,5 @@ pub unsafe extern "C" fn nagi_rt_queue_dead_letters(
 pub unsafe extern "C" fn nagi_rt_queue_retry(name: *const u8, name_len: usize, id: i64) -> *mut PendingOp {
     // SAFETY: forwarded from the caller.
     let name = unsafe { static_text(name, name_len) };
-    pending_changed(async move { queues::retry(name, id).await })
+    pending(async move { queues::retry(name, id).await })
 }

@@ -2,7 +2,7 @@
 //! thin adapters over [`crate::secrets`], which holds every rule. The password rows are pending
 //! operations, as on the Rust path they are awaits: the hash runs on the blocking pool.
 
-use super::pending::{WriteOut, pending_write};
+use super::pending::{WriteOut, pending};
 use super::strings::{read, write_string};
 use super::{RawString, guard::fail, text};
 use crate::secrets;
@@ -45,7 +45,7 @@ pub unsafe extern "C" fn nagi_rt_secret_eq(a: *const RawString, b: *const RawStr
 pub unsafe extern "C" fn nagi_rt_password_hash(ptr: *const u8, len: usize) -> *mut super::pending::PendingOp {
     // SAFETY: forwarded from the caller.
     let password = unsafe { text(ptr, len) }.into_owned();
-    pending_write(async move { Text(secrets::hash_password(&password).await) })
+    pending(async move { Text(secrets::hash_password(&password).await) })
 }
 
 /// `password.verify`: an operation whose finish writes whether the password at `ptr` matches the
@@ -62,14 +62,14 @@ pub unsafe extern "C" fn nagi_rt_password_verify(
 ) -> *mut super::pending::PendingOp {
     // SAFETY: forwarded from the caller.
     let (password, hash) = unsafe { (text(ptr, len).into_owned(), text(hash, hash_len).into_owned()) };
-    pending_write(async move { Truth(secrets::verify_password(&password, &hash).await) })
+    pending(async move { Truth(secrets::verify_password(&password, &hash).await) })
 }
 
 /// A string result, written as emitted code holds a `String`.
 struct Text(String);
 
 impl WriteOut for Text {
-    unsafe fn write_to(self: Box<Self>, out: *mut u8) {
+    unsafe fn write_to(self, out: *mut u8) {
         // SAFETY: `out` is writable for a string.
         unsafe { write_string(out.cast(), self.0) }
     }
@@ -79,7 +79,7 @@ impl WriteOut for Text {
 struct Truth(bool);
 
 impl WriteOut for Truth {
-    unsafe fn write_to(self: Box<Self>, out: *mut u8) {
+    unsafe fn write_to(self, out: *mut u8) {
         // SAFETY: `out` is writable for a bool.
         unsafe { out.write(u8::from(self.0)) }
     }

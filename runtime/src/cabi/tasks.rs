@@ -20,7 +20,7 @@ use nagi_abi::poll;
 
 use super::frame::{Frame, FrameFn, GuardedPollFn, PollFn, Polled};
 use super::guard;
-use super::pending::{PendingOp, WriteOut, pending_done, pending_write};
+use super::pending::{PendingOp, WriteOut, pending};
 use crate::defers::{Defer, Payload};
 use crate::tasks::{Scope, Task};
 
@@ -55,12 +55,10 @@ pub struct FrameResult {
 // nothing tied to a thread (docs/c-abi.md, "The frame protocol").
 unsafe impl Send for FrameResult {}
 
-impl FrameResult {
+// A joined task's result is written out by the join's finish.
+impl WriteOut for FrameResult {
     /// Moves the result to `out` and frees the frame.
-    ///
-    /// # Safety
-    /// `out` is writable for the result and holds no owned value.
-    pub(super) unsafe fn write_to(self, out: *mut u8) {
+    unsafe fn write_to(self, out: *mut u8) {
         let this = std::mem::ManuallyDrop::new(self);
         // SAFETY: the frame has returned, so its result is initialized at `result_offset`; the
         // caller vouches for `out`; the frame is freed once, here, and `this` is not dropped.
@@ -70,14 +68,6 @@ impl FrameResult {
             }
             (this.desc.free)(this.frame);
         }
-    }
-}
-
-// A joined task's result is written out by the join's finish.
-impl WriteOut for FrameResult {
-    unsafe fn write_to(self: Box<Self>, out: *mut u8) {
-        // SAFETY: forwarded from the caller.
-        unsafe { FrameResult::write_to(*self, out) }
     }
 }
 
@@ -134,7 +124,7 @@ pub unsafe extern "C" fn nagi_rt_scope_drop(scope: *mut Scope) {
 pub unsafe extern "C" fn nagi_rt_scope_end(scope: *mut Scope) -> *mut PendingOp {
     // SAFETY: forwarded from the caller.
     let scope = unsafe { Box::from_raw(scope) };
-    pending_done(scope.end())
+    pending(scope.end())
 }
 
 /// `scope.spawn`: starts the frame `frame` (from `nagi.new.f`) as a task of `scope`, described
@@ -250,7 +240,7 @@ pub unsafe extern "C" fn nagi_rt_defer_drop(defer: *mut Defer) {
 pub unsafe extern "C" fn nagi_rt_task_join(task: *mut Task<FrameResult>) -> *mut PendingOp {
     // SAFETY: forwarded from the caller.
     let task = unsafe { Box::from_raw(task) };
-    pending_write(task.join())
+    pending(task.join())
 }
 
 /// Drops a task handle that was not joined: the task keeps running, and its scope waits for it.
@@ -266,5 +256,5 @@ pub unsafe extern "C" fn nagi_rt_task_drop(task: *mut Task<FrameResult>) {
 /// `time.sleep`: an operation that is ready after `ms` milliseconds.
 #[unsafe(no_mangle)]
 pub extern "C" fn nagi_rt_time_sleep(ms: i64) -> *mut PendingOp {
-    pending_done(crate::rt::sleep(ms))
+    pending(crate::rt::sleep(ms))
 }
