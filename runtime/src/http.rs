@@ -382,14 +382,14 @@ impl Reply {
 /// (`RouteDecl::success_status`: 201 for POST routes, 200 otherwise, and 204 for a handler
 /// without a result). A 204 has no body (RFC 9110 §15.3.5), so `value` is not encoded then.
 pub fn reply<T: Serialize>(status: u16, value: &T) -> Reply {
-    if status == 204 {
-        return Reply { status: StatusCode::NO_CONTENT, body: ReplyBody::Empty };
-    }
-    Reply::json_bytes(status, crate::json::json_encode(value).into_bytes())
+    reply_encoded(status, |out| {
+        serde_json::to_writer(out, value).map_err(|error| format!("cannot encode JSON: {error}"))
+    })
 }
 
-/// [`reply`] for a value that `encode` appends to a buffer as JSON (the LLVM path's results,
-/// written by `shaped_json::write`); an error traps, as [`reply`]'s does.
+/// Answers `status` with the JSON that `encode` appends to a buffer (serde_json for [`reply`],
+/// `shaped_json::write` for the LLVM path's results), or with no body for a 204, which is then
+/// not encoded. An encoding error traps (`cannot encode JSON: ...`).
 pub(crate) fn reply_encoded(status: u16, encode: impl FnOnce(&mut Vec<u8>) -> Result<(), String>) -> Reply {
     if status == 204 {
         return Reply { status: StatusCode::NO_CONTENT, body: ReplyBody::Empty };

@@ -249,7 +249,7 @@ pub trait View: Sized {
     /// and it fits it; the encoder asks this first, as it is the common case.
     fn scalar(&self) -> Option<Scalar<'_>>;
     /// What the value is, when [`View::scalar`] gave nothing. Errors: why the value cannot be
-    /// encoded (it does not fit its shape), which the encoder reports as serde's error.
+    /// encoded (it does not fit its shape), which the encoder reports as `cannot encode JSON: ...`.
     fn node(&self) -> Result<Node<Self>, String>;
     /// The elements of an array (only asked after [`View::node`] said [`Node::Array`]).
     fn items(&self) -> impl Iterator<Item = Self>;

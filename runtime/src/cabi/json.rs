@@ -3,8 +3,8 @@
 //! the serde derives the Rust path generates per class.
 //!
 //! The output and the accepted inputs are the derives' byte for byte (docs/design.md §2.8): encoding
-//! goes through `serde_json` with the fields as a map in declaration order (serde_json writes a
-//! struct and a map alike), non-finite floats become `null`; decoding mirrors
+//! is `shaped_json::write` over a [`Typed`] view (fields in declaration order, non-finite floats
+//! `null`); decoding mirrors
 //! `#[derive(Deserialize)] #[serde(deny_unknown_fields)]`: an object with each field once and
 //! no others (a missing `Option` field is `None`; an array of the fields is refused, as the
 //! Rust path's `json::Objects` refuses it), and the scalar rules of serde's own impls (`i32` range-checked, no float for an integer, …).
@@ -180,8 +180,7 @@ impl Shape for &TypeDesc {
     }
 }
 
-/// A value of the described type in emitted memory: a [`View`] for the one encoder, and so
-/// something serde can serialize.
+/// A value of the described type in emitted memory: a [`View`] for the one encoder.
 #[derive(Clone, Copy)]
 pub(crate) struct Typed<'a> {
     ptr: *const u8,
@@ -301,8 +300,8 @@ impl<'a> View for Typed<'a> {
     }
 }
 
-/// The value at `value`, described by `ty`, as compact JSON; errors: serde's, as the message a
-/// failure reports. The message is made (and serde's error dropped) before the caller fails:
+/// The value at `value`, described by `ty`, as compact JSON; errors: why it cannot be encoded,
+/// as the message a failure reports. The message is made (and serde's error dropped) before the caller fails:
 /// `fail` may jump over the caller's frame, which must then hold nothing with a destructor.
 ///
 /// # Safety

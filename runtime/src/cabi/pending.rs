@@ -1,8 +1,8 @@
 //! Pending operations: what an emitted frame awaits (a statement, a query, a joined task, the
 //! end of a scope, a sleep, an actor's reply, a pushed job), written once for all of them.
 //!
-//! Each operation is the Rust path's own future, held with its result in one heap block behind a
-//! pointer that emitted code holds in its frame. Emitted code polls it with [`nagi_rt_op_poll`] (passing on the `cx` its own poll
+//! Each operation is the Rust path's own future, held with its result in one heap block behind
+//! a pointer that emitted code holds in its frame. Emitted code polls it with [`nagi_rt_op_poll`] (passing on the `cx` its own poll
 //! was given) until it is ready, then takes its result with [`nagi_rt_op_finish`], or drops it
 //! unfinished with [`nagi_rt_op_drop`] when its frame is dropped. What a result is and how it is
 //! written out is the making module's ([`WriteOut`]); this file knows none of them.
@@ -140,10 +140,11 @@ where
             drop(op);
             fail(message.to_owned());
         }
-        if let State::Ready(result) = op.state {
-            // SAFETY: forwarded from the caller.
-            unsafe { result.write_to(out) }
-        }
+        // The result moves out and the block is freed before it is written, so that nothing of
+        // this frame needs dropping if writing it fails.
+        let Op { state: State::Ready(result), .. } = *op else { unreachable!("checked ready above") };
+        // SAFETY: forwarded from the caller.
+        unsafe { result.write_to(out) }
     }
 
     /// # Safety

@@ -308,8 +308,9 @@ fn typed_as<T: http::Param>(request: &Request, place: Place, name: &str, value: 
     }
 }
 
-/// The route's answer for its finished frame: the result encoded as `http::reply` encodes it,
-/// or `http::reply_option` for an `Option` result (`none` is 404).
+/// The route's answer for its finished frame: the result written by `shaped_json::write` into
+/// the body (`http::reply_encoded`, so a 204 has none), or for an `Option` result that is `none`
+/// the failure the handler recorded, or 404 (`http::reply_missing`, as `http::reply_option`).
 ///
 /// # Safety
 /// `frame` is a ready frame of `desc`: its result sits at `result_offset`.

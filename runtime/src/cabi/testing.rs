@@ -67,6 +67,11 @@ pub(crate) fn map_string(value: &'static TypeDesc) -> &'static TypeDesc {
     leak(TypeDesc { inner: value, ..*plain(nagi_abi::type_kind::MAP_STRING, 56, 8) })
 }
 
+/// `Map<i64, V>`: as [`map_string`], with `i64` keys.
+pub(crate) fn map_i64(value: &'static TypeDesc) -> &'static TypeDesc {
+    leak(TypeDesc { inner: value, ..*plain(nagi_abi::type_kind::MAP_I64, 56, 8) })
+}
+
 /// `Option<T>`.
 pub(crate) fn option(inner: &'static TypeDesc) -> &'static TypeDesc {
     let align = inner.align.max(1);

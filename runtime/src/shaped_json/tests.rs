@@ -375,3 +375,28 @@ fn strings_are_written_as_serde_json_writes_them() {
     }
     assert_eq!(decoded, cities.len());
 }
+
+#[derive(Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct Maps {
+    by_name: crate::map::Map<String, i64>,
+    by_id: crate::map::Map<i64, Option<String>>,
+}
+
+/// Maps are objects in insertion order: a string key escaped as serde_json escapes it, an `i64`
+/// key written as a string of its digits (negative and extreme ones too), an empty map `{}`.
+#[test]
+fn maps_are_written_as_the_derive_writes_them() {
+    let maps = t::class("Maps", &[("by_name", t::map_string(t::i64())), ("by_id", t::map_i64(t::option(t::string())))]);
+    let texts = [
+        r#"{"by_name":{},"by_id":{}}"#,
+        r#"{"by_name":{"b":2,"a":1,"":0,"q\"uote":3,"back\\slash":4,"new\nline":5,"\u0001":6,"日本":7},"by_id":{"-9223372036854775808":"min","9223372036854775807":null,"0":"z\t","-1":"é"}}"#,
+    ];
+    assert_eq!(agree::<Maps>(maps, &texts), texts.len());
+    // And the encoding is exactly the derive's text for these (what `agree` compares).
+    for text in texts {
+        let Outcome::Decoded(again) = shaped(text, maps) else { panic!("{text} decodes") };
+        let derived: Maps = serde_json::from_str(text).expect("the derive decodes it");
+        assert_eq!(again, serde_json::to_string(&derived).expect("encodes"));
+    }
+}

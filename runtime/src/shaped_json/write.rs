@@ -3,10 +3,11 @@
 //! write it through serde_json (a class as an object in declaration order, an enum in serde's
 //! externally tagged form, an option as its payload or `null`, non-finite floats as `null`).
 //!
-//! The structure (brackets, braces, commas, keys) is written straight into the buffer; every
-//! scalar goes through its own `Serialize` and serde_json's serializer, so numbers, strings and
-//! the text types (`Time`, `Duration`, `Uuid`) are written by the same code as on the Rust path.
-//! A class's keys and an enum's variant names are Low identifiers (ASCII letters, digits and
+//! The structure (brackets, braces, commas, keys) is written straight into the buffer. Integers
+//! are written by itoa, as serde_json writes them, `bool` and `unit` as their words, and a string
+//! that needs no escape is copied between quotes; every other scalar (a string to escape, a
+//! float, a `Time`, `Duration` or `Uuid`) goes through its own `Serialize` and serde_json's
+//! serializer, so its text is written by the same code as on the Rust path. A class's keys and an enum's variant names are Low identifiers (ASCII letters, digits and
 //! `_`), which JSON never escapes, so they are copied as they are: on a list of users that is
 //! three of every four string escapes gone (bench/README.md, issue 39).
 
@@ -24,8 +25,9 @@ pub fn write<V: View>(view: &V, out: &mut Vec<u8>) -> Result<(), String> {
     }
 }
 
-/// Appends one scalar, as serde_json writes it.
-#[inline]
+/// Appends one scalar, as serde_json writes it. Inlined into the loops of arrays and classes:
+/// the common scalars are a few instructions each, and the rest go to [`write_serialized`].
+#[inline(always)]
 fn write_scalar(scalar: &Scalar<'_>, out: &mut Vec<u8>) -> Result<(), String> {
     match *scalar {
         // The common scalars are written here, as serde_json's serializer writes them (itoa for
@@ -34,15 +36,17 @@ fn write_scalar(scalar: &Scalar<'_>, out: &mut Vec<u8>) -> Result<(), String> {
         Scalar::I64(v) => out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes()),
         Scalar::Bool(v) => out.extend_from_slice(if v { b"true" } else { b"false" }),
         Scalar::Unit => out.extend_from_slice(b"null"),
-        Scalar::Str(v) if !needs_escape(v.as_bytes()) => {
-            out.reserve(v.len() + 2);
-            out.push(b'"');
-            out.extend_from_slice(v.as_bytes());
-            out.push(b'"');
-        }
-        _ => scalar.serialize(&mut serde_json::Serializer::new(&mut *out)).map_err(failed)?,
+        Scalar::Str(v) if !needs_escape(v.as_bytes()) => write_quoted(v.as_bytes(), out),
+        _ => write_serialized(scalar, out)?,
     }
     Ok(())
+}
+
+/// Appends a scalar through its `Serialize` and serde_json's serializer: floats, times,
+/// durations, ids and strings to escape.
+#[inline(never)]
+fn write_serialized(scalar: &Scalar<'_>, out: &mut Vec<u8>) -> Result<(), String> {
+    scalar.serialize(&mut serde_json::Serializer::new(&mut *out)).map_err(failed)
 }
 
 /// Whether serde_json would escape any byte of `text`: a control character (below 0x20), `"` or
@@ -158,12 +162,25 @@ fn is_identifier(name: &str) -> bool {
     name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
+/// Appends `text`, which needs no escape, between quotes: one capacity check, one copy.
+#[inline]
+fn write_quoted(text: &[u8], out: &mut Vec<u8>) {
+    let len = text.len() + 2;
+    out.reserve(len);
+    // SAFETY: `reserve` made room for `len` more bytes, which are all written before `set_len`.
+    unsafe {
+        let at = out.as_mut_ptr().add(out.len());
+        at.write(b'"');
+        std::ptr::copy_nonoverlapping(text.as_ptr(), at.add(1), text.len());
+        at.add(1 + text.len()).write(b'"');
+        out.set_len(out.len() + len);
+    }
+}
+
 /// Appends an identifier as a JSON string. Identifiers need no escape; one that would is a bug
 /// of whatever made the shape, caught here in debug builds.
 #[inline]
 fn write_name(name: &str, out: &mut Vec<u8>) {
     debug_assert!(is_identifier(name), "{name:?} is not an identifier");
-    out.push(b'"');
-    out.extend_from_slice(name.as_bytes());
-    out.push(b'"');
+    write_quoted(name.as_bytes(), out);
 }
