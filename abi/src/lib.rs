@@ -41,6 +41,11 @@ pub enum CResult {
     Value(CType),
 }
 
+/// The size in bytes of a statement's argument list (`cabi::db::SqlArgs`), which emitted code
+/// keeps in a slot of its own stack aligned to 8 and fills with `nagi_rt_sql_args` and the
+/// `nagi_rt_sql_arg_*` calls until the statement consumes it.
+pub const SQL_ARGS_SIZE: u64 = 24;
+
 /// The `kind` of a layout descriptor (`TypeDesc`, docs/c-abi.md "Typed JSON"): how a value of
 /// the type sits in memory.
 pub mod type_kind {
@@ -232,7 +237,7 @@ macro_rules! runtime_functions {
         JsonDecode = nagi_rt_json_decode(Ptr, Ptr, I64, Ptr) -> Void;
 
         // The database (`cabi::db`): argument lists, then statements that answer a pending operation.
-        SqlArgs = nagi_rt_sql_args() -> Ptr;
+        SqlArgs = nagi_rt_sql_args(Ptr, I64) -> Void;
         SqlArgInt = nagi_rt_sql_arg_int(Ptr, I64) -> Void;
         SqlArgReal = nagi_rt_sql_arg_real(Ptr, F64) -> Void;
         SqlArgText = nagi_rt_sql_arg_text(Ptr, Ptr, I64) -> Void;

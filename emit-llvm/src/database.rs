@@ -3,8 +3,9 @@
 //! operation, which the function's frame awaits (`frames.rs`) and then finishes into the call's
 //! destination.
 //!
-//! A statement's `?` arguments are collected into a runtime argument list first, one
-//! `nagi_rt_sql_arg_*` call per argument: integers and `bool` (0 or 1) as SQLite INTEGER, `f64`
+//! A statement's `?` arguments are collected into a runtime argument list first (kept in a slot
+//! of the function's stack, `nagi_abi::SQL_ARGS_SIZE` bytes), one `nagi_rt_sql_arg_*` call per
+//! argument: integers and `bool` (0 or 1) as SQLite INTEGER, `f64`
 //! as REAL, strings as TEXT, and `none` as NULL, which is what the Rust path's `SqlValue`
 //! conversions bind. Rows come back decoded by the runtime through the class's layout
 //! descriptor (`descriptors.rs`), with the same column and range checks as the Rust path.
@@ -100,12 +101,15 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
         Ok((ptr, len))
     }
 
-    /// A new runtime argument list holding `args`, in order.
+    /// A new runtime argument list holding `args`, in order, in a slot of this function's
+    /// stack (the statement consumes it before anything awaits).
     fn sql_args(&mut self, args: &[Operand]) -> Result<PointerValue<'ctx>, Error> {
         let cx = self.cx;
-        let list = runtime_calls::call(cx, Rt::SqlArgs, &[])?
-            .ok_or_else(|| Error::internal("nagi_rt_sql_args returns nothing"))?
-            .into_pointer_value();
+        let words = cx.context.i64_type().array_type((nagi_abi::SQL_ARGS_SIZE / 8) as u32);
+        let slot = self.entry_alloca(words.into(), "sql.args")?;
+        let list = cx.builder.build_pointer_cast(slot, cx.layouts.byte_ptr(), "sql.args.ptr")?;
+        let count = cx.context.i64_type().const_int(args.len() as u64, false);
+        runtime_calls::call(cx, Rt::SqlArgs, &[list.into(), count.into()])?;
         for arg in args {
             match self.operand_type(arg) {
                 Type::Option(inner) => {
@@ -156,9 +160,9 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
             Type::F64 => runtime_calls::call(cx, Rt::SqlArgReal, &[list.into(), value.into()])?,
             Type::I64 | Type::Duration => runtime_calls::call(cx, Rt::SqlArgInt, &[list.into(), value.into()])?,
             Type::Time => runtime_calls::call(cx, Rt::SqlArgTime, &[list.into(), value.into()])?,
-            // A `Uuid` goes by pointer to its bytes, held in a temporary of the frame.
+            // A `Uuid` goes by pointer to its bytes, held in a temporary of the stack.
             Type::Uuid => {
-                let slot = cx.builder.build_alloca(value.get_type(), "sql.uuid")?;
+                let slot = self.entry_alloca(value.get_type(), "sql.uuid")?;
                 cx.builder.build_store(slot, value)?;
                 let bytes = cx.builder.build_pointer_cast(slot, cx.layouts.byte_ptr(), "sql.uuid.bytes")?;
                 runtime_calls::call(cx, Rt::SqlArgUuid, &[list.into(), bytes.into()])?

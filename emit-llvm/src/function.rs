@@ -21,7 +21,7 @@ use inkwell::attributes::AttributeLoc;
 use inkwell::basic_block::BasicBlock;
 use inkwell::intrinsics::Intrinsic;
 use inkwell::module::Linkage;
-use inkwell::types::BasicMetadataTypeEnum;
+use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum};
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FunctionValue, PointerValue};
 use la_arena::ArenaMap;
 use nagi_low::{
@@ -232,6 +232,21 @@ pub(crate) struct FnEmitter<'a, 'ctx, 'm> {
 }
 
 impl<'a, 'ctx, 'm> FnEmitter<'a, 'ctx, 'm> {
+    /// A stack slot of `ty` in the function's entry block, so that a slot made in a loop does
+    /// not grow the stack on every iteration; the builder stays where it was.
+    pub(crate) fn entry_alloca(&self, ty: BasicTypeEnum<'ctx>, name: &str) -> Result<PointerValue<'ctx>, Error> {
+        let b = &self.cx.builder;
+        let here = b.get_insert_block().ok_or_else(|| Error::internal("no insertion block"))?;
+        let entry = self.llfn.get_first_basic_block().ok_or_else(|| Error::internal("no entry block"))?;
+        match entry.get_first_instruction() {
+            Some(first) => b.position_before(&first),
+            None => b.position_at_end(entry),
+        }
+        let slot = b.build_alloca(ty, name);
+        b.position_at_end(here);
+        Ok(slot?)
+    }
+
     fn body(&mut self) -> Result<(), Error> {
         let mut stack = vec![Work::Block { block: self.func.body, next: 0 }];
         while let Some(work) = stack.pop() {

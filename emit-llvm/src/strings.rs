@@ -15,18 +15,12 @@ impl<'ctx> FnEmitter<'_, 'ctx, '_> {
         let b = &cx.builder;
         let i64_ty = cx.context.i64_type();
         let part_ty = cx.context.struct_type(&[cx.layouts.byte_ptr().into(), i64_ty.into()], false);
-        // In the entry block, so that a concatenation in a loop does not grow the stack; the
-        // array is dead once the call returns, so an async function's `poll` may keep it there
-        // too (no suspension point lies between the stores and the call).
-        let here = b.get_insert_block().ok_or_else(|| Error::internal("no insertion block"))?;
-        let entry = self.llfn.get_first_basic_block().ok_or_else(|| Error::internal("no entry block"))?;
-        match entry.get_first_instruction() {
-            Some(first) => b.position_before(&first),
-            None => b.position_at_end(entry),
-        }
+        // The array is dead once the call returns, so an async function's `poll` may keep it on
+        // its stack too (no suspension point lies between the stores and the call).
         let count = i64_ty.const_int(parts.len() as u64, false);
-        let scratch = b.build_array_alloca(part_ty, count, "concat.parts")?;
-        b.position_at_end(here);
+        let scratch = self.entry_alloca(part_ty.array_type(parts.len() as u32).into(), "concat.parts")?;
+        let scratch =
+            b.build_pointer_cast(scratch, part_ty.ptr_type(inkwell::AddressSpace::default()), "parts.first")?;
         for (i, part) in parts.iter().enumerate() {
             let (ptr, len) = match part {
                 StrPart::Local(local) => {

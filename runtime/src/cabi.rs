@@ -31,6 +31,7 @@
 //! vouches for; the `// SAFETY:` comments say what the emitted code guarantees.
 
 use std::alloc::{self, Layout};
+use std::cell::Cell;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -181,6 +182,8 @@ impl ThreadCount {
 
 impl Drop for ThreadCount {
     fn drop(&mut self) {
+        // Later counts of this thread (destructors that run after this one) go to `retired`.
+        THREAD_SHARE.with(|share| share.set(std::ptr::null()));
         let mut counts = counts();
         counts.retired += self.0.load(Ordering::Relaxed);
         counts.live.retain(|count| !Arc::ptr_eq(count, &self.0));
@@ -189,6 +192,11 @@ impl Drop for ThreadCount {
 
 thread_local! {
     static THREAD_COUNT: ThreadCount = ThreadCount::register();
+    /// This thread's share while [`THREAD_COUNT`] holds it, null before and after: a constant
+    /// initializer and no destructor make it a plain thread-local read, where `THREAD_COUNT`'s
+    /// lazy state is checked on every access (a string is counted when it is handed over and
+    /// again when it is freed: two counts per row of a query).
+    static THREAD_SHARE: Cell<*const AtomicI64> = const { Cell::new(std::ptr::null()) };
 }
 
 /// The counts, even if a thread panicked while holding them (they stay consistent: each update
@@ -199,8 +207,22 @@ fn counts() -> std::sync::MutexGuard<'static, Counts> {
 
 /// Adds `delta` to this thread's share of the count. A thread whose locals are already gone
 /// (a buffer freed by a destructor at thread exit) counts into `retired` directly.
+#[inline]
 fn count(delta: i64) {
+    let share = THREAD_SHARE.with(Cell::get);
+    // SAFETY: a share is set only while this thread's `ThreadCount` holds it, and its drop
+    // clears it first (see `THREAD_SHARE`).
+    match unsafe { share.as_ref() } {
+        Some(share) => share.store(share.load(Ordering::Relaxed) + delta, Ordering::Relaxed),
+        None => count_slowly(delta),
+    }
+}
+
+/// [`count`] before this thread's share is registered (it registers it) or after it is gone.
+#[cold]
+fn count_slowly(delta: i64) {
     let counted = THREAD_COUNT.try_with(|count| {
+        THREAD_SHARE.with(|share| share.set(Arc::as_ptr(&count.0)));
         count.0.store(count.0.load(Ordering::Relaxed) + delta, Ordering::Relaxed);
     });
     if counted.is_err() {

@@ -23,19 +23,33 @@ use crate::shaped_json::Kind;
 use rows::LayoutRows;
 pub use rows::rows_in_layout;
 
-/// A statement's argument list, filled by emitted code and consumed by the statement.
+/// A statement's argument list, filled by emitted code and consumed by the statement. Emitted
+/// code keeps it in a slot of [`nagi_abi::SQL_ARGS_SIZE`] bytes on its own stack (it is consumed
+/// before the function awaits), so a statement allocates only the list's buffer, as on the Rust
+/// path.
 pub struct SqlArgs(Vec<SqlValue>);
 
-/// A new, empty argument list.
+const _: () = assert!(
+    size_of::<SqlArgs>() == nagi_abi::SQL_ARGS_SIZE as usize && align_of::<SqlArgs>() == 8,
+    "nagi_abi::SQL_ARGS_SIZE is the size of the argument list emitted code makes room for"
+);
+
+/// Makes an empty argument list at `args`, with room for `capacity` arguments (the statement's
+/// count of `?` arguments, so that pushing them allocates once).
+///
+/// # Safety
+/// `args` is writable for [`nagi_abi::SQL_ARGS_SIZE`] bytes aligned to 8 and holds no list.
 #[unsafe(no_mangle)]
-pub extern "C" fn nagi_rt_sql_args() -> *mut SqlArgs {
-    Box::into_raw(Box::new(SqlArgs(Vec::new())))
+pub unsafe extern "C" fn nagi_rt_sql_args(args: *mut SqlArgs, capacity: i64) {
+    let capacity = usize::try_from(capacity).unwrap_or(0);
+    // SAFETY: forwarded from the caller.
+    unsafe { args.write(SqlArgs(Vec::with_capacity(capacity))) }
 }
 
 /// Appends a value to an argument list.
 ///
 /// # Safety
-/// `args` comes from [`nagi_rt_sql_args`] and is not consumed yet.
+/// `args` was made by [`nagi_rt_sql_args`] and is not consumed yet.
 unsafe fn push(args: *mut SqlArgs, value: SqlValue) {
     // SAFETY: forwarded from the caller.
     unsafe { (*args).0.push(value) }
@@ -44,7 +58,7 @@ unsafe fn push(args: *mut SqlArgs, value: SqlValue) {
 /// Appends an INTEGER (`i32`, `i64`, and `bool` as 0 or 1).
 ///
 /// # Safety
-/// `args` comes from [`nagi_rt_sql_args`] and is not consumed yet.
+/// `args` was made by [`nagi_rt_sql_args`] and is not consumed yet.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nagi_rt_sql_arg_int(args: *mut SqlArgs, v: i64) {
     // SAFETY: forwarded from the caller.
@@ -54,7 +68,7 @@ pub unsafe extern "C" fn nagi_rt_sql_arg_int(args: *mut SqlArgs, v: i64) {
 /// Appends a `Time` (microseconds) as its fixed-width RFC 3339 TEXT, as the Rust path binds it.
 ///
 /// # Safety
-/// `args` comes from [`nagi_rt_sql_args`] and is not consumed yet.
+/// `args` was made by [`nagi_rt_sql_args`] and is not consumed yet.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nagi_rt_sql_arg_time(args: *mut SqlArgs, micros: i64) {
     // SAFETY: forwarded from the caller.
@@ -64,7 +78,7 @@ pub unsafe extern "C" fn nagi_rt_sql_arg_time(args: *mut SqlArgs, micros: i64) {
 /// Appends a `Uuid` (its 16 bytes at `bytes`) as its canonical TEXT, as the Rust path binds it.
 ///
 /// # Safety
-/// `args` comes from [`nagi_rt_sql_args`] and is not consumed yet; `bytes` points to 16 bytes.
+/// `args` was made by [`nagi_rt_sql_args`] and is not consumed yet; `bytes` points to 16 bytes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nagi_rt_sql_arg_uuid(args: *mut SqlArgs, bytes: *const [u8; 16]) {
     // SAFETY: forwarded from the caller.
@@ -74,7 +88,7 @@ pub unsafe extern "C" fn nagi_rt_sql_arg_uuid(args: *mut SqlArgs, bytes: *const 
 /// Appends a REAL.
 ///
 /// # Safety
-/// `args` comes from [`nagi_rt_sql_args`] and is not consumed yet.
+/// `args` was made by [`nagi_rt_sql_args`] and is not consumed yet.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nagi_rt_sql_arg_real(args: *mut SqlArgs, v: f64) {
     // SAFETY: forwarded from the caller.
@@ -84,7 +98,7 @@ pub unsafe extern "C" fn nagi_rt_sql_arg_real(args: *mut SqlArgs, v: f64) {
 /// Appends a TEXT: a copy of the `len` bytes at `ptr`.
 ///
 /// # Safety
-/// `args` comes from [`nagi_rt_sql_args`] and is not consumed yet; `ptr` points to `len`
+/// `args` was made by [`nagi_rt_sql_args`] and is not consumed yet; `ptr` points to `len`
 /// readable bytes of UTF-8 (a string of emitted code).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nagi_rt_sql_arg_text(args: *mut SqlArgs, ptr: *const u8, len: usize) {
@@ -95,7 +109,7 @@ pub unsafe extern "C" fn nagi_rt_sql_arg_text(args: *mut SqlArgs, ptr: *const u8
 /// Appends a NULL (an option's `none`).
 ///
 /// # Safety
-/// `args` comes from [`nagi_rt_sql_args`] and is not consumed yet.
+/// `args` was made by [`nagi_rt_sql_args`] and is not consumed yet.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nagi_rt_sql_arg_null(args: *mut SqlArgs) {
     // SAFETY: forwarded from the caller.
@@ -105,21 +119,21 @@ pub unsafe extern "C" fn nagi_rt_sql_arg_null(args: *mut SqlArgs) {
 /// The SQL text and the arguments of a statement, the arguments consumed.
 ///
 /// # Safety
-/// `sql` points to `len` readable bytes of UTF-8; `args` comes from [`nagi_rt_sql_args`] and is
+/// `sql` points to `len` readable bytes of UTF-8; `args` was made by [`nagi_rt_sql_args`] and is
 /// not consumed yet.
 unsafe fn statement(sql: *const u8, len: usize, args: *mut SqlArgs) -> (String, Vec<SqlValue>) {
     // The SQL is a string of emitted code, UTF-8 by construction (a checked literal): copied for
     // the database thread, not validated again on every execution (it was 850 instructions of
     // `GET /users/1`'s 47,000 on the LLVM path).
     // SAFETY: forwarded from the caller.
-    unsafe { (super::text_unchecked(sql, len).to_owned(), Box::from_raw(args).0) }
+    unsafe { (super::text_unchecked(sql, len).to_owned(), args.read().0) }
 }
 
 /// Starts `db::exec`: a statement that returns no rows, with `args` (consumed). Its result is
 /// the number of changed rows, an `i64`.
 ///
 /// # Safety
-/// `sql` points to `sql_len` readable bytes of UTF-8; `args` comes from [`nagi_rt_sql_args`] and is not
+/// `sql` points to `sql_len` readable bytes of UTF-8; `args` was made by [`nagi_rt_sql_args`] and is not
 /// consumed yet.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nagi_rt_db_exec(sql: *const u8, sql_len: usize, args: *mut SqlArgs) -> *mut PendingOp {
@@ -146,7 +160,7 @@ pub unsafe extern "C" fn nagi_rt_db_exec_commit(sql: *const u8, sql_len: usize, 
 /// kind traps.
 ///
 /// # Safety
-/// `sql` points to `sql_len` readable bytes of UTF-8; `args` comes from [`nagi_rt_sql_args`] and is not
+/// `sql` points to `sql_len` readable bytes of UTF-8; `args` was made by [`nagi_rt_sql_args`] and is not
 /// consumed yet; `row` is a descriptor constant.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nagi_rt_db_query(
@@ -223,15 +237,11 @@ impl WriteOut for QueryRows {
         // SAFETY (both arms): `out` is writable for the result, laid out as `desc` says.
         if desc.kind() == Kind::Option {
             unsafe {
-                // The first row (if any) moves into the option's payload; the buffer is freed.
-                let taken = rows.take();
+                // The first row (if any) moves into the option's payload; the rest is freed with
+                // the rows.
                 std::ptr::write_bytes(out, 0, desc.size);
-                if taken.len > 0 {
+                if rows.take_first(out.add(desc.payload_offset)) {
                     out.write(1);
-                    std::ptr::copy_nonoverlapping(taken.ptr, out.add(desc.payload_offset), desc.inner().size);
-                }
-                if taken.cap > 0 {
-                    super::nagi_rt_free(taken.ptr, taken.cap * desc.inner().size, desc.inner().align);
                 }
             }
         } else {

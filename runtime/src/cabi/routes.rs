@@ -205,7 +205,12 @@ fn start(desc: &RouteDesc, request: &Request) -> *mut u8 {
     let Ok(layout) = Layout::from_size_align(desc.args_size, desc.args_align.max(1)) else {
         panic!("a route's argument block has an invalid layout ({} bytes at {})", desc.args_size, desc.args_align)
     };
-    let mut block = Arguments { desc, args: super::allocate(layout), layout, bound: 0 };
+    // `start` moves the arguments into the frame and keeps no pointer to the block, so a block
+    // that fits lives on this stack: one allocation and free fewer per request.
+    let mut inline = InlineBlock([std::mem::MaybeUninit::uninit(); INLINE_BLOCK]);
+    let on_stack = layout.size() <= INLINE_BLOCK && layout.align() <= std::mem::align_of::<InlineBlock>();
+    let args = if on_stack { inline.0.as_mut_ptr().cast() } else { super::allocate(layout) };
+    let mut block = Arguments { desc, args, layout, on_stack, bound: 0 };
     for param in desc.params() {
         // SAFETY: the block holds the parameter's type at its offset, as the emitter laid it out.
         let at = unsafe { block.args.add(param.offset) };
@@ -229,13 +234,23 @@ fn start(desc: &RouteDesc, request: &Request) -> *mut u8 {
     frame
 }
 
+/// The largest argument block kept on the stack while a request is bound (bytes).
+const INLINE_BLOCK: usize = 256;
+
+/// Room for an argument block of up to [`INLINE_BLOCK`] bytes aligned to 16, the largest
+/// alignment of a Low type.
+#[repr(align(16))]
+struct InlineBlock([std::mem::MaybeUninit<u8>; INLINE_BLOCK]);
+
 /// A route's argument block while its parameters are bound: on drop, the first `bound`
-/// parameters are freed, then the block (through the ABI, which keeps the count of buffers
-/// emitted code owns exact).
+/// parameters are freed, then the block when it is on the heap (through the ABI, which keeps
+/// the count of buffers emitted code owns exact).
 struct Arguments<'a> {
     desc: &'a RouteDesc,
     args: *mut u8,
     layout: Layout,
+    /// The block is the caller's [`InlineBlock`], not allocated.
+    on_stack: bool,
     bound: usize,
 }
 
@@ -245,8 +260,10 @@ impl Drop for Arguments<'_> {
             // SAFETY: the parameter was written at its offset and nothing else holds it.
             unsafe { json::drop_value(self.args.add(param.offset), param.ty()) };
         }
-        // SAFETY: `args` was allocated with this layout.
-        unsafe { super::nagi_rt_free(self.args, self.layout.size(), self.layout.align()) };
+        if !self.on_stack {
+            // SAFETY: `args` was allocated with this layout.
+            unsafe { super::nagi_rt_free(self.args, self.layout.size(), self.layout.align()) };
+        }
     }
 }
 

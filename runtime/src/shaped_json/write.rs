@@ -53,19 +53,36 @@ fn write_serialized(scalar: &Scalar<'_>, out: &mut Vec<u8>) -> Result<(), String
 /// `\`, and nothing else (its `ESCAPE` table). A text that needs none is copied between quotes;
 /// one that does is written by serde_json itself, so the escapes are serde_json's own.
 ///
-/// The scan folds 32 bytes at a time without branching, so that it compiles to vector compares:
-/// a byte-at-a-time search cost a 4 KiB name more than serde_json's whole escape.
+/// The scan folds 32 bytes at a time without branching, so that it compiles to vector compares
+/// (a byte-at-a-time search cost a 4 KiB name more than serde_json's whole escape), and looks
+/// the last bytes up in a table.
 #[inline]
 fn needs_escape(text: &[u8]) -> bool {
-    let escaped = |b: u8| (b < 0x20) | (b == b'"') | (b == b'\\');
+    #[inline(always)]
+    fn block(bytes: &[u8; 32]) -> bool {
+        bytes.iter().fold(false, |seen, &b| seen | (b < 0x20) | (b == b'"') | (b == b'\\'))
+    }
     let mut chunks = text.chunks_exact(32);
     for chunk in &mut chunks {
-        if chunk.iter().fold(false, |seen, &b| seen | escaped(b)) {
+        if block(chunk.try_into().expect("a chunk of 32")) {
             return true;
         }
     }
-    chunks.remainder().iter().any(|&b| escaped(b))
+    chunks.remainder().iter().any(|&b| ESCAPED[usize::from(b)])
 }
+
+/// The bytes serde_json escapes, as a table: one load per byte of a short string's scan.
+static ESCAPED: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = true;
+        b += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table
+};
 
 fn failed(error: serde_json::Error) -> String {
     format!("cannot encode JSON: {error}")

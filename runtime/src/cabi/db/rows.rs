@@ -13,7 +13,7 @@ use crate::db::{Accessor, ClassKey, FieldOut, FieldRead, Row, RowError, RowSink,
 use crate::shaped_json::Kind;
 
 /// The rows of one query, in the emitted layout of `class`; what is in it is freed when it is
-/// dropped, unless [`LayoutRows::take`] handed it over.
+/// dropped, unless [`LayoutRows::take`] or [`LayoutRows::take_first`] handed it over.
 pub(super) struct LayoutRows {
     class: &'static TypeDesc,
     /// How each field is read and where it goes, planned once for the query (or why the class
@@ -22,10 +22,23 @@ pub(super) struct LayoutRows {
     /// The class among the program's, for the database thread's column-index cache.
     key: usize,
     first_only: bool,
+    /// The rows: `len` of `cap`, in a buffer from `grow_elements`, or in `one` when `ptr` points
+    /// there (then `cap` is 0 and nothing is freed).
     ptr: *mut u8,
     len: usize,
     cap: usize,
+    /// Room for the one row of `query_one` when the class fits: no buffer to allocate and free.
+    /// Used only once the rows are boxed (as a query's sink is), so `ptr` stays valid.
+    one: OneRow,
 }
+
+/// The size of [`OneRow`] in bytes.
+const ONE_ROW: usize = 128;
+
+/// One row of a class of up to [`ONE_ROW`] bytes aligned to at most 16 (the largest alignment of
+/// a Low type).
+#[repr(align(16))]
+struct OneRow([std::mem::MaybeUninit<u8>; ONE_ROW]);
 
 // SAFETY: the buffer and the strings in it are owned by this value alone (allocated by the
 // global allocator, usable from any thread), so it may move to the database thread and back.
@@ -34,19 +47,53 @@ unsafe impl Send for LayoutRows {}
 impl LayoutRows {
     /// An empty set of rows of `class` (a class descriptor), keyed by `key`.
     pub(super) fn new(class: &'static TypeDesc, key: usize, first_only: bool) -> LayoutRows {
-        LayoutRows { class, fields: plan(class), key, first_only, ptr: class.align as *mut u8, len: 0, cap: 0 }
+        let one = OneRow([std::mem::MaybeUninit::uninit(); ONE_ROW]);
+        LayoutRows { class, fields: plan(class), key, first_only, ptr: class.align as *mut u8, len: 0, cap: 0, one }
     }
 
-    /// The rows as emitted code's `[C]`, handed over: dropping `self` then frees nothing.
+    /// Whether the rows are in `one`.
+    fn in_one(&self) -> bool {
+        std::ptr::eq(self.ptr, self.one.0.as_ptr().cast())
+    }
+
+    /// Moves the first row, if any, to `out` (a row of the class) and frees the rest and the
+    /// buffer: `query_one`'s result. Answers whether there was a row.
+    ///
+    /// # Safety
+    /// `out` is writable for a row of the class and holds no owned value.
+    pub(super) unsafe fn take_first(&mut self, out: *mut u8) -> bool {
+        let found = self.len > 0;
+        if found {
+            // SAFETY: row 0 is a whole row; it moves to `out`, and `len` no longer counts it.
+            unsafe { std::ptr::copy_nonoverlapping(self.ptr, out, self.class.size) };
+            if self.in_one() {
+                self.len = 0;
+            } else {
+                // SAFETY: the rows after the first stay in place, to be dropped with the buffer.
+                unsafe { std::ptr::copy(self.ptr.add(self.class.size), self.ptr, (self.len - 1) * self.class.size) };
+                self.len -= 1;
+            }
+        }
+        found
+    }
+
+    /// The rows as emitted code's `[C]`, handed over: dropping `self` then frees nothing. Only
+    /// for a query of every row (whose rows are never in `one`).
     pub(super) fn take(&mut self) -> RawArray {
+        debug_assert!(!self.in_one(), "the rows of query_one are taken with take_first");
         let rows = RawArray { ptr: self.ptr, len: self.len, cap: self.cap };
         (self.ptr, self.len, self.cap) = (self.class.align as *mut u8, 0, 0);
         rows
     }
 
-    /// Makes room for one more row (the capacity doubles, at least 4 rows).
+    /// Makes room for one more row (the capacity doubles, at least 4 rows); the one row of
+    /// `query_one` goes into `one` when it fits.
     fn reserve_one(&mut self) {
-        if self.len < self.cap {
+        if self.len < self.cap || (self.len == 0 && self.in_one()) {
+            return;
+        }
+        if self.first_only && self.len == 0 && self.class.size <= ONE_ROW && self.class.align <= 16 {
+            self.ptr = self.one.0.as_mut_ptr().cast();
             return;
         }
         let mut rows = RawArray { ptr: self.ptr, len: self.len, cap: self.cap };
@@ -110,6 +157,13 @@ impl RowSink for LayoutRows {
 
 impl Drop for LayoutRows {
     fn drop(&mut self) {
+        if self.in_one() {
+            for i in 0..self.len {
+                // SAFETY: row `i` is a whole row of the class, in `one`, which is not freed.
+                unsafe { drop_value(self.ptr.add(i * self.class.size), self.class) };
+            }
+            return;
+        }
         // SAFETY: rows `0..len` are whole rows of the class, in a buffer from `grow_elements`.
         unsafe { drop_array(RawArray { ptr: self.ptr, len: self.len, cap: self.cap }, self.class) };
     }

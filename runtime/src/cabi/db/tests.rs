@@ -12,7 +12,7 @@ use futures_util::FutureExt;
 
 use super::{
     nagi_rt_db_begin, nagi_rt_db_commit, nagi_rt_db_exec, nagi_rt_db_query, nagi_rt_sql_arg_int, nagi_rt_sql_arg_null,
-    nagi_rt_sql_arg_real, nagi_rt_sql_arg_text, nagi_rt_sql_args,
+    nagi_rt_sql_arg_real, nagi_rt_sql_arg_text,
 };
 use crate::cabi::guard::{Payload, take_failure};
 use crate::cabi::json::TypeDesc;
@@ -225,7 +225,7 @@ const INSERT: &str = "INSERT INTO pairs (id, name, score) VALUES (?1, ?2, ?3)";
 fn insert(id: i64, name: &str, score: Option<f64>) -> *mut PendingOp {
     // SAFETY: a fresh argument list, consumed by the statement; `name` is `len` bytes.
     unsafe {
-        let args = nagi_rt_sql_args();
+        let args = crate::cabi::testing::sql_args();
         nagi_rt_sql_arg_int(args, id);
         nagi_rt_sql_arg_text(args, name.as_ptr(), name.len());
         match score {
@@ -241,7 +241,7 @@ fn select(one: bool, row: &'static TypeDesc) -> *mut PendingOp {
     let sql = if one { "SELECT id, name, score FROM pairs WHERE id = ?1" } else { "SELECT * FROM pairs ORDER BY id" };
     // SAFETY: a fresh argument list, consumed by the statement; `row` is a descriptor.
     unsafe {
-        let args = nagi_rt_sql_args();
+        let args = crate::cabi::testing::sql_args();
         if one {
             nagi_rt_sql_arg_int(args, 1);
         }
@@ -323,7 +323,7 @@ async fn operations_run_the_rust_path_statements() {
             // SAFETY: a fresh argument list; the class descriptor is static.
             unsafe {
                 let pair = frame.cast::<*const TypeDesc>().read();
-                nagi_rt_db_query(sql.as_ptr(), sql.len(), nagi_rt_sql_args(), pair, 1);
+                nagi_rt_db_query(sql.as_ptr(), sql.len(), crate::cabi::testing::sql_args(), pair, 1);
             }
             1
         }

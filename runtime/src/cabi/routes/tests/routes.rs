@@ -12,9 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 
-use crate::cabi::db::{
-    nagi_rt_db_begin, nagi_rt_db_exec, nagi_rt_db_query, nagi_rt_sql_arg_int, nagi_rt_sql_arg_text, nagi_rt_sql_args,
-};
+use crate::cabi::db::{nagi_rt_db_begin, nagi_rt_db_exec, nagi_rt_db_query, nagi_rt_sql_arg_int, nagi_rt_sql_arg_text};
 use crate::cabi::frame::{FrameFn, PollFn};
 use crate::cabi::json::TypeDesc;
 use crate::cabi::pending::{PendingOp, nagi_rt_op_drop, nagi_rt_op_finish, nagi_rt_op_poll};
@@ -238,7 +236,7 @@ unsafe fn await_op<A, R>(f: &mut Frame<A, R>, cx: *mut u8, out: *mut u8) -> i32 
 
 unsafe fn insert_args(p: &PersonC) -> *mut crate::cabi::db::SqlArgs {
     unsafe {
-        let args = nagi_rt_sql_args();
+        let args = crate::cabi::testing::sql_args();
         nagi_rt_sql_arg_int(args, p.id);
         nagi_rt_sql_arg_text(args, p.name.ptr, p.name.len);
         nagi_rt_sql_arg_int(args, i64::from(p.age));
@@ -281,7 +279,7 @@ unsafe extern "C" fn read_poll(fp: *mut u8, cx: *mut u8) -> i32 {
     let f = unsafe { frame::<i64, OptPerson>(fp) };
     unsafe {
         if f.state == 0 {
-            let args = nagi_rt_sql_args();
+            let args = crate::cabi::testing::sql_args();
             nagi_rt_sql_arg_int(args, f.args);
             f.op = nagi_rt_db_query(SELECT_ONE.as_ptr(), SELECT_ONE.len(), args, descs().opt_person, 1);
             f.state = 1;
@@ -310,7 +308,7 @@ unsafe fn people_poll<A>(fp: *mut u8, cx: *mut u8, sql: &'static str, args: impl
     let f = unsafe { frame::<A, RawArray>(fp) };
     unsafe {
         if f.state == 0 {
-            let list = nagi_rt_sql_args();
+            let list = crate::cabi::testing::sql_args();
             if !sql.contains("NULL") {
                 nagi_rt_sql_arg_int(list, args(&f.args));
             }
@@ -411,7 +409,7 @@ unsafe extern "C" fn big_poll(fp: *mut u8, cx: *mut u8) -> i32 {
     let f = unsafe { frame::<(), i64>(fp) };
     unsafe {
         if f.state == 0 {
-            f.op = nagi_rt_db_exec(INSERT_BIG.as_ptr(), INSERT_BIG.len(), nagi_rt_sql_args());
+            f.op = nagi_rt_db_exec(INSERT_BIG.as_ptr(), INSERT_BIG.len(), crate::cabi::testing::sql_args());
             f.state = 1;
         }
         let out = ptr::from_mut(&mut f.result).cast();
