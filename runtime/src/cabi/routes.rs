@@ -199,8 +199,8 @@ impl Drop for RouteFuture {
 /// Binds every parameter of `desc` from `request` into a new argument block, then makes the
 /// frame. A JSON body is decoded straight into its place; other parameters are bound as values
 /// and written. Binding fails by unwinding with its answer (400, 415, 422, …); the block's
-/// guard then frees the parameters bound before it and the block, so a failed binding leaks
-/// nothing.
+/// guard then frees the parameters bound before it and the block (when allocated), so a failed
+/// binding leaks nothing.
 fn start(desc: &RouteDesc, request: &Request) -> *mut u8 {
     let Ok(layout) = Layout::from_size_align(desc.args_size, desc.args_align.max(1)) else {
         panic!("a route's argument block has an invalid layout ({} bytes at {})", desc.args_size, desc.args_align)
@@ -225,7 +225,7 @@ fn start(desc: &RouteDesc, request: &Request) -> *mut u8 {
         }
         block.bound += 1;
     }
-    // SAFETY: every parameter is written; `start` moves the values out, so the block is freed
+    // SAFETY: every parameter is written; `start` moves the values out, so the block is let go of
     // without dropping anything.
     let frame = unsafe { (desc.start)(block.args) };
     block.bound = 0;

@@ -2,7 +2,8 @@
 //! LLVM path's `Collect`. Each row is read by the Rust path's accessors (`db::decode_fields`,
 //! so the checks and messages are the Rust path's) and each field written at its offset, into a
 //! buffer laid out as emitted code lays out an array of the class, which is handed over as the
-//! query's `[C]` without a copy (or whose one element becomes the `C?` of `query_one`). No value
+//! query's `[C]` without a copy (for `query_one`, one row decoded into room inside the rows
+//! themselves, which becomes its `C?`). No value
 //! tree and no per-row allocation beyond the row's own strings.
 
 use std::any::Any;
@@ -22,14 +23,15 @@ pub(super) struct LayoutRows {
     /// The class among the program's, for the database thread's column-index cache.
     key: usize,
     first_only: bool,
-    /// The rows: `len` of `cap`, in a buffer from `grow_elements`, or in `one` when `ptr` points
-    /// there (then `cap` is 0 and nothing is freed).
+    /// The rows: `len` of `cap`, in a buffer from `grow_elements`; or, when `in_one`, the one
+    /// row of `query_one` in `one` (then `ptr` and `cap` are unused).
     ptr: *mut u8,
     len: usize,
     cap: usize,
     /// Room for the one row of `query_one` when the class fits: no buffer to allocate and free.
-    /// Used only once the rows are boxed (as a query's sink is), so `ptr` stays valid.
+    /// Its address is taken afresh on each use ([`LayoutRows::rows`]), so the rows may move.
     one: OneRow,
+    in_one: bool,
 }
 
 /// The size of [`OneRow`] in bytes.
@@ -48,12 +50,13 @@ impl LayoutRows {
     /// An empty set of rows of `class` (a class descriptor), keyed by `key`.
     pub(super) fn new(class: &'static TypeDesc, key: usize, first_only: bool) -> LayoutRows {
         let one = OneRow([std::mem::MaybeUninit::uninit(); ONE_ROW]);
-        LayoutRows { class, fields: plan(class), key, first_only, ptr: class.align as *mut u8, len: 0, cap: 0, one }
+        let ptr = class.align as *mut u8;
+        LayoutRows { class, fields: plan(class), key, first_only, ptr, len: 0, cap: 0, one, in_one: false }
     }
 
-    /// Whether the rows are in `one`.
-    fn in_one(&self) -> bool {
-        std::ptr::eq(self.ptr, self.one.0.as_ptr().cast())
+    /// Where the rows are.
+    fn rows(&mut self) -> *mut u8 {
+        if self.in_one { self.one.0.as_mut_ptr().cast() } else { self.ptr }
     }
 
     /// Moves the first row, if any, to `out` (a row of the class) and frees the rest and the
@@ -64,15 +67,14 @@ impl LayoutRows {
     pub(super) unsafe fn take_first(&mut self, out: *mut u8) -> bool {
         let found = self.len > 0;
         if found {
-            // SAFETY: row 0 is a whole row; it moves to `out`, and `len` no longer counts it.
-            unsafe { std::ptr::copy_nonoverlapping(self.ptr, out, self.class.size) };
-            if self.in_one() {
-                self.len = 0;
-            } else {
-                // SAFETY: the rows after the first stay in place, to be dropped with the buffer.
-                unsafe { std::ptr::copy(self.ptr.add(self.class.size), self.ptr, (self.len - 1) * self.class.size) };
-                self.len -= 1;
+            let (rows, size) = (self.rows(), self.class.size);
+            // SAFETY: row 0 is a whole row; it moves to `out`, and the rows after it move down
+            // (to be dropped with the rows), so `len` no longer counts it.
+            unsafe {
+                std::ptr::copy_nonoverlapping(rows, out, size);
+                std::ptr::copy(rows.add(size), rows, (self.len - 1) * size);
             }
+            self.len -= 1;
         }
         found
     }
@@ -80,7 +82,7 @@ impl LayoutRows {
     /// The rows as emitted code's `[C]`, handed over: dropping `self` then frees nothing. Only
     /// for a query of every row (whose rows are never in `one`).
     pub(super) fn take(&mut self) -> RawArray {
-        debug_assert!(!self.in_one(), "the rows of query_one are taken with take_first");
+        debug_assert!(!self.in_one, "the rows of query_one are taken with take_first");
         let rows = RawArray { ptr: self.ptr, len: self.len, cap: self.cap };
         (self.ptr, self.len, self.cap) = (self.class.align as *mut u8, 0, 0);
         rows
@@ -89,11 +91,11 @@ impl LayoutRows {
     /// Makes room for one more row (the capacity doubles, at least 4 rows); the one row of
     /// `query_one` goes into `one` when it fits.
     fn reserve_one(&mut self) {
-        if self.len < self.cap || (self.len == 0 && self.in_one()) {
+        if self.len < self.cap || (self.len == 0 && self.in_one) {
             return;
         }
         if self.first_only && self.len == 0 && self.class.size <= ONE_ROW && self.class.align <= 16 {
-            self.ptr = self.one.0.as_mut_ptr().cast();
+            self.in_one = true;
             return;
         }
         let mut rows = RawArray { ptr: self.ptr, len: self.len, cap: self.cap };
@@ -133,7 +135,7 @@ impl RowSink for LayoutRows {
         self.reserve_one();
         // SAFETY: `reserve_one` made room for row `len`; zeroing it first makes a row cut short
         // by an error safe to drop (an empty string and `none` own nothing).
-        let dst = unsafe { self.ptr.add(self.len * self.class.size) };
+        let dst = unsafe { self.rows().add(self.len * self.class.size) };
         unsafe { std::ptr::write_bytes(dst, 0, self.class.size) };
         let fields = self.fields.as_ref().map_err(RowError::clone)?;
         match decode_fields(row, columns, fields, &mut Fields { dst }) {
@@ -157,10 +159,11 @@ impl RowSink for LayoutRows {
 
 impl Drop for LayoutRows {
     fn drop(&mut self) {
-        if self.in_one() {
+        if self.in_one {
+            let rows = self.rows();
             for i in 0..self.len {
                 // SAFETY: row `i` is a whole row of the class, in `one`, which is not freed.
-                unsafe { drop_value(self.ptr.add(i * self.class.size), self.class) };
+                unsafe { drop_value(rows.add(i * self.class.size), self.class) };
             }
             return;
         }
