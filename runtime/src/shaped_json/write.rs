@@ -62,6 +62,9 @@ fn needs_escape(text: &[u8]) -> bool {
     fn block(bytes: &[u8; 32]) -> bool {
         bytes.iter().fold(false, |seen, &b| seen | (b < 0x20) | (b == b'"') | (b == b'\\'))
     }
+    if text.len() < 32 {
+        return text.iter().any(|&b| ESCAPED[usize::from(b)]);
+    }
     let mut chunks = text.chunks_exact(32);
     for chunk in &mut chunks {
         if block(chunk.try_into().expect("a chunk of 32")) {
