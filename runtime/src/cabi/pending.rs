@@ -2,10 +2,11 @@
 //! end of a scope, a sleep, an actor's reply, a pushed job), written once for all of them.
 //!
 //! Each operation is the Rust path's own future, held with its result in one heap block behind
-//! a pointer that emitted code holds in its frame. Emitted code polls it with [`nagi_rt_op_poll`] (passing on the `cx` its own poll
-//! was given) until it is ready, then takes its result with [`nagi_rt_op_finish`], or drops it
-//! unfinished with [`nagi_rt_op_drop`] when its frame is dropped. What a result is and how it is
-//! written out is the making module's ([`WriteOut`]); this file knows none of them.
+//! a pointer that emitted code holds in its frame. Emitted code polls it with
+//! [`nagi_rt_op_poll`] (passing on the `cx` its own poll was given) until it is ready, then takes
+//! its result with [`nagi_rt_op_finish`], or drops it unfinished with [`nagi_rt_op_drop`] when
+//! its frame is dropped. What a result is and how it is written out is the making module's
+//! ([`WriteOut`]); this file knows none of them.
 
 use std::future::Future;
 use std::panic::{self, AssertUnwindSafe};

@@ -7,9 +7,10 @@
 //! are written by itoa, as serde_json writes them, `bool` and `unit` as their words, and a string
 //! that needs no escape is copied between quotes; every other scalar (a string to escape, a
 //! float, a `Time`, `Duration` or `Uuid`) goes through its own `Serialize` and serde_json's
-//! serializer, so its text is written by the same code as on the Rust path. A class's keys and an enum's variant names are Low identifiers (ASCII letters, digits and
-//! `_`), which JSON never escapes, so they are copied as they are: on a list of users that is
-//! three of every four string escapes gone (bench/README.md, issue 39).
+//! serializer, so its text is written by the same code as on the Rust path. A class's keys and
+//! an enum's variant names are Low identifiers (ASCII letters, digits and `_`), which JSON never
+//! escapes, so they are copied as they are: on a list of users that is three of every four
+//! string escapes gone (bench/README.md, issue 39).
 
 use serde::Serialize;
 
@@ -55,7 +56,7 @@ fn write_serialized(scalar: &Scalar<'_>, out: &mut Vec<u8>) -> Result<(), String
 ///
 /// The scan folds 32 bytes at a time without branching, so that it compiles to vector compares
 /// (a byte-at-a-time search cost a 4 KiB name more than serde_json's whole escape), and looks
-/// the last bytes up in a table.
+/// up the bytes after the last block, or a string shorter than one block, in a table.
 #[inline]
 fn needs_escape(text: &[u8]) -> bool {
     #[inline(always)]
