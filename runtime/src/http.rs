@@ -382,9 +382,7 @@ impl Reply {
 /// (`RouteDecl::success_status`: 201 for POST routes, 200 otherwise, and 204 for a handler
 /// without a result). A 204 has no body (RFC 9110 §15.3.5), so `value` is not encoded then.
 pub fn reply<T: Serialize>(status: u16, value: &T) -> Reply {
-    reply_encoded(status, |out| {
-        serde_json::to_writer(out, value).map_err(|error| format!("cannot encode JSON: {error}"))
-    })
+    reply_encoded(status, |out| serde_json::to_writer(out, value).map_err(crate::json::encode_failed))
 }
 
 /// Answers `status` with the JSON that `encode` appends to a buffer (serde_json for [`reply`],

@@ -42,8 +42,14 @@ impl<T> serde::de::Visitor<'_> for TextVisitor<T> {
 pub fn json_encode<T: Serialize>(v: &T) -> String {
     match serde_json::to_string(v) {
         Ok(text) => text,
-        Err(error) => trap(&format!("cannot encode JSON: {error}")),
+        Err(error) => trap(&encode_failed(error)),
     }
+}
+
+/// The message of a value that cannot be encoded (`cannot encode JSON: ...`), the same from
+/// serde_json's error and from `shaped_json::write`'s.
+pub(crate) fn encode_failed(error: impl std::fmt::Display) -> String {
+    format!("cannot encode JSON: {error}")
 }
 
 /// Decodes JSON text into a value with serde_json; `None` when the text is not valid JSON, has

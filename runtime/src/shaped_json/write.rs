@@ -47,7 +47,7 @@ fn write_scalar(scalar: &Scalar<'_>, out: &mut Vec<u8>) -> Result<(), String> {
 /// durations, ids and strings to escape.
 #[inline(never)]
 fn write_serialized(scalar: &Scalar<'_>, out: &mut Vec<u8>) -> Result<(), String> {
-    scalar.serialize(&mut serde_json::Serializer::new(&mut *out)).map_err(failed)
+    scalar.serialize(&mut serde_json::Serializer::new(&mut *out)).map_err(crate::json::encode_failed)
 }
 
 /// Whether serde_json would escape any byte of `text`: a control character (below 0x20), `"` or
@@ -61,7 +61,7 @@ fn write_serialized(scalar: &Scalar<'_>, out: &mut Vec<u8>) -> Result<(), String
 fn needs_escape(text: &[u8]) -> bool {
     #[inline(always)]
     fn block(bytes: &[u8; 32]) -> bool {
-        bytes.iter().fold(false, |seen, &b| seen | (b < 0x20) | (b == b'"') | (b == b'\\'))
+        bytes.iter().fold(false, |seen, &b| seen | escaped(b))
     }
     if text.len() < 32 {
         return text.iter().any(|&b| ESCAPED[usize::from(b)]);
@@ -75,26 +75,27 @@ fn needs_escape(text: &[u8]) -> bool {
     chunks.remainder().iter().any(|&b| ESCAPED[usize::from(b)])
 }
 
-/// The bytes serde_json escapes, as a table: one load per byte of a short string's scan.
+/// Whether serde_json escapes byte `b`: the one statement of the rule, compared in blocks and
+/// looked up in [`ESCAPED`].
+#[inline(always)]
+const fn escaped(b: u8) -> bool {
+    b < 0x20 || b == b'"' || b == b'\\'
+}
+
+/// [`escaped`] as a table: one load per byte of a short string's scan.
 static ESCAPED: [bool; 256] = {
     let mut table = [false; 256];
     let mut b = 0;
-    while b < 0x20 {
-        table[b] = true;
+    while b < 256 {
+        table[b] = escaped(b as u8);
         b += 1;
     }
-    table[b'"' as usize] = true;
-    table[b'\\' as usize] = true;
     table
 };
 
-fn failed(error: serde_json::Error) -> String {
-    format!("cannot encode JSON: {error}")
-}
-
 /// Appends a value that is not a scalar.
 fn write_node<V: View>(view: &V, out: &mut Vec<u8>) -> Result<(), String> {
-    match view.node().map_err(|error| format!("cannot encode JSON: {error}"))? {
+    match view.node().map_err(crate::json::encode_failed)? {
         Node::Array(_) => {
             out.push(b'[');
             for (i, item) in view.items().enumerate() {
