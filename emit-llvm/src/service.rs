@@ -9,8 +9,10 @@
 //! functions over a handler frame: `start` (moves the bound arguments into a new frame),
 //! `poll`, `drop` (a pending frame) and `finish` (a returned frame: drops the result, frees the
 //! frame). For an async handler these are its own frame's (`frames.rs`); a sync handler gets a
-//! small frame `{ i32 state, R result, args }` whose `poll` calls it once. The runtime binds
-//! and answers with the same code as for the Rust path; the tables only tell it the layouts.
+//! small frame `{ i32 state, R result, args }` whose `poll` calls it once, made in room the
+//! runtime gives `start` (the route's `frame_size`), so its `drop` and `finish` free nothing.
+//! The runtime binds and answers with the same code as for the Rust path; the tables only tell
+//! it the layouts.
 //!
 //! `nagi.guarded_poll(poll, frame, cx) -> i32` is the one place where emitted code is entered
 //! from a request: it registers a `jmp_buf` with the runtime and calls `_setjmp`, so a trap
@@ -178,13 +180,15 @@ pub(crate) fn guarded<'ctx>(
     Ok(())
 }
 
-/// The four frame functions of one route, and where its result sits in a returned frame.
+/// The four frame functions of one route, where its result sits in a returned frame, and the
+/// room its frame needs from the runtime (`(0, 0)`: `start` allocates it).
 struct Adapters<'ctx> {
     start: FunctionValue<'ctx>,
     poll: FunctionValue<'ctx>,
     drop: FunctionValue<'ctx>,
     finish: FunctionValue<'ctx>,
     result_offset: u64,
+    room: (u64, u32),
 }
 
 /// The constant `RouteDesc` of route number `index`.
@@ -241,6 +245,8 @@ fn route_desc<'ctx>(cx: &Cx<'ctx, '_>, index: usize, route: &RouteDecl) -> Resul
             int(cx, handler.params.len() as u64),
             int(cx, args_size),
             int(cx, u64::from(args_align)),
+            int(cx, adapters.room.0),
+            int(cx, u64::from(adapters.room.1)),
             fn_ptr(cx, adapters.start).into(),
             fn_ptr(cx, adapters.poll).into(),
             fn_ptr(cx, adapters.drop).into(),
@@ -296,7 +302,8 @@ fn async_adapters<'ctx>(
     let frame = cx.frames.get(route.handler).ok_or_else(|| Error::internal("an async handler without a frame"))?;
     let bytes = cx.layouts.byte_ptr();
     let void = cx.context.void_type();
-    let start = adapter(cx, index, "start", bytes.fn_type(&[bytes.into()], false));
+    // The room argument is null: an async frame lives on the heap, past the runtime's poll.
+    let start = adapter(cx, index, "start", bytes.fn_type(&[bytes.into(), bytes.into()], false));
     let block =
         b.build_pointer_cast(nth_pointer(start, 0)?, args.ptr_type(inkwell::AddressSpace::default()), "args")?;
     let values = load_args(cx, handler, args, block)?;
@@ -314,11 +321,12 @@ fn async_adapters<'ctx>(
         drop: frame.drop,
         finish,
         result_offset: cx.layouts.offset_of(frame.st, RESULT),
+        room: (0, 0),
     })
 }
 
 /// A sync handler's frame `{ i32 state, R result, args }` and its functions: `poll` calls the
-/// handler once.
+/// handler once. The frame is made in the runtime's room, which the runtime frees.
 fn sync_adapters<'ctx>(
     cx: &Cx<'ctx, '_>,
     index: usize,
@@ -332,19 +340,12 @@ fn sync_adapters<'ctx>(
     let void = c.void_type();
     let st = c.opaque_struct_type(&format!("nagi.frame.route{index}"));
     st.set_body(&[c.i32_type().into(), cx.layouts.llvm(&handler.ret), args.into()], false);
-    let (size, align) = cx.layouts.struct_size_align(st);
-    let (size, align) = (c.i64_type().const_int(size, false), c.i64_type().const_int(u64::from(align), false));
-    let free = |raw: PointerValue<'ctx>| -> Result<(), Error> {
-        runtime_calls::call(cx, Rt::Free, &[raw.into(), size.into(), align.into()])?;
-        Ok(())
-    };
+    let room = cx.layouts.struct_size_align(st);
 
-    let start = adapter(cx, index, "start", bytes.fn_type(&[bytes.into()], false));
+    let start = adapter(cx, index, "start", bytes.fn_type(&[bytes.into(), bytes.into()], false));
     let block =
         b.build_pointer_cast(nth_pointer(start, 0)?, args.ptr_type(inkwell::AddressSpace::default()), "args")?;
-    let raw = runtime_calls::call(cx, Rt::Alloc, &[size.into(), align.into()])?
-        .ok_or_else(|| Error::internal("nagi_rt_alloc returns nothing"))?
-        .into_pointer_value();
+    let raw = nth_pointer(start, 1)?;
     let typed = frames::typed(cx, st, raw)?;
     b.build_store(ir::field(b, st, typed, STATE, "state")?, c.i32_type().const_zero())?;
     let moved = ir::load(b, args.into(), block, "moved")?;
@@ -370,7 +371,7 @@ fn sync_adapters<'ctx>(
     let state = ir::load_field(b, st, typed, STATE, "state")?.into_int_value();
     let fresh = b.build_int_compare(inkwell::IntPredicate::EQ, state, c.i32_type().const_zero(), "fresh")?;
     let drop_args = c.append_basic_block(drop, "drop.args");
-    let done = c.append_basic_block(drop, "free");
+    let done = c.append_basic_block(drop, "done");
     b.build_conditional_branch(fresh, drop_args, done)?;
     b.position_at_end(drop_args);
     for (i, ty) in handler.param_types().enumerate() {
@@ -378,16 +379,14 @@ fn sync_adapters<'ctx>(
     }
     b.build_unconditional_branch(done)?;
     b.position_at_end(done);
-    free(raw)?;
     b.build_return(None)?;
 
     let finish = adapter(cx, index, "finish", void.fn_type(&[bytes.into()], false));
     let raw = nth_pointer(finish, 0)?;
     let typed = frames::typed(cx, st, raw)?;
     glue::drop_in_place(cx, &handler.ret, ir::field(b, st, typed, RESULT, "result")?)?;
-    free(raw)?;
     b.build_return(None)?;
-    Ok(Adapters { start, poll, drop, finish, result_offset: cx.layouts.offset_of(st, RESULT) })
+    Ok(Adapters { start, poll, drop, finish, result_offset: cx.layouts.offset_of(st, RESULT), room })
 }
 
 /// The constant `TableDesc` of a table: its name and `CREATE TABLE` statements (SQLite's and
@@ -416,5 +415,5 @@ fn param_type<'ctx>(cx: &Cx<'ctx, '_>) -> StructType<'ctx> {
 
 fn route_type<'ctx>(cx: &Cx<'ctx, '_>) -> StructType<'ctx> {
     let (p, i) = (cx.layouts.byte_ptr().into(), cx.context.i64_type().into());
-    cx.context.struct_type(&[p, i, p, i, p, i, i, i, p, p, p, p, i, p, i], false)
+    cx.context.struct_type(&[p, i, p, i, p, i, i, i, i, i, p, p, p, p, i, p, i], false)
 }

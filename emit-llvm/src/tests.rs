@@ -24,8 +24,10 @@ fn a_service_gets_its_tables_and_one_guarded_poll() {
     let ir = ir(text).expect("routes are supported");
     assert!(ir.contains("@nagi.service = private constant"), "{ir}");
     assert!(ir.contains("call i32 @nagi_rt_serve("), "{ir}");
-    // A sync handler gets a small frame whose poll calls it once.
+    // A sync handler gets a small frame whose poll calls it once, made in the runtime's room.
     assert!(ir.contains("define internal i32 @nagi.route0.poll("), "{ir}");
+    assert!(ir.contains("define internal i8* @nagi.route0.start(i8* %0, i8* %1)"), "{ir}");
+    assert!(!ir.contains("@nagi_rt_alloc(") && !ir.contains("@nagi_rt_free("), "{ir}");
     assert!(ir.contains("call i64 @nagi.fn.list()"), "{ir}");
     // The guard is the one place that calls `_setjmp`, which must be known to return twice.
     assert_eq!(ir.matches("call i32 @_setjmp(").count(), 1, "{ir}");

@@ -1,9 +1,12 @@
 //! Routes on the LLVM path: the descriptor of a route's handler and its parameters, and the
 //! future that runs one request through the handler's frame.
 //!
-//! A handler of the LLVM emitter is an explicit state machine: a heap frame that `start` makes
-//! from the handler's arguments, a `poll` that runs it until it waits or returns, and `drop` and
-//! `finish` that free an unfinished or a finished frame ([`super::frame`]). The runtime's handler
+//! A handler of the LLVM emitter is an explicit state machine: a frame that `start` makes from
+//! the handler's arguments, a `poll` that runs it until it waits or returns, and `drop` and
+//! `finish` that drop an unfinished or a finished frame ([`super::frame`]). An async handler's
+//! frame is on the heap, made and freed by those functions; a sync handler's frame, which one
+//! poll always finishes, is made in room the runtime gives `start`, on its own stack when it
+//! fits, so a sync request allocates no frame. The runtime's handler
 //! for a route ([`handler`]) binds the request's parameters with the Rust path's own functions
 //! (`Request::path`, `query`, `query_opt`, the body rules of `Request::json` through `Request::json_body` and
 //! `json::decode_body`, which decodes straight into the argument block), starts the frame, polls it through the emitted `guarded_poll` (which turns a
@@ -17,6 +20,7 @@
 use std::alloc::Layout;
 use std::future::Future;
 use std::pin::Pin;
+use std::ptr;
 use std::task::{Context, Poll};
 
 use super::frame::{Frame, FrameFn, GuardedPollFn, PollFn, Polled};
@@ -26,7 +30,9 @@ use crate::http::{self, Handler, Reply, Request};
 use crate::shaped_json::{self, Kind, Value};
 
 /// `start`: moves the handler's arguments out of an argument block into a new frame, returns it.
-pub type StartFn = unsafe extern "C" fn(args: *mut u8) -> *mut u8;
+/// `room` is where the frame goes when the route's `frame_size` is not 0, null otherwise (then
+/// `start` allocates the frame).
+pub type StartFn = unsafe extern "C" fn(args: *mut u8, room: *mut u8) -> *mut u8;
 
 // [`ParamDesc::source`]'s codes, `nagi_abi::param_source`: a path parameter, a required or
 // optional query parameter, the JSON body, a required or optional request header.
@@ -54,8 +60,8 @@ pub struct ParamDesc {
 }
 
 /// One route: `{ i8* method, i64 method_len, i8* path, i64 path_len, %nagi.ParamDesc* params,
-/// i64 param_count, i64 args_size, i64 args_align, start, poll, drop, finish, i64 result_offset,
-/// %nagi.TypeDesc* result, i64 status }`.
+/// i64 param_count, i64 args_size, i64 args_align, i64 frame_size, i64 frame_align, start, poll,
+/// drop, finish, i64 result_offset, %nagi.TypeDesc* result, i64 status }`.
 #[repr(C)]
 pub struct RouteDesc {
     /// The method, e.g. `GET`.
@@ -74,6 +80,12 @@ pub struct RouteDesc {
     pub args_size: usize,
     /// The argument block's alignment.
     pub args_align: usize,
+    /// 0 when `start` allocates the frame (an async handler). Otherwise the size of the room the
+    /// runtime gives `start` to make the frame in (a sync handler: its `poll` never answers 0 or
+    /// 2, so the frame lives only while the runtime polls it once).
+    pub frame_size: usize,
+    /// The room's alignment; 0 when `frame_size` is.
+    pub frame_align: usize,
     /// Makes a frame from a filled argument block, moving the values out of it. The runtime
     /// frees the block afterwards without dropping anything in it. Like `drop` and `finish`, it
     /// runs outside any trap guard, so it must not trap (a trap there ends the process); it only
@@ -81,9 +93,11 @@ pub struct RouteDesc {
     pub start: StartFn,
     /// Runs the frame; never called by the runtime, only passed to `guarded_poll`.
     pub poll: PollFn,
-    /// Drops and frees a frame that is not finished (a request dropped while it waited).
+    /// Drops a frame that is not finished (a request dropped while it waited), then frees it
+    /// unless it is in the runtime's room.
     pub drop: FrameFn,
-    /// Drops the result of a frame whose poll returned true, and frees the frame.
+    /// Drops the result of a frame whose poll returned true, then frees the frame unless it is
+    /// in the runtime's room.
     pub finish: FrameFn,
     /// Where the handler's result sits in a finished frame.
     pub result_offset: usize,
@@ -163,7 +177,12 @@ impl Future for RouteFuture {
         let this = self.get_mut();
         let desc = this.desc;
         if let State::Bind(request) = &this.state {
-            let frame = start(desc, request);
+            if desc.frame_size != 0 {
+                let reply = run_in_room(desc, this.guarded_poll, request, cx);
+                this.state = State::Done;
+                return Poll::Ready(reply);
+            }
+            let frame = start(desc, request, ptr::null_mut());
             this.state = State::Running(Frame::new(frame, desc.poll, desc.drop, Some(this.guarded_poll)));
         }
         let State::Running(frame) = &mut this.state else { panic!("a route's future was polled after it completed") };
@@ -196,24 +215,49 @@ impl Drop for RouteFuture {
     }
 }
 
+/// Runs a request to a route whose frame is made in the runtime's room (`frame_size` is not 0):
+/// binds, starts the frame in room on this stack (allocated when it does not fit), polls it
+/// once, encodes its result and finishes it, all in this one poll of the request's future.
+fn run_in_room(desc: &RouteDesc, guarded_poll: GuardedPollFn, request: &Request, cx: &mut Context<'_>) -> Reply {
+    let mut inline = InlineRoom::uninit();
+    let room = Room::new(&mut inline, desc.frame_size, desc.frame_align, "frame");
+    let frame = start(desc, request, room.at);
+    // Declared after `room`, so a frame dropped while unwinding is dropped before its room goes.
+    let mut running = Frame::new(frame, desc.poll, desc.drop, Some(guarded_poll));
+    match running.poll(cx) {
+        Polled::Returned(frame) => {
+            /// Finishes the frame once its result is encoded, or when the encoding unwinds.
+            struct Finish<'a>(&'a RouteDesc, *mut u8);
+            impl Drop for Finish<'_> {
+                fn drop(&mut self) {
+                    // SAFETY: the frame has returned and is finished exactly once, here.
+                    unsafe { (self.0.finish)(self.1) }
+                }
+            }
+            let _finish = Finish(desc, frame);
+            // SAFETY: the frame has returned, so its result is at `result_offset`.
+            unsafe { reply(desc, frame) }
+        }
+        Polled::Failed(payload) => std::panic::resume_unwind(super::guard::reason(payload, "a handler")),
+        Polled::Pending => crate::trap("a sync route's frame waited"),
+    }
+}
+
 /// Binds every parameter of `desc` from `request` into a new argument block, then makes the
-/// frame. A JSON body is decoded straight into its place; other parameters are bound as values
-/// and written. Binding fails by unwinding with its answer (400, 415, 422, …); the block's
-/// guard then frees the parameters bound before it and the block (when allocated), so a failed
-/// binding leaks nothing.
-fn start(desc: &RouteDesc, request: &Request) -> *mut u8 {
-    let Ok(layout) = Layout::from_size_align(desc.args_size, desc.args_align.max(1)) else {
-        panic!("a route's argument block has an invalid layout ({} bytes at {})", desc.args_size, desc.args_align)
-    };
+/// frame (in `room`, when the route's frame goes in the runtime's room). A JSON body is decoded
+/// straight into its place; other parameters are bound as values and written. Binding fails by
+/// unwinding with its answer (400, 415, 422, …); the block's guard then frees the parameters
+/// bound before it and the block (when allocated), so a failed binding leaks nothing.
+fn start(desc: &RouteDesc, request: &Request, room: *mut u8) -> *mut u8 {
     // `start` moves the arguments into the frame and keeps no pointer to the block, so a block
     // that fits lives on this stack: one allocation and free fewer per request.
-    let mut inline = InlineBlock([std::mem::MaybeUninit::uninit(); INLINE_BLOCK]);
-    let on_stack = layout.size() <= INLINE_BLOCK && layout.align() <= std::mem::align_of::<InlineBlock>();
-    let args = if on_stack { inline.0.as_mut_ptr().cast() } else { super::allocate(layout) };
-    let mut block = Arguments { desc, args, layout, on_stack, bound: 0 };
+    let mut inline = InlineRoom::uninit();
+    let mut block =
+        Arguments { desc, room: Room::new(&mut inline, desc.args_size, desc.args_align, "argument block"), bound: 0 };
+    let args = block.room.at;
     for param in desc.params() {
         // SAFETY: the block holds the parameter's type at its offset, as the emitter laid it out.
-        let at = unsafe { block.args.add(param.offset) };
+        let at = unsafe { args.add(param.offset) };
         if param.source == SOURCE_BODY {
             let body = request.json_body().unwrap_or_else(|e| e.raise());
             // SAFETY: as above.
@@ -226,31 +270,67 @@ fn start(desc: &RouteDesc, request: &Request) -> *mut u8 {
         block.bound += 1;
     }
     // SAFETY: every parameter is written; `start` moves the values out, so the block is let go of
-    // without dropping anything.
-    let frame = unsafe { (desc.start)(block.args) };
+    // without dropping anything. `room` is null or room of the route's frame size.
+    let frame = unsafe { (desc.start)(args, room) };
     block.bound = 0;
     drop(block);
     assert!(!frame.is_null(), "a route's start returned no frame");
     frame
 }
 
-/// The largest argument block kept on the stack while a request is bound (bytes).
-const INLINE_BLOCK: usize = 256;
+/// The largest argument block or frame kept on the stack while a request runs (bytes).
+const INLINE_ROOM: usize = 256;
 
-/// Room for an argument block of up to [`INLINE_BLOCK`] bytes aligned to 16, the largest
-/// alignment of a Low type.
+/// Room for an argument block or a frame of up to [`INLINE_ROOM`] bytes aligned to 16, the
+/// largest alignment of a Low type.
 #[repr(align(16))]
-struct InlineBlock([std::mem::MaybeUninit<u8>; INLINE_BLOCK]);
+struct InlineRoom([std::mem::MaybeUninit<u8>; INLINE_ROOM]);
+
+impl InlineRoom {
+    fn uninit() -> InlineRoom {
+        InlineRoom([std::mem::MaybeUninit::uninit(); INLINE_ROOM])
+    }
+}
+
+/// Memory of a given layout: the caller's [`InlineRoom`] when it fits, else allocated through
+/// the ABI (which keeps the count of buffers emitted code owns exact) and freed on drop. It
+/// never drops what is in it.
+struct Room {
+    at: *mut u8,
+    /// The layout `at` was allocated with; `None` when `at` is the caller's [`InlineRoom`].
+    allocated: Option<Layout>,
+}
+
+impl Room {
+    /// Room of `size` bytes at `align` (0 counts as 1) for the `what` of a route. Inlined, so
+    /// the common case is two compares.
+    #[inline]
+    fn new(inline: &mut InlineRoom, size: usize, align: usize, what: &str) -> Room {
+        if size <= INLINE_ROOM && align <= std::mem::align_of::<InlineRoom>() {
+            // Any alignment up to the room's own is met by it, so no layout needs checking.
+            return Room { at: inline.0.as_mut_ptr().cast(), allocated: None };
+        }
+        let Ok(layout) = Layout::from_size_align(size, align.max(1)) else {
+            panic!("a route's {what} has an invalid layout ({size} bytes at {align})")
+        };
+        Room { at: super::allocate(layout), allocated: Some(layout) }
+    }
+}
+
+impl Drop for Room {
+    fn drop(&mut self) {
+        if let Some(layout) = self.allocated {
+            // SAFETY: `at` was allocated with this layout.
+            unsafe { super::nagi_rt_free(self.at, layout.size(), layout.align()) };
+        }
+    }
+}
 
 /// A route's argument block while its parameters are bound: on drop, the first `bound`
-/// parameters are freed, then the block when it is on the heap (through the ABI, which keeps
-/// the count of buffers emitted code owns exact).
+/// parameters are freed, then the block's room.
 struct Arguments<'a> {
     desc: &'a RouteDesc,
-    args: *mut u8,
-    layout: Layout,
-    /// The block is the caller's [`InlineBlock`], not allocated.
-    on_stack: bool,
+    room: Room,
     bound: usize,
 }
 
@@ -258,11 +338,7 @@ impl Drop for Arguments<'_> {
     fn drop(&mut self) {
         for param in &self.desc.params()[..self.bound] {
             // SAFETY: the parameter was written at its offset and nothing else holds it.
-            unsafe { json::drop_value(self.args.add(param.offset), param.ty()) };
-        }
-        if !self.on_stack {
-            // SAFETY: `args` was allocated with this layout.
-            unsafe { super::nagi_rt_free(self.args, self.layout.size(), self.layout.align()) };
+            unsafe { json::drop_value(self.room.at.add(param.offset), param.ty()) };
         }
     }
 }

@@ -206,12 +206,18 @@ unsafe fn frame<'a, A, R>(frame: *mut u8) -> &'a mut Frame<A, R> {
     unsafe { &mut *frame.cast::<Frame<A, R>>() }
 }
 
-/// `start` for a frame whose arguments are an `A` and whose result starts zeroed.
-unsafe extern "C" fn start<A, R>(args: *mut u8) -> *mut u8 {
+/// `start` for a frame whose arguments are an `A` and whose result starts zeroed: made in
+/// `room` when there is one (a sync route's), else on the heap.
+unsafe extern "C" fn start<A, R>(args: *mut u8, room: *mut u8) -> *mut u8 {
     let args = unsafe { args.cast::<A>().read() };
     // SAFETY: every result type here is plain data for which all zeroes is a value.
     let result = unsafe { std::mem::zeroed::<R>() };
-    Box::into_raw(Box::new(Frame { state: 0, op: ptr::null_mut(), args, result })).cast()
+    let frame = Frame { state: 0, op: ptr::null_mut(), args, result };
+    if room.is_null() {
+        return Box::into_raw(Box::new(frame)).cast();
+    }
+    unsafe { room.cast::<Frame<A, R>>().write(frame) };
+    room
 }
 
 /// Frees a frame, its pending operation first; its values must have been dropped.
@@ -354,24 +360,22 @@ unsafe extern "C" fn plain_free<A, R>(fp: *mut u8) {
     unsafe { free::<A, R>(fp) }
 }
 
+/// `drop` and `finish` of a frame in the runtime's room that holds no heap values.
+unsafe extern "C" fn in_room_nothing(_fp: *mut u8) {}
+
 unsafe extern "C" fn params_poll(fp: *mut u8, _cx: *mut u8) -> i32 {
     let f = unsafe { frame::<ParamsC, ParamsC>(fp) };
     f.result = f.args;
     1
 }
 
+// `/params` is a sync route: its frame is in the runtime's room, which it does not free.
 unsafe extern "C" fn params_drop(fp: *mut u8) {
-    unsafe {
-        free_string(frame::<ParamsC, ParamsC>(fp).args.name);
-        free::<ParamsC, ParamsC>(fp);
-    }
+    unsafe { free_string(frame::<ParamsC, ParamsC>(fp).args.name) }
 }
 
 unsafe extern "C" fn params_finish(fp: *mut u8) {
-    unsafe {
-        free_string(frame::<ParamsC, ParamsC>(fp).result.name);
-        free::<ParamsC, ParamsC>(fp);
-    }
+    unsafe { free_string(frame::<ParamsC, ParamsC>(fp).result.name) }
 }
 
 unsafe extern "C" fn tx_trap_poll(fp: *mut u8, cx: *mut u8) -> i32 {
@@ -445,6 +449,20 @@ fn route<A, R>(
     (poll, drop, finish): (PollFn, FrameFn, FrameFn),
     result: &'static TypeDesc,
 ) -> RouteDesc {
+    sync_route::<A, R>(method, path, params, (poll, drop, finish), result, 0)
+}
+
+/// [`route`] for a sync route, whose frame `start` makes in `room` bytes the runtime gives it
+/// (0: an async route, whose `start` allocates).
+fn sync_route<A, R>(
+    method: &'static str,
+    path: &'static str,
+    params: Vec<ParamDesc>,
+    (poll, drop, finish): (PollFn, FrameFn, FrameFn),
+    result: &'static TypeDesc,
+    room: usize,
+) -> RouteDesc {
+    assert!(room == 0 || room >= size_of::<Frame<A, R>>());
     let params: &'static [ParamDesc] = Box::leak(params.into_boxed_slice());
     RouteDesc {
         method: method.as_ptr(),
@@ -455,6 +473,8 @@ fn route<A, R>(
         param_count: params.len(),
         args_size: size_of::<A>(),
         args_align: align_of::<A>(),
+        frame_size: room,
+        frame_align: if room == 0 { 0 } else { align_of::<Frame<A, R>>() },
         start: start::<A, R> as StartFn,
         poll,
         drop,
@@ -495,14 +515,17 @@ fn llvm_service() -> &'static ServiceDesc {
             (list_poll, plain_free::<OptI64, RawArray>, people_finish::<OptI64>),
             t::array(d.person),
         ),
-        route::<i64, i64>(
+        // Two sync routes: one whose frame fits the runtime's room on its stack, one given more
+        // room than the stack keeps (256 bytes), so the runtime allocates it.
+        sync_route::<i64, i64>(
             "GET",
             "/divide/{n}",
             vec![param("n", SOURCE_PATH, t::i64(), 0)],
-            (divide_poll, plain_free::<i64, i64>, plain_free::<i64, i64>),
+            (divide_poll, in_room_nothing, in_room_nothing),
             t::i64(),
+            size_of::<Frame<i64, i64>>(),
         ),
-        route::<ParamsC, ParamsC>(
+        sync_route::<ParamsC, ParamsC>(
             "GET",
             "/params/{name}",
             vec![
@@ -513,6 +536,7 @@ fn llvm_service() -> &'static ServiceDesc {
             ],
             (params_poll, params_drop, params_finish),
             p,
+            512,
         ),
         route::<PersonC, ()>("POST", "/tx/trap", person_body(), (tx_trap_poll, tx_trap_drop, tx_trap_drop), t::unit()),
         route::<(), i64>("POST", "/big", vec![], (big_poll, plain_free::<(), i64>, plain_free::<(), i64>), t::i64()),
