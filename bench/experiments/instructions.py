@@ -8,8 +8,12 @@ is counted (the worker, the database thread, the log writer, the trace exporter)
 off the request's thread still shows. With `--otlp-endpoint sink` the server exports its spans
 to an OTLP/HTTP sink run here (it answers 200 and keeps nothing).
 
-usage: bench/experiments/instructions.py EXE CASE [N] [-- SERVER FLAGS...]
-  CASE: health | get-user | post-users
+With `--cache-sim`, callgrind also simulates the caches (`--cache-sim=yes`) and the report
+adds, per request, the level-1 instruction and data misses (I1mr, D1mr + D1mw) and the
+last-level misses (ILmr + DLmr + DLmw): the cost instruction counts cannot show.
+
+usage: bench/experiments/instructions.py EXE CASE [N] [--cache-sim] [-- SERVER FLAGS...]
+  CASE: health | echo | get-user | post-users
   e.g.  bench/experiments/instructions.py target/users get-user 2000 -- --otlp-endpoint sink
 """
 import http.client
@@ -25,6 +29,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 CASES = {
     "health": ("GET", "/health", None),
+    "echo": ("POST", "/echo", '{"id":$I,"name":"Ada","age":36}'),
     "get-user": ("GET", "/users/1", None),
     "post-users": ("POST", "/users", '{"id":$I,"name":"n","age":30}'),
 }
@@ -54,13 +59,14 @@ def send(conn, method, path, body, i):
     return answer.status
 
 
-def measure(exe, case, n, flags):
+def measure(exe, case, n, flags, cache_sim):
     method, path, body = CASES[case]
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "callgrind.out")
         port = 20000 + os.getpid() % 10000
         server = subprocess.Popen(
-            ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}", exe,
+            ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}"]
+            + (["--cache-sim=yes"] if cache_sim else []) + [exe,
              "--listen", f"127.0.0.1:{port}", "--db", os.path.join(tmp, "db.sqlite")] + flags,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
@@ -86,8 +92,10 @@ def measure(exe, case, n, flags):
             server.send_signal(2)
             server.wait()
         with open(out) as f:
-            total = int(re.search(r"^totals:\s*(\d+)", f.read(), re.M).group(1))
-    return total / n
+            text = f.read()
+        events = re.search(r"^events:\s*(.*)$", text, re.M).group(1).split()
+        totals = [int(v) for v in re.search(r"^totals:\s*(.*)$", text, re.M).group(1).split()]
+    return {event: total / n for event, total in zip(events, totals)}
 
 
 def main():
@@ -99,14 +107,22 @@ def main():
     if len(args) < 2 or args[1] not in CASES:
         sys.exit(__doc__)
     exe, case = args[0], args[1]
+    cache_sim = "--cache-sim" in args
+    args = [a for a in args if a != "--cache-sim"]
     n = int(args[2]) if len(args) > 2 else 2000
     if "sink" in flags:
         sink = ThreadingHTTPServer(("127.0.0.1", 0), Sink)
         threading.Thread(target=sink.serve_forever, daemon=True).start()
         flags[flags.index("sink")] = f"http://127.0.0.1:{sink.server_address[1]}"
-    per_request = measure(exe, case, n, flags)
-    print(json.dumps({"exe": exe, "case": case, "requests": n, "flags": flags,
-                      "instructions_per_request": round(per_request)}))
+    per_request = measure(exe, case, n, flags, cache_sim)
+    report = {"exe": exe, "case": case, "requests": n, "flags": flags,
+              "instructions_per_request": round(per_request["Ir"])}
+    if cache_sim:
+        get = lambda *names: round(sum(per_request.get(e, 0) for e in names), 1)
+        report["l1_instruction_misses"] = get("I1mr")
+        report["l1_data_misses"] = get("D1mr", "D1mw")
+        report["last_level_misses"] = get("ILmr", "DLmr", "DLmw")
+    print(json.dumps(report))
 
 
 if __name__ == "__main__":
