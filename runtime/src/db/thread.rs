@@ -341,6 +341,45 @@ struct Statement {
     metrics: Option<crate::metrics::StatementMetrics>,
 }
 
+/// Begins the request transaction of `owner` (a request, not 0) on `conn` if none is open,
+/// recording it in the worker's `(owner, savepoints)`, and marks the request's flag so its
+/// wrapper ends it.
+fn begin_request(
+    conn: &Connection,
+    (open_owner, savepoints): (&mut Option<u64>, &mut u32),
+    owner: u64,
+    began: Option<&AtomicBool>,
+) -> Result<(), DbError> {
+    if owner == 0 || !conn.is_autocommit() {
+        return Ok(());
+    }
+    conn.execute_batch("BEGIN IMMEDIATE").map_err(db_error)?;
+    *open_owner = Some(owner);
+    *savepoints = 0;
+    if let Some(flag) = began {
+        flag.store(true, Ordering::Relaxed);
+    }
+    Ok(())
+}
+
+/// `sql` prepared from `conn`'s statement cache, with the request transaction begun first
+/// ([`begin_request`]) when SQLite says the statement writes (`sqlite3_stmt_readonly`;
+/// `INSERT ... RETURNING` is a query that writes), so that read-only requests take no write
+/// lock. One cache lookup serves both the check and the run.
+fn prepare_for<'c>(
+    conn: &'c Connection,
+    transaction: (&mut Option<u64>, &mut u32),
+    owner: u64,
+    began: Option<&AtomicBool>,
+    sql: &str,
+) -> Result<rusqlite::CachedStatement<'c>, DbError> {
+    let statement = conn.prepare_cached(sql).map_err(db_error)?;
+    if !statement.readonly() {
+        begin_request(conn, transaction, owner, began)?;
+    }
+    Ok(statement)
+}
+
 /// What the thread keeps for `sql` in `statements`, made when it is first seen.
 fn kept<'a>(statements: &'a mut Statements, sql: &str) -> &'a mut Statement {
     statements.entry_ref(sql).or_default()
@@ -477,26 +516,7 @@ impl Worker {
     /// Begins the request transaction of `owner` (a request, not 0) if none is open, and marks
     /// the request's flag so its wrapper ends it.
     fn begin_request_transaction(&mut self, owner: u64, began: Option<&AtomicBool>) -> Result<(), DbError> {
-        if owner == 0 || !self.conn.is_autocommit() {
-            return Ok(());
-        }
-        self.conn.execute_batch("BEGIN IMMEDIATE").map_err(db_error)?;
-        self.owner = Some(owner);
-        self.savepoints = 0;
-        if let Some(flag) = began {
-            flag.store(true, Ordering::Relaxed);
-        }
-        Ok(())
-    }
-
-    /// Begins the request transaction before `sql` when SQLite says the statement writes
-    /// (`sqlite3_stmt_readonly`; `INSERT ... RETURNING` is a query that writes), so that
-    /// read-only requests take no write lock.
-    fn begin_if_writes(&mut self, owner: u64, began: Option<&AtomicBool>, sql: &str) -> Result<(), DbError> {
-        if self.conn.prepare_cached(sql).map_err(db_error)?.readonly() {
-            return Ok(());
-        }
-        self.begin_request_transaction(owner, began)
+        begin_request(&self.conn, (&mut self.owner, &mut self.savepoints), owner, began)
     }
 
     /// `db.begin`: a real `BEGIN IMMEDIATE` outside requests; inside one, a savepoint in the
@@ -584,8 +604,7 @@ impl Worker {
     }
 
     fn exec(&mut self, owner: u64, began: Option<&AtomicBool>, sql: &str, args: &[SqlValue]) -> Result<i64, DbError> {
-        self.begin_if_writes(owner, began, sql)?;
-        let mut statement = self.conn.prepare_cached(sql).map_err(db_error)?;
+        let mut statement = prepare_for(&self.conn, (&mut self.owner, &mut self.savepoints), owner, began, sql)?;
         let changed = statement.execute(params_from_iter(args)).map_err(db_error)?;
         Ok(i64::try_from(changed).unwrap_or(i64::MAX))
     }
@@ -598,8 +617,7 @@ impl Worker {
         args: &[SqlValue],
         sink: &mut dyn RowSink,
     ) -> Result<Option<Hold>, DbError> {
-        self.begin_if_writes(owner, began, sql)?;
-        let mut statement = self.conn.prepare_cached(sql).map_err(db_error)?;
+        let mut statement = prepare_for(&self.conn, (&mut self.owner, &mut self.savepoints), owner, began, sql)?;
         let by_class = &mut kept(&mut self.statements, sql).columns;
         let class = sink.class();
         let columns = match by_class.get(&class) {
