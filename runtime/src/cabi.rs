@@ -152,7 +152,7 @@ fn layout(size: usize, align: usize) -> Layout {
 
 /// How many buffers emitted code owns right now: every buffer handed to it (allocated by
 /// [`nagi_rt_alloc`] or [`nagi_rt_grow`], or a string or array the runtime wrote into its memory)
-/// counts one until [`nagi_rt_free`] frees it. Frames are such buffers too, so a service whose
+/// counts one until [`nagi_rt_free`] frees it. Heap frames are such buffers too, so a service whose
 /// requests have all ended holds none unless one leaked (a trapped handler leaks on purpose); the
 /// LLVM path's service reports the count when it stops.
 ///

@@ -4,7 +4,8 @@
 //!
 //! An async function of the LLVM emitter is a heap frame with four functions: one that makes it
 //! (a route's `start`, a program's `new`, a task's `nagi.new.f`), `poll`, `drop` (a frame that
-//! has not returned) and `finish`/`free` (a frame that has). A poll answers one of
+//! has not returned) and `finish`/`free` (a frame that has). A sync route's frame follows the
+//! same protocol in room its owner provides, which its `drop` and `finish` do not free. A poll answers one of
 //! [`nagi_abi::poll`]'s codes; what the owner must then do with the frame is the same for a
 //! route, an async `main` and a spawned task, so it lives here and their futures differ only in
 //! what they do with a returned frame.
@@ -26,7 +27,8 @@ pub type PollFn = unsafe extern "C" fn(frame: *mut u8, cx: *mut u8) -> i32;
 pub type FrameFn = unsafe extern "C" fn(frame: *mut u8);
 
 /// The emitted `guarded_poll`: calls `poll(frame, cx)` under a trap guard; 0 pending, 1 ready,
-/// 2 failed (the frame must be dropped), 3 trapped (the frame is leaked).
+/// 2 failed (the frame must be dropped), 3 trapped (the frame's values are leaked, and a heap
+/// frame with them).
 pub type GuardedPollFn = unsafe extern "C" fn(poll: PollFn, frame: *mut u8, cx: *mut u8) -> i32;
 
 /// A frame that has not returned, owned: polled with [`Frame::poll`], dropped with its `drop`
@@ -55,7 +57,8 @@ pub(super) enum Polled {
     Returned(*mut u8),
     /// The frame failed and is gone: dropped when what it awaited failed (it waited at that
     /// await, so its `drop` frees everything it holds), leaked when it trapped mid-operation
-    /// (which of its values are live then is known only to the emitted code). The failure's
+    /// (which of its values are live then is known only to the emitted code; a frame in its
+    /// owner's room leaks only its values, the room is the owner's to free). The failure's
     /// payload, when one was stored.
     Failed(Option<Payload>),
 }

@@ -19,6 +19,7 @@
 
 use std::alloc::Layout;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::pin::Pin;
 use std::ptr;
 use std::task::{Context, Poll};
@@ -93,8 +94,8 @@ pub struct RouteDesc {
     pub start: StartFn,
     /// Runs the frame; never called by the runtime, only passed to `guarded_poll`.
     pub poll: PollFn,
-    /// Drops a frame that is not finished (a request dropped while it waited), then frees it
-    /// unless it is in the runtime's room.
+    /// Drops a frame that is not finished (a heap frame of a request dropped while it waited,
+    /// or any frame whose poll answered 2), then frees it unless it is in the runtime's room.
     pub drop: FrameFn,
     /// Drops the result of a frame whose poll returned true, then frees the frame unless it is
     /// in the runtime's room.
@@ -141,7 +142,18 @@ impl RouteDesc {
 }
 
 /// The handler of the route `desc` describes, its frame polled through `guarded_poll`.
+///
+/// Panics when the argument block's or the frame's layout is not a valid layout (a size that
+/// overflows, an alignment that is not a power of two, a frame size without an alignment), so
+/// a broken descriptor stops the service before it listens instead of failing every request;
+/// the per-request code then takes the layouts as given.
 pub(crate) fn handler(desc: &'static RouteDesc, guarded_poll: GuardedPollFn) -> Handler {
+    if Layout::from_size_align(desc.args_size, desc.args_align.max(1)).is_err() {
+        panic!("a route's argument block has an invalid layout ({} bytes at {})", desc.args_size, desc.args_align)
+    }
+    if desc.frame_size != 0 && Layout::from_size_align(desc.frame_size, desc.frame_align).is_err() {
+        panic!("a route's frame has an invalid layout ({} bytes at {})", desc.frame_size, desc.frame_align)
+    }
     Handler::new(move |request| Box::pin(RouteFuture { desc, guarded_poll, state: State::Bind(request) }))
 }
 
@@ -152,7 +164,7 @@ enum State {
     Bind(Request),
     /// The frame is started and has not returned; dropping it drops the frame.
     Running(Frame),
-    /// The frame has returned and its result is being encoded; `finish` frees it.
+    /// The heap frame has returned and its result is being encoded; `finish` frees it.
     Ready(*mut u8),
     /// The frame is freed, or it failed (see [`Polled::Failed`]).
     Done,
@@ -176,13 +188,14 @@ impl Future for RouteFuture {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Reply> {
         let this = self.get_mut();
         let desc = this.desc;
-        if let State::Bind(request) = &this.state {
+        if let State::Bind(_) = &this.state {
+            let State::Bind(request) = std::mem::replace(&mut this.state, State::Done) else { unreachable!() };
             if desc.frame_size != 0 {
-                let reply = run_in_room(desc, this.guarded_poll, request, cx);
-                this.state = State::Done;
-                return Poll::Ready(reply);
+                return Poll::Ready(run_in_room(desc, this.guarded_poll, request, cx));
             }
-            let frame = start(desc, request, ptr::null_mut());
+            let frame = start(desc, &request, ptr::null_mut());
+            // The request is let go of once its parameters are bound, before the handler runs.
+            drop(request);
             this.state = State::Running(Frame::new(frame, desc.poll, desc.drop, Some(this.guarded_poll)));
         }
         let State::Running(frame) = &mut this.state else { panic!("a route's future was polled after it completed") };
@@ -218,10 +231,12 @@ impl Drop for RouteFuture {
 /// Runs a request to a route whose frame is made in the runtime's room (`frame_size` is not 0):
 /// binds, starts the frame in room on this stack (allocated when it does not fit), polls it
 /// once, encodes its result and finishes it, all in this one poll of the request's future.
-fn run_in_room(desc: &RouteDesc, guarded_poll: GuardedPollFn, request: &Request, cx: &mut Context<'_>) -> Reply {
+fn run_in_room(desc: &RouteDesc, guarded_poll: GuardedPollFn, request: Request, cx: &mut Context<'_>) -> Reply {
     let mut inline = InlineRoom::uninit();
-    let room = Room::new(&mut inline, desc.frame_size, desc.frame_align, "frame");
-    let frame = start(desc, request, room.at);
+    let room = Room::new(&mut inline, desc.frame_size, desc.frame_align);
+    let frame = start(desc, &request, room.at);
+    // As on the heap path, the request is let go of before the handler runs.
+    drop(request);
     // Declared after `room`, so a frame dropped while unwinding is dropped before its room goes.
     let mut running = Frame::new(frame, desc.poll, desc.drop, Some(guarded_poll));
     match running.poll(cx) {
@@ -252,8 +267,7 @@ fn start(desc: &RouteDesc, request: &Request, room: *mut u8) -> *mut u8 {
     // `start` moves the arguments into the frame and keeps no pointer to the block, so a block
     // that fits lives on this stack: one allocation and free fewer per request.
     let mut inline = InlineRoom::uninit();
-    let mut block =
-        Arguments { desc, room: Room::new(&mut inline, desc.args_size, desc.args_align, "argument block"), bound: 0 };
+    let mut block = Arguments { desc, room: Room::new(&mut inline, desc.args_size, desc.args_align), bound: 0 };
     let args = block.room.at;
     for param in desc.params() {
         // SAFETY: the block holds the parameter's type at its offset, as the emitter laid it out.
@@ -294,30 +308,31 @@ impl InlineRoom {
 
 /// Memory of a given layout: the caller's [`InlineRoom`] when it fits, else allocated through
 /// the ABI (which keeps the count of buffers emitted code owns exact) and freed on drop. It
-/// never drops what is in it.
-struct Room {
+/// never drops what is in it, and it borrows the [`InlineRoom`] it may point into.
+struct Room<'a> {
     at: *mut u8,
     /// The layout `at` was allocated with; `None` when `at` is the caller's [`InlineRoom`].
     allocated: Option<Layout>,
+    inline: PhantomData<&'a mut InlineRoom>,
 }
 
-impl Room {
-    /// Room of `size` bytes at `align` (0 counts as 1) for the `what` of a route. Inlined, so
-    /// the common case is two compares.
+impl<'a> Room<'a> {
+    /// Room of `size` bytes at `align` (0 counts as 1), a layout [`handler`] checked when the
+    /// route was set up. Inlined, so the common case is two compares.
     #[inline]
-    fn new(inline: &mut InlineRoom, size: usize, align: usize, what: &str) -> Room {
+    fn new(inline: &'a mut InlineRoom, size: usize, align: usize) -> Room<'a> {
         if size <= INLINE_ROOM && align <= std::mem::align_of::<InlineRoom>() {
-            // Any alignment up to the room's own is met by it, so no layout needs checking.
-            return Room { at: inline.0.as_mut_ptr().cast(), allocated: None };
+            // A power of two up to the room's own alignment is met by it.
+            return Room { at: inline.0.as_mut_ptr().cast(), allocated: None, inline: PhantomData };
         }
         let Ok(layout) = Layout::from_size_align(size, align.max(1)) else {
-            panic!("a route's {what} has an invalid layout ({size} bytes at {align})")
+            unreachable!("a route's layouts are checked when its handler is made")
         };
-        Room { at: super::allocate(layout), allocated: Some(layout) }
+        Room { at: super::allocate(layout), allocated: Some(layout), inline: PhantomData }
     }
 }
 
-impl Drop for Room {
+impl Drop for Room<'_> {
     fn drop(&mut self) {
         if let Some(layout) = self.allocated {
             // SAFETY: `at` was allocated with this layout.
@@ -330,7 +345,7 @@ impl Drop for Room {
 /// parameters are freed, then the block's room.
 struct Arguments<'a> {
     desc: &'a RouteDesc,
-    room: Room,
+    room: Room<'a>,
     bound: usize,
 }
 

@@ -433,6 +433,18 @@ unsafe extern "C" fn forever_drop(fp: *mut u8) {
     unsafe { free::<(), i64>(fp) }
 }
 
+/// How many frames of `/stuck` were dropped.
+static STUCK_DROPPED: AtomicUsize = AtomicUsize::new(0);
+
+/// A sync route's frame that waits, which a sync frame must never do.
+unsafe extern "C" fn stuck_poll(_fp: *mut u8, _cx: *mut u8) -> i32 {
+    0
+}
+
+unsafe extern "C" fn stuck_drop(_fp: *mut u8) {
+    STUCK_DROPPED.fetch_add(1, Ordering::SeqCst);
+}
+
 fn leak<T>(value: T) -> &'static T {
     Box::leak(Box::new(value))
 }
@@ -548,6 +560,14 @@ fn llvm_service() -> &'static ServiceDesc {
             t::array(d.person),
         ),
         route::<(), i64>("GET", "/forever", vec![], (forever_poll, forever_drop, forever_drop), t::i64()),
+        sync_route::<(), i64>(
+            "GET",
+            "/stuck",
+            vec![],
+            (stuck_poll, stuck_drop, stuck_drop),
+            t::i64(),
+            size_of::<Frame<(), i64>>(),
+        ),
     ];
     let routes: &'static [RouteDesc] = Box::leak(routes.into_boxed_slice());
     let tables: &'static [TableDesc] = leak([TableDesc {
@@ -683,6 +703,24 @@ async fn llvm_routes_answer_byte_for_byte_as_rust_routes() {
     assert_eq!(send(&llvm.base, "GET", "/people/1", None, "").await.0, 200);
     llvm.shutdown().await;
     rust.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sync_frame_that_waits_traps_and_is_dropped_once_in_its_room() {
+    // SAFETY: as above.
+    let llvm = serve(unsafe { crate::cabi::service::to_service(llvm_service()) }, 30_000).await;
+    let before = STUCK_DROPPED.load(Ordering::SeqCst);
+    let (status, _, body) = send(&llvm.base, "GET", "/stuck", None, "").await;
+    assert_eq!(status, 500, "{}", String::from_utf8_lossy(&body));
+    assert!(
+        String::from_utf8_lossy(&body).contains("a sync route's frame waited"),
+        "{}",
+        String::from_utf8_lossy(&body)
+    );
+    assert_eq!(STUCK_DROPPED.load(Ordering::SeqCst), before + 1);
+    // The service still answers.
+    assert_eq!(send(&llvm.base, "GET", "/divide/4", None, "").await.0, 200);
+    llvm.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
