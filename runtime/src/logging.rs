@@ -315,9 +315,10 @@ fn write_records(queue: &LogQueue, sink: &mut dyn Write) {
     let mut broken = false;
     let mut batch = Vec::new();
     let mut text = Vec::new();
+    let mut stamps = Timestamps::default();
     while let Some(count) = queue.next_batch(&mut batch) {
         text.clear();
-        format_batch(&batch, &mut text);
+        format_batch(&batch, &mut text, &mut stamps);
         if !broken && sink.write_all(&text).and_then(|()| sink.flush()).is_err() {
             broken = true;
         }
@@ -336,15 +337,15 @@ fn write_records(queue: &LogQueue, sink: &mut dyn Write) {
 }
 
 /// Appends the text of every framed record in `batch` to `text`.
-fn format_batch(batch: &[u8], text: &mut Vec<u8>) {
+fn format_batch(batch: &[u8], text: &mut Vec<u8>, stamps: &mut Timestamps) {
     let mut at = 0;
     while at + HEADER <= batch.len() {
         let kind = batch[at];
         let len = u32::from_le_bytes([batch[at + 1], batch[at + 2], batch[at + 3], batch[at + 4]]) as usize;
         let Some(payload) = batch.get(at + HEADER..at + HEADER + len) else { break };
         match kind {
-            REQUEST if json() => RequestLine::decode(payload).format_json(text),
-            REQUEST => RequestLine::decode(payload).format(text),
+            REQUEST if json() => RequestLine::decode(payload).format_json(text, stamps),
+            REQUEST => RequestLine::decode(payload).format(text, stamps),
             PRINT => printed_json(payload, text),
             _ => text.extend_from_slice(payload),
         }
@@ -432,18 +433,18 @@ impl<'a> RequestLine<'a> {
     /// The line as one JSON object: `timestamp`, `level`, `target`, then `request` (its id),
     /// `method`, `route` (the template), `path`, `status` and `micros` (its duration), and
     /// `trace_id` and `span_id` (hex, as W3C Trace Context writes them) when tracing is on.
-    fn format_json(&self, text: &mut Vec<u8>) {
-        let at = SystemTime::UNIX_EPOCH + Duration::from_micros(self.at_micros);
+    fn format_json(&self, text: &mut Vec<u8>, stamps: &mut Timestamps) {
         let string = |bytes: &[u8]| quoted(&String::from_utf8_lossy(bytes));
         let trace = if self.trace_id == 0 {
             String::new()
         } else {
             format!(r#","trace_id":"{:032x}","span_id":"{:016x}""#, self.trace_id, self.span_id)
         };
+        text.extend_from_slice(br#"{"timestamp":""#);
+        stamps.write(self.at_micros, text);
         let _ = writeln!(
             text,
-            r#"{{"timestamp":"{}","level":"INFO","target":"nagi::request","request":{},"method":{},"route":{},"path":{},"status":{},"micros":{}{trace}}}"#,
-            humantime::format_rfc3339_micros(at),
+            r#"","level":"INFO","target":"nagi::request","request":{},"method":{},"route":{},"path":{},"status":{},"micros":{}{trace}}}"#,
             self.id,
             string(self.method),
             string(self.route),
@@ -453,14 +454,57 @@ impl<'a> RequestLine<'a> {
         );
     }
 
-    fn format(&self, text: &mut Vec<u8>) {
-        let at = SystemTime::UNIX_EPOCH + Duration::from_micros(self.at_micros);
-        let _ =
-            write!(text, "{}  INFO nagi::request: request={} method=", humantime::format_rfc3339_micros(at), self.id);
+    /// The line as `tracing`'s default format writes the event (see `request_line`), written
+    /// piece by piece: it is most of what the writer thread does per request.
+    fn format(&self, text: &mut Vec<u8>, stamps: &mut Timestamps) {
+        let mut number = itoa::Buffer::new();
+        stamps.write(self.at_micros, text);
+        text.extend_from_slice(b"  INFO nagi::request: request=");
+        text.extend_from_slice(number.format(self.id).as_bytes());
+        text.extend_from_slice(b" method=");
         text.extend_from_slice(self.method);
         text.extend_from_slice(b" path=");
         text.extend_from_slice(self.path);
-        let _ = writeln!(text, " status={} micros={}", self.status, self.micros);
+        text.extend_from_slice(b" status=");
+        text.extend_from_slice(number.format(self.status).as_bytes());
+        text.extend_from_slice(b" micros=");
+        text.extend_from_slice(number.format(self.micros).as_bytes());
+        text.push(b'\n');
+    }
+}
+
+/// The writer thread's timestamps: RFC 3339 in UTC with microseconds, as
+/// `humantime::format_rfc3339_micros` writes them, with the date and the time of day formatted
+/// once per second rather than once per line.
+#[derive(Default)]
+struct Timestamps {
+    /// The second last formatted (since the Unix epoch) and its `YYYY-MM-DDTHH:MM:SS`.
+    second: Option<(u64, [u8; 19])>,
+}
+
+impl Timestamps {
+    /// Appends the timestamp of `at_micros` (microseconds since the Unix epoch) to `text`.
+    fn write(&mut self, at_micros: u64, text: &mut Vec<u8>) {
+        let second = at_micros / 1_000_000;
+        let prefix = match self.second {
+            Some((known, prefix)) if known == second => prefix,
+            _ => {
+                let at = SystemTime::UNIX_EPOCH + Duration::from_secs(second);
+                let formatted = humantime::format_rfc3339_seconds(at).to_string();
+                let mut prefix = [b'0'; 19];
+                prefix.copy_from_slice(&formatted.as_bytes()[..19]);
+                self.second = Some((second, prefix));
+                prefix
+            }
+        };
+        text.extend_from_slice(&prefix);
+        let mut fraction = *b".000000Z";
+        let mut rest = at_micros % 1_000_000;
+        for digit in fraction[1..7].iter_mut().rev() {
+            *digit = b'0' + (rest % 10) as u8;
+            rest /= 10;
+        }
+        text.extend_from_slice(&fraction);
     }
 }
 
@@ -699,7 +743,7 @@ mod tests {
         line.encode(&mut framed);
         assert_eq!(framed.len(), line.encoded_len());
         let mut text = Vec::new();
-        RequestLine::decode(&framed).format(&mut text);
+        RequestLine::decode(&framed).format(&mut text, &mut Timestamps::default());
         let text = String::from_utf8(text).unwrap();
         assert_eq!(&text[..27], "2025-12-01T13:47:03.631678Z");
         let after_time = |s: &str| s.split_once(' ').map(|(_, rest)| rest.to_string()).unwrap();
@@ -707,7 +751,7 @@ mod tests {
         assert_eq!(expected.split_once(' ').unwrap().0.len(), 27, "{expected}");
         // The JSON form: one object, the path escaped as JSON, the route beside it.
         let mut json = Vec::new();
-        RequestLine::decode(&framed).format_json(&mut json);
+        RequestLine::decode(&framed).format_json(&mut json, &mut Timestamps::default());
         let object: serde_json::Value = serde_json::from_slice(&json).unwrap();
         assert_eq!(
             object,
@@ -721,10 +765,27 @@ mod tests {
         let mut framed = Vec::new();
         traced.encode(&mut framed);
         let mut json = Vec::new();
-        RequestLine::decode(&framed).format_json(&mut json);
+        RequestLine::decode(&framed).format_json(&mut json, &mut Timestamps::default());
         let object: serde_json::Value = serde_json::from_slice(&json).unwrap();
         assert_eq!(object["trace_id"], "4bf92f3577b34da6a3ce929d0e0e4736");
         assert_eq!(object["span_id"], "00f067aa0ba902b7");
+    }
+
+    /// The cached date and time of day give humantime's text, in one second and across seconds,
+    /// days and years.
+    #[test]
+    fn timestamps_are_humantimes() {
+        let mut stamps = Timestamps::default();
+        let seconds = [0_u64, 59, 86_399, 86_400, 951_782_400, 1_764_596_823, 1_764_596_824, 4_102_444_799];
+        for second in seconds {
+            for micros in [0_u64, 1, 9, 10, 999, 631_678, 999_999] {
+                let at = second * 1_000_000 + micros;
+                let mut ours = Vec::new();
+                stamps.write(at, &mut ours);
+                let theirs = humantime::format_rfc3339_micros(SystemTime::UNIX_EPOCH + Duration::from_micros(at));
+                assert_eq!(String::from_utf8(ours).unwrap(), theirs.to_string(), "{at}");
+            }
+        }
     }
 
     /// Records of both kinds come out of one batch in the order they went in.
@@ -748,7 +809,7 @@ mod tests {
         let mut batch = Vec::new();
         assert_eq!(queue.next_batch(&mut batch), Some(3));
         let mut text = Vec::new();
-        format_batch(&batch, &mut text);
+        format_batch(&batch, &mut text, &mut Timestamps::default());
         let text = String::from_utf8(text).unwrap();
         assert_eq!(
             text,
