@@ -188,14 +188,12 @@ impl Future for RouteFuture {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Reply> {
         let this = self.get_mut();
         let desc = this.desc;
-        if let State::Bind(_) = &this.state {
-            let State::Bind(request) = std::mem::replace(&mut this.state, State::Done) else { unreachable!() };
+        if let State::Bind(request) = &this.state {
             if desc.frame_size != 0 {
-                return Poll::Ready(run_in_room(desc, this.guarded_poll, request, cx));
+                return Poll::Ready(run_in_room(this, cx));
             }
-            let frame = start(desc, &request, ptr::null_mut());
-            // The request is let go of once its parameters are bound, before the handler runs.
-            drop(request);
+            let frame = start(desc, request, ptr::null_mut());
+            // Replacing the state drops the request in place, before the handler runs.
             this.state = State::Running(Frame::new(frame, desc.poll, desc.drop, Some(this.guarded_poll)));
         }
         let State::Running(frame) = &mut this.state else { panic!("a route's future was polled after it completed") };
@@ -231,12 +229,14 @@ impl Drop for RouteFuture {
 /// Runs a request to a route whose frame is made in the runtime's room (`frame_size` is not 0):
 /// binds, starts the frame in room on this stack (allocated when it does not fit), polls it
 /// once, encodes its result and finishes it, all in this one poll of the request's future.
-fn run_in_room(desc: &RouteDesc, guarded_poll: GuardedPollFn, request: Request, cx: &mut Context<'_>) -> Reply {
+fn run_in_room(this: &mut RouteFuture, cx: &mut Context<'_>) -> Reply {
+    let (desc, guarded_poll) = (this.desc, this.guarded_poll);
+    let State::Bind(request) = &this.state else { unreachable!("a route's future binds once") };
     let mut inline = InlineRoom::uninit();
     let room = Room::new(&mut inline, desc.frame_size, desc.frame_align);
-    let frame = start(desc, &request, room.at);
-    // As on the heap path, the request is let go of before the handler runs.
-    drop(request);
+    let frame = start(desc, request, room.at);
+    // As on the heap path, the request is dropped (in place, not moved) before the handler runs.
+    this.state = State::Done;
     // Declared after `room`, so a frame dropped while unwinding is dropped before its room goes.
     let mut running = Frame::new(frame, desc.poll, desc.drop, Some(guarded_poll));
     match running.poll(cx) {
@@ -264,32 +264,42 @@ fn run_in_room(desc: &RouteDesc, guarded_poll: GuardedPollFn, request: Request, 
 /// unwinding with its answer (400, 415, 422, …); the block's guard then frees the parameters
 /// bound before it and the block (when allocated), so a failed binding leaks nothing.
 fn start(desc: &RouteDesc, request: &Request, room: *mut u8) -> *mut u8 {
-    // `start` moves the arguments into the frame and keeps no pointer to the block, so a block
-    // that fits lives on this stack: one allocation and free fewer per request.
-    let mut inline = InlineRoom::uninit();
-    let mut block = Arguments { desc, room: Room::new(&mut inline, desc.args_size, desc.args_align), bound: 0 };
-    let args = block.room.at;
-    for param in desc.params() {
-        // SAFETY: the block holds the parameter's type at its offset, as the emitter laid it out.
-        let at = unsafe { args.add(param.offset) };
-        if param.source == SOURCE_BODY {
-            let body = request.json_body().unwrap_or_else(|e| e.raise());
-            // SAFETY: as above.
-            unsafe { json::decode_body(body, param.ty(), at) }.unwrap_or_else(|e| e.raise());
-        } else {
-            let value = bind(request, param);
-            // SAFETY: as above.
-            unsafe { json::write(value, param.ty(), at) };
+    // SAFETY (both calls): `start` moves the values out of a block whose every parameter is
+    // written, and keeps no pointer to it; `room` is null or room of the route's frame layout.
+    let frame = if desc.param_count == 0 {
+        // Nothing to bind or to fail: the empty block is any aligned pointer.
+        unsafe { (desc.start)(ptr::NonNull::<InlineRoom>::dangling().as_ptr().cast(), room) }
+    } else {
+        // A block that fits lives on this stack: one allocation and free fewer per request.
+        let mut inline = InlineRoom::uninit();
+        let mut block = Arguments { desc, room: Room::new(&mut inline, desc.args_size, desc.args_align), bound: 0 };
+        for param in desc.params() {
+            bind_into(request, param, block.room.at);
+            block.bound += 1;
         }
-        block.bound += 1;
-    }
-    // SAFETY: every parameter is written; `start` moves the values out, so the block is let go of
-    // without dropping anything. `room` is null or room of the route's frame size.
-    let frame = unsafe { (desc.start)(args, room) };
-    block.bound = 0;
-    drop(block);
+        let frame = unsafe { (desc.start)(block.room.at, room) };
+        // The values moved into the frame: the block is let go of without dropping anything.
+        block.bound = 0;
+        frame
+    };
     assert!(!frame.is_null(), "a route's start returned no frame");
     frame
+}
+
+/// Binds `param` from `request` into the argument block at `args`: a JSON body decoded straight
+/// into its place, another parameter bound as a value and written.
+fn bind_into(request: &Request, param: &ParamDesc, args: *mut u8) {
+    // SAFETY: the block holds the parameter's type at its offset, as the emitter laid it out.
+    let at = unsafe { args.add(param.offset) };
+    if param.source == SOURCE_BODY {
+        let body = request.json_body().unwrap_or_else(|e| e.raise());
+        // SAFETY: as above.
+        unsafe { json::decode_body(body, param.ty(), at) }.unwrap_or_else(|e| e.raise());
+    } else {
+        let value = bind(request, param);
+        // SAFETY: as above.
+        unsafe { json::write(value, param.ty(), at) };
+    }
 }
 
 /// The largest argument block or frame kept on the stack while a request runs (bytes).
