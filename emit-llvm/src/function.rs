@@ -26,6 +26,7 @@ use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FunctionValue, Poi
 use la_arena::ArenaMap;
 use nagi_low::{
     ArenaGet, BlockId, ClassId, Constant, Family, FuncId, FunctionData, LabelId, LocalId, OpId, OpKind, Operand, Type,
+    Use,
 };
 
 use crate::enums;
@@ -92,7 +93,9 @@ pub(crate) fn define<'ctx>(cx: &Cx<'ctx, '_>, id: FuncId, func: &FunctionData, r
         cx.builder.build_unconditional_branch(dispatch)?;
     }
     cx.builder.position_at_end(start);
-    let mut emitter = FnEmitter { cx, func, llfn: f, slots, counters, labels: ArenaMap::default(), frame, poll };
+    let literals = read_only_literals(func);
+    let mut emitter =
+        FnEmitter { cx, func, llfn: f, slots, counters, labels: ArenaMap::default(), frame, poll, literals };
     emitter.body()?;
     if !emitter.terminated() {
         // The verifier guarantees control never reaches the end of a body (V245).
@@ -106,6 +109,45 @@ pub(crate) fn define<'ctx>(cx: &Cx<'ctx, '_>, id: FuncId, func: &FunctionData, r
 }
 
 pub(crate) use crate::ir::Slots;
+
+/// The `String` locals that only ever hold a literal and are only read or dropped: every write
+/// to one is a `string` literal, and every use reads it (`borrow`, `str.len`, a part of a
+/// concatenation, …) or drops it; a parameter is never one. Such a local is the literal's
+/// constant bytes with capacity 0, which owns no buffer and which every read sees as the string
+/// it is, so the literal is not copied to the heap and freed again (a query's SQL text, for
+/// one). Nothing can grow, move or hand it on as owned, which is where capacity 0 would matter.
+fn read_only_literals(func: &FunctionData) -> ArenaMap<LocalId, ()> {
+    let mut literal: ArenaMap<LocalId, bool> = ArenaMap::default();
+    for (local, data) in func.locals.iter() {
+        if data.ty == Type::String {
+            literal.insert(local, true);
+        }
+    }
+    for &param in &func.params {
+        literal.insert(param, false);
+    }
+    let mut written = ArenaMap::default();
+    for (_, op) in func.ops.iter() {
+        op.kind.for_each_use(|local, role| {
+            if !matches!(role, Use::Read | Use::Drop) {
+                literal.insert(local, false);
+            }
+        });
+        if let Some(dest) = op.kind.dest() {
+            written.insert(dest, ());
+            if !matches!(op.kind, OpKind::StringLit { .. }) {
+                literal.insert(dest, false);
+            }
+        }
+    }
+    let mut out = ArenaMap::default();
+    for (local, &only) in literal.iter() {
+        if only && written.contains_idx(local) {
+            out.insert(local, ());
+        }
+    }
+    out
+}
 
 /// The stack slots of an ordinary function: one `alloca` per local and per `for` counter, with
 /// the parameters stored into theirs.
@@ -229,6 +271,8 @@ pub(crate) struct FnEmitter<'a, 'ctx, 'm> {
     pub(crate) frame: Option<&'a Frame<'ctx>>,
     /// The `poll` function's own state, for an async function.
     pub(crate) poll: Option<frames::Poll<'ctx>>,
+    /// The `String` locals that hold a literal's constant bytes ([`read_only_literals`]).
+    literals: ArenaMap<LocalId, ()>,
 }
 
 impl<'a, 'ctx, 'm> FnEmitter<'a, 'ctx, 'm> {
@@ -681,7 +725,15 @@ impl<'a, 'ctx, 'm> FnEmitter<'a, 'ctx, 'm> {
             | OpKind::MapRemove { .. } => self.map_op(&self.func.ops[op].kind)?,
             OpKind::StringLit { dest, value } => {
                 let (ptr, len) = runtime_calls::literal(cx, value)?;
-                runtime_calls::call(cx, Rt::StrFrom, &[self.slot(*dest).into(), ptr.into(), len.into()])?;
+                if self.literals.contains_idx(*dest) {
+                    let st = cx.layouts.string();
+                    let slot = self.slot(*dest);
+                    b.build_store(ir::field(b, st, slot, 0, "data")?, ptr)?;
+                    b.build_store(ir::field(b, st, slot, 1, "len")?, len)?;
+                    b.build_store(ir::field(b, st, slot, 2, "cap")?, len.get_type().const_zero())?;
+                } else {
+                    runtime_calls::call(cx, Rt::StrFrom, &[self.slot(*dest).into(), ptr.into(), len.into()])?;
+                }
             }
             OpKind::StrLen { dest, string } => {
                 let (p, _) = self.place(*string)?;

@@ -127,3 +127,16 @@ fn exported_functions_get_their_symbol_and_no_main() {
     assert_eq!(err.code, "M106");
     assert!(err.message.contains("cannot export `three`"), "{}", err.message);
 }
+
+#[test]
+fn a_literal_that_is_only_read_is_its_constant_and_one_that_is_moved_is_copied() {
+    let read = "nagi-low 1\nmodule m\n\nfn $f() -> i64 {\n  let %s: String\n  let %r: &str\n  let %n: i64\n  \
+                %s = string \"hello\"\n  %r = borrow %s\n  %n = str.len %r\n  drop %s\n  return %n\n}\n";
+    let text = ir(read).expect("strings are supported");
+    assert!(!text.contains("@nagi_rt_str_from("), "{text}");
+    // Returned, the literal is moved out, so it is copied into a buffer of its own.
+    let moved = "nagi-low 1\nmodule m\n\nfn $f() -> String {\n  let %s: String\n  %s = string \"hello\"\n  \
+                 return %s\n}\n";
+    let text = ir(moved).expect("strings are supported");
+    assert!(text.contains("call void @nagi_rt_str_from("), "{text}");
+}
