@@ -139,4 +139,13 @@ fn a_literal_that_is_only_read_is_its_constant_and_one_that_is_moved_is_copied()
                  return %s\n}\n";
     let text = ir(moved).expect("strings are supported");
     assert!(text.contains("call void @nagi_rt_str_from("), "{text}");
+    // Moved into another local, or borrowed mutably, it is copied too.
+    let copied = "nagi-low 1\nmodule m\n\nfn $f() -> i64 {\n  let %s: String\n  let %t: String\n  let %n: i64\n  \
+                  %s = string \"hello\"\n  %t = move %s\n  %n = str.len %t\n  drop %t\n  return %n\n}\n";
+    let text = ir(copied).expect("strings are supported");
+    assert_eq!(text.matches("call void @nagi_rt_str_from(").count(), 1, "{text}");
+    let mutated = "nagi-low 1\nmodule m\n\nfn $f() -> unit {\n  let %s: String\n  let %r: &mut String\n  \
+                   %s = string \"hello\"\n  %r = borrow_mut %s\n  drop %s\n  return\n}\n";
+    let text = ir(mutated).expect("strings are supported");
+    assert!(text.contains("call void @nagi_rt_str_from("), "{text}");
 }
