@@ -705,31 +705,29 @@ async fn llvm_routes_answer_byte_for_byte_as_rust_routes() {
     rust.shutdown().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_sync_frame_that_waits_traps_and_is_dropped_once_in_its_room() {
+/// Sends `GET path` to the LLVM service (with a request timeout of `timeout_ms`), checks that
+/// it answers `status` and that `dropped` counted exactly one frame drop, and answers the body.
+async fn answers_and_drops_once(path: &str, timeout_ms: u64, dropped: &AtomicUsize, status: u16) -> String {
     // SAFETY: as above.
-    let llvm = serve(unsafe { crate::cabi::service::to_service(llvm_service()) }, 30_000).await;
-    let before = STUCK_DROPPED.load(Ordering::SeqCst);
-    let (status, _, body) = send(&llvm.base, "GET", "/stuck", None, "").await;
-    assert_eq!(status, 500, "{}", String::from_utf8_lossy(&body));
-    assert!(
-        String::from_utf8_lossy(&body).contains("a sync route's frame waited"),
-        "{}",
-        String::from_utf8_lossy(&body)
-    );
-    assert_eq!(STUCK_DROPPED.load(Ordering::SeqCst), before + 1);
+    let llvm = serve(unsafe { crate::cabi::service::to_service(llvm_service()) }, timeout_ms).await;
+    let before = dropped.load(Ordering::SeqCst);
+    let (got, _, body) = send(&llvm.base, "GET", path, None, "").await;
+    let body = String::from_utf8_lossy(&body).into_owned();
+    assert_eq!(got, status, "{body}");
+    assert_eq!(dropped.load(Ordering::SeqCst), before + 1);
     // The service still answers.
     assert_eq!(send(&llvm.base, "GET", "/divide/4", None, "").await.0, 200);
     llvm.shutdown().await;
+    body
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sync_frame_that_waits_traps_and_is_dropped_once_in_its_room() {
+    let body = answers_and_drops_once("/stuck", 30_000, &STUCK_DROPPED, 500).await;
+    assert!(body.contains("a sync route's frame waited"), "{body}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_frame_of_a_timed_out_request_is_dropped_once() {
-    // SAFETY: as above.
-    let llvm = serve(unsafe { crate::cabi::service::to_service(llvm_service()) }, 200).await;
-    let before = FOREVER_DROPPED.load(Ordering::SeqCst);
-    let (status, _, body) = send(&llvm.base, "GET", "/forever", None, "").await;
-    assert_eq!(status, 503, "{}", String::from_utf8_lossy(&body));
-    assert_eq!(FOREVER_DROPPED.load(Ordering::SeqCst), before + 1);
-    llvm.shutdown().await;
+    answers_and_drops_once("/forever", 200, &FOREVER_DROPPED, 503).await;
 }
