@@ -164,9 +164,7 @@ enum State {
     Bind(Request),
     /// The frame is started and has not returned; dropping it drops the frame.
     Running(Frame),
-    /// The heap frame has returned and its result is being encoded; `finish` frees it.
-    Ready(*mut u8),
-    /// The frame is freed, or it failed (see [`Polled::Failed`]).
+    /// The frame is finished, or it failed (see [`Polled::Failed`]).
     Done,
 }
 
@@ -176,11 +174,6 @@ struct RouteFuture {
     guarded_poll: GuardedPollFn,
     state: State,
 }
-
-// SAFETY: the future owns its frame alone and touches it only through the route's functions,
-// one call at a time (each takes `&mut self`); a frame may move between worker threads between
-// polls (see `Frame`), and a returned frame is plain memory.
-unsafe impl Send for RouteFuture {}
 
 impl Future for RouteFuture {
     type Output = Reply;
@@ -200,13 +193,9 @@ impl Future for RouteFuture {
         match frame.poll(cx) {
             Polled::Pending => Poll::Pending,
             Polled::Returned(frame) => {
-                this.state = State::Ready(frame);
-                // SAFETY: the frame has returned, so its result is at `result_offset`.
-                let reply = unsafe { reply(desc, frame) };
                 this.state = State::Done;
-                // SAFETY: the frame has returned and is freed exactly once, here.
-                unsafe { (desc.finish)(frame) };
-                Poll::Ready(reply)
+                // SAFETY: the frame has returned, and nothing else finishes it.
+                Poll::Ready(unsafe { answer(desc, frame) })
             }
             Polled::Failed(payload) => {
                 this.state = State::Done;
@@ -216,14 +205,23 @@ impl Future for RouteFuture {
     }
 }
 
-impl Drop for RouteFuture {
-    fn drop(&mut self) {
-        if let State::Ready(frame) = self.state {
-            // SAFETY: the frame has returned (its encoding unwound) and is freed exactly once,
-            // here. A running frame is dropped by its `Frame`.
-            unsafe { (self.desc.finish)(frame) }
+/// The answer of a returned frame ([`reply`]), after which the frame is finished: exactly once,
+/// also when the encoding unwinds.
+///
+/// # Safety
+/// `frame` is a frame of `desc` whose poll answered ready and that nothing else finishes.
+unsafe fn answer(desc: &RouteDesc, frame: *mut u8) -> Reply {
+    /// Finishes the frame when dropped: after the answer, or while its encoding unwinds.
+    struct Finish<'a>(&'a RouteDesc, *mut u8);
+    impl Drop for Finish<'_> {
+        fn drop(&mut self) {
+            // SAFETY: the caller of `answer` hands over the returned frame, finished once, here.
+            unsafe { (self.0.finish)(self.1) }
         }
     }
+    let _finish = Finish(desc, frame);
+    // SAFETY: the frame has returned, so its result is at `result_offset`.
+    unsafe { reply(desc, frame) }
 }
 
 /// Runs a request to a route whose frame is made in the runtime's room (`frame_size` is not 0):
@@ -240,19 +238,8 @@ fn run_in_room(this: &mut RouteFuture, cx: &mut Context<'_>) -> Reply {
     // Declared after `room`, so a frame dropped while unwinding is dropped before its room goes.
     let mut running = Frame::new(frame, desc.poll, desc.drop, Some(guarded_poll));
     match running.poll(cx) {
-        Polled::Returned(frame) => {
-            /// Finishes the frame once its result is encoded, or when the encoding unwinds.
-            struct Finish<'a>(&'a RouteDesc, *mut u8);
-            impl Drop for Finish<'_> {
-                fn drop(&mut self) {
-                    // SAFETY: the frame has returned and is finished exactly once, here.
-                    unsafe { (self.0.finish)(self.1) }
-                }
-            }
-            let _finish = Finish(desc, frame);
-            // SAFETY: the frame has returned, so its result is at `result_offset`.
-            unsafe { reply(desc, frame) }
-        }
+        // SAFETY: the frame has returned, and nothing else finishes it; its room outlives this.
+        Polled::Returned(frame) => unsafe { answer(desc, frame) },
         Polled::Failed(payload) => std::panic::resume_unwind(super::guard::reason(payload, "a handler")),
         Polled::Pending => crate::trap("a sync route's frame waited"),
     }
