@@ -461,20 +461,6 @@ fn route<A, R>(
     (poll, drop, finish): (PollFn, FrameFn, FrameFn),
     result: &'static TypeDesc,
 ) -> RouteDesc {
-    sync_route::<A, R>(method, path, params, (poll, drop, finish), result, 0)
-}
-
-/// [`route`] for a sync route, whose frame `start` makes in `room` bytes the runtime gives it
-/// (0: an async route, whose `start` allocates).
-fn sync_route<A, R>(
-    method: &'static str,
-    path: &'static str,
-    params: Vec<ParamDesc>,
-    (poll, drop, finish): (PollFn, FrameFn, FrameFn),
-    result: &'static TypeDesc,
-    room: usize,
-) -> RouteDesc {
-    assert!(room == 0 || room >= size_of::<Frame<A, R>>());
     let params: &'static [ParamDesc] = Box::leak(params.into_boxed_slice());
     RouteDesc {
         method: method.as_ptr(),
@@ -485,8 +471,8 @@ fn sync_route<A, R>(
         param_count: params.len(),
         args_size: size_of::<A>(),
         args_align: align_of::<A>(),
-        frame_size: room,
-        frame_align: if room == 0 { 0 } else { align_of::<Frame<A, R>>() },
+        frame_size: 0,
+        frame_align: 0,
         start: start::<A, R> as StartFn,
         poll,
         drop,
@@ -495,6 +481,12 @@ fn sync_route<A, R>(
         result,
         status: if method == "POST" { 201 } else { 200 },
     }
+}
+
+/// `route` as a sync route, whose frame `start` makes in `room` bytes the runtime gives it.
+fn in_room<A, R>(route: RouteDesc, room: usize) -> RouteDesc {
+    assert!(room >= size_of::<Frame<A, R>>());
+    RouteDesc { frame_size: room, frame_align: align_of::<Frame<A, R>>(), ..route }
 }
 
 unsafe extern "C" fn guarded_poll(poll: PollFn, frame: *mut u8, cx: *mut u8) -> i32 {
@@ -529,25 +521,29 @@ fn llvm_service() -> &'static ServiceDesc {
         ),
         // Two sync routes: one whose frame fits the runtime's room on its stack, one given more
         // room than the stack keeps (256 bytes), so the runtime allocates it.
-        sync_route::<i64, i64>(
-            "GET",
-            "/divide/{n}",
-            vec![param("n", SOURCE_PATH, t::i64(), 0)],
-            (divide_poll, in_room_nothing, in_room_nothing),
-            t::i64(),
+        in_room::<i64, i64>(
+            route::<i64, i64>(
+                "GET",
+                "/divide/{n}",
+                vec![param("n", SOURCE_PATH, t::i64(), 0)],
+                (divide_poll, in_room_nothing, in_room_nothing),
+                t::i64(),
+            ),
             size_of::<Frame<i64, i64>>(),
         ),
-        sync_route::<ParamsC, ParamsC>(
-            "GET",
-            "/params/{name}",
-            vec![
-                param("name", SOURCE_PATH, t::string(), t::offset(p, 0)),
-                param("n", SOURCE_QUERY, t::i32(), t::offset(p, 1)),
-                param("x", SOURCE_QUERY_OPT, t::option(t::f64()), t::offset(p, 2)),
-                param("b", SOURCE_QUERY_OPT, t::option(t::bool()), t::offset(p, 3)),
-            ],
-            (params_poll, params_drop, params_finish),
-            p,
+        in_room::<ParamsC, ParamsC>(
+            route::<ParamsC, ParamsC>(
+                "GET",
+                "/params/{name}",
+                vec![
+                    param("name", SOURCE_PATH, t::string(), t::offset(p, 0)),
+                    param("n", SOURCE_QUERY, t::i32(), t::offset(p, 1)),
+                    param("x", SOURCE_QUERY_OPT, t::option(t::f64()), t::offset(p, 2)),
+                    param("b", SOURCE_QUERY_OPT, t::option(t::bool()), t::offset(p, 3)),
+                ],
+                (params_poll, params_drop, params_finish),
+                p,
+            ),
             512,
         ),
         route::<PersonC, ()>("POST", "/tx/trap", person_body(), (tx_trap_poll, tx_trap_drop, tx_trap_drop), t::unit()),
@@ -560,12 +556,8 @@ fn llvm_service() -> &'static ServiceDesc {
             t::array(d.person),
         ),
         route::<(), i64>("GET", "/forever", vec![], (forever_poll, forever_drop, forever_drop), t::i64()),
-        sync_route::<(), i64>(
-            "GET",
-            "/stuck",
-            vec![],
-            (stuck_poll, stuck_drop, stuck_drop),
-            t::i64(),
+        in_room::<(), i64>(
+            route::<(), i64>("GET", "/stuck", vec![], (stuck_poll, stuck_drop, stuck_drop), t::i64()),
             size_of::<Frame<(), i64>>(),
         ),
     ];
