@@ -117,36 +117,39 @@ pub(crate) use crate::ir::Slots;
 /// it is, so the literal is not copied to the heap and freed again (a query's SQL text, for
 /// one). Nothing can grow, move or hand it on as owned, which is where capacity 0 would matter.
 fn read_only_literals(func: &FunctionData) -> ArenaMap<LocalId, ()> {
-    let mut literal: ArenaMap<LocalId, bool> = ArenaMap::default();
+    /// What the operations seen so far do to a `String` local.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Seen {
+        /// Nothing yet, or only reads and drops.
+        Nothing,
+        /// Literals written, and only reads and drops.
+        Literal,
+        /// Something else: a parameter, another write, or a use that is not a read or a drop.
+        Other,
+    }
+    let mut seen: ArenaMap<LocalId, Seen> = ArenaMap::default();
     for (local, data) in func.locals.iter() {
         if data.ty == Type::String {
-            literal.insert(local, true);
+            seen.insert(local, Seen::Nothing);
         }
     }
     for &param in &func.params {
-        literal.insert(param, false);
+        seen.insert(param, Seen::Other);
     }
-    let mut written = ArenaMap::default();
     for (_, op) in func.ops.iter() {
         op.kind.for_each_use(|local, role| {
             if !matches!(role, Use::Read | Use::Drop) {
-                literal.insert(local, false);
+                seen.insert(local, Seen::Other);
             }
         });
-        if let Some(dest) = op.kind.dest() {
-            written.insert(dest, ());
-            if !matches!(op.kind, OpKind::StringLit { .. }) {
-                literal.insert(dest, false);
-            }
+        if let Some(dest) = op.kind.dest()
+            && let Some(state) = seen.get_mut(dest)
+        {
+            let literal = matches!(op.kind, OpKind::StringLit { .. }) && *state != Seen::Other;
+            *state = if literal { Seen::Literal } else { Seen::Other };
         }
     }
-    let mut out = ArenaMap::default();
-    for (local, &only) in literal.iter() {
-        if only && written.contains_idx(local) {
-            out.insert(local, ());
-        }
-    }
-    out
+    seen.iter().filter(|&(_, &state)| state == Seen::Literal).map(|(local, _)| (local, ())).collect()
 }
 
 /// The stack slots of an ordinary function: one `alloca` per local and per `for` counter, with
