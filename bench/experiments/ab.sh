@@ -11,6 +11,8 @@
 #!   EXE    service executables (`nagic build` output) or the baseline (`http-baseline`, given
 #!          BASELINE_FLAGS instead of FLAGS)
 set -euo pipefail
+# shellcheck source=bench/experiments/seed.sh
+. "$(dirname "$0")/seed.sh"
 URLPATH=$1; LUA=$2; shift 2; [ "${1:-}" = "--" ] && shift
 ROUNDS=${ROUNDS:-3}; SECS=${SECS:-3}
 DIR=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$DIR"' EXIT
@@ -25,11 +27,7 @@ for exe in "$@"; do
 done
 for exe in "$@"; do
   port=${PORTS[$exe]}
-  for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/health" && break; sleep 0.1; done
-  for id in $(seq 1 100); do
-    curl -s -o /dev/null -X POST -H 'Content-Type: application/json' \
-      -d "{\"id\":$id,\"name\":\"user $id\",\"age\":30}" "http://127.0.0.1:$port/users"
-  done
+  seed "$port"
 done
 for r in $(seq "$ROUNDS"); do
   for exe in "$@"; do

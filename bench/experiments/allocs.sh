@@ -5,6 +5,8 @@
 #!
 #! usage: FLAGS="--log warn" bench/experiments/allocs.sh EXE PATH [LUA]
 set -euo pipefail
+# shellcheck source=bench/experiments/seed.sh
+. "$(dirname "$0")/seed.sh"
 EXE=$1; URLPATH=$2; LUA=${3:-}
 DIR=$(mktemp -d); trap 'rm -rf "$DIR"' EXIT
 PORT=$((20000 + RANDOM % 10000))
@@ -14,11 +16,7 @@ run() { # $1: 1 to put load on the server
   valgrind --tool=memcheck --log-file="$DIR/vg.txt" "$EXE" --listen 127.0.0.1:$PORT --db "$DIR/v.db" \
     --workers 1 ${FLAGS:-} >/dev/null 2>&1 &
   local vp=$!
-  for _ in $(seq 200); do curl -s -o /dev/null "http://127.0.0.1:$PORT/health" && break; sleep 0.2; done
-  for id in $(seq 1 100); do
-    curl -s -o /dev/null -X POST -H 'Content-Type: application/json' \
-      -d "{\"id\":$id,\"name\":\"user $id\",\"age\":30}" "http://127.0.0.1:$PORT/users"
-  done
+  seed "$PORT" 40
   local requests=1
   if [ "$1" = 1 ]; then
     script=(); [ -n "$LUA" ] && script=(-s "$LUA")

@@ -15,6 +15,8 @@
 #!   LUA    a wrk script (e.g. bench/results/*/scripts/echo.lua), or "" for a GET
 #!   EXE    service executables (`nagic build` output) or the baseline (`http-baseline`)
 set -euo pipefail
+# shellcheck source=bench/experiments/seed.sh
+. "$(dirname "$0")/seed.sh"
 URLPATH=$1; LUA=$2; shift 2; [ "${1:-}" = "--" ] && shift
 SECS=${SECS:-5}
 TICK=$(getconf CLK_TCK)
@@ -25,11 +27,7 @@ for exe in "$@"; do
   port=$((42000 + i)); i=$((i + 1))
   taskset -c 0 "$exe" --listen 127.0.0.1:$port --db "$DIR/$i.db" --workers 1 >/dev/null 2>&1 &
   pid=$!
-  for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/health" && break; sleep 0.1; done
-  for id in $(seq 1 100); do
-    curl -s -o /dev/null -X POST -H 'Content-Type: application/json' \
-      -d "{\"id\":$id,\"name\":\"user $id\",\"age\":30}" "http://127.0.0.1:$port/users"
-  done
+  seed "$port"
   taskset -c 1 wrk -t2 -c64 -d2s "${script[@]}" "http://127.0.0.1:$port$URLPATH" -- 1000000000 >/dev/null
   read -r user0 sys0 < <(awk '{print $14, $15}' "/proc/$pid/stat")
   requests=$(taskset -c 1 wrk -t2 -c64 -d"${SECS}s" "${script[@]}" "http://127.0.0.1:$port$URLPATH" -- 2000000000 \
