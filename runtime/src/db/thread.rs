@@ -513,19 +513,13 @@ impl Worker {
         metrics.statement(handles, started.saturating_duration_since(queued), took, rows);
     }
 
-    /// Begins the request transaction of `owner` (a request, not 0) if none is open, and marks
-    /// the request's flag so its wrapper ends it.
-    fn begin_request_transaction(&mut self, owner: u64, began: Option<&AtomicBool>) -> Result<(), DbError> {
-        begin_request(&self.conn, (&mut self.owner, &mut self.savepoints), owner, began)
-    }
-
     /// `db.begin`: a real `BEGIN IMMEDIATE` outside requests; inside one, a savepoint in the
     /// request transaction.
     fn begin(&mut self, owner: u64, began: Option<&AtomicBool>) -> Result<(), DbError> {
         if owner == 0 {
             return self.conn.execute_batch("BEGIN IMMEDIATE").map_err(db_error);
         }
-        self.begin_request_transaction(owner, began)?;
+        begin_request(&self.conn, (&mut self.owner, &mut self.savepoints), owner, began)?;
         self.conn.execute_batch(&format!("SAVEPOINT nagi_{}", self.savepoints)).map_err(db_error)?;
         self.savepoints += 1;
         Ok(())
