@@ -26,7 +26,6 @@ use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FunctionValue, Poi
 use la_arena::ArenaMap;
 use nagi_low::{
     ArenaGet, BlockId, ClassId, Constant, Family, FuncId, FunctionData, LabelId, LocalId, OpId, OpKind, Operand, Type,
-    Use,
 };
 
 use crate::enums;
@@ -93,9 +92,7 @@ pub(crate) fn define<'ctx>(cx: &Cx<'ctx, '_>, id: FuncId, func: &FunctionData, r
         cx.builder.build_unconditional_branch(dispatch)?;
     }
     cx.builder.position_at_end(start);
-    let literals = read_only_literals(func);
-    let mut emitter =
-        FnEmitter { cx, func, llfn: f, slots, counters, labels: ArenaMap::default(), frame, poll, literals };
+    let mut emitter = FnEmitter { cx, func, llfn: f, slots, counters, labels: ArenaMap::default(), frame, poll };
     emitter.body()?;
     if !emitter.terminated() {
         // The verifier guarantees control never reaches the end of a body (V245).
@@ -109,48 +106,6 @@ pub(crate) fn define<'ctx>(cx: &Cx<'ctx, '_>, id: FuncId, func: &FunctionData, r
 }
 
 pub(crate) use crate::ir::Slots;
-
-/// The `String` locals that only ever hold a literal and are only read or dropped: every write
-/// to one is a `string` literal, and every use reads it (`borrow`, `str.len`, a part of a
-/// concatenation, …) or drops it; a parameter is never one. Such a local is the literal's
-/// constant bytes with capacity 0, which owns no buffer and which every read sees as the string
-/// it is, so the literal is not copied to the heap and freed again (a query's SQL text, for
-/// one). Nothing can grow, move or hand it on as owned, which is where capacity 0 would matter.
-fn read_only_literals(func: &FunctionData) -> ArenaMap<LocalId, ()> {
-    /// What the operations seen so far do to a `String` local.
-    #[derive(Clone, Copy, PartialEq)]
-    enum Seen {
-        /// Nothing yet, or only reads and drops.
-        Nothing,
-        /// Literals written, and only reads and drops.
-        Literal,
-        /// Something else: a parameter, another write, or a use that is not a read or a drop.
-        Other,
-    }
-    let mut seen: ArenaMap<LocalId, Seen> = ArenaMap::default();
-    for (local, data) in func.locals.iter() {
-        if data.ty == Type::String {
-            seen.insert(local, Seen::Nothing);
-        }
-    }
-    for &param in &func.params {
-        seen.insert(param, Seen::Other);
-    }
-    for (_, op) in func.ops.iter() {
-        op.kind.for_each_use(|local, role| {
-            if !matches!(role, Use::Read | Use::Drop) {
-                seen.insert(local, Seen::Other);
-            }
-        });
-        if let Some(dest) = op.kind.dest()
-            && let Some(state) = seen.get_mut(dest)
-        {
-            let literal = matches!(op.kind, OpKind::StringLit { .. }) && *state != Seen::Other;
-            *state = if literal { Seen::Literal } else { Seen::Other };
-        }
-    }
-    seen.iter().filter(|&(_, &state)| state == Seen::Literal).map(|(local, _)| (local, ())).collect()
-}
 
 /// The stack slots of an ordinary function: one `alloca` per local and per `for` counter, with
 /// the parameters stored into theirs.
@@ -274,8 +229,6 @@ pub(crate) struct FnEmitter<'a, 'ctx, 'm> {
     pub(crate) frame: Option<&'a Frame<'ctx>>,
     /// The `poll` function's own state, for an async function.
     pub(crate) poll: Option<frames::Poll<'ctx>>,
-    /// The `String` locals that hold a literal's constant bytes ([`read_only_literals`]).
-    literals: ArenaMap<LocalId, ()>,
 }
 
 impl<'a, 'ctx, 'm> FnEmitter<'a, 'ctx, 'm> {
@@ -727,16 +680,15 @@ impl<'a, 'ctx, 'm> FnEmitter<'a, 'ctx, 'm> {
             | OpKind::MapInsert { .. }
             | OpKind::MapRemove { .. } => self.map_op(&self.func.ops[op].kind)?,
             OpKind::StringLit { dest, value } => {
+                // The literal's constant bytes with capacity 0, which owns no buffer: no string
+                // op changes a buffer in place and every free goes by the capacity, so nothing
+                // needs a copy of its own (docs/c-abi.md, String).
                 let (ptr, len) = runtime_calls::literal(cx, value)?;
-                if self.literals.contains_idx(*dest) {
-                    let st = cx.layouts.string();
-                    let slot = self.slot(*dest);
-                    b.build_store(ir::field(b, st, slot, 0, "data")?, ptr)?;
-                    b.build_store(ir::field(b, st, slot, 1, "len")?, len)?;
-                    b.build_store(ir::field(b, st, slot, 2, "cap")?, len.get_type().const_zero())?;
-                } else {
-                    runtime_calls::call(cx, Rt::StrFrom, &[self.slot(*dest).into(), ptr.into(), len.into()])?;
-                }
+                let st = cx.layouts.string();
+                let slot = self.slot(*dest);
+                b.build_store(ir::field(b, st, slot, 0, "data")?, ptr)?;
+                b.build_store(ir::field(b, st, slot, 1, "len")?, len)?;
+                b.build_store(ir::field(b, st, slot, 2, "cap")?, len.get_type().const_zero())?;
             }
             OpKind::StrLen { dest, string } => {
                 let (p, _) = self.place(*string)?;

@@ -10,7 +10,8 @@
 //! - A string is [`RawString`] `{ ptr, len, cap }`, and an array [`RawArray`] of the same
 //!   shape with `len` and `cap` counted in elements. The buffer of either comes from
 //!   [`nagi_rt_alloc`] / [`nagi_rt_grow`] (Rust's global allocator) with the element's size
-//!   and alignment, and `cap == 0` owns no buffer (`ptr` is then null or dangling). Emitted
+//!   and alignment, and `cap == 0` owns no buffer (`ptr` is then null, dangling, or a string
+//!   literal's constant bytes, which `len` counts: emitted code does not copy literals). Emitted
 //!   code frees buffers with [`nagi_rt_free`], passing the size and alignment it allocated with.
 //! - Functions that produce a string write it through an out-pointer (`out`), which must not
 //!   hold an owned string (it is overwritten, not dropped).
@@ -67,7 +68,8 @@ use guard::fail;
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct RawString {
-    /// The UTF-8 bytes; null or dangling when `cap == 0`.
+    /// The UTF-8 bytes; when `cap == 0` not owned: null, dangling, or a literal's constant
+    /// bytes (`len` of them), which are read like any others and never written or freed.
     pub ptr: *mut u8,
     /// The length in bytes.
     pub len: usize,
