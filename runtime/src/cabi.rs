@@ -291,41 +291,53 @@ pub unsafe extern "C" fn nagi_rt_free(ptr: *mut u8, size: usize, align: usize) {
 }
 
 /// Makes room for at least one more element in the array at `array` whose elements are
-/// `elem_size` bytes aligned to `elem_align`: the capacity doubles (at least 4 elements, as
-/// Rust's `Vec` does for small elements), the elements move to the new buffer, the old buffer
-/// is freed. Zero-sized elements get an unbounded capacity and a dangling pointer.
+/// `elem_size` bytes aligned to `elem_align` ([`grow`]); a capacity that overflows traps.
 ///
 /// # Safety
 /// `array` must point to a valid [`RawArray`] of such elements.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nagi_rt_grow(array: *mut RawArray, elem_size: usize, elem_align: usize) {
     // SAFETY: the caller passes a valid, exclusively borrowed array.
-    let array = unsafe { &mut *array };
+    if let Err(message) = unsafe { grow(&mut *array, elem_size, elem_align) } {
+        fail(message)
+    }
+}
+
+/// The growth of every array buffer, emitted code's and the runtime's: the capacity doubles
+/// (at least 4 elements, as Rust's `Vec` does for small elements) and the buffer is
+/// reallocated, so the elements move with it, in place when the allocator can extend it (as a
+/// `Vec` grows). Zero-sized elements get an unbounded capacity and a dangling pointer. A
+/// capacity whose size overflows is an error, left to the caller to raise: emitted code traps,
+/// the runtime's own decoders panic. Never traps itself.
+///
+/// # Safety
+/// `array` is a valid [`RawArray`] of elements of `elem_size` bytes at `elem_align`, whose
+/// buffer (when `cap` is not 0) came from this allocator.
+pub(crate) unsafe fn grow(array: &mut RawArray, elem_size: usize, elem_align: usize) -> Result<(), String> {
     if elem_size == 0 {
         array.ptr = elem_align as *mut u8;
         array.cap = isize::MAX as usize;
-        return;
+        return Ok(());
     }
     let new_cap = array.cap.saturating_mul(2).max(array.len + 1).max(4);
-    let new_size = match new_cap.checked_mul(elem_size) {
-        Some(size) if size <= isize::MAX as usize => size,
-        _ => fail("cannot grow an array: capacity overflow".to_owned()),
-    };
-    let new_layout = layout(new_size, elem_align);
+    let new_layout = new_cap.checked_mul(elem_size).and_then(|size| Layout::from_size_align(size, elem_align).ok());
+    let Some(new_layout) = new_layout else { return Err("cannot grow an array: capacity overflow".to_owned()) };
     let ptr = if array.cap == 0 {
         handed_over();
         // SAFETY: the layout has a non-zero size.
         unsafe { alloc::alloc(new_layout) }
     } else {
-        // SAFETY: the buffer was allocated with `cap * elem_size` bytes at `elem_align`, and the
-        // new size is non-zero and does not overflow `isize`.
-        unsafe { alloc::realloc(array.ptr, layout(array.cap * elem_size, elem_align), new_size) }
+        // SAFETY: the buffer was allocated with the layout of `cap` elements, valid then, and the
+        // new size is a valid layout's.
+        let old = unsafe { Layout::from_size_align_unchecked(array.cap * elem_size, elem_align) };
+        unsafe { alloc::realloc(array.ptr, old, new_layout.size()) }
     };
     if ptr.is_null() {
         alloc::handle_alloc_error(new_layout);
     }
     array.ptr = ptr;
     array.cap = new_cap;
+    Ok(())
 }
 
 /// Moves a string's bytes into the emitted layout without copying. The buffer was allocated

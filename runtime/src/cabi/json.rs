@@ -420,21 +420,15 @@ pub(crate) unsafe fn write_array(items: Vec<Value>, elem: &TypeDesc, dst: *mut u
     unsafe { dst.cast::<RawArray>().write(RawArray { ptr: buffer, len, cap: len }) };
 }
 
-/// Makes room for one more element of `elem` in `array`, whose buffer came from
-/// [`alloc_elements`] (or is empty): the capacity doubles, at least 4 elements, the elements
-/// move to the new buffer and the old one is freed. Never traps, so Rust code holding values
-/// (a decode, the database thread's rows) may call it; an impossible size is a Rust panic.
+/// Makes room for one more element of `elem` in `array` (whose buffer, when it has one, is from
+/// this allocator) as emitted code's arrays grow ([`super::grow`]). Never traps, so Rust code
+/// holding values (a decode, the database thread's rows) may call it; an impossible size is a
+/// Rust panic.
 pub(crate) fn grow_elements(array: &mut RawArray, elem: &TypeDesc) {
-    let cap = (array.cap * 2).max(4);
-    let grown = alloc_elements(cap, elem);
-    if array.cap > 0 {
-        // SAFETY: both buffers hold at least `len` elements; the old one was allocated for `cap`.
-        unsafe {
-            std::ptr::copy_nonoverlapping(array.ptr, grown, array.len * elem.size);
-            super::nagi_rt_free(array.ptr, array.cap * elem.size, elem.align);
-        }
+    // SAFETY: the caller's array holds elements of `elem` in a buffer from this allocator.
+    if let Err(message) = unsafe { super::grow(array, elem.size, elem.align) } {
+        panic!("{message}")
     }
-    (array.ptr, array.cap) = (grown, cap);
 }
 
 /// A buffer for `len` elements of type `elem`, from the allocator emitted code frees with.
