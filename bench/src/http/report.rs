@@ -22,8 +22,9 @@ use super::server::NAMES;
 use crate::records::median;
 use crate::report::fmt3;
 
-/// The LLVM-built Nagi must reach this fraction of the Rust-built one's req/s on every case.
-pub const LLVM_FLOOR: f64 = 0.95;
+/// The LLVM-built Nagi must reach this fraction of the Rust-built one's req/s on every case
+/// (issue 39's bar).
+pub const LLVM_FLOOR: f64 = 0.97;
 
 /// The pairs compared as LLVM / Rust: (label, LLVM-built, Rust-built).
 pub const LLVM_PAIRS: [(&str, &str, &str); 2] =
@@ -102,6 +103,19 @@ pub fn ratio(s: &Summaries, server: &str, base: &str, case: &str) -> Option<f64>
     Some(rps(s, server, case)? / rps(s, base, case)?)
 }
 
+/// The median over the rounds of `server`'s req/s on `case` divided by `base`'s in the same
+/// round: the paired ratio, which the host's drift between rounds does not move as it moves the
+/// ratio of the medians (the two servers of a round run back to back). `None` unless both have
+/// the same rounds.
+pub fn paired_ratio(s: &Summaries, server: &str, base: &str, case: &str) -> Option<f64> {
+    let (a, b) = (&s.get(server)?.get(case)?.rps_rounds, &s.get(base)?.get(case)?.rps_rounds);
+    if a.len() != b.len() {
+        return None;
+    }
+    let mut ratios: Vec<f64> = a.iter().zip(b).map(|(x, y)| x / y).collect();
+    median(&mut ratios).filter(|r| r.is_finite())
+}
+
 /// The cases where an LLVM-built Nagi is below [`LLVM_FLOOR`] of the Rust-built:
 /// (pair label, case, ratio).
 pub fn llvm_shortfalls(s: &Summaries) -> Vec<(String, String, f64)> {
@@ -156,24 +170,29 @@ pub fn rps_matrix(s: &Summaries) -> String {
     out
 }
 
-/// LLVM-built / Rust-built median req/s per case; below [`LLVM_FLOOR`] in bold.
+/// LLVM-built / Rust-built per case, two rows per log level: the ratio of the median req/s,
+/// and the median of the rounds' ratios ([`paired_ratio`]); below [`LLVM_FLOOR`] in bold.
 pub fn llvm_matrix(s: &Summaries) -> String {
     let mut out = String::new();
     header(&mut out, "LLVM-built / Rust-built (req/s)");
     for (label, llvm, rust) in LLVM_PAIRS {
-        let _ = write!(out, "| {label} |");
-        for case in CASES {
-            match ratio(s, llvm, rust, case.name) {
-                Some(r) if r < LLVM_FLOOR => {
-                    let _ = write!(out, " **{r:.3}** |");
+        let rows: [(String, fn(&Summaries, &str, &str, &str) -> Option<f64>); 2] =
+            [(label.to_string(), ratio), (format!("{label}, median of the rounds' ratios"), paired_ratio)];
+        for (row, estimate) in rows {
+            let _ = write!(out, "| {row} |");
+            for case in CASES {
+                match estimate(s, llvm, rust, case.name) {
+                    Some(r) if r < LLVM_FLOOR => {
+                        let _ = write!(out, " **{r:.3}** |");
+                    }
+                    Some(r) => {
+                        let _ = write!(out, " {r:.3} |");
+                    }
+                    None => out.push_str(" – |"),
                 }
-                Some(r) => {
-                    let _ = write!(out, " {r:.3} |");
-                }
-                None => out.push_str(" – |"),
             }
+            out.push('\n');
         }
-        out.push('\n');
     }
     out
 }
@@ -260,6 +279,7 @@ mod tests {
         assert!(m.contains("| nagi-rust | 100 (0.50×) |"), "{m}");
         let l = llvm_matrix(&s);
         assert!(l.contains("| `--log info` | **0.850** |"), "{l}");
+        assert!(l.contains("| `--log info`, median of the rounds' ratios | **0.850** |"), "{l}");
         assert!(l.contains("| `--log warn` | – |"), "{l}");
         let t = full_table(&s);
         assert!(
@@ -271,5 +291,25 @@ mod tests {
         assert_eq!(thousands(58180.71), "58,181");
         assert_eq!(thousands(999.0), "999");
         assert_eq!(thousands(1234567.0), "1,234,567");
+    }
+
+    #[test]
+    fn the_paired_ratio_is_the_median_of_each_rounds_ratio() {
+        // Round 3 is slow for the Rust-built server only by the host's drift between rounds:
+        // the ratio of the medians (150 / 170) reads it as a gap, each round's ratio does not.
+        let records: Vec<Value> = [(1, 100.0, 90.0), (2, 210.0, 200.0), (3, 150.0, 170.0)]
+            .into_iter()
+            .flat_map(|(round, llvm, rust)| {
+                [run("nagi-llvm", "health", round, llvm), run("nagi-rust", "health", round, rust)]
+            })
+            .collect();
+        let s = summarize(&records);
+        let close = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() < 1e-9);
+        assert!(close(ratio(&s, "nagi-llvm", "nagi-rust", "health"), 150.0 / 170.0));
+        assert!(close(paired_ratio(&s, "nagi-llvm", "nagi-rust", "health"), 210.0 / 200.0));
+        assert_eq!(paired_ratio(&s, "nagi-llvm", "baseline", "health"), None);
+        let mut uneven = records.clone();
+        uneven.push(run("nagi-llvm", "health", 4, 100.0));
+        assert_eq!(paired_ratio(&summarize(&uneven), "nagi-llvm", "nagi-rust", "health"), None);
     }
 }
