@@ -575,7 +575,7 @@ fn render(
     out.push_str(&report::rps_matrix(s));
     out.push_str(&format!(
         "\nThe LLVM-built Nagi as a ratio of the Rust-built: per log level, the ratio of the median req/s, then the \
-         median of each round's ratio (the two servers of a round run back to back, so the host's drift between \
+         median of each round's ratio (the two servers of a round run within one pass over the servers, so the host's drift between \
          rounds cancels); **bold**: below {:.2}:\n\n",
         report::LLVM_FLOOR
     ));

@@ -51,7 +51,7 @@ pub struct Summary {
     pub non2xx: u64,
     /// Socket errors over all rounds.
     pub socket_errors: u64,
-    /// Every round's req/s, in round order.
+    /// Every round's req/s, in round order (NaN for a round without a figure).
     pub rps_rounds: Vec<f64>,
 }
 
@@ -86,7 +86,9 @@ pub fn summarize(records: &[Value]) -> Summaries {
             socket_errors: sum(&|r| {
                 r["socket_errors"].as_array().map_or(0, |a| a.iter().filter_map(Value::as_u64).sum())
             }),
-            rps_rounds: list.iter().filter_map(|r| r["rps"].as_f64()).collect(),
+            // One entry per round, NaN where a round has no figure, so that rounds stay aligned
+            // between servers (`paired_ratio`).
+            rps_rounds: list.iter().map(|r| r["rps"].as_f64().unwrap_or(f64::NAN)).collect(),
         };
         out.entry(server).or_default().insert(case, summary);
     }
@@ -105,15 +107,16 @@ pub fn ratio(s: &Summaries, server: &str, base: &str, case: &str) -> Option<f64>
 
 /// The median over the rounds of `server`'s req/s on `case` divided by `base`'s in the same
 /// round: the paired ratio, which the host's drift between rounds does not move as it moves the
-/// ratio of the medians (the two servers of a round run back to back). `None` unless both have
-/// the same rounds.
+/// ratio of the medians (the two servers of a round run within one pass over the servers, a
+/// few seconds apart). A round without a figure for either server is left out. `None` unless
+/// both have the same rounds, or no round has both figures.
 pub fn paired_ratio(s: &Summaries, server: &str, base: &str, case: &str) -> Option<f64> {
     let (a, b) = (&s.get(server)?.get(case)?.rps_rounds, &s.get(base)?.get(case)?.rps_rounds);
     if a.len() != b.len() {
         return None;
     }
-    let mut ratios: Vec<f64> = a.iter().zip(b).map(|(x, y)| x / y).collect();
-    median(&mut ratios).filter(|r| r.is_finite())
+    let mut ratios: Vec<f64> = a.iter().zip(b).map(|(x, y)| x / y).filter(|r| r.is_finite()).collect();
+    median(&mut ratios)
 }
 
 /// The cases where an LLVM-built Nagi is below [`LLVM_FLOOR`] of the Rust-built:
@@ -207,7 +210,8 @@ pub fn full_table(s: &Summaries) -> String {
         for server in servers(s) {
             let Some(x) = s[server].get(case.name) else { continue };
             let r = ratio(s, server, NAMES[0], case.name).map_or("–".into(), |r| format!("{r:.2}×"));
-            let rounds: Vec<String> = x.rps_rounds.iter().map(|v| thousands(*v)).collect();
+            let rounds: Vec<String> =
+                x.rps_rounds.iter().map(|v| if v.is_finite() { thousands(*v) } else { "–".into() }).collect();
             let _ = writeln!(
                 out,
                 "| {} | {server} | {} | {r} | {} | {} | {:.0} | {:.1} | {} | {} | {:.0} | {} |",
@@ -308,6 +312,12 @@ mod tests {
         assert!(close(ratio(&s, "nagi-llvm", "nagi-rust", "health"), 150.0 / 170.0));
         assert!(close(paired_ratio(&s, "nagi-llvm", "nagi-rust", "health"), 210.0 / 200.0));
         assert_eq!(paired_ratio(&s, "nagi-llvm", "baseline", "health"), None);
+        // Round 3 without the LLVM-built figure: rounds 1 and 2 stay paired, and their median
+        // is the mean of the two.
+        let mut missing = records.clone();
+        missing[4]["rps"] = Value::Null;
+        let rounds_1_and_2 = (100.0 / 90.0 + 210.0 / 200.0) / 2.0;
+        assert!(close(paired_ratio(&summarize(&missing), "nagi-llvm", "nagi-rust", "health"), rounds_1_and_2));
         let mut uneven = records.clone();
         uneven.push(run("nagi-llvm", "health", 4, 100.0));
         assert_eq!(paired_ratio(&summarize(&uneven), "nagi-llvm", "nagi-rust", "health"), None);
