@@ -5,7 +5,7 @@
 //! | `i32`, `i64`, `f64` | `i32`, `i64`, `double` | |
 //! | `bool` | `i1` | one byte in memory; crosses the C ABI as an `i32` 0 or 1 |
 //! | `unit` | `{}` | zero-sized; a function returning `unit` returns `void` |
-//! | `String` | `%nagi.String = { i8*, i64 len, i64 cap }` | `ptr` comes from the runtime's allocator; `cap == 0` owns nothing (a literal is its constant bytes with `cap == 0`) |
+//! | `String` | `%nagi.String = { i8*, i64 len, i64 cap }` | `ptr` comes from the runtime's allocator when `cap > 0`; `cap == 0` owns nothing (a literal is its constant bytes with `cap == 0`) |
 //! | `[T]` | `{ T*, i64 len, i64 cap }` | the same three words as a string, so the runtime grows both alike |
 //! | `Option<T>` | `{ i1, T }` | the payload is zero when the tag is 0 |
 //! | class `C` | `%C = { fields… }` | a named struct, fields in declaration order |

@@ -507,7 +507,8 @@ pub enum OpKind {
         job: LocalId,
         delay: Operand,
     },
-    /// A new owned `String` holding `value` (allocates).
+    /// A new owned `String` holding `value` (the LLVM emitter keeps it as the literal's constant
+    /// bytes, owning no buffer; docs/c-abi.md).
     StringLit {
         dest: LocalId,
         value: String,

@@ -350,8 +350,8 @@ fn into_raw(bytes: Vec<u8>) -> RawString {
     RawString { ptr: bytes.as_mut_ptr(), len: bytes.len(), cap: bytes.capacity() }
 }
 
-/// Writes a new string holding a copy of the `len` bytes at `ptr` into `out` (string literals
-/// and `clone`).
+/// Writes a new string holding a copy of the `len` bytes at `ptr` into `out` (`clone`; emitted
+/// code keeps a literal as its constant bytes, without a copy).
 ///
 /// # Safety
 /// `out` must be writable; `ptr` must point to `len` readable bytes.

@@ -379,8 +379,8 @@ impl<'a> Row<'a> {
 
 /// Which [`Row`] accessor reads a field: the one the Rust emitter's `FromRow` uses for the
 /// field's type (`i32`, `i64`, `f64`, `bool`, `string`, and `opt_*` for an option of one of
-/// those). Chosen once per query ([`Accessor::of`]), so that decoding a row is one loop over
-/// the fields with no look-up of their types.
+/// those). Chosen once per class ([`Accessor::of`], when the LLVM path first queries it), so
+/// that decoding a row is one loop over the fields with no look-up of their types.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Accessor {
     I32,
