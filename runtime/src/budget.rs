@@ -70,7 +70,10 @@ impl Budget {
             return None;
         }
         self.waiting.fetch_add(1, Ordering::SeqCst);
-        let taken = tokio::time::timeout(wait, async {
+        // Boxed: only a request that finds the budget full waits, and inline the timer and the
+        // notification would size the future of every request that reads a body (and so every
+        // request's future) for it.
+        let taken = Box::pin(tokio::time::timeout(wait, async {
             loop {
                 // Registered before the check, so that a release between the check and the wait
                 // is not missed.
@@ -82,7 +85,7 @@ impl Budget {
                 }
                 freed.await;
             }
-        })
+        }))
         .await
         .ok();
         self.waiting.fetch_sub(1, Ordering::SeqCst);

@@ -307,7 +307,7 @@ impl DbHandle {
     pub(crate) async fn request_ended(&self, session: &Session, id: u64, commit: bool) -> Result<(), DbError> {
         let sender = match &self.engine {
             Engine::Sqlite(sender) => sender,
-            Engine::Postgres(engine) => return engine.request_ended(&session.place(engine), commit).await,
+            Engine::Postgres(engine) => return Box::pin(engine.request_ended(&session.place(engine), commit)).await,
         };
         let (reply, answer) = oneshot::channel();
         let job =
@@ -492,9 +492,10 @@ pub(crate) fn holds_writer() -> bool {
     SESSION.try_with(Session::began).unwrap_or(false)
 }
 
-/// Runs `future` with `session` as the current request's database.
-pub(crate) async fn scope<F: Future>(session: Session, future: F) -> F::Output {
-    SESSION.scope(session, future).await
+/// Runs `future` with `session` as the current request's database. A plain function, not an
+/// `async fn`, for the reason `context::scope` gives: the handler's run it wraps is 1 KB.
+pub(crate) fn scope<F: Future>(session: Session, future: F) -> impl Future<Output = F::Output> {
+    SESSION.scope(session, future)
 }
 
 /// Where the running code's statements go.
@@ -557,9 +558,9 @@ impl ThreadTarget {
 /// A statement's outcome, its error unwound as an HTTP error.
 ///
 /// The PostgreSQL engine's futures are awaited boxed (`Box::pin`) wherever a statement matches
-/// on its [`Target`]: a network round trip dwarfs the one allocation, and inline they would size
-/// every SQLite statement's future, and every request future that awaits one, at 2.7 KB (see
-/// the `sizes` test).
+/// on its [`Target`], and at a request's end ([`DbHandle::request_ended`]): a network round trip
+/// dwarfs the one allocation, and inline they would size every SQLite statement's future, and
+/// every request future that awaits one, at 2.7 KB (see the `sizes` test).
 fn settle<T>(outcome: Result<T, DbError>) -> T {
     outcome.unwrap_or_else(|error| error.raise())
 }

@@ -166,7 +166,10 @@ pub(crate) async fn handle(
     // dispatch and the connection's) hold a pointer rather than the handler's state: each of
     // them was moved by value as it was built, about 30 KB of copies per request (bench/README.md,
     // "Instructions per request").
-    let running = Box::pin(db::scope(session.clone(), run(shared, handler, params, declared, request)));
+    // The request goes in as its parts: an `async fn` keeps each parameter whole, so taking the
+    // request and splitting it inside would hold it twice.
+    let (parts, body) = request.into_parts();
+    let running = Box::pin(db::scope(session.clone(), run(shared, handler, params, declared, parts, body)));
     let response = context::scope(context, running).await;
     // Only a request that wrote (or began a transaction) has a transaction to end; a read-only
     // request needs no notice. A 2xx answer is sent only once its writes are committed.
@@ -226,18 +229,25 @@ async fn run(
     handler: &Handler,
     params: Vec<(String, String)>,
     declared: Option<u64>,
-    request: hyper::Request<Incoming>,
+    parts: hyper::http::request::Parts,
+    body: Incoming,
 ) -> Answer {
-    let (parts, body) = request.into_parts();
     let query = parts
         .uri
         .query()
         .map(|query| form_urlencoded::parse(query.as_bytes()).into_owned().collect())
         .unwrap_or_default();
     // The hold lives as long as the request: its body is the handler's to keep until it answers.
-    let (body, _hold) = match read_body(shared, body, declared).await {
-        Ok(read) => read,
-        Err(answer) => return answer,
+    // Only a request with a body reads one, in a future of its own (boxed): inline, its state
+    // would size this future, boxed for every request, beyond what glibc's per-thread cache of
+    // small blocks serves (1,032 bytes).
+    let (body, _hold) = if has_no_body(&body, declared) {
+        (Bytes::new(), None)
+    } else {
+        match Box::pin(read_body(shared, body, declared)).await {
+            Ok(read) => read,
+            Err(answer) => return answer,
+        }
     };
     let method = parts.method;
     let path = parts.uri.path().to_owned();
@@ -264,10 +274,10 @@ async fn read_body(
     declared: Option<u64>,
 ) -> Result<(Bytes, Option<Hold>), Answer> {
     let limit = shared.body_limit;
-    let declared = declared.and_then(|length| usize::try_from(length).ok());
-    if declared == Some(0) || body.is_end_stream() {
+    if has_no_body(&body, declared) {
         return Ok((Bytes::new(), None));
     }
+    let declared = declared.and_then(|length| usize::try_from(length).ok());
     let wanted = declared.unwrap_or(0).min(limit);
     let mut hold = match shared.budget.take(wanted, BODY_WAIT).await {
         Some(hold) => hold,
@@ -303,6 +313,11 @@ async fn read_body(
     Ok((buffer.freeze(), Some(hold)))
 }
 
+/// Whether a request has no body to read: it declared a length of 0, or hyper knows it ended.
+fn has_no_body(body: &Incoming, declared: Option<u64>) -> bool {
+    declared == Some(0) || body.is_end_stream()
+}
+
 /// The 413 for a body longer than the limit.
 pub(crate) fn too_large(limit: usize) -> Answer {
     crate::metrics::refused(crate::metrics::Refusal::BodyTooLarge);
@@ -330,5 +345,37 @@ fn panic_response(payload: Box<dyn Any + Send>) -> Answer {
         error_response(500, "trap", &trap.message)
     } else {
         error_response(500, "internal error", &crate::trap::payload_text(payload.as_ref()))
+    }
+}
+
+#[cfg(test)]
+mod sizes {
+    use super::*;
+
+    /// The size of what `make` returns (a future), without making it.
+    fn returned_size<F, A, B, C, D, E, G, R>(_: &F) -> usize
+    where
+        F: Fn(A, B, C, D, E, G) -> R,
+    {
+        std::mem::size_of::<R>()
+    }
+
+    /// The handler's run is boxed for every request ([`handle`]); it must stay within the 1,032
+    /// bytes glibc's per-thread cache of small blocks serves, or every request's allocation takes
+    /// the allocator's slow path (bench/README.md, "Instructions per request"). It was 2,152
+    /// bytes with `db::scope` an `async fn` and the body's reading inline. Nothing is polled.
+    #[test]
+    fn the_handlers_run_fits_the_allocators_fast_path() {
+        let run_in_scope = |session: db::Session,
+                            shared: &'static Shared,
+                            handler: &'static Handler,
+                            params: Vec<(String, String)>,
+                            declared: Option<u64>,
+                            request: hyper::Request<Incoming>| {
+            let (parts, body) = request.into_parts();
+            db::scope(session, run(shared, handler, params, declared, parts, body))
+        };
+        let size = returned_size(&run_in_scope);
+        assert!(size <= 1032, "the handler's run is {size} bytes");
     }
 }
