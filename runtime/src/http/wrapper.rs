@@ -166,10 +166,7 @@ pub(crate) async fn handle(
     // dispatch and the connection's) hold a pointer rather than the handler's state: each of
     // them was moved by value as it was built, about 30 KB of copies per request (bench/README.md,
     // "Instructions per request").
-    // The request goes in as its parts: an `async fn` keeps each parameter whole, so taking the
-    // request and splitting it inside would hold it twice.
-    let (parts, body) = request.into_parts();
-    let running = Box::pin(db::scope(session.clone(), run(shared, handler, params, declared, parts, body)));
+    let running = Box::pin(db::scope(session.clone(), run(shared, handler, params, declared, request)));
     let response = context::scope(context, running).await;
     // Only a request that wrote (or began a transaction) has a transaction to end; a read-only
     // request needs no notice. A 2xx answer is sent only once its writes are committed.
@@ -229,9 +226,9 @@ async fn run(
     handler: &Handler,
     params: Vec<(String, String)>,
     declared: Option<u64>,
-    parts: hyper::http::request::Parts,
-    body: Incoming,
+    request: hyper::Request<Incoming>,
 ) -> Answer {
+    let (parts, body) = request.into_parts();
     let query = parts
         .uri
         .query()
@@ -241,7 +238,7 @@ async fn run(
     // Only a request with a body reads one, in a future of its own (boxed): inline, its state
     // would size this future, boxed for every request, beyond what glibc's per-thread cache of
     // small blocks serves (1,032 bytes).
-    let (body, _hold) = if has_no_body(&body, declared) {
+    let (body, _hold) = if declared == Some(0) || body.is_end_stream() {
         (Bytes::new(), None)
     } else {
         match Box::pin(read_body(shared, body, declared)).await {
@@ -267,16 +264,14 @@ async fn run(
 /// Reads a request body whole, within the body limit and the memory budget: a body of a declared
 /// length holds that much of the budget before any of it is read (one allocation of exactly that
 /// size); a chunked body holds its buffer's size as it grows. A body that finds no room within
-/// [`BODY_WAIT`] is answered 503 before the handler runs.
+/// [`BODY_WAIT`] is answered 503 before the handler runs. For a request with a body: [`run`]
+/// answers one without a body itself, without this future.
 async fn read_body(
     shared: &Shared,
     mut body: Incoming,
     declared: Option<u64>,
 ) -> Result<(Bytes, Option<Hold>), Answer> {
     let limit = shared.body_limit;
-    if has_no_body(&body, declared) {
-        return Ok((Bytes::new(), None));
-    }
     let declared = declared.and_then(|length| usize::try_from(length).ok());
     let wanted = declared.unwrap_or(0).min(limit);
     let mut hold = match shared.budget.take(wanted, BODY_WAIT).await {
@@ -311,11 +306,6 @@ async fn read_body(
         buffer.extend_from_slice(&data);
     }
     Ok((buffer.freeze(), Some(hold)))
-}
-
-/// Whether a request has no body to read: it declared a length of 0, or hyper knows it ended.
-fn has_no_body(body: &Incoming, declared: Option<u64>) -> bool {
-    declared == Some(0) || body.is_end_stream()
 }
 
 /// The 413 for a body longer than the limit.
@@ -372,8 +362,7 @@ mod sizes {
                             params: Vec<(String, String)>,
                             declared: Option<u64>,
                             request: hyper::Request<Incoming>| {
-            let (parts, body) = request.into_parts();
-            db::scope(session, run(shared, handler, params, declared, parts, body))
+            db::scope(session, run(shared, handler, params, declared, request))
         };
         let size = returned_size(&run_in_scope);
         assert!(size <= 1032, "the handler's run is {size} bytes");
